@@ -1,0 +1,118 @@
+"""Terminal chat: reads lines, maps chat commands to core commands, renders results."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+from rich.console import Console, Group, RenderableType
+from rich.markup import escape
+from rich.text import Text
+
+from docassist.core import i18n
+from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.results import TurnResult
+from docassist.core.turn import TurnEngine
+
+PLATFORM = "cli"
+STATUS_STYLE = {
+    "answered": "green",
+    "no_answer": "yellow",
+    "clarification_needed": "cyan",
+    "rejected": "red",
+    "no_suitable_tool": "magenta",
+    "handoff": "red",
+}
+
+
+def new_thread_key(thread: str | None = None) -> ConversationKey:
+    return ConversationKey(platform=PLATFORM, workspace="local", channel="terminal",
+                           thread=thread or uuid.uuid4().hex[:12])
+
+
+def render_result(result: TurnResult, *, debug: bool = False) -> RenderableType:
+    """The answer, its sources (with links), and with `debug` the decision and tool status."""
+    style = STATUS_STYLE.get(result.status, "white")
+    parts: list[RenderableType] = [Text(result.answer, style=style if result.status != "answered"
+                                        else "")]
+    if result.sources and result.status in ("answered", "sources_shown"):
+        label = i18n.text("sources_label", "pl" if result.language == "pl" else "en")
+        lines = [f"[bold]{label}:[/bold]"]
+        for source in result.sources:
+            title = escape(f"{source.title} v{source.version} — {source.section}")
+            if source.url:
+                title = f"[link={source.url}]{title}[/link] ({escape(source.url)})"
+            lines.append(f"  [dim]{escape(source.chunk_id)}[/dim] {title} "
+                         f"[dim](score {source.score:.2f})[/dim]")
+        parts.append(Text.from_markup("\n".join(lines)))
+    for warning in result.warnings:
+        parts.append(Text(f"! {warning}", style="yellow"))
+    if debug:
+        parts.append(Text(
+            f"[status={result.status} decision={result.decision.status}"
+            f"/{result.decision.decided_by} action={result.decision.action} "
+            f"tool={result.tool.name}:{result.tool.status} code={result.tool.error_code} "
+            f"standalone={result.conversation.standalone_question!r} "
+            f"turn={result.generation}.{result.turn_id}]",
+            style="dim",
+        ))
+    return Group(*parts)
+
+
+class ChatSession:
+    """One terminal session = one thread; `/new` starts another, `/clear` wipes this one."""
+
+    def __init__(self, engine: TurnEngine, console: Console, language: i18n.Language) -> None:
+        self.engine = engine
+        self.console = console
+        self.language = language
+        self.key = new_thread_key()
+        self.debug = False
+
+    def run(self, read_line: Callable[[], str]) -> None:
+        self.console.print(i18n.text("chat_welcome", self.language), style="bold")
+        while True:
+            try:
+                line = read_line()
+            except (EOFError, KeyboardInterrupt):
+                return
+            if not self.handle_line(line):
+                return
+
+    def handle_line(self, line: str) -> bool:
+        """Process one line; False when the session should end."""
+        stripped = line.strip()
+        if stripped.startswith("/"):
+            command, _, argument = stripped.partition(" ")
+            return self._chat_command(command.lower(), argument.strip(), stripped)
+        self._send(ChatMessage(key=self.key, user="terminal", text=line))
+        return True
+
+    def _chat_command(self, command: str, argument: str, line: str) -> bool:
+        if command in ("/quit", "/exit"):
+            return False
+        if command == "/new":
+            self.key = new_thread_key()
+            self.console.print(i18n.text("chat_new_thread", self.language, thread=self.key.thread))
+        elif command == "/debug":
+            self.debug = not self.debug
+            self.console.print(i18n.text("chat_debug", self.language,
+                                         state="on" if self.debug else "off"))
+        elif command == "/clear":
+            self._send(ChatMessage(key=self.key, user="terminal", text=line,
+                                   command=Command.CLEAR))
+        elif command == "/sources":
+            self._send(ChatMessage(key=self.key, user="terminal", text=line,
+                                   command=Command.SHOW_SOURCES))
+        elif command == "/meta":
+            self._send(ChatMessage(key=self.key, user="terminal", text=line,
+                                   command=Command.METADATA, command_argument=argument))
+        else:
+            self.console.print(i18n.text("chat_unknown_command", self.language,
+                                         command=command), style="yellow")
+        return True
+
+    def _send(self, message: ChatMessage) -> None:
+        result = self.engine.handle(message)
+        if result is not None:
+            self.console.print(render_result(result, debug=self.debug))

@@ -1,0 +1,177 @@
+"""The `docassist` command. stdout carries results (exactly one JSON document with --json);
+progress, notes and errors go to stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from docassist.bot.cli import ChatSession, render_result
+from docassist.bot.cli.chat import new_thread_key
+from docassist.config import Settings
+from docassist.core import i18n
+from docassist.core.errors import DocAssistError
+from docassist.core.evaluation import evaluate_decisions, load_cases
+from docassist.core.messages import ChatMessage
+from docassist.runtime import Runtime, ensure_demo_index, open_runtime
+from docassist.storage import IndexReport, index_paths
+
+app = typer.Typer(help="DocAssist: answers procedure questions from documents, with citations.",
+                  no_args_is_help=True, add_completion=False)
+eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+out = Console()
+err = Console(stderr=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
+
+
+def _emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _fail(message: str, as_json: bool) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}")
+    if as_json:
+        _emit_json({"error": message})
+    return typer.Exit(code=2)
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    console=err, transient=True)
+
+
+def _index_with_progress(run: Any) -> IndexReport | None:
+    with _progress() as progress:
+        task = progress.add_task("indexing", total=None)
+        report: IndexReport | None = run(
+            lambda total: progress.update(task, total=total),
+            lambda path: progress.update(task, advance=1, description=f"indexing {path.name}"),
+        )
+    if report is not None:
+        for note in report.notes:
+            err.print(f"[yellow]note:[/yellow] {note}")
+    return report
+
+
+def _open(as_json: bool = False, *, index_demo: bool = True) -> Runtime:
+    settings = Settings()
+    try:
+        runtime = open_runtime(settings)
+        if index_demo:
+            _index_with_progress(lambda start, step: ensure_demo_index(runtime, start, step))
+    except DocAssistError as error:
+        raise _fail(str(error), as_json) from error
+    return runtime
+
+
+@app.command()
+def index(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (txt, md).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Index documents into the catalog; unreadable files are skipped with a note."""
+    runtime = _open(as_json, index_demo=False)
+    report = _index_with_progress(
+        lambda start, step: index_paths(runtime.store, paths, on_file=step, on_start=start))
+    assert report is not None
+    if as_json:
+        _emit_json({"indexed": report.indexed, "notes": report.notes})
+    else:
+        out.print(f"indexed {len(report.indexed)} document(s): {', '.join(report.indexed)}")
+    if not report.indexed:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def docs(as_json: JsonOption = False) -> None:
+    """List the document catalog."""
+    runtime = _open(as_json)
+    documents = runtime.store.documents()
+    if as_json:
+        _emit_json([document.model_dump() for document in documents])
+        return
+    table = Table("id", "title", "version", "owner", "lang", "updated", "chunks")
+    for d in documents:
+        table.add_row(d.document_id, d.title, d.version, d.owner or "", d.language or "",
+                      d.updated or "", str(d.chunk_count))
+    out.print(table)
+
+
+@app.command()
+def ask(
+    text: Annotated[str, typer.Argument(help="The message.")],
+    thread: Annotated[str | None, typer.Option(help="Continue this thread key.")] = None,
+    as_json: JsonOption = False,
+    debug: Annotated[bool, typer.Option(help="Show decision and tool status.")] = False,
+) -> None:
+    """One turn; a new one-turn conversation unless --thread names one."""
+    runtime = _open(as_json)
+    message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text)
+    try:
+        result = runtime.engine.handle(message)
+    except DocAssistError as error:
+        raise _fail(str(error), as_json) from error
+    assert result is not None  # no event id, so never a duplicate
+    if as_json:
+        _emit_json(result.model_dump(mode="json"))
+    else:
+        out.print(render_result(result, debug=debug))
+
+
+@app.command()
+def chat() -> None:
+    """Terminal chat over the indexed documents (one session = one thread)."""
+    runtime = _open()
+    session = ChatSession(runtime.engine, out, runtime.settings.language)
+    session.run(lambda: out.input("[bold]> [/bold]"))
+
+
+@eval_app.command("decisions")
+def eval_decisions(
+    file: Annotated[Path, typer.Argument(help="JSONL cases (see samples/decisions_dev.jsonl).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Accuracy of the configured selector on labelled decision cases."""
+    runtime = _open(as_json)
+    try:
+        cases = load_cases(file.read_text(encoding="utf-8").splitlines())
+    except (OSError, ValueError) as error:
+        raise _fail(f"{file}: {error}", as_json) from error
+    with _progress() as progress:
+        task = progress.add_task("evaluating", total=len(cases))
+        report = evaluate_decisions(
+            cases,
+            catalog=runtime.store,
+            selector=runtime.engine.selector,
+            tool_specs=runtime.engine.registry.specs(),
+            default_language=runtime.settings.language,
+            on_case=lambda _case: progress.advance(task),
+        )
+    if as_json:
+        _emit_json(report.model_dump(mode="json", exclude_none=True))
+        return
+    table = Table("id", "expected", "got", "ok")
+    for case in report.cases:
+        expected = f"{case.expected.status} {case.expected.action or ''}".strip()
+        got = f"{case.got.status} {case.got.action or ''}".strip()
+        table.add_row(case.id, expected, got, "✓" if case.ok else "[red]✗[/red]")
+    out.print(table)
+    out.print(f"accuracy {report.accuracy:.1%} ({report.correct}/{report.total}) "
+              f"backend={report.backend} model={report.model}")
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "i18n", "main"]

@@ -1,0 +1,129 @@
+"""Answering from retrieved chunks: retrieval, the answer, and the citation check."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Final
+
+from docassist.core import i18n
+from docassist.core.limits import MAX_ANSWER_QUOTES, SNIPPET_CHARS
+from docassist.core.ports import Answerer, Catalog, Retriever, SearchHit
+from docassist.core.state import RagResult, Source
+from docassist.core.text import sentences, stems
+
+CITATION: Final = re.compile(r"\[([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*-[0-9a-f]{10}-\d{4})\]")
+CLOSEST_DOCUMENTS: Final = 3
+
+
+def chunk_body(text: str) -> str:
+    """The chunk text without its `file | version=X | Section` header line."""
+    return text.split("\n", 1)[1] if "\n" in text else text
+
+
+def to_source(hit: SearchHit) -> Source:
+    body = " ".join(chunk_body(hit.chunk.text).split())
+    snippet = body if len(body) <= SNIPPET_CHARS else body[: SNIPPET_CHARS - 1].rstrip() + "…"
+    return Source(
+        chunk_id=hit.chunk.chunk_id,
+        document_id=hit.document.document_id,
+        title=hit.document.title,
+        version=hit.document.version,
+        section=hit.chunk.section,
+        score=round(hit.score, 4),
+        snippet=snippet,
+        url=hit.document.url,
+    )
+
+
+def check_citations(answer: str, retrieved_ids: set[str]) -> tuple[str, list[str], list[str]]:
+    """Remove citations of chunks that were not retrieved for this answer.
+
+    Returns the cleaned answer, the valid cited ids (in order) and warnings.
+    """
+    warnings: list[str] = []
+    cited: list[str] = []
+
+    def keep_or_drop(match: re.Match[str]) -> str:
+        chunk_id = match.group(1)
+        if chunk_id in retrieved_ids:
+            if chunk_id not in cited:
+                cited.append(chunk_id)
+            return match.group(0)
+        warnings.append(f"removed_citation:{chunk_id}")
+        return ""
+
+    cleaned = CITATION.sub(keep_or_drop, answer)
+    cleaned = re.sub(r"[ \t]+\n", "\n", re.sub(r"[ \t]{2,}", " ", cleaned)).strip()
+    if not cited:
+        warnings.append("no_valid_citation")
+    return cleaned, cited, warnings
+
+
+def answer_question(
+    question: str,
+    *,
+    retriever: Retriever,
+    answerer: Answerer,
+    top_k: int,
+    threshold: float | None,
+    language: i18n.Language,
+    catalog: Catalog,
+) -> RagResult:
+    """Search, answer from what was found (or say nothing was), check every citation."""
+    hits = retriever.search(question, top_k)
+    kept = [hit for hit in hits if threshold is None or hit.score >= threshold]
+    rag_id = uuid.uuid4().hex[:16]
+    if not kept:
+        answer = i18n.text("no_answer", language)
+        closest = list(dict.fromkeys(f"{hit.document.title} ({hit.document.document_id})"
+                                     for hit in hits))[:CLOSEST_DOCUMENTS]
+        if closest:
+            answer += " " + i18n.text("no_answer_closest", language, documents="; ".join(closest))
+        return RagResult(
+            rag_id=rag_id, status="no_answer", answer=answer, sources=[],
+            retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
+            similarity_threshold=threshold,
+        )
+    draft = answerer.compose(question, kept, language)
+    retrieved_ids = {hit.chunk.chunk_id for hit in kept}
+    answer, _cited, warnings = check_citations(draft, retrieved_ids)
+    if "no_valid_citation" in warnings:
+        answer = f"{answer}\n\n{i18n.text('no_valid_citation', language)}"
+    return RagResult(
+        rag_id=rag_id,
+        status="answered",
+        answer=answer,
+        sources=[to_source(hit) for hit in kept],
+        retrieved_chunk_ids=[hit.chunk.chunk_id for hit in kept],
+        warnings=warnings,
+        retriever=retriever.name,
+        top_k=top_k,
+        similarity_threshold=threshold,
+    )
+
+
+class ExtractiveAnswerer:
+    """The `rules` answerer: quotes the sentences of the best chunks that match the question."""
+
+    backend = "rules"
+
+    def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
+        wanted = stems(question)
+        scored: list[tuple[float, int, int, str, str]] = []
+        for rank, hit in enumerate(hits):
+            for position, sentence in enumerate(sentences(chunk_body(hit.chunk.text))):
+                overlap = len(wanted & stems(sentence))
+                # Earlier (better-ranked) chunks win ties; a sentence must share a word.
+                if overlap:
+                    scored.append((overlap - 0.5 * rank, rank, position, sentence,
+                                   hit.chunk.chunk_id))
+        if not scored:
+            best = hits[0]
+            scored = [(0.0, 0, i, s, best.chunk.chunk_id)
+                      for i, s in enumerate(sentences(chunk_body(best.chunk.text))[:2])]
+        chosen = sorted(scored, key=lambda item: -item[0])[:MAX_ANSWER_QUOTES]
+        chosen.sort(key=lambda item: (item[1], item[2]))
+        intro = i18n.text("answer_intro", "pl" if language == "pl" else "en")
+        lines = [f"• {sentence} [{chunk_id}]" for _, _, _, sentence, chunk_id in chosen]
+        return "\n".join([intro, *lines])

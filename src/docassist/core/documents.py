@@ -1,0 +1,163 @@
+"""Documents and chunks: front matter, heading-based chunking, stable ids. No I/O here."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from docassist.core.limits import MAX_DOCUMENT_ID_CHARS
+
+KNOWN_FRONT_MATTER_KEYS: Final = frozenset(
+    {"id", "title", "version", "owner", "language", "updated", "url", "services"}
+)
+DOCUMENT_ID_PATTERN: Final = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)*$")
+_HEADING: Final = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FRONT_MATTER_LINE: Final = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*)$")
+_SERVICE_NAME: Final = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b")
+_SERVICE_CONTEXT: Final = re.compile(
+    r"\b(?:usług\w*|serwis\w*|services?|daemon|systemctl(?:\s+\w+)?|journalctl\s+-u|unit)\s*$",
+    re.IGNORECASE,
+)
+
+
+class DocumentInfo(BaseModel):
+    """A catalog entry: one version of one document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    document_id: str
+    title: str
+    version: str
+    owner: str | None = None
+    language: str | None = None
+    updated: str | None = None
+    url: str | None = None
+    source_path: str
+    content_sha256: str
+    chunk_count: int = 0
+    services: list[str] = Field(default_factory=list)
+    extra: dict[str, str] = Field(default_factory=dict)
+
+
+class Chunk(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_id: str
+    document_id: str
+    ordinal: int
+    section: str
+    header: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    info: DocumentInfo
+    chunks: list[Chunk]
+
+
+def is_document_id(value: str) -> bool:
+    """True for strings shaped like a catalog id (never a path, never free text)."""
+    return len(value) <= MAX_DOCUMENT_ID_CHARS and bool(DOCUMENT_ID_PATTERN.match(value))
+
+
+def document_id_from_stem(stem: str) -> str:
+    """`DOC-` + the upper-case file stem with anything but letters and digits turned to `-`."""
+    cleaned = re.sub(r"[^A-Z0-9]+", "-", stem.upper()).strip("-") or "UNTITLED"
+    return f"DOC-{cleaned}"[:MAX_DOCUMENT_ID_CHARS]
+
+
+def chunk_id(document_id: str, content_sha256: str, ordinal: int) -> str:
+    return f"{document_id}-{content_sha256[:10]}-{ordinal:04d}"
+
+
+def split_front_matter(text: str) -> tuple[dict[str, str], str]:
+    """Front matter between two `---` lines at the top, as strings; the rest is the body."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}, text
+    for end, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            meta: dict[str, str] = {}
+            for entry in lines[1:end]:
+                match = _FRONT_MATTER_LINE.match(entry.strip())
+                if match:
+                    meta[match.group(1).lower()] = match.group(2).strip().strip("\"'")
+            return meta, "\n".join(lines[end + 1 :])
+    return {}, text
+
+
+def find_service_names(text: str) -> set[str]:
+    """Hyphenated names that the text uses as services (`usługa docassist-api`, `systemctl …`)."""
+    names: set[str] = set()
+    for match in _SERVICE_NAME.finditer(text):
+        before = text[max(0, match.start() - 40) : match.start()]
+        if _SERVICE_CONTEXT.search(before):
+            names.add(match.group(0))
+    return names
+
+
+def parse_document(file_name: str, stem: str, raw: str) -> ParsedDocument:
+    """Split one document into its catalog entry and heading-based chunks."""
+    content_sha256 = hashlib.sha256(raw.encode("utf-8")).hexdigest()
+    meta, body = split_front_matter(raw)
+    sections = _sections(body)
+    first_heading = next((title for title, level, _ in sections if level == 1), None)
+    document_id = meta.get("id", "").strip().upper() or document_id_from_stem(stem)
+    title = meta.get("title") or first_heading or stem
+    version = meta.get("version") or content_sha256[:10]
+    chunks: list[Chunk] = []
+    for section, _level, section_body in sections:
+        if not section_body.strip():
+            continue
+        ordinal = len(chunks) + 1
+        header = f"{file_name} | version={version} | {section}"
+        chunks.append(
+            Chunk(
+                chunk_id=chunk_id(document_id, content_sha256, ordinal),
+                document_id=document_id,
+                ordinal=ordinal,
+                section=section,
+                header=header,
+                text=f"{header}\n{section_body.strip()}",
+            )
+        )
+    declared = {name.strip() for name in meta.get("services", "").split(",") if name.strip()}
+    info = DocumentInfo(
+        document_id=document_id,
+        title=title,
+        version=version,
+        owner=meta.get("owner") or None,
+        language=meta.get("language") or None,
+        updated=meta.get("updated") or None,
+        url=meta.get("url") or None,
+        source_path=file_name,
+        content_sha256=content_sha256,
+        chunk_count=len(chunks),
+        services=sorted(declared | find_service_names(body)),
+        extra={k: v for k, v in meta.items() if k not in KNOWN_FRONT_MATTER_KEYS},
+    )
+    return ParsedDocument(info=info, chunks=chunks)
+
+
+def _sections(body: str) -> list[tuple[str, int, str]]:
+    """(heading, level, text under it) in order; text before any heading goes under `""`."""
+    sections: list[tuple[str, int, list[str]]] = [("", 0, [])]
+    for line in body.splitlines():
+        match = _HEADING.match(line)
+        if match:
+            sections.append((match.group(2).strip(), len(match.group(1)), []))
+        else:
+            sections[-1][2].append(line)
+    result: list[tuple[str, int, str]] = []
+    for heading, level, lines in sections:
+        result.append((heading, level, "\n".join(lines)))
+    first_title = next((heading for heading, level, _ in result if level == 1), "")
+    # Untitled text before the first heading belongs to the document title.
+    return [
+        (heading or first_title or "Intro", level, text) for heading, level, text in result
+    ]

@@ -1,0 +1,189 @@
+"""Every user-facing sentence of DocAssist, in Polish and English.
+
+Adapters and the core look text up here by key; nothing else spells out replies.
+Add a language by adding a column to every entry.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, Literal
+
+Language = Literal["pl", "en"]
+LANGUAGES: Final[tuple[Language, ...]] = ("pl", "en")
+
+_TEXTS: Final[dict[str, dict[Language, str]]] = {
+    "empty_message": {
+        "pl": "Wiadomość jest pusta. Napisz pytanie, np. „Co zrobić po zmianie konfiguracji?”.",
+        "en": "The message is empty. Type a question, e.g. “What do I do after a config change?”.",
+    },
+    "message_too_long": {
+        "pl": "Wiadomość jest za długa ({length} znaków, limit {limit}). "
+        "Skróć ją i wyślij ponownie.",
+        "en": "The message is too long ({length} characters, limit {limit}). "
+        "Shorten it and send it again.",
+    },
+    "invalid_message": {
+        "pl": "Nie mogę odczytać tej wiadomości: musi być tekstem bez znaków sterujących.",
+        "en": "I can't read this message: it must be text without control characters.",
+    },
+    "clarify_subject": {
+        "pl": "Którego obiektu dotyczy pytanie? Podaj go w pełnym pytaniu, np. {examples}.",
+        "en": "Which object do you mean? Name it in your question, e.g. {examples}.",
+    },
+    "clarify_subject_ambiguous": {
+        "pl": "Czy chodzi o {options}? Wskaż jeden obiekt.",
+        "en": "Do you mean {options}? Please name one.",
+    },
+    "clarify_document_id": {
+        "pl": "Podaj identyfikator dokumentu. Znane dokumenty: {known}.",
+        "en": "Which document? Give its id. Known documents: {known}.",
+    },
+    "clarify_unknown_document": {
+        "pl": "Nie znam dokumentu „{document_id}”. Znane dokumenty: {known}.",
+        "en": "I don't know the document “{document_id}”. Known documents: {known}.",
+    },
+    "clarify_no_sources": {
+        "pl": "W tym wątku nie ma jeszcze odpowiedzi z dokumentów, więc nie mam źródeł "
+        "do pokazania. Zadaj pytanie, a potem poproś o źródła.",
+        "en": "This thread has no answer from the documents yet, so there are no sources "
+        "to show. Ask a question first, then ask for its sources.",
+    },
+    "handoff": {
+        "pl": "Nie udało mi się ustalić, o co chodzi. Przekazuję sprawę ludziom: "
+        "napisz na {channel}.",
+        "en": "I couldn't work out what you need. Please ask the people at {channel}.",
+    },
+    "handoff_model_down": {
+        "pl": "Model językowy jest teraz niedostępny. Napisz na {channel} albo spróbuj później.",
+        "en": "The language model is unavailable right now. Ask at {channel} or try again later.",
+    },
+    "rejected": {
+        "pl": "Nie wykonuję działań na systemach (restart, polecenia, zmiany, wysyłanie danych). "
+        "Mogę wyjaśnić procedurę: zapytaj „Jak…?”.",
+        "en": "I don't perform actions on systems (restarts, commands, changes, sending data). "
+        "I can explain the procedure: ask “How do I…?”.",
+    },
+    "no_suitable_tool": {
+        "pl": "Nie mam narzędzia do tego (np. wykresy, rezerwacje, tłumaczenia). "
+        "Odpowiadam na pytania o procedury z dokumentów.",
+        "en": "I have no tool for that (e.g. charts, bookings, translations). "
+        "I answer procedure questions from the documents.",
+    },
+    "greeting": {
+        "pl": "Cześć! Odpowiadam na pytania o procedury na podstawie dokumentów, np. {example}",
+        "en": "Hi! I answer procedure questions from the documents, e.g. {example}",
+    },
+    "parse_error": {
+        "pl": "Nie zrozumiałem odpowiedzi modelu, więc niczego nie wykonałem. "
+        "Spróbuj zadać pytanie inaczej.",
+        "en": "I couldn't understand the model's proposal, so nothing was done. "
+        "Try rephrasing your question.",
+    },
+    "tool_error": {
+        "pl": "Coś poszło nie tak podczas szukania odpowiedzi ({code}). Spróbuj ponownie.",
+        "en": "Something went wrong while preparing the answer ({code}). Please try again.",
+    },
+    "tool_rejected": {
+        "pl": "W jednej turze wykonuję tylko jedno działanie. Zadaj kolejne pytanie osobno.",
+        "en": "I run one action per turn. Please ask the next thing separately.",
+    },
+    "unknown_tool": {
+        "pl": "Model zaproponował nieznane działanie ({code}); niczego nie wykonałem.",
+        "en": "The model proposed an unknown action ({code}); nothing was done.",
+    },
+    "invalid_arguments": {
+        "pl": "Model podał niepoprawne argumenty ({code}); niczego nie wykonałem.",
+        "en": "The model gave invalid arguments ({code}); nothing was done.",
+    },
+    "no_answer": {
+        "pl": "Nie znalazłem tego w dokumentach.",
+        "en": "I didn't find this in the documents.",
+    },
+    "no_answer_closest": {
+        "pl": "Najbliższe dokumenty: {documents}.",
+        "en": "The closest documents: {documents}.",
+    },
+    "answer_intro": {
+        "pl": "Według dokumentacji:",
+        "en": "According to the documents:",
+    },
+    "no_valid_citation": {
+        "pl": "Uwaga: odpowiedź nie ma potwierdzonego źródła.",
+        "en": "Note: this answer has no verified source.",
+    },
+    "sources_header": {
+        "pl": "Źródła poprzedniej odpowiedzi (tura {turn_id}):",
+        "en": "Sources of the previous answer (turn {turn_id}):",
+    },
+    "sources_empty": {
+        "pl": "Poprzednie wyszukiwanie (tura {turn_id}) nie znalazło żadnych fragmentów.",
+        "en": "The previous search (turn {turn_id}) found no passages.",
+    },
+    "sources_label": {"pl": "Źródła", "en": "Sources"},
+    "metadata": {
+        "pl": "{document_id}: {title}\nWersja: {version} · właściciel: {owner} · język: {language}"
+        " · aktualizacja: {updated} · fragmentów: {chunk_count}\nPlik: {source_path}",
+        "en": "{document_id}: {title}\nVersion: {version} · owner: {owner} · language: {language}"
+        " · updated: {updated} · chunks: {chunk_count}\nFile: {source_path}",
+    },
+    "cleared": {
+        "pl": "Wyczyściłem ten wątek. Zaczynamy od nowa.",
+        "en": "This thread is cleared. Let's start fresh.",
+    },
+    "unknown_value": {"pl": "brak", "en": "n/a"},
+    "or": {"pl": "czy", "en": "or"},
+    "chat_welcome": {
+        "pl": "DocAssist — pytaj o procedury. Polecenia: /sources /meta ID /clear /new /debug "
+        "/quit",
+        "en": "DocAssist — ask about procedures. Commands: /sources /meta ID /clear /new /debug "
+        "/quit",
+    },
+    "chat_unknown_command": {
+        "pl": "Nieznane polecenie {command}. Dostępne: /sources /meta ID /clear /new /debug /quit",
+        "en": "Unknown command {command}. Available: /sources /meta ID /clear /new /debug /quit",
+    },
+    "chat_new_thread": {"pl": "Nowy wątek: {thread}", "en": "New thread: {thread}"},
+    "chat_debug": {"pl": "Tryb debug: {state}", "en": "Debug mode: {state}"},
+    "indexing_empty_catalog": {
+        "pl": "Pusta baza — indeksuję korpus demonstracyjny {path}",
+        "en": "Empty database — indexing the demo corpus {path}",
+    },
+}
+
+_POLISH_LETTERS: Final = re.compile(r"[ąćęłńóśźż]", re.IGNORECASE)
+_WORD: Final = re.compile(r"[^\W\d_]+", re.UNICODE)
+_POLISH_WORDS: Final = frozenset(
+    "jak czy co jest się nie w z na do po dla jej jego ją go mój moja proszę pokaż źródła "
+    "gdzie kiedy dlaczego kto który która jaki jaka mogę możesz usługi usługa teraz stan "
+    "zrobić sprawdzić zmianie konfiguracji dokumentu metadane wyczyść też oraz albo lub".split()
+)
+_ENGLISH_WORDS: Final = frozenset(
+    "the how what is do does i to of a an it its my me you can could should please show "
+    "sources where when why who which status service after before with for and or this that "
+    "restart check about document metadata clear".split()
+)
+
+
+def text(key: str, language: Language, /, **values: object) -> str:
+    """The sentence `key` in `language`, with `values` filled in."""
+    template = _TEXTS[key][language]
+    return template.format(**values) if values else template
+
+
+def detect_language(message: str, default: Language) -> Language:
+    """Polish or English by letters and common words; `default` when unsure."""
+    if _POLISH_LETTERS.search(message):
+        return "pl"
+    words = [word.casefold() for word in _WORD.findall(message)]
+    polish = sum(word in _POLISH_WORDS for word in words)
+    english = sum(word in _ENGLISH_WORDS for word in words)
+    if polish > english:
+        return "pl"
+    if english > polish:
+        return "en"
+    return default
+
+
+def keys() -> frozenset[str]:
+    return frozenset(_TEXTS)

@@ -1,0 +1,44 @@
+"""Every numeric limit of the core, named once."""
+
+from typing import Final
+
+MAX_MESSAGE_CHARS: Final = 2000
+"""A user message longer than this (after trimming) is refused as `message_too_long`."""
+
+MAX_QUESTION_CHARS: Final = MAX_MESSAGE_CHARS
+"""`answer_from_documents.question` obeys the same limit as a user message."""
+
+MAX_HISTORY_TURNS: Final = 3
+"""Exchanges (user + assistant) kept in history and shown to the selector."""
+
+MAX_TURN_LOG: Final = 20
+"""Turn summaries kept in conversation state; the turns table is the full record."""
+
+DEFAULT_TOP_K: Final = 3
+MAX_TOP_K: Final = 5
+
+DEFAULT_SIMILARITY_THRESHOLD: Final = 0.2
+"""BM25 coverage score (0..1) a chunk needs to count as found; see storage.search."""
+
+MAX_RESULT_CHARS: Final = 12_000
+"""Serialized JSON size a tool output may have."""
+
+MAX_DECISION_MESSAGE_CHARS: Final = 500
+"""A selector's own message (clarification, refusal) is cut to this length."""
+
+MAX_DECISION_ACTION_CHARS: Final = 64
+MAX_SELECTOR_RAW_CHARS: Final = 20_000
+"""Raw selector output beyond this is a parse error, not something to parse."""
+
+MAX_CLARIFICATIONS_WITHOUT_PROGRESS: Final = 2
+"""After this many clarification questions in a row without progress the turn hands off."""
+
+MAX_ANSWER_QUOTES: Final = 3
+"""Sentences the extractive answerer quotes."""
+
+SNIPPET_CHARS: Final = 240
+"""Length of a source snippet."""
+
+MAX_DOCUMENT_ID_CHARS: Final = 64
+MAX_DOCUMENT_BYTES: Final = 5_000_000
+"""Files larger than this are skipped by the indexer."""

@@ -1,0 +1,85 @@
+"""What enters the core: a platform-neutral chat message, its conversation key, validation."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from enum import StrEnum
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from docassist.core.limits import MAX_MESSAGE_CHARS
+
+_ALLOWED_CONTROL: Final = frozenset("\n\t\r")
+
+MessageProblem = Literal["empty_message", "message_too_long", "invalid_message"]
+
+
+class Command(StrEnum):
+    """Explicit requests that skip the selector (buttons, slash commands, chat commands)."""
+
+    CLEAR = "clear"
+    SHOW_SOURCES = "show_sources"
+    METADATA = "metadata"
+
+
+class ConversationKey(BaseModel):
+    """Where a conversation lives; four separate fields because platform ids contain `:` and `;`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    platform: str
+    workspace: str
+    channel: str
+    thread: str
+
+    @property
+    def conversation_id(self) -> str:
+        """First 16 hex of the SHA-256 of the key's canonical JSON."""
+        canonical = json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+class ChatMessage(BaseModel):
+    """One user message as an adapter hands it to the core.
+
+    `text` is deliberately `object`: adapters pass what the platform gave them and the core
+    decides whether it is a valid message.
+    """
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    key: ConversationKey
+    user: str
+    text: object
+    event_id: str | None = None
+    command: Command | None = None
+    command_argument: str | None = None
+    received_at: str | None = Field(default=None, description="ISO timestamp from the platform")
+
+
+class InvalidMessage(ValueError):
+    """A message the core refuses; `problem` is also the turn status."""
+
+    def __init__(self, problem: MessageProblem, length: int = 0) -> None:
+        super().__init__(problem)
+        self.problem: MessageProblem = problem
+        self.length = length
+
+
+def validate_message(text: object, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """The trimmed message, or `InvalidMessage` saying what is wrong with it."""
+    if not isinstance(text, str):
+        raise InvalidMessage("invalid_message")
+    trimmed = text.strip()
+    if not trimmed:
+        raise InvalidMessage("empty_message")
+    if len(trimmed) > limit:
+        raise InvalidMessage("message_too_long", len(trimmed))
+    for char in trimmed:
+        category = unicodedata.category(char)
+        if (category == "Cc" and char not in _ALLOWED_CONTROL) or category == "Cs":
+            raise InvalidMessage("invalid_message")
+    return trimmed

@@ -1,0 +1,81 @@
+"""The small protocols the core talks to. Storage, models and adapters implement them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from docassist.core.documents import Chunk, DocumentInfo
+from docassist.core.messages import ConversationKey
+from docassist.core.state import ConversationState
+from docassist.core.trace import ToolCallRecord, TurnRecord
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A chunk found for a query, with the retriever's score on its documented scale."""
+
+    chunk: Chunk
+    document: DocumentInfo
+    score: float
+
+
+class Catalog(Protocol):
+    def documents(self) -> list[DocumentInfo]: ...
+
+    def document(self, document_id: str) -> DocumentInfo | None: ...
+
+
+class Retriever(Protocol):
+    name: str
+
+    def search(self, query: str, top_k: int) -> list[SearchHit]: ...
+
+
+@dataclass(frozen=True)
+class StoredConversation:
+    state: ConversationState
+    version: int
+
+
+class ConversationStore(Protocol):
+    def load(self, key: ConversationKey) -> StoredConversation: ...
+
+    def commit_turn(
+        self,
+        key: ConversationKey,
+        state: ConversationState,
+        expected_version: int,
+        turn: TurnRecord,
+        tool_calls: list[ToolCallRecord],
+    ) -> int:
+        """Save state and trace rows in one transaction; return the new version.
+
+        Raises `ConcurrentUpdateError` when the stored version is not `expected_version`.
+        """
+        ...
+
+    def claim_event(self, platform: str, event_id: str, key: ConversationKey) -> bool:
+        """Record an event id; False when it was seen before (a platform retry)."""
+        ...
+
+
+class SelectorModel(Protocol):
+    """Something that reads a selection prompt and returns raw text (JSON, hopefully)."""
+
+    backend: str
+    model: str
+
+    def propose(self, request: SelectionRequest) -> str: ...
+
+
+class Answerer(Protocol):
+    """Writes an answer from retrieved chunks, citing chunk ids in brackets."""
+
+    backend: str
+
+    def compose(self, question: str, hits: list[SearchHit], language: str) -> str: ...
+
+
+# Imported late: SelectionRequest needs the tool specs, which need nothing from here.
+from docassist.core.selection import SelectionRequest  # noqa: E402

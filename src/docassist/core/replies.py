@@ -1,0 +1,138 @@
+"""From a plan and a tool outcome to the status and the words the user sees.
+
+Clarification questions are written here by code, from the missing field; a selector's own
+message is never shown in their place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from docassist.core import i18n, intents
+from docassist.core.followup import SubjectVocabulary
+from docassist.core.limits import MAX_CLARIFICATIONS_WITHOUT_PROGRESS
+from docassist.core.planning import Plan
+from docassist.core.ports import Catalog
+from docassist.core.results import Clarification, TurnStatus
+from docassist.core.state import ConversationState, MissingField, RagResult, Source
+from docassist.core.tools import ToolOutcome
+
+DOCUMENT_ID_ERRORS = frozenset(
+    {"unknown_document_id", "document_id_not_in_message", "invalid_document_id"}
+)
+EXAMPLE_SUBJECTS = 2
+
+
+@dataclass
+class Reply:
+    status: TurnStatus
+    answer: str
+    sources: list[Source] | None = None
+    source_turn_id: int | None = None
+    metadata: dict[str, Any] | None = None
+    clarification: Clarification | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def compose_reply(
+    *,
+    plan: Plan,
+    outcome: ToolOutcome | None,
+    rag: RagResult | None,
+    state: ConversationState,
+    catalog: Catalog,
+    language: i18n.Language,
+    human_channel: str,
+) -> Reply:
+    decision = plan.decision
+    if decision.status == "parse_error":
+        return Reply("parse_error", i18n.text("parse_error", language))
+    if decision.status == "rejected":
+        return Reply("rejected", i18n.text("rejected", language))
+    if decision.status == "no_suitable_tool":
+        if intents.is_greeting(plan.message):
+            example = "„Co zrobić po zmianie konfiguracji docassist-api?”" if language == "pl" \
+                else "“What do I do after changing the docassist-api config?”"
+            return Reply("no_suitable_tool", i18n.text("greeting", language, example=example))
+        return Reply("no_suitable_tool", i18n.text("no_suitable_tool", language))
+    if decision.status == "clarification_needed":
+        return _clarify(plan, plan.missing_field or "subject", catalog, language, human_channel)
+    if outcome is None:
+        return Reply("tool_error", i18n.text("tool_error", language, code="no_outcome"))
+    return _from_outcome(plan, outcome, rag, state, catalog, language, human_channel)
+
+
+def _from_outcome(
+    plan: Plan,
+    outcome: ToolOutcome,
+    rag: RagResult | None,
+    state: ConversationState,
+    catalog: Catalog,
+    language: i18n.Language,
+    human_channel: str,
+) -> Reply:
+    code = outcome.error_code or outcome.status
+    if outcome.status == "clarification_needed":
+        return _clarify(plan, "last_sources", catalog, language, human_channel)
+    if outcome.status == "invalid_arguments" and code in DOCUMENT_ID_ERRORS:
+        plan.unknown_document_ids = [str(outcome.arguments.get("document_id", ""))]
+        return _clarify(plan, "document_id", catalog, language, human_channel)
+    if outcome.status != "tool_completed" or outcome.data is None:
+        key = outcome.status if outcome.status in (
+            "invalid_arguments", "unknown_tool", "tool_rejected") else "tool_error"
+        return Reply("tool_error", i18n.text(key, language, code=code))
+    if outcome.name == "answer_from_documents" and rag is not None:
+        return Reply("answered" if rag.status == "answered" else "no_answer", rag.answer,
+                     sources=rag.sources)
+    if outcome.name == "show_last_sources":
+        sources = [Source.model_validate(item) for item in outcome.data["sources"]]
+        turn_id = outcome.data.get("source_turn_id")
+        lines = [i18n.text("sources_header", language, turn_id=turn_id)]
+        lines += [f"• [{s.chunk_id}] {s.title} (v{s.version}) — {s.section}" for s in sources]
+        return Reply("sources_shown", "\n".join(lines), sources=sources, source_turn_id=turn_id)
+    if outcome.name == "get_document_metadata":
+        missing = i18n.text("unknown_value", language)
+        values = {key: (value if value not in (None, "") else missing)
+                  for key, value in outcome.data.items()}
+        return Reply("metadata_shown", i18n.text("metadata", language, **values),
+                     sources=[], metadata=outcome.data)
+    return Reply("tool_error", i18n.text("tool_error", language, code="unexpected_tool"))
+
+
+def _clarify(
+    plan: Plan,
+    missing_field: MissingField,
+    catalog: Catalog,
+    language: i18n.Language,
+    human_channel: str,
+) -> Reply:
+    attempts = plan.clarification_attempts
+    if attempts > MAX_CLARIFICATIONS_WITHOUT_PROGRESS:
+        return Reply("handoff", i18n.text("handoff", language, channel=human_channel))
+    option_labels = [subject.label(language) for subject in plan.options]
+    if missing_field == "last_sources":
+        answer = i18n.text("clarify_no_sources", language)
+    elif missing_field == "document_id":
+        known = ", ".join(document.document_id for document in catalog.documents())
+        unknown = [value for value in plan.unknown_document_ids if value]
+        if unknown:
+            answer = i18n.text("clarify_unknown_document", language, document_id=unknown[0],
+                               known=known)
+        else:
+            answer = i18n.text("clarify_document_id", language, known=known)
+    elif len(option_labels) > 1:
+        joiner = f" {i18n.text('or', language)} "
+        answer = i18n.text("clarify_subject_ambiguous", language, options=joiner.join(
+            option_labels))
+    else:
+        vocabulary = SubjectVocabulary.from_catalog(catalog.documents())
+        examples = [s.label(language) for s in vocabulary.subjects][:EXAMPLE_SUBJECTS]
+        answer = i18n.text("clarify_subject", language,
+                           examples=", ".join(f"„{e}”" for e in examples))
+    return Reply(
+        "clarification_needed",
+        answer,
+        clarification=Clarification(missing_field=missing_field, options=option_labels,
+                                    attempts=attempts),
+    )

@@ -1,0 +1,127 @@
+"""Conversation state: what one thread remembers between turns."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from docassist.core.limits import MAX_HISTORY_TURNS, MAX_TURN_LOG
+
+Role = Literal["user", "assistant"]
+MissingField = Literal["subject", "document_id", "last_sources"]
+
+
+class HistoryMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    role: Role
+    content: str
+
+
+class Source(BaseModel):
+    """One retrieved chunk as shown to users and stored with a RAG result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_id: str
+    document_id: str
+    title: str
+    version: str
+    section: str
+    score: float
+    snippet: str
+    url: str | None = None
+
+
+class RagResult(BaseModel):
+    """One run of `answer_from_documents`: the evidence a later "show sources" refers to."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rag_id: str
+    status: Literal["answered", "no_answer"]
+    answer: str
+    sources: list[Source]
+    retrieved_chunk_ids: list[str]
+    warnings: list[str] = Field(default_factory=list)
+    retriever: str
+    top_k: int
+    similarity_threshold: float | None
+
+
+class PendingClarification(BaseModel):
+    """A question DocAssist asked and is waiting to have answered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    missing_field: MissingField
+    original_message: str
+    language: Literal["pl", "en"]
+    attempts: int = 1
+    options: list[str] = Field(default_factory=list)
+
+
+class TurnSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    turn_id: int
+    result_id: str
+    status: str
+    decision_status: str | None
+    tool_status: str | None
+    source_ids: list[str]
+
+
+class ConversationState(BaseModel):
+    """Everything a thread keeps; saved atomically at the end of every turn."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    history: list[HistoryMessage] = Field(default_factory=list)
+    last_result: RagResult | None = None
+    last_sources: list[Source] = Field(default_factory=list)
+    last_source_turn_id: int | None = None
+    last_source_result_id: str | None = None
+    pending_clarification: PendingClarification | None = None
+    generation: int = 0
+    next_turn_id: int = 1
+    tool_attempted_this_turn: bool = False
+    turn_log: list[TurnSummary] = Field(default_factory=list)
+
+    @property
+    def has_last_sources(self) -> bool:
+        """True when the last RAG of this thread left sources to show."""
+        return self.last_result is not None and bool(self.last_sources)
+
+    def begin_turn(self) -> int:
+        """Start a turn: reset the per-turn attempt flag, return the new turn id."""
+        self.tool_attempted_this_turn = False
+        return self.next_turn_id
+
+    def cleared(self) -> ConversationState:
+        """A fresh state for the same thread under the next generation."""
+        return ConversationState(generation=self.generation + 1)
+
+    def remember_exchange(self, user_text: str, assistant_text: str) -> None:
+        self.history = recent_history(
+            [
+                *self.history,
+                HistoryMessage(role="user", content=user_text),
+                HistoryMessage(role="assistant", content=assistant_text),
+            ]
+        )
+
+    def log_turn(self, summary: TurnSummary) -> None:
+        self.turn_log = [*self.turn_log, summary][-MAX_TURN_LOG:]
+        self.next_turn_id = summary.turn_id + 1
+
+
+def recent_history(
+    messages: list[HistoryMessage], max_turns: int = MAX_HISTORY_TURNS
+) -> list[HistoryMessage]:
+    """Copies of the last `max_turns` exchanges (user/assistant messages only)."""
+    if max_turns <= 0:
+        return []
+    kept = [message for message in messages if message.role in ("user", "assistant")]
+    return [message.model_copy() for message in kept[-2 * max_turns :]]

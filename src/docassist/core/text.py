@@ -1,0 +1,61 @@
+"""Word handling shared by search and extractive answers: terms, stems, sentences."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final
+
+STEM_CHARS: Final = 5
+"""Polish inflects word endings; comparing the first five letters catches most forms."""
+
+_TERM: Final = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)
+_SENTENCE_END: Final = re.compile(
+    r"(?<=[.!?])\s+(?=[A-ZĄĆĘŁŃÓŚŹŻ`\"„(\d-])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
+)
+STOPWORDS: Final = frozenset(
+    """a an the and or but if then so of in on at to for with from by about into is are was were
+    be been being do does did how what when where which who why can could should would will may i
+    you we it its this that these those my our your me us there here not no yes please after
+    before up out as than too very just also any all some each
+    a i o u w we z ze na do od po za przy dla pod nad przed jak jaki jaka jakie co czy gdy kiedy
+    gdzie kto który która które jest są być był była było się sie nie tak to ten ta te tej tego
+    jej jego ich mnie mi mój moja moje oraz lub albo ale że ze aby żeby czego czym tym""".split()
+)
+
+
+def fold(text: str) -> str:
+    """Lower case without diacritics (`ł` → `l`), so `zrobic` matches `zrobić`."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold().replace("ł", "l"))
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+def terms(text: str) -> list[str]:
+    """Content words of `text`, folded, stopwords removed, in order."""
+    return [word for word in _TERM.findall(fold(text)) if word not in STOPWORDS and len(word) > 1]
+
+
+def stem(term: str) -> str:
+    return term if "-" in term else term[:STEM_CHARS]
+
+
+def stems(text: str) -> set[str]:
+    return {stem(term) for term in terms(text)}
+
+
+_ABBREVIATION: Final = re.compile(r"\b(?:np|e\.g|i\.e|itp|itd|tzn|tj|m\.in|ok|etc|vs|nr|ul)\.$",
+                                  re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences and list items; "np." or "e.g." does not end a sentence."""
+    result: list[str] = []
+    for raw in _SENTENCE_END.split(text):
+        part = " ".join(raw.split()).strip(" -•*")
+        if not part:
+            continue
+        if result and _ABBREVIATION.search(result[-1]):
+            result[-1] = f"{result[-1]} {part}"
+        else:
+            result.append(part)
+    return result

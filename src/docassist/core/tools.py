@@ -1,0 +1,332 @@
+"""The tool catalog and the guarded executor.
+
+Each tool is defined once: its name, its description for the model, its pydantic argument
+model (whose JSON Schema goes into the prompt and which validates the model's arguments),
+an optional state check and its function. The executor looks tools up by name in a registry
+(never `eval`), allows one attempt per turn, validates, checks state, runs the function,
+and normalizes what it returns. Every outcome is a value, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
+
+from docassist.core.answering import answer_question
+from docassist.core.documents import DOCUMENT_ID_PATTERN
+from docassist.core.errors import ToolStateError, ToolValidationError
+from docassist.core.limits import (
+    DEFAULT_SIMILARITY_THRESHOLD,
+    DEFAULT_TOP_K,
+    MAX_DOCUMENT_ID_CHARS,
+    MAX_QUESTION_CHARS,
+    MAX_RESULT_CHARS,
+    MAX_TOP_K,
+)
+from docassist.core.messages import InvalidMessage, validate_message
+from docassist.core.ports import Answerer, Catalog, Retriever
+from docassist.core.state import ConversationState
+
+logger = logging.getLogger(__name__)
+
+ToolStatus = Literal[
+    "unknown_tool",
+    "invalid_arguments",
+    "clarification_needed",
+    "tool_completed",
+    "tool_error",
+    "tool_rejected",
+]
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use: trusted application state, never anything the model supplies."""
+
+    state: ConversationState
+    catalog: Catalog
+    retriever: Retriever
+    answerer: Answerer
+    current_message: str
+    language: Literal["pl", "en"]
+
+
+def _checked_question(value: str) -> str:
+    try:
+        return validate_message(value, MAX_QUESTION_CHARS)
+    except InvalidMessage as error:
+        raise ValueError(error.problem) from error
+
+
+class AnswerArguments(BaseModel):
+    """Arguments of `answer_from_documents`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+    question: Annotated[
+        str,
+        StringConstraints(max_length=MAX_QUESTION_CHARS),
+        AfterValidator(_checked_question),
+    ] = Field(description="The standalone question to search the documents for.")
+    top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K)] = Field(
+        default=DEFAULT_TOP_K, description="How many chunks to retrieve."
+    )
+    similarity_threshold: Annotated[float, Field(ge=-1, le=1)] | None = Field(
+        default=DEFAULT_SIMILARITY_THRESHOLD,
+        description="Minimum score a chunk needs; null for none.",
+    )
+
+
+class NoArguments(BaseModel):
+    """`show_last_sources` takes nothing."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class MetadataArguments(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    document_id: Annotated[
+        str,
+        StringConstraints(max_length=MAX_DOCUMENT_ID_CHARS, pattern=DOCUMENT_ID_PATTERN.pattern),
+    ] = Field(description="A catalog id written in the current message, e.g. DOC-INSTR.")
+
+
+A = TypeVar("A", bound=BaseModel)
+ToolFunction = Callable[[Any, ToolContext], Any]
+
+
+@dataclass(frozen=True)
+class ToolDefinition(Generic[A]):
+    name: str
+    description: str
+    arguments_model: type[A]
+    function: ToolFunction
+    check: Callable[[A, ToolContext], None] | None = None
+
+    def spec(self) -> dict[str, Any]:
+        """Name, description and argument JSON Schema, as the selector sees them."""
+        schema = self.arguments_model.model_json_schema()
+        schema.pop("title", None)
+        schema.pop("description", None)
+        return {"name": self.name, "description": self.description, "parameters": schema}
+
+    def validate(self, arguments: object, context: ToolContext) -> A:
+        if not isinstance(arguments, dict):
+            raise ToolValidationError("arguments_not_object")
+        try:
+            parsed = self.arguments_model.model_validate(arguments)
+        except ValidationError as error:
+            raise ToolValidationError(_error_code(error), str(error.errors()[0]["msg"])) from None
+        if self.check is not None:
+            self.check(parsed, context)
+        return parsed
+
+
+def _error_code(error: ValidationError) -> str:
+    first = error.errors()[0]
+    if first["type"] == "extra_forbidden":
+        return "unexpected_argument"
+    if first["type"] == "missing":
+        return "missing_argument"
+    field = str(first["loc"][0]) if first["loc"] else "arguments"
+    return {"top_k": "invalid_top_k", "similarity_threshold": "invalid_threshold"}.get(
+        field, f"invalid_{field}"
+    )
+
+
+# --- the three tools --------------------------------------------------------------------
+
+
+def run_answer_from_documents(arguments: AnswerArguments, context: ToolContext) -> dict[str, Any]:
+    result = answer_question(
+        arguments.question,
+        retriever=context.retriever,
+        answerer=context.answerer,
+        top_k=arguments.top_k,
+        threshold=arguments.similarity_threshold,
+        language=context.language,
+        catalog=context.catalog,
+    )
+    return result.model_dump()
+
+
+def check_has_last_sources(_: NoArguments, context: ToolContext) -> None:
+    if context.state.last_result is None:
+        raise ToolStateError("no_last_sources")
+    if not context.state.last_sources:
+        raise ToolStateError("last_answer_had_no_sources")
+
+
+def run_show_last_sources(_: NoArguments, context: ToolContext) -> dict[str, Any]:
+    state = context.state
+    return {
+        "source_turn_id": state.last_source_turn_id,
+        "source_result_id": state.last_source_result_id,
+        "sources": [source.model_dump() for source in state.last_sources],
+    }
+
+
+def check_known_document(arguments: MetadataArguments, context: ToolContext) -> None:
+    if context.catalog.document(arguments.document_id) is None:
+        raise ToolValidationError("unknown_document_id", arguments.document_id)
+    if arguments.document_id.casefold() not in context.current_message.casefold():
+        # The id must come from what the user wrote now, never from history or a guess.
+        raise ToolValidationError("document_id_not_in_message", arguments.document_id)
+
+
+def run_get_document_metadata(
+    arguments: MetadataArguments, context: ToolContext
+) -> dict[str, Any]:
+    document = context.catalog.document(arguments.document_id)
+    if document is None:  # removed between the check and the call
+        raise ToolValidationError("unknown_document_id", arguments.document_id)
+    return document.model_dump(exclude={"extra", "services"})
+
+
+ANSWER_FROM_DOCUMENTS: ToolDefinition[AnswerArguments] = ToolDefinition(
+    name="answer_from_documents",
+    description="Search the indexed documents for the standalone question and answer from the "
+    "retrieved chunks with citations. Use for every procedure question.",
+    arguments_model=AnswerArguments,
+    function=run_answer_from_documents,
+)
+SHOW_LAST_SOURCES: ToolDefinition[NoArguments] = ToolDefinition(
+    name="show_last_sources",
+    description="Show the sources of this conversation's previous answer (no new search). "
+    "Only when state_summary.has_last_sources is true.",
+    arguments_model=NoArguments,
+    function=run_show_last_sources,
+    check=check_has_last_sources,
+)
+GET_DOCUMENT_METADATA: ToolDefinition[MetadataArguments] = ToolDefinition(
+    name="get_document_metadata",
+    description="Show the catalog entry (title, version, owner, updated…) of a document whose "
+    "id is written in the current message.",
+    arguments_model=MetadataArguments,
+    function=run_get_document_metadata,
+    check=check_known_document,
+)
+
+
+class ToolRegistry:
+    """Tools by name. Tests may swap a function (and must restore it)."""
+
+    def __init__(self, tools: list[ToolDefinition[Any]]) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+
+    def get(self, name: str) -> ToolDefinition[Any] | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [tool.spec() for tool in self._tools.values()]
+
+    def replace_function(self, name: str, function: ToolFunction) -> ToolFunction:
+        """Put `function` in place of the tool's function; returns the previous one."""
+        tool = self._tools[name]
+        self._tools[name] = ToolDefinition(
+            tool.name, tool.description, tool.arguments_model, function, tool.check
+        )
+        return tool.function
+
+
+def default_registry() -> ToolRegistry:
+    return ToolRegistry([ANSWER_FROM_DOCUMENTS, SHOW_LAST_SOURCES, GET_DOCUMENT_METADATA])
+
+
+class ToolOutcome(BaseModel):
+    """One attempt to run a tool, whatever happened."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempt_id: str
+    name: str | None
+    status: ToolStatus
+    data: dict[str, Any] | None = None
+    error_code: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    duration_ms: float
+
+
+def normalize_output(output: object) -> dict[str, Any]:
+    """A JSON-serialisable dict without NaN, at most MAX_RESULT_CHARS when serialised."""
+    if not isinstance(output, dict):
+        raise ToolValidationError("invalid_output")
+    try:
+        text = json.dumps(output, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ToolValidationError("invalid_output") from error
+    if len(text) > MAX_RESULT_CHARS:
+        raise ToolValidationError("result_too_large")
+    copied: dict[str, Any] = json.loads(text)
+    return copied
+
+
+class ToolExecutor:
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+
+    def execute(self, call: object, context: ToolContext) -> ToolOutcome:
+        """Run one proposed call `{"action": name, "arguments": {...}}` under every guard."""
+        started = time.perf_counter()
+        name: str | None = None
+        arguments: dict[str, Any] = {}
+
+        def finish(
+            status: ToolStatus, data: dict[str, Any] | None = None, code: str | None = None
+        ) -> ToolOutcome:
+            return ToolOutcome(
+                attempt_id=uuid.uuid4().hex,
+                name=name,
+                status=status,
+                data=data,
+                error_code=code,
+                arguments=arguments,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            )
+
+        if context.state.tool_attempted_this_turn:
+            return finish("tool_rejected", code="attempt_limit")
+        # Set before any check: a rejected attempt also uses the turn's one attempt.
+        context.state.tool_attempted_this_turn = True
+        if not isinstance(call, dict) or set(call) != {"action", "arguments"}:
+            return finish("invalid_arguments", code="invalid_envelope")
+        raw_name, raw_arguments = call["action"], call["arguments"]
+        if isinstance(raw_arguments, dict):
+            arguments = dict(raw_arguments)
+        name = raw_name if isinstance(raw_name, str) else None
+        tool = self.registry.get(raw_name) if isinstance(raw_name, str) else None
+        if tool is None:
+            return finish("unknown_tool", code="unknown_tool")
+        try:
+            parsed = tool.validate(raw_arguments, context)
+        except ToolStateError as error:
+            return finish("clarification_needed", code=error.code)
+        except ToolValidationError as error:
+            return finish("invalid_arguments", code=error.code)
+        arguments = parsed.model_dump()
+        try:
+            output = normalize_output(tool.function(parsed, context))
+        except ToolValidationError as error:
+            return finish("tool_error", code=error.code)
+        except Exception:
+            logger.exception("tool %s failed", name)
+            return finish("tool_error", code="tool_execution_failed")
+        return finish("tool_completed", data=output)

@@ -1,0 +1,409 @@
+"""One turn, start to finish: the pipeline every adapter calls.
+
+`TurnEngine.handle` drops duplicate events, serializes turns per conversation, runs explicit
+commands or plans and executes the turn, composes the reply, and ends every path in
+`_finalize`, which updates state and writes the traces in one transaction.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from docassist.core import i18n
+from docassist.core.errors import ConcurrentUpdateError, ModelError
+from docassist.core.followup import Resolution
+from docassist.core.limits import MAX_MESSAGE_CHARS
+from docassist.core.messages import ChatMessage, Command, ConversationKey, InvalidMessage
+from docassist.core.messages import validate_message as check_message
+from docassist.core.planning import Plan, plan_turn
+from docassist.core.ports import Answerer, Catalog, ConversationStore, Retriever, SelectorModel
+from docassist.core.replies import compose_reply
+from docassist.core.results import (
+    Clarification,
+    ConversationView,
+    DecisionView,
+    ToolView,
+    TurnResult,
+)
+from docassist.core.selection import Decision, Selection, catalog_version
+from docassist.core.state import (
+    ConversationState,
+    PendingClarification,
+    RagResult,
+    TurnSummary,
+)
+from docassist.core.tools import ToolContext, ToolExecutor, ToolOutcome, ToolRegistry
+from docassist.core.trace import ToolCallRecord, TurnRecord, sha256_text
+
+MAX_COMMIT_RETRIES = 3
+"""Times a turn is re-run when another writer changed the conversation under it."""
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    default_language: i18n.Language = "pl"
+    human_channel: str = "#docassist-help"
+    save_raw: bool = False
+
+
+@dataclass
+class _Turn:
+    """What one turn accumulates on its way to `_finalize`."""
+
+    message: ChatMessage
+    state: ConversationState
+    version: int
+    turn_id: int
+    result_id: str
+    language: i18n.Language
+    started: float
+    text: str | None = None
+    plan: Plan | None = None
+    outcomes: list[ToolOutcome] = field(default_factory=list)
+    rag: RagResult | None = None
+
+
+class TurnEngine:
+    def __init__(
+        self,
+        *,
+        store: ConversationStore,
+        catalog: Catalog,
+        retriever: Retriever,
+        selector: SelectorModel,
+        answerer: Answerer,
+        registry: ToolRegistry,
+        options: EngineOptions | None = None,
+    ) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.retriever = retriever
+        self.selector = selector
+        self.answerer = answerer
+        self.registry = registry
+        self.executor = ToolExecutor(registry)
+        self.options = options or EngineOptions()
+        self._locks: dict[ConversationKey, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    @property
+    def catalog_version(self) -> str:
+        return catalog_version(self.registry.specs())
+
+    def handle(self, message: ChatMessage) -> TurnResult | None:
+        """Run one turn; None when the event id was already handled (a platform retry)."""
+        key = message.key
+        if message.event_id and not self.store.claim_event(key.platform, message.event_id, key):
+            return None
+        with self._lock_for(key):
+            for _ in range(MAX_COMMIT_RETRIES - 1):
+                try:
+                    return self._run(message)
+                except ConcurrentUpdateError:
+                    continue  # another process wrote this conversation: load it again
+            return self._run(message)
+
+    def _lock_for(self, key: ConversationKey) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    # --- the pipeline -----------------------------------------------------------------
+
+    def _run(self, message: ChatMessage) -> TurnResult:
+        stored = self.store.load(message.key)
+        state = stored.state.model_copy(deep=True)
+        language = self.options.default_language
+        if isinstance(message.text, str):
+            language = i18n.detect_language(message.text, language)
+        turn = _Turn(
+            message=message,
+            state=state,
+            version=stored.version,
+            turn_id=state.begin_turn(),
+            result_id=uuid.uuid4().hex[:16],
+            language=language,
+            started=time.perf_counter(),
+        )
+        if message.command is Command.CLEAR:
+            return self._finalize(turn, "cleared", i18n.text("cleared", language), clear=True)
+        try:
+            turn.text = check_message(message.text)
+        except InvalidMessage as problem:
+            answer = i18n.text(problem.problem, language, length=problem.length,
+                               limit=MAX_MESSAGE_CHARS)
+            return self._finalize(turn, problem.problem, answer, remember=False)
+        if message.command is Command.SHOW_SOURCES:
+            return self._run_command(turn, "show_last_sources", {})
+        if message.command is Command.METADATA:
+            document_id = (message.command_argument or "").strip().upper()
+            return self._run_command(turn, "get_document_metadata", {"document_id": document_id})
+        return self._run_planned(turn)
+
+    def _run_command(self, turn: _Turn, action: str, arguments: dict[str, Any]) -> TurnResult:
+        assert turn.text is not None
+        turn.plan = Plan(
+            message=turn.text,
+            decision=Decision(status="action_proposed", action=action, arguments=arguments,
+                              decided_by="command"),
+            resolution=_unchanged(turn.text),
+        )
+        return self._execute_and_reply(turn)
+
+    def _run_planned(self, turn: _Turn) -> TurnResult:
+        assert turn.text is not None
+        try:
+            turn.plan = plan_turn(
+                turn.text,
+                turn.state,
+                catalog=self.catalog,
+                selector=self.selector,
+                tool_specs=self.registry.specs(),
+                language=turn.language,
+            )
+        except ModelError:
+            turn.plan = Plan(
+                message=turn.text,
+                decision=Decision(status="clarification_needed", reason="model_unavailable",
+                                  decided_by="handoff"),
+                resolution=_unchanged(turn.text),
+            )
+            answer = i18n.text("handoff_model_down", turn.language,
+                               channel=self.options.human_channel)
+            return self._finalize(turn, "handoff", answer)
+        if turn.plan.decision.status == "action_proposed":
+            return self._execute_and_reply(turn)
+        return self._reply(turn)
+
+    def _execute_and_reply(self, turn: _Turn) -> TurnResult:
+        plan = turn.plan
+        assert plan is not None and turn.text is not None
+        context = ToolContext(
+            state=turn.state,
+            catalog=self.catalog,
+            retriever=self.retriever,
+            answerer=self.answerer,
+            current_message=plan.message,
+            language=turn.language,
+        )
+        call = {"action": plan.decision.action, "arguments": plan.decision.arguments}
+        outcome = self.executor.execute(call, context)
+        turn.outcomes.append(outcome)
+        if outcome.status == "tool_completed" and outcome.name == "answer_from_documents":
+            turn.rag = RagResult.model_validate(outcome.data)
+        return self._reply(turn)
+
+    def _reply(self, turn: _Turn) -> TurnResult:
+        assert turn.plan is not None
+        reply = compose_reply(
+            plan=turn.plan,
+            outcome=turn.outcomes[-1] if turn.outcomes else None,
+            rag=turn.rag,
+            state=turn.state,
+            catalog=self.catalog,
+            language=turn.language,
+            human_channel=self.options.human_channel,
+        )
+        return self._finalize(
+            turn,
+            reply.status,
+            reply.answer,
+            sources=reply.sources,
+            source_turn_id=reply.source_turn_id,
+            metadata=reply.metadata,
+            clarification=reply.clarification,
+        )
+
+    # --- the single exit ----------------------------------------------------------------
+
+    def _finalize(
+        self,
+        turn: _Turn,
+        status: Any,
+        answer: str,
+        *,
+        remember: bool = True,
+        clear: bool = False,
+        sources: list[Any] | None = None,
+        source_turn_id: int | None = None,
+        metadata: dict[str, Any] | None = None,
+        clarification: Clarification | None = None,
+    ) -> TurnResult:
+        state, plan = turn.state, turn.plan
+        duration_ms = round((time.perf_counter() - turn.started) * 1000, 3)
+        if turn.rag is not None:
+            # A new RAG replaces the previous one, also when it found nothing.
+            state.last_result = turn.rag
+            state.last_sources = list(turn.rag.sources)
+            state.last_source_turn_id = turn.turn_id
+            state.last_source_result_id = turn.result_id
+        warnings = list(turn.rag.warnings) if turn.rag else []
+        result = TurnResult(
+            result_id=turn.result_id,
+            conversation_id=turn.message.key.conversation_id,
+            generation=state.generation,
+            turn_id=turn.turn_id,
+            status=status,
+            answer=answer,
+            language=turn.language,
+            sources=sources if sources is not None else (turn.rag.sources if turn.rag else []),
+            source_turn_id=source_turn_id,
+            metadata=metadata,
+            clarification=clarification,
+            decision=_decision_view(plan),
+            tool=_tool_view(turn.outcomes),
+            conversation=_conversation_view(plan, turn.text),
+            warnings=warnings,
+            duration_ms=duration_ms,
+            catalog_version=self.catalog_version,
+            backend=self.selector.backend,
+            model=self.selector.model,
+        )
+        if clarification is not None and plan is not None:
+            state.pending_clarification = PendingClarification(
+                missing_field=clarification.missing_field,
+                original_message=plan.message,
+                language=turn.language,
+                attempts=clarification.attempts,
+                options=[subject.key for subject in plan.options],
+            )
+        elif remember:
+            state.pending_clarification = None
+        if remember and turn.text is not None:
+            state.remember_exchange(turn.text, answer)
+        state.log_turn(
+            TurnSummary(
+                turn_id=turn.turn_id,
+                result_id=turn.result_id,
+                status=status,
+                decision_status=result.decision.status,
+                tool_status=result.tool.status,
+                source_ids=[source.chunk_id for source in result.sources],
+            )
+        )
+        record = self._turn_record(turn, result)
+        tool_rows = [self._tool_record(turn, index, outcome)
+                     for index, outcome in enumerate(turn.outcomes, start=1)]
+        saved_state = state.cleared() if clear else state
+        self.store.commit_turn(turn.message.key, saved_state, turn.version, record, tool_rows)
+        return result
+
+    def _turn_record(self, turn: _Turn, result: TurnResult) -> TurnRecord:
+        plan = turn.plan
+        selection = plan.selection if plan else None
+        raw: dict[str, Any] | None = None
+        if self.options.save_raw:
+            raw = {
+                "question": turn.text,
+                "standalone_question": result.conversation.standalone_question,
+                "answer": result.answer,
+                "prompt": selection.prompt if selection else None,
+                "raw_response": selection.raw_response if selection else None,
+                "parse_error": selection.parse_error if selection else None,
+            }
+        standalone = result.conversation.standalone_question
+        return TurnRecord(
+            result_id=result.result_id,
+            conversation_id=result.conversation_id,
+            generation=result.generation,
+            turn_id=result.turn_id,
+            platform=turn.message.key.platform,
+            created_at=_now(),
+            status=result.status,
+            decision_status=result.decision.status,
+            decision_reason=result.decision.reason,
+            decided_by=result.decision.decided_by,
+            action=result.decision.action,
+            tool_name=result.tool.name,
+            tool_status=result.tool.status,
+            error_code=result.tool.error_code or _selection_error(selection),
+            language=result.language,
+            question_sha256=sha256_text(turn.text),
+            standalone_sha256=sha256_text(standalone),
+            answer_sha256=sha256_text(result.answer),
+            resolution_status=result.conversation.resolution_status,
+            history_used=result.conversation.history_used,
+            source_ids=[source.chunk_id for source in result.sources],
+            source_turn_id=result.source_turn_id,
+            warnings=result.warnings,
+            duration_ms=result.duration_ms,
+            backend=self.selector.backend if selection else "none",
+            model=self.selector.model if selection else "none",
+            catalog_version=result.catalog_version,
+            prompt_sha256=selection.prompt_sha256 if selection else None,
+            user_sha256=sha256_text(turn.message.user),
+            event_id=turn.message.event_id,
+            raw=raw,
+        )
+
+    def _tool_record(self, turn: _Turn, attempt: int, outcome: ToolOutcome) -> ToolCallRecord:
+        return ToolCallRecord(
+            result_id=turn.result_id,
+            conversation_id=turn.message.key.conversation_id,
+            generation=turn.state.generation,
+            turn_id=turn.turn_id,
+            attempt=attempt,
+            tool_name=outcome.name,
+            status=outcome.status,
+            error_code=outcome.error_code,
+            arguments=_private_arguments(outcome.arguments, self.options.save_raw),
+            duration_ms=outcome.duration_ms,
+            created_at=_now(),
+            catalog_version=self.catalog_version,
+        )
+
+
+def _unchanged(text: str) -> Resolution:
+    return Resolution(original_question=text, standalone_question=text)
+
+
+def _selection_error(selection: Selection | None) -> str | None:
+    return "parse_error" if selection is not None and selection.parse_error else None
+
+
+def _private_arguments(arguments: dict[str, Any], save_raw: bool) -> dict[str, Any]:
+    """Text arguments become hashes unless raw saving is on; ids and numbers stay."""
+    if save_raw:
+        return arguments
+    return {
+        name: {"sha256": sha256_text(value)} if isinstance(value, str) and name == "question"
+        else value
+        for name, value in arguments.items()
+    }
+
+
+def _decision_view(plan: Plan | None) -> DecisionView:
+    if plan is None:
+        return DecisionView()
+    decision = plan.decision
+    return DecisionView(status=decision.status, reason=decision.reason, action=decision.action,
+                        arguments=decision.arguments, decided_by=decision.decided_by)
+
+
+def _tool_view(outcomes: list[ToolOutcome]) -> ToolView:
+    if not outcomes:
+        return ToolView()
+    last = outcomes[-1]
+    return ToolView(name=last.name, status=last.status, error_code=last.error_code,
+                    duration_ms=last.duration_ms, attempts=len(outcomes))
+
+
+def _conversation_view(plan: Plan | None, text: str | None) -> ConversationView:
+    if plan is None:
+        return ConversationView(original_question=text)
+    resolution = plan.resolution
+    return ConversationView(
+        original_question=text,
+        standalone_question=resolution.standalone_question,
+        resolution_status=resolution.status,
+        history_used=resolution.history_used,
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+

@@ -1,0 +1,225 @@
+"""The SQLite store: catalog, conversations, traces and event dedupe in one file (WAL)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
+from docassist.core.errors import ConcurrentUpdateError, StorageError
+from docassist.core.messages import ConversationKey
+from docassist.core.ports import StoredConversation
+from docassist.core.state import ConversationState
+from docassist.core.text import fold
+from docassist.core.trace import ToolCallRecord, TurnRecord
+from docassist.storage.migrations import migrations
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Store:
+    """One database file; thread-safe through one lock around its connection."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            connection = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+            )
+            self.db = Database(connection)
+            if self.path != ":memory:":
+                self.db.enable_wal()
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            migrations.apply(self.db)
+        except sqlite3.Error as error:
+            raise StorageError(f"cannot open database {self.path}: {error}") from error
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT: takes the write lock first, so version checks hold."""
+        with self._lock:
+            connection = self.db.conn
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as error:
+                raise StorageError(f"database busy or read-only: {error}") from error
+            try:
+                yield connection
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            try:
+                connection.execute("COMMIT")
+            except sqlite3.Error as error:
+                connection.execute("ROLLBACK")
+                raise StorageError(f"cannot save: {error}") from error
+
+    # --- catalog ----------------------------------------------------------------------
+
+    def documents(self) -> list[DocumentInfo]:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM documents ORDER BY document_id"))
+        return [_document(row) for row in rows]
+
+    def document(self, document_id: str) -> DocumentInfo | None:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM documents WHERE document_id = ?",
+                                      [document_id]))
+        return _document(rows[0]) if rows else None
+
+    def chunk(self, chunk_id: str) -> Chunk | None:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM chunks WHERE chunk_id = ?", [chunk_id]))
+        return Chunk.model_validate(rows[0]) if rows else None
+
+    def replace_document(self, parsed: ParsedDocument, source_path: str) -> None:
+        """Store one document's catalog entry and chunks, replacing its previous version."""
+        info = parsed.info.model_copy(update={"source_path": source_path})
+        with self._transaction() as connection:
+            connection.execute(
+                "DELETE FROM chunks_fts WHERE chunk_id IN "
+                "(SELECT chunk_id FROM chunks WHERE document_id = ?)", [info.document_id])
+            connection.execute("DELETE FROM chunks WHERE document_id = ?", [info.document_id])
+            row = info.model_dump()
+            row.update(services=json.dumps(info.services), extra=json.dumps(info.extra),
+                       indexed_at=_now())
+            _upsert(connection, "documents", row)
+            for chunk in parsed.chunks:
+                _insert(connection, "chunks", chunk.model_dump())
+                body = chunk.text.split("\n", 1)[-1]
+                connection.execute(
+                    "INSERT INTO chunks_fts (chunk_id, title, section, body) VALUES (?, ?, ?, ?)",
+                    [chunk.chunk_id, fold(info.title), fold(chunk.section), fold(body)],
+                )
+
+    def source_paths(self) -> dict[str, str]:
+        with self._lock:
+            return {row["source_path"]: row["document_id"]
+                    for row in self.db.query("SELECT document_id, source_path FROM documents")}
+
+    def search_fts(self, match: str, limit: int) -> list[tuple[Chunk, DocumentInfo, float]]:
+        """Chunks matching an FTS5 expression, best BM25 first, with their raw bm25 value."""
+        sql = (
+            "SELECT c.*, bm25(chunks_fts, 0.0, 2.0, 3.0, 1.0) AS rank_value "
+            "FROM chunks_fts JOIN chunks c ON c.chunk_id = chunks_fts.chunk_id "
+            "WHERE chunks_fts MATCH ? ORDER BY rank_value LIMIT ?"
+        )
+        with self._lock:
+            try:
+                rows = list(self.db.query(sql, [match, limit]))
+            except sqlite3.OperationalError as error:
+                raise StorageError(f"search failed: {error}") from error
+        documents = {d.document_id: d for d in self.documents()}
+        results = []
+        for row in rows:
+            rank_value = float(row.pop("rank_value"))
+            chunk = Chunk.model_validate(row)
+            results.append((chunk, documents[chunk.document_id], rank_value))
+        return results
+
+    # --- conversations and traces -------------------------------------------------------
+
+    def load(self, key: ConversationKey) -> StoredConversation:
+        with self._lock:
+            rows = list(self.db.query(
+                "SELECT state, version FROM conversations WHERE conversation_id = ?",
+                [key.conversation_id]))
+        if not rows:
+            return StoredConversation(ConversationState(), 0)
+        state = ConversationState.model_validate_json(rows[0]["state"])
+        return StoredConversation(state, int(rows[0]["version"]))
+
+    def commit_turn(
+        self,
+        key: ConversationKey,
+        state: ConversationState,
+        expected_version: int,
+        turn: TurnRecord,
+        tool_calls: list[ToolCallRecord],
+    ) -> int:
+        with self._transaction() as connection:
+            row = connection.execute(
+                "SELECT version FROM conversations WHERE conversation_id = ?",
+                [key.conversation_id]).fetchone()
+            current = int(row[0]) if row else 0
+            if current != expected_version:
+                raise ConcurrentUpdateError(
+                    f"conversation {key.conversation_id} is at version {current}, "
+                    f"expected {expected_version}")
+            new_version = current + 1
+            _upsert(connection, "conversations", {
+                "conversation_id": key.conversation_id,
+                **key.model_dump(),
+                "state": state.model_dump_json(),
+                "version": new_version,
+                "generation": state.generation,
+                "updated_at": _now(),
+            })
+            _insert(connection, "turns", _json_columns(turn.model_dump()))
+            for call in tool_calls:
+                _insert(connection, "tool_calls", _json_columns(call.model_dump()))
+        return new_version
+
+    def claim_event(self, platform: str, event_id: str, key: ConversationKey) -> bool:
+        with self._transaction() as connection:
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO processed_events (platform, event_id, conversation_id, "
+                "created_at) VALUES (?, ?, ?, ?)",
+                [platform, event_id, key.conversation_id, _now()])
+            return cursor.rowcount == 1
+
+    def turns(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
+        """Assistant-trace rows, oldest first (optionally of one conversation)."""
+        where, params = ("WHERE conversation_id = ?", [conversation_id]) if conversation_id \
+            else ("", [])
+        with self._lock:
+            return list(self.db.query(
+                f"SELECT * FROM turns {where} ORDER BY created_at, rowid", params))
+
+    def tool_calls(self, result_id: str | None = None) -> list[dict[str, Any]]:
+        where, params = ("WHERE result_id = ?", [result_id]) if result_id else ("", [])
+        with self._lock:
+            return list(self.db.query(f"SELECT * FROM tool_calls {where} ORDER BY id", params))
+
+
+def _document(row: dict[str, Any]) -> DocumentInfo:
+    values = dict(row)
+    values.pop("indexed_at", None)
+    values["services"] = json.loads(values.get("services") or "[]")
+    values["extra"] = json.loads(values.get("extra") or "{}")
+    return DocumentInfo.model_validate(values)
+
+
+def _json_columns(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v
+            for k, v in row.items()}
+
+
+def _insert(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
+    columns = ", ".join(f'"{name}"' for name in row)
+    marks = ", ".join("?" for _ in row)
+    connection.execute(f'INSERT INTO "{table}" ({columns}) VALUES ({marks})', list(row.values()))
+
+
+def _upsert(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
+    columns = ", ".join(f'"{name}"' for name in row)
+    marks = ", ".join("?" for _ in row)
+    connection.execute(
+        f'INSERT OR REPLACE INTO "{table}" ({columns}) VALUES ({marks})', list(row.values()))

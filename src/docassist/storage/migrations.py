@@ -1,0 +1,125 @@
+"""Schema migrations, append-only: a shipped migration is never edited."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+migrations = Migrations("docassist")
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    db.table("documents").create(
+        {
+            "document_id": str,
+            "title": str,
+            "version": str,
+            "owner": str,
+            "language": str,
+            "updated": str,
+            "url": str,
+            "source_path": str,
+            "content_sha256": str,
+            "chunk_count": int,
+            "services": str,
+            "extra": str,
+            "indexed_at": str,
+        },
+        pk="document_id",
+    )
+    db.table("chunks").create(
+        {
+            "chunk_id": str,
+            "document_id": str,
+            "ordinal": int,
+            "section": str,
+            "header": str,
+            "text": str,
+        },
+        pk="chunk_id",
+        foreign_keys=[("document_id", "documents", "document_id")],
+    )
+    db.table("chunks").create_index(["document_id"])
+    # Folded text (lower case, no diacritics) so queries fold the same way.
+    db.execute(
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5("
+        "chunk_id UNINDEXED, title, section, body, tokenize = 'unicode61')"
+    )
+    db.table("conversations").create(
+        {
+            "conversation_id": str,
+            "platform": str,
+            "workspace": str,
+            "channel": str,
+            "thread": str,
+            "state": str,
+            "version": int,
+            "generation": int,
+            "updated_at": str,
+        },
+        pk="conversation_id",
+    )
+    db.table("conversations").create_index(
+        ["platform", "workspace", "channel", "thread"], unique=True
+    )
+    db.table("turns").create(
+        {
+            "result_id": str,
+            "conversation_id": str,
+            "generation": int,
+            "turn_id": int,
+            "platform": str,
+            "created_at": str,
+            "status": str,
+            "decision_status": str,
+            "decision_reason": str,
+            "decided_by": str,
+            "action": str,
+            "tool_name": str,
+            "tool_status": str,
+            "error_code": str,
+            "language": str,
+            "question_sha256": str,
+            "standalone_sha256": str,
+            "answer_sha256": str,
+            "resolution_status": str,
+            "history_used": int,
+            "source_ids": str,
+            "source_turn_id": int,
+            "warnings": str,
+            "duration_ms": float,
+            "backend": str,
+            "model": str,
+            "catalog_version": str,
+            "prompt_sha256": str,
+            "user_sha256": str,
+            "event_id": str,
+            "raw": str,
+        },
+        pk="result_id",
+    )
+    db.table("turns").create_index(["conversation_id", "generation", "turn_id"], unique=True)
+    db.table("turns").create_index(["created_at"])
+    db.table("tool_calls").create(
+        {
+            "id": int,
+            "result_id": str,
+            "conversation_id": str,
+            "generation": int,
+            "turn_id": int,
+            "attempt": int,
+            "tool_name": str,
+            "status": str,
+            "error_code": str,
+            "arguments": str,
+            "duration_ms": float,
+            "created_at": str,
+            "catalog_version": str,
+        },
+        pk="id",
+    )
+    db.table("tool_calls").create_index(["result_id"])
+    db.table("processed_events").create(
+        {"platform": str, "event_id": str, "conversation_id": str, "created_at": str},
+        pk=("platform", "event_id"),
+    )
