@@ -156,7 +156,9 @@ _WORD: Final = re.compile(r"[^\W\d_]+", re.UNICODE)
 _POLISH_WORDS: Final = frozenset(
     "jak czy co jest się nie w z na do po dla jej jego ją go mój moja proszę pokaż źródła "
     "gdzie kiedy dlaczego kto który która jaki jaka mogę możesz usługi usługa teraz stan "
-    "zrobić sprawdzić zmianie konfiguracji dokumentu metadane wyczyść też oraz albo lub".split()
+    "zrobić sprawdzić zmianie konfiguracji dokumentu metadane wyczyść też oraz albo lub "
+    "narysuj wykres zrób zrob pokaz podaj wiem mi mnie tak dobrze dzieki dzięki cześć czesc "
+    "jakie gdzie logi logów dostęp dostep baza bazy danych kopia kopii zapasowej usługę".split()
 )
 _ENGLISH_WORDS: Final = frozenset(
     "the how what is do does i to of a an it its my me you can could should please show "

@@ -156,8 +156,8 @@ def plan_turn(
     )
     selection = propose_action(request, selector)
     decision = normalize(selection)
-    if pending is not None and resolution.status == "resolved" and effective != message:
-        decision.decided_by = "pending"
+    if message not in (effective, resolution.original_question):
+        decision.decided_by = "pending"  # the original request, completed by this reply
     plan = Plan(message=effective, decision=decision, resolution=resolution,
                 selection=selection,
                 unknown_document_ids=summary.unknown_document_ids_in_message)

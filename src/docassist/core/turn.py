@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from docassist.core import i18n
+from docassist.core.documents import is_document_id
 from docassist.core.errors import ConcurrentUpdateError, ModelError
 from docassist.core.followup import Resolution
 from docassist.core.limits import MAX_MESSAGE_CHARS
@@ -108,6 +109,14 @@ class TurnEngine:
                     continue  # another process wrote this conversation: load it again
             return self._run(message)
 
+    def _thread_language(self, state: ConversationState) -> i18n.Language:
+        """The language of the thread's last user message, for messages that don't tell."""
+        default = self.options.default_language
+        for item in reversed(state.history):
+            if item.role == "user":
+                return i18n.detect_language(item.content, default)
+        return default
+
     def _lock_for(self, key: ConversationKey) -> threading.Lock:
         with self._locks_guard:
             return self._locks.setdefault(key, threading.Lock())
@@ -117,7 +126,7 @@ class TurnEngine:
     def _run(self, message: ChatMessage) -> TurnResult:
         stored = self.store.load(message.key)
         state = stored.state.model_copy(deep=True)
-        language = self.options.default_language
+        language = self._thread_language(state)
         if isinstance(message.text, str):
             language = i18n.detect_language(message.text, language)
         turn = _Turn(
@@ -140,7 +149,8 @@ class TurnEngine:
         if message.command is Command.SHOW_SOURCES:
             return self._run_command(turn, "show_last_sources", {})
         if message.command is Command.METADATA:
-            document_id = (message.command_argument or "").strip().upper()
+            argument = (message.command_argument or "").strip()
+            document_id = argument.upper() if is_document_id(argument.upper()) else argument
             return self._run_command(turn, "get_document_metadata", {"document_id": document_id})
         return self._run_planned(turn)
 
@@ -286,8 +296,13 @@ class TurnEngine:
             )
         )
         record = self._turn_record(turn, result)
-        tool_rows = [self._tool_record(turn, index, outcome)
-                     for index, outcome in enumerate(turn.outcomes, start=1)]
+        tool_rows = [
+            tool_call_record(outcome, attempt=index, result_id=turn.result_id,
+                             key=turn.message.key, generation=turn.state.generation,
+                             turn_id=turn.turn_id, catalog_version=self.catalog_version,
+                             save_raw=self.options.save_raw)
+            for index, outcome in enumerate(turn.outcomes, start=1)
+        ]
         saved_state = state.cleared() if clear else state
         self.store.commit_turn(turn.message.key, saved_state, turn.version, record, tool_rows)
         return result
@@ -340,21 +355,33 @@ class TurnEngine:
             raw=raw,
         )
 
-    def _tool_record(self, turn: _Turn, attempt: int, outcome: ToolOutcome) -> ToolCallRecord:
-        return ToolCallRecord(
-            result_id=turn.result_id,
-            conversation_id=turn.message.key.conversation_id,
-            generation=turn.state.generation,
-            turn_id=turn.turn_id,
-            attempt=attempt,
-            tool_name=outcome.name,
-            status=outcome.status,
-            error_code=outcome.error_code,
-            arguments=_private_arguments(outcome.arguments, self.options.save_raw),
-            duration_ms=outcome.duration_ms,
-            created_at=_now(),
-            catalog_version=self.catalog_version,
-        )
+
+def tool_call_record(
+    outcome: ToolOutcome,
+    *,
+    attempt: int,
+    result_id: str,
+    key: ConversationKey,
+    generation: int,
+    turn_id: int,
+    catalog_version: str,
+    save_raw: bool,
+) -> ToolCallRecord:
+    """The tool-trace row of one attempt; every attempt gets one, early returns included."""
+    return ToolCallRecord(
+        result_id=result_id,
+        conversation_id=key.conversation_id,
+        generation=generation,
+        turn_id=turn_id,
+        attempt=attempt,
+        tool_name=outcome.name,
+        status=outcome.status,
+        error_code=outcome.error_code,
+        arguments=_private_arguments(outcome.arguments, save_raw),
+        duration_ms=outcome.duration_ms,
+        created_at=_now(),
+        catalog_version=catalog_version,
+    )
 
 
 def _unchanged(text: str) -> Resolution:

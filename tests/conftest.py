@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from docassist.core.answering import ExtractiveAnswerer
+from docassist.core.ports import SelectorModel
+from docassist.core.rules import RulesSelector
+from docassist.core.tools import ToolRegistry, default_registry
+from docassist.core.turn import EngineOptions, TurnEngine
+from docassist.storage import Bm25Retriever, Store, index_paths
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO_DOCS = REPO / "samples" / "docs"
+
+_TEMPLATE: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo corpus indexed once per session into a template database file."""
+    path = tmp_path_factory.mktemp("template") / "demo.db"
+    store = Store(path)
+    report = index_paths(store, [DEMO_DOCS])
+    assert len(report.indexed) >= 5, report.notes
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    return path
+
+
+@pytest.fixture
+def db_path(tmp_path: Path, demo_template: Path) -> Path:
+    """A fresh copy of the indexed demo database for one test."""
+    path = tmp_path / "docassist.db"
+    shutil.copy(demo_template, path)
+    return path
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    store = Store(db_path)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return default_registry()
+
+
+EngineFactory = Callable[..., TurnEngine]
+
+
+@pytest.fixture
+def make_engine(store: Store, registry: ToolRegistry) -> EngineFactory:
+    def build(selector: SelectorModel | None = None, **options: object) -> TurnEngine:
+        return TurnEngine(
+            store=store,
+            catalog=store,
+            retriever=Bm25Retriever(store),
+            selector=selector or RulesSelector(),
+            answerer=ExtractiveAnswerer(),
+            registry=registry,
+            options=EngineOptions(**options),  # type: ignore[arg-type]
+        )
+
+    return build
+
+
+@pytest.fixture
+def engine(make_engine: EngineFactory) -> TurnEngine:
+    return make_engine()

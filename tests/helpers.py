@@ -1,0 +1,74 @@
+"""Test helpers: a scripted selector stands in for a model (an external system)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from docassist.core.errors import ModelError
+from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.selection import SelectionRequest
+from docassist.core.tools import ToolContext, ToolRegistry
+
+
+class ScriptedSelector:
+    """Answers selection requests with prepared raw texts, in order; records the requests."""
+
+    backend = "scripted"
+    model = "scripted-v1"
+
+    def __init__(self, *responses: str | Exception) -> None:
+        self.responses = list(responses)
+        self.requests: list[SelectionRequest] = []
+
+    def propose(self, request: SelectionRequest) -> str:
+        self.requests.append(request)
+        response = self.responses.pop(0)
+        if isinstance(response, Exception):
+            raise response
+        return response
+
+
+def proposal(decision: str = "tool_call", action: str | None = None,
+             arguments: dict[str, Any] | None = None, message: str | None = None) -> str:
+    return json.dumps({"decision": decision, "action": action, "arguments": arguments or {},
+                       "message": message})
+
+
+MODEL_DOWN = ModelError("connection refused")
+
+
+class Recorder:
+    """A tool function that records its calls: proof that the executor did (not) call it."""
+
+    def __init__(self, result: Any = None) -> None:
+        self.calls: list[Any] = []
+        self.result = {"ok": True} if result is None else result
+
+    def __call__(self, arguments: Any, context: ToolContext) -> Any:
+        self.calls.append(arguments)
+        return self.result
+
+
+@contextmanager
+def recording(registry: ToolRegistry, *names: str) -> Iterator[dict[str, Recorder]]:
+    """Put recorders in place of the named tools; restore the originals in `finally`."""
+    recorders = {name: Recorder() for name in names}
+    originals = {name: registry.replace_function(name, recorders[name]) for name in names}
+    try:
+        yield recorders
+    finally:
+        for name, original in originals.items():
+            registry.replace_function(name, original)
+
+
+def key(thread: str = "t1", platform: str = "test") -> ConversationKey:
+    return ConversationKey(platform=platform, workspace="w", channel="c", thread=thread)
+
+
+def message(text: object, thread: str = "t1", *, command: Command | None = None,
+            argument: str | None = None, event_id: str | None = None) -> ChatMessage:
+    return ChatMessage(key=key(thread), user="U1", text=text, command=command,
+                       command_argument=argument, event_id=event_id)
