@@ -190,6 +190,8 @@ def substitute(message: str, subject: Subject, language: Language) -> str:
         (r"\b(?:jej|jego)\s+(\w+)", rf"\1 {subject.genitive}"),
         (r"\b(?:jej|jego|niej|niego|tej\s+usługi|tej\s+bazy|tego\s+certyfikatu)\b",
          subject.genitive),
+        # "Jak ją zrestartować?" -> "Jak zrestartować usługę X?": the object follows the verb.
+        (r"\b(?:ją|go)\s+(\w+)", rf"\1 {subject.accusative}"),
         (r"\b(?:ją|go|nią|tę\s+usługę)\b", subject.accusative),
         (r"\b(?:nim|tej\s+usłudze)\b", subject.instrumental),
         (r"\bta\s+usługa\b", subject.nominative),

@@ -7,6 +7,7 @@ commands or plans and executes the turn, composes the reply, and ends every path
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 import uuid
@@ -41,13 +42,14 @@ from docassist.core.state import (
 from docassist.core.tools import ToolContext, ToolExecutor, ToolOutcome, ToolRegistry
 from docassist.core.trace import ToolCallRecord, TurnRecord, sha256_text
 
-MAX_COMMIT_RETRIES = 3
-"""Times a turn is re-run when another writer changed the conversation under it."""
+MAX_COMMIT_RETRIES = 8
+"""Times a turn is re-run when another writer (process) changed the conversation under it."""
+RETRY_BACKOFF_SECONDS = 0.02
 
 
 @dataclass(frozen=True)
 class EngineOptions:
-    default_language: i18n.Language = "pl"
+    default_language: i18n.Language = "en"
     human_channel: str = "#docassist-help"
     save_raw: bool = False
 
@@ -102,11 +104,12 @@ class TurnEngine:
         if message.event_id and not self.store.claim_event(key.platform, message.event_id, key):
             return None
         with self._lock_for(key):
-            for _ in range(MAX_COMMIT_RETRIES - 1):
+            for attempt in range(1, MAX_COMMIT_RETRIES):
                 try:
                     return self._run(message)
                 except ConcurrentUpdateError:
-                    continue  # another process wrote this conversation: load it again
+                    # Another process wrote this conversation: wait a little, load it again.
+                    time.sleep(random.uniform(0.5, 1.5) * RETRY_BACKOFF_SECONDS * attempt)
             return self._run(message)
 
     def _thread_language(self, state: ConversationState) -> i18n.Language:
