@@ -154,8 +154,11 @@ def _turn_record(result_id: str, turn_id: int, outcomes: list[ToolOutcome]) -> T
         result_id=result_id, conversation_id=key("matrix").conversation_id, generation=0,
         turn_id=turn_id, platform="test", created_at="2026-11-30T00:00:00", status="tool_error",
         decision_status="action_proposed", decision_reason=None, decided_by="selector",
-        action=outcomes[0].name, tool_name=outcomes[-1].name, tool_status=outcomes[-1].status,
-        error_code=outcomes[-1].error_code, language="en", question_sha256=None,
+        action=outcomes[0].name if outcomes else None,
+        tool_name=outcomes[-1].name if outcomes else None,
+        tool_status=outcomes[-1].status if outcomes else None,
+        error_code=outcomes[-1].error_code if outcomes else None, language="en",
+        question_sha256=None,
         standalone_sha256=None, answer_sha256=None, resolution_status=None, history_used=False,
         source_ids=[], source_turn_id=None, warnings=[], duration_ms=0.0, backend="test",
         model="test", catalog_version="v", prompt_sha256=None, user_sha256=None, event_id=None)

@@ -1,0 +1,3 @@
+from docassist.cli import main
+
+main()

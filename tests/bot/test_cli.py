@@ -1,0 +1,151 @@
+"""The `docassist` command as a real process: clean --json stdout, chat over stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+
+RUN_TIMEOUT = 60
+
+
+def run(
+    *args: str, db: Path, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "DOCASSIST_DB": str(db), "DOCASSIST_LANGUAGE": "en",
+                   "COLUMNS": "200", **env}
+    return subprocess.run([sys.executable, "-m", "docassist", *args], input=stdin,
+                          capture_output=True, text=True, env=environment, cwd=REPO,
+                          timeout=RUN_TIMEOUT, check=False)
+
+
+def one_json(stdout: str) -> Any:
+    return json.loads(stdout)  # raises unless stdout is exactly one JSON document
+
+
+def test_ask_json_on_a_fresh_database_indexes_the_demo_corpus(tmp_path: Path) -> None:
+    done = run("ask", "Co zrobić po zmianie konfiguracji docassist-api?", "--json",
+               db=tmp_path / "fresh.db")
+    assert done.returncode == 0, done.stderr
+    result = one_json(done.stdout)
+    assert result["status"] == "answered"
+    assert result["decision"]["status"] == "action_proposed"
+    assert result["tool"]["status"] == "tool_completed"
+    source = result["sources"][0]
+    assert set(source) >= {"chunk_id", "document_id", "title", "version", "section", "score",
+                           "snippet"}
+    assert source["document_id"] == "DOC-INSTR"
+    assert f"[{source['chunk_id']}]" in result["answer"] or any(
+        f"[{s['chunk_id']}]" in result["answer"] for s in result["sources"])
+
+
+def test_ask_continues_a_named_thread(db_path: Path) -> None:
+    run("ask", "I changed the docassist-api config.", "--thread", "T9", "--json", db=db_path)
+    done = run("ask", "How do I check its status?", "--thread", "T9", "--json", db=db_path)
+    result = one_json(done.stdout)
+    assert result["conversation"]["standalone_question"] == (
+        "How do I check the status of the docassist-api service?")
+    alone = one_json(run("ask", "How do I check its status?", "--json", db=db_path).stdout)
+    assert alone["status"] == "clarification_needed"
+
+
+@pytest.mark.parametrize(("text", "status"), [("", "empty_message"), ("  ", "empty_message"),
+                                              ("x" * 2001, "message_too_long"),
+                                              ("bell\x07", "invalid_message")])
+def test_ask_invalid_messages_exit_zero_with_a_status(db_path: Path, text: str,
+                                                      status: str) -> None:
+    done = run("ask", text, "--json", db=db_path)
+    assert done.returncode == 0
+    result = one_json(done.stdout)
+    assert result["status"] == status and result["tool"]["status"] is None
+    assert result["answer"]
+
+
+def test_ask_plain_output_shows_the_answer_and_sources(db_path: Path) -> None:
+    done = run("ask", "How do I renew the TLS certificate?", db=db_path)
+    assert done.returncode == 0
+    assert "According to the documents:" in done.stdout
+    assert "Sources:" in done.stdout and "DOC-TLS-" in done.stdout
+    assert "https://intranet.example.com/docs/DOC-TLS" in done.stdout
+
+
+def test_docs_json_lists_the_catalog(db_path: Path) -> None:
+    documents = one_json(run("docs", "--json", db=db_path).stdout)
+    by_id = {d["document_id"]: d for d in documents}
+    assert {"DOC-INSTR", "DOC-TLS", "DOC-DB", "DOC-ACCESS", "DOC-INCIDENT"} <= set(by_id)
+    assert by_id["DOC-INSTR"]["version"] == "1.4"
+    assert by_id["DOC-INSTR"]["source_path"].endswith("instrukcja.txt")
+    assert {d["language"] for d in documents} >= {"pl", "en"}
+
+
+def test_index_notes_go_to_stderr_and_json_stays_clean(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("# Ok\n## Part\nSome procedure text.\n")
+    (docs / "bad.bin").write_bytes(b"\x00\x01")
+    done = run("index", str(docs), "--json", db=tmp_path / "i.db")
+    assert done.returncode == 0
+    assert one_json(done.stdout)["indexed"] == ["DOC-OK"]
+    assert "bad.bin: skipped: unsupported format" in done.stderr
+    nothing = run("index", str(docs / "bad.bin"), db=tmp_path / "i.db")
+    assert nothing.returncode == 1 and "skipped" in nothing.stderr
+
+
+def test_unknown_backend_is_a_clear_error(db_path: Path) -> None:
+    done = run("ask", "hi", "--json", db=db_path, DOCASSIST_MODEL="gpt9000:big")
+    assert done.returncode == 2
+    assert "unknown model backend 'gpt9000'" in done.stderr
+    assert "unknown model backend" in one_json(done.stdout)["error"]
+
+
+def test_eval_decisions_reaches_95_percent_on_the_dev_set(db_path: Path) -> None:
+    done = run("eval", "decisions", str(REPO / "samples" / "decisions_dev.jsonl"), "--json",
+               db=db_path)
+    assert done.returncode == 0, done.stderr
+    report = one_json(done.stdout)
+    assert report["total"] >= 50
+    assert report["accuracy"] >= 0.95, [c["id"] for c in report["cases"] if not c["ok"]]
+    case = report["cases"][0]
+    assert set(case) >= {"id", "expected", "got", "ok"}
+
+
+def test_eval_decisions_rejects_a_broken_file(db_path: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "a", "message": "hi", "expected": {"status": "rejected"}}\n{oops\n')
+    done = run("eval", "decisions", str(broken), "--json", db=db_path)
+    assert done.returncode == 2
+    assert "line 2" in one_json(done.stdout)["error"]
+
+
+def test_terminal_chat_session(db_path: Path) -> None:
+    script = "\n".join([
+        "Co zrobić po zmianie konfiguracji docassist-api?",
+        "Jak sprawdzić jej stan?",
+        "/sources",
+        "/meta DOC-TLS",
+        "/debug",
+        "Restart docassist-api now.",
+        "/clear",
+        "/sources",
+        "/bogus",
+        "/quit",
+        "this line is never read",
+    ]) + "\n"
+    done = run("chat", db=db_path, stdin=script)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Według dokumentacji:" in out
+    assert "Źródła poprzedniej odpowiedzi (tura 2)" in out or "(turn 2)" in out
+    assert "DOC-TLS: TLS certificate renewal" in out
+    assert "status=rejected" in out and "tool=None:None" in out
+    assert "This thread is cleared" in out
+    assert "no answer from the documents yet" in out
+    assert "Unknown command /bogus" in out
+    assert "never read" not in out

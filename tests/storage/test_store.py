@@ -1,0 +1,69 @@
+"""The SQLite store: migrations, atomic turns, version checks, event dedupe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlite_utils import Database
+
+from docassist.core.errors import ConcurrentUpdateError, StorageError
+from docassist.core.state import ConversationState
+from docassist.storage import Store
+from docassist.storage.migrations import migrations
+from tests.core.test_tools import _turn_record
+from tests.helpers import key
+
+TABLES = {"documents", "chunks", "chunks_fts", "conversations", "turns", "tool_calls",
+          "processed_events"}
+
+
+def test_blank_database_is_migrated_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "blank.db"
+    store = Store(path)
+    assert set(store.db.table_names()) >= TABLES
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert [m.name for m in migrations.applied(store.db)] == ["m001_initial"]
+    store.close()
+    again = Store(path)  # opening again applies nothing twice
+    assert [m.name for m in migrations.applied(again.db)] == ["m001_initial"]
+    again.close()
+
+
+def test_migrations_apply_to_an_in_memory_database() -> None:
+    db = Database(memory=True)
+    migrations.apply(db)
+    assert set(db.table_names()) >= TABLES
+    assert migrations.pending(db) == []
+
+
+def test_commit_checks_the_version_and_writes_nothing_on_conflict(store: Store) -> None:
+    conversation = key("v")
+    state = ConversationState(next_turn_id=2)
+    assert store.commit_turn(conversation, state, 0, _turn_record("r1", 1, []), []) == 1
+    with pytest.raises(ConcurrentUpdateError):
+        store.commit_turn(conversation, state, 0, _turn_record("r2", 2, []), [])
+    assert [row["result_id"] for row in store.turns()] == ["r1"]  # the conflict left no row
+    loaded = store.load(conversation)
+    assert (loaded.version, loaded.state.next_turn_id) == (1, 2)
+
+
+def test_a_failed_commit_rolls_back_state_and_trace(store: Store) -> None:
+    conversation = key("rollback")
+    store.commit_turn(conversation, ConversationState(), 0, _turn_record("same", 1, []), [])
+    with pytest.raises(Exception):  # noqa: B017 - the duplicate primary key of the turn row
+        store.commit_turn(conversation, ConversationState(next_turn_id=9), 1,
+                          _turn_record("same", 2, []), [])
+    assert store.load(conversation).state.next_turn_id == 1
+    assert store.load(conversation).version == 1
+
+
+def test_event_ids_are_claimed_once(store: Store) -> None:
+    assert store.claim_event("slack", "Ev1", key()) is True
+    assert store.claim_event("slack", "Ev1", key()) is False
+    assert store.claim_event("teams", "Ev1", key()) is True  # ids are per platform
+
+
+def test_unopenable_database_is_a_clear_storage_error(tmp_path: Path) -> None:
+    with pytest.raises(StorageError, match="cannot open database"):
+        Store(tmp_path / "missing-dir" / "x.db")
