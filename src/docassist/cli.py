@@ -67,7 +67,9 @@ def _open(as_json: bool = False, *, index_demo: bool = True) -> Runtime:
     settings = Settings()
     try:
         runtime = open_runtime(settings)
-        if index_demo:
+        if index_demo and not runtime.store.documents():
+            err.print(i18n.text("indexing_empty_catalog", settings.language,
+                                path=settings.docs))
             _index_with_progress(lambda start, step: ensure_demo_index(runtime, start, step))
     except DocAssistError as error:
         raise _fail(str(error), as_json) from error
@@ -173,5 +175,3 @@ def eval_decisions(
 def main() -> None:
     app()
 
-
-__all__ = ["app", "i18n", "main"]

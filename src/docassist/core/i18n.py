@@ -71,8 +71,10 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "I answer procedure questions from the documents.",
     },
     "greeting": {
-        "pl": "Cześć! Odpowiadam na pytania o procedury na podstawie dokumentów, np. {example}",
-        "en": "Hi! I answer procedure questions from the documents, e.g. {example}",
+        "pl": "Cześć! Odpowiadam na pytania o procedury na podstawie dokumentów, np. "
+        "„Co zrobić po zmianie konfiguracji docassist-api?”",
+        "en": "Hi! I answer procedure questions from the documents, e.g. "
+        "“What do I do after changing the docassist-api config?”",
     },
     "parse_error": {
         "pl": "Nie zrozumiałem odpowiedzi modelu, więc niczego nie wykonałem. "
@@ -117,8 +119,10 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "Sources of the previous answer (turn {turn_id}):",
     },
     "sources_empty": {
-        "pl": "Poprzednie wyszukiwanie (tura {turn_id}) nie znalazło żadnych fragmentów.",
-        "en": "The previous search (turn {turn_id}) found no passages.",
+        "pl": "Poprzednie wyszukiwanie (tura {turn_id}) nie znalazło żadnych fragmentów, "
+        "więc nie mam źródeł do pokazania.",
+        "en": "The previous search (turn {turn_id}) found no passages, so there are no "
+        "sources to show.",
     },
     "sources_label": {"pl": "Źródła", "en": "Sources"},
     "metadata": {
@@ -173,6 +177,11 @@ def text(key: str, language: Language, /, **values: object) -> str:
     return template.format(**values) if values else template
 
 
+def template(key: str, language: Language) -> str:
+    """The raw template, for checks that every language has the same placeholders."""
+    return _TEXTS[key][language]
+
+
 def detect_language(message: str, default: Language) -> Language:
     """Polish or English by letters and common words; `default` when unsure."""
     if _POLISH_LETTERS.search(message):
@@ -187,5 +196,5 @@ def detect_language(message: str, default: Language) -> Language:
     return default
 
 
-def keys() -> frozenset[str]:
+def text_keys() -> frozenset[str]:
     return frozenset(_TEXTS)

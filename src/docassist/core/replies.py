@@ -6,7 +6,7 @@ message is never shown in their place.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from docassist.core import i18n, intents
@@ -32,7 +32,6 @@ class Reply:
     source_turn_id: int | None = None
     metadata: dict[str, Any] | None = None
     clarification: Clarification | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def compose_reply(
@@ -52,12 +51,11 @@ def compose_reply(
         return Reply("rejected", i18n.text("rejected", language))
     if decision.status == "no_suitable_tool":
         if intents.is_greeting(plan.message):
-            example = "„Co zrobić po zmianie konfiguracji docassist-api?”" if language == "pl" \
-                else "“What do I do after changing the docassist-api config?”"
-            return Reply("no_suitable_tool", i18n.text("greeting", language, example=example))
+            return Reply("no_suitable_tool", i18n.text("greeting", language))
         return Reply("no_suitable_tool", i18n.text("no_suitable_tool", language))
     if decision.status == "clarification_needed":
-        return _clarify(plan, plan.missing_field or "subject", catalog, language, human_channel)
+        return _clarify(plan, plan.missing_field or "subject", state, catalog, language,
+                        human_channel)
     if outcome is None:
         return Reply("tool_error", i18n.text("tool_error", language, code="no_outcome"))
     return _from_outcome(plan, outcome, rag, state, catalog, language, human_channel)
@@ -74,10 +72,10 @@ def _from_outcome(
 ) -> Reply:
     code = outcome.error_code or outcome.status
     if outcome.status == "clarification_needed":
-        return _clarify(plan, "last_sources", catalog, language, human_channel)
+        return _clarify(plan, "last_sources", state, catalog, language, human_channel)
     if outcome.status == "invalid_arguments" and code in DOCUMENT_ID_ERRORS:
         plan.unknown_document_ids = [str(outcome.arguments.get("document_id", ""))]
-        return _clarify(plan, "document_id", catalog, language, human_channel)
+        return _clarify(plan, "document_id", state, catalog, language, human_channel)
     if outcome.status != "tool_completed" or outcome.data is None:
         key = outcome.status if outcome.status in (
             "invalid_arguments", "unknown_tool", "tool_rejected") else "tool_error"
@@ -103,6 +101,7 @@ def _from_outcome(
 def _clarify(
     plan: Plan,
     missing_field: MissingField,
+    state: ConversationState,
     catalog: Catalog,
     language: i18n.Language,
     human_channel: str,
@@ -111,7 +110,10 @@ def _clarify(
     if attempts > MAX_CLARIFICATIONS_WITHOUT_PROGRESS:
         return Reply("handoff", i18n.text("handoff", language, channel=human_channel))
     option_labels = [subject.label(language) for subject in plan.options]
-    if missing_field == "last_sources":
+    if missing_field == "last_sources" and state.last_result is not None:
+        # The last search found nothing: say so rather than "no answer yet".
+        answer = i18n.text("sources_empty", language, turn_id=state.last_source_turn_id)
+    elif missing_field == "last_sources":
         answer = i18n.text("clarify_no_sources", language)
     elif missing_field == "document_id":
         known = ", ".join(document.document_id for document in catalog.documents())

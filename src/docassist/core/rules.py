@@ -52,6 +52,6 @@ class RulesSelector:
                                  {"document_id": document_id}, None)
             return _refusal("clarification_needed", "clarify_document_id", language, known="…")
         if intents.is_greeting(message):
-            return _refusal("no_suitable_tool", "greeting", language, example="")
+            return _refusal("no_suitable_tool", "greeting", language)
         return _proposal("tool_call", "answer_from_documents",
                          {"question": request.standalone_question}, None)
