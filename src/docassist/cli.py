@@ -87,10 +87,13 @@ def index(
         lambda start, step: index_paths(runtime.store, paths, on_file=step, on_start=start))
     assert report is not None
     if as_json:
-        _emit_json({"indexed": report.indexed, "notes": report.notes})
+        _emit_json({"indexed": report.indexed, "unchanged": report.unchanged,
+                    "removed": report.removed, "pruned_chunks": report.pruned_chunks,
+                    "notes": report.notes})
     else:
-        out.print(f"indexed {len(report.indexed)} document(s): {', '.join(report.indexed)}")
-    if not report.indexed:
+        out.print(f"indexed {len(report.indexed)}, unchanged {len(report.unchanged)}, "
+                  f"removed {len(report.removed)}: {', '.join(report.indexed)}")
+    if not (report.indexed or report.unchanged or report.removed):
         raise typer.Exit(code=1)
 
 

@@ -95,3 +95,69 @@ def test_bm25_finds_polish_inflected_forms(store: Store) -> None:
     assert retriever.search("", 3) == [] and retriever.search("?!", 3) == []
     retriever.search('"; DROP TABLE chunks; -- AND OR NEAR(', 3)  # FTS syntax is quoted away
     assert store.chunk(best.chunk.chunk_id) is not None
+
+
+def test_incremental_indexing_versions_and_removals(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    kept, changing, leaving = docs / "kept.md", docs / "changing.md", docs / "leaving.md"
+    kept.write_text("## Kept\nThe kettle policy stays the same.\n")
+    changing.write_text("---\nid: DOC-CHANGE\nversion: 1\n---\n## Step\nUse the blue form.\n")
+    leaving.write_text("## Leaving\nThis file will be deleted.\n")
+    store = Store(tmp_path / "x.db")
+    first = index_paths(store, [docs])
+    assert sorted(first.indexed) == ["DOC-CHANGE", "DOC-KEPT", "DOC-LEAVING"]
+    old_chunk = store.current_chunks()[0].chunk_id
+    version_before = store.index_version()
+
+    changing.write_text("---\nid: DOC-CHANGE\nversion: 2\n---\n## Step\nUse the green form.\n")
+    leaving.unlink()
+    second = index_paths(store, [docs])
+    assert second.indexed == ["DOC-CHANGE"]
+    assert second.unchanged == ["DOC-KEPT"]
+    assert second.removed == ["DOC-LEAVING"]
+    assert store.index_version() > version_before
+    assert [d.document_id for d in store.documents()] == ["DOC-CHANGE", "DOC-KEPT"]
+    assert store.document("DOC-CHANGE").version == "2"  # type: ignore[union-attr]
+    # The old version's chunk is kept (old citations resolve) but no longer searched.
+    assert old_chunk.startswith("DOC-CHANGE-")
+    assert store.chunk(old_chunk) is not None and store.is_superseded(old_chunk)
+    retriever = Bm25Retriever(store)
+    assert [h.chunk.chunk_id for h in retriever.search("blue form", 5)
+            if h.chunk.chunk_id == old_chunk] == []
+    assert retriever.search("green form", 1)[0].chunk.document_id == "DOC-CHANGE"
+
+    # Retention: superseded chunks older than the setting are pruned.
+    third = index_paths(store, [docs], retention_days=0)
+    assert third.pruned_chunks >= 2 and store.chunk(old_chunk) is None
+    store.close()
+
+
+def test_a_second_process_indexes_while_the_engine_serves(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from docassist.core.answering import ExtractiveAnswerer
+    from docassist.core.rules import RulesSelector
+    from docassist.core.tools import default_registry
+    from docassist.core.turn import TurnEngine
+    from tests.helpers import message
+
+    db = tmp_path / "live.db"
+    store = Store(db)
+    engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
+                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        registry=default_registry())
+    before = engine.handle(message("How do I water the office ficus?"))
+    assert before and before.status == "no_answer"
+    doc = tmp_path / "plants.md"
+    doc.write_text("---\nid: DOC-PLANTS\n---\n## Watering the ficus\n"
+                   "Water the office ficus every Monday with half a litre.\n")
+    done = subprocess.run([sys.executable, "-m", "docassist", "index", str(doc)],
+                          env={"DOCASSIST_DB": str(db), "PATH": ""}, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    after = engine.handle(message("How do I water the office ficus?", thread="t2"))
+    assert after and after.status == "answered"
+    assert after.sources[0].document_id == "DOC-PLANTS"
+    store.close()

@@ -9,7 +9,13 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from docassist.core.limits import MAX_DOCUMENT_ID_CHARS
+from docassist.core.limits import (
+    CHUNK_MAX_CHARS,
+    CHUNK_OVERLAP_CHARS,
+    CHUNK_TARGET_CHARS,
+    MAX_DOCUMENT_ID_CHARS,
+)
+from docassist.core.text import sentences
 
 KNOWN_FRONT_MATTER_KEYS: Final = frozenset(
     {"id", "title", "version", "owner", "language", "updated", "url", "services"}
@@ -101,9 +107,22 @@ def find_service_names(text: str) -> set[str]:
     return names
 
 
-def parse_document(file_name: str, stem: str, raw: str) -> ParsedDocument:
-    """Split one document into its catalog entry and heading-based chunks."""
-    content_sha256 = hashlib.sha256(raw.encode("utf-8")).hexdigest()
+def parse_document(
+    file_name: str,
+    stem: str,
+    raw: str,
+    *,
+    content_sha256: str | None = None,
+    max_chars: int = CHUNK_MAX_CHARS,
+    target_chars: int = CHUNK_TARGET_CHARS,
+    overlap_chars: int = CHUNK_OVERLAP_CHARS,
+) -> ParsedDocument:
+    """Split one document into its catalog entry and chunks: by headings, then by size.
+
+    `content_sha256` is the hash of the file's bytes (defaults to the text's); it names the
+    version in every chunk id.
+    """
+    content_sha256 = content_sha256 or hashlib.sha256(raw.encode("utf-8")).hexdigest()
     meta, body = split_front_matter(raw)
     sections = _sections(body)
     first_heading = next((title for title, level, _ in sections if level == 1), None)
@@ -112,20 +131,21 @@ def parse_document(file_name: str, stem: str, raw: str) -> ParsedDocument:
     version = meta.get("version") or content_sha256[:10]
     chunks: list[Chunk] = []
     for section, _level, section_body in sections:
-        if not section_body.strip():
-            continue
-        ordinal = len(chunks) + 1
-        header = f"{file_name} | version={version} | {section}"
-        chunks.append(
-            Chunk(
-                chunk_id=chunk_id(document_id, content_sha256, ordinal),
-                document_id=document_id,
-                ordinal=ordinal,
-                section=section,
-                header=header,
-                text=f"{header}\n{section_body.strip()}",
+        windows = split_by_size(section_body.strip(), max_chars, target_chars, overlap_chars)
+        for number, window in enumerate(windows, start=1):
+            label = section if len(windows) == 1 else f"{section} ({number}/{len(windows)})"
+            ordinal = len(chunks) + 1
+            header = f"{file_name} | version={version} | {label}"
+            chunks.append(
+                Chunk(
+                    chunk_id=chunk_id(document_id, content_sha256, ordinal),
+                    document_id=document_id,
+                    ordinal=ordinal,
+                    section=label,
+                    header=header,
+                    text=f"{header}\n{window}",
+                )
             )
-        )
     declared = {name.strip() for name in meta.get("services", "").split(",") if name.strip()}
     info = DocumentInfo(
         document_id=document_id,
@@ -142,6 +162,47 @@ def parse_document(file_name: str, stem: str, raw: str) -> ParsedDocument:
         extra={k: v for k, v in meta.items() if k not in KNOWN_FRONT_MATTER_KEYS},
     )
     return ParsedDocument(info=info, chunks=chunks)
+
+
+def split_by_size(text: str, max_chars: int, target_chars: int, overlap_chars: int) -> list[str]:
+    """`text` whole when short, else windows of about `target_chars` sentences that repeat
+    about `overlap_chars` of the previous window; empty text gives no window."""
+    if not text:
+        return []
+    if len(text) <= max_chars:
+        return [text]
+    parts = [piece for sentence in sentences(text)
+             for piece in _hard_split(sentence, target_chars)]
+    windows: list[str] = []
+    current: list[str] = []
+    for part in parts:
+        if current and len(" ".join([*current, part])) > target_chars:
+            windows.append(" ".join(current))
+            overlap: list[str] = []
+            for previous in reversed(current):
+                if len(" ".join([previous, *overlap])) > overlap_chars:
+                    break
+                overlap.insert(0, previous)
+            current = overlap
+        current.append(part)
+    if current and (not windows or " ".join(current) not in windows[-1]):
+        windows.append(" ".join(current))
+    return windows
+
+
+def _hard_split(text: str, limit: int) -> list[str]:
+    """A run-on "sentence" (a PDF page without punctuation) cut at word boundaries."""
+    if len(text) <= limit:
+        return [text]
+    pieces: list[str] = []
+    current = ""
+    for word in text.split():
+        if current and len(current) + 1 + len(word) > limit:
+            pieces.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    return [*pieces, current] if current else pieces
 
 
 def _sections(body: str) -> list[tuple[str, int, str]]:

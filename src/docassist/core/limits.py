@@ -42,3 +42,15 @@ SNIPPET_CHARS: Final = 240
 MAX_DOCUMENT_ID_CHARS: Final = 64
 MAX_DOCUMENT_BYTES: Final = 5_000_000
 """Files larger than this are skipped by the indexer."""
+
+CHUNK_MAX_CHARS: Final = 1500
+"""A heading section longer than this is split into windows (see bench/chunk_sizes.py)."""
+
+CHUNK_TARGET_CHARS: Final = 1000
+"""Target size of a window when a long section is split."""
+
+CHUNK_OVERLAP_CHARS: Final = 200
+"""Text repeated at the start of the next window, so a step split in two is found whole."""
+
+SUPERSEDED_RETENTION_DAYS: Final = 90
+"""Chunks of replaced document versions are kept this long so old citations still resolve."""

@@ -85,39 +85,81 @@ class Store:
         return _document(rows[0]) if rows else None
 
     def chunk(self, chunk_id: str) -> Chunk | None:
+        """Any chunk ever indexed and not yet pruned, superseded ones included."""
         with self._lock:
-            rows = list(self.db.query("SELECT * FROM chunks WHERE chunk_id = ?", [chunk_id]))
+            rows = list(self.db.query(
+                "SELECT chunk_id, document_id, ordinal, section, header, text FROM chunks "
+                "WHERE chunk_id = ?", [chunk_id]))
         return Chunk.model_validate(rows[0]) if rows else None
 
+    def document_at(self, source_path: str) -> DocumentInfo | None:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM documents WHERE source_path = ?",
+                                      [source_path]))
+        return _document(rows[0]) if rows else None
+
+    def index_version(self) -> int:
+        """Bumped by every change to the searchable chunks; caches compare against it."""
+        with self._lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+        return int(row[0]) if row else 0
+
     def replace_document(self, parsed: ParsedDocument, source_path: str) -> None:
-        """Store one document's catalog entry and chunks, replacing its previous version."""
+        """Store a document's new version: its chunks become the searchable ones, the previous
+        version's chunks are kept as superseded."""
         info = parsed.info.model_copy(update={"source_path": source_path})
+        now = _now()
         with self._transaction() as connection:
-            connection.execute(
-                "DELETE FROM chunks_fts WHERE chunk_id IN "
-                "(SELECT chunk_id FROM chunks WHERE document_id = ?)", [info.document_id])
-            connection.execute("DELETE FROM chunks WHERE document_id = ?", [info.document_id])
+            _supersede(connection, info.document_id, now)
             row = info.model_dump()
             row.update(services=json.dumps(info.services), extra=json.dumps(info.extra),
-                       indexed_at=_now())
+                       indexed_at=now)
             _upsert(connection, "documents", row)
             for chunk in parsed.chunks:
-                _insert(connection, "chunks", chunk.model_dump())
+                _upsert(connection, "chunks", {**chunk.model_dump(), "superseded_at": None})
                 body = chunk.text.split("\n", 1)[-1]
                 connection.execute(
                     "INSERT INTO chunks_fts (chunk_id, title, section, body) VALUES (?, ?, ?, ?)",
                     [chunk.chunk_id, fold(info.title), fold(chunk.section), fold(body)],
                 )
+            _bump_index_version(connection)
 
-    def source_paths(self) -> dict[str, str]:
+    def remove_document(self, document_id: str) -> None:
+        """Take a document out of the catalog; its chunks stay as superseded."""
+        with self._transaction() as connection:
+            _supersede(connection, document_id, _now())
+            connection.execute("DELETE FROM documents WHERE document_id = ?", [document_id])
+            _bump_index_version(connection)
+
+    def prune_superseded(self, before: str) -> int:
+        """Delete chunks superseded before the ISO time `before`; returns how many."""
+        with self._transaction() as connection:
+            connection.execute(
+                "DELETE FROM embeddings WHERE chunk_id IN (SELECT chunk_id FROM chunks "
+                "WHERE superseded_at IS NOT NULL AND superseded_at < ?)", [before])
+            cursor = connection.execute(
+                "DELETE FROM chunks WHERE superseded_at IS NOT NULL AND superseded_at < ?",
+                [before])
+            return cursor.rowcount
+
+    def current_chunks(self) -> list[Chunk]:
         with self._lock:
-            return {row["source_path"]: row["document_id"]
-                    for row in self.db.query("SELECT document_id, source_path FROM documents")}
+            rows = list(self.db.query(
+                "SELECT chunk_id, document_id, ordinal, section, header, text FROM chunks "
+                "WHERE superseded_at IS NULL ORDER BY chunk_id"))
+        return [Chunk.model_validate(row) for row in rows]
+
+    def is_superseded(self, chunk_id: str) -> bool:
+        with self._lock:
+            row = self.db.execute("SELECT superseded_at FROM chunks WHERE chunk_id = ?",
+                                  [chunk_id]).fetchone()
+        return row is not None and row[0] is not None
 
     def search_fts(self, match: str, limit: int) -> list[tuple[Chunk, DocumentInfo, float]]:
         """Chunks matching an FTS5 expression, best BM25 first, with their raw bm25 value."""
         sql = (
-            "SELECT c.*, bm25(chunks_fts, 0.0, 2.0, 3.0, 1.0) AS rank_value "
+            "SELECT c.chunk_id, c.document_id, c.ordinal, c.section, c.header, c.text, "
+            "bm25(chunks_fts, 0.0, 2.0, 3.0, 1.0) AS rank_value "
             "FROM chunks_fts JOIN chunks c ON c.chunk_id = chunks_fts.chunk_id "
             "WHERE chunks_fts MATCH ? ORDER BY rank_value LIMIT ?"
         )
@@ -197,6 +239,21 @@ class Store:
         where, params = ("WHERE result_id = ?", [result_id]) if result_id else ("", [])
         with self._lock:
             return list(self.db.query(f"SELECT * FROM tool_calls {where} ORDER BY id", params))
+
+
+def _supersede(connection: sqlite3.Connection, document_id: str, when: str) -> None:
+    connection.execute(
+        "DELETE FROM chunks_fts WHERE chunk_id IN (SELECT chunk_id FROM chunks "
+        "WHERE document_id = ? AND superseded_at IS NULL)", [document_id])
+    connection.execute(
+        "UPDATE chunks SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL",
+        [when, document_id])
+
+
+def _bump_index_version(connection: sqlite3.Connection) -> None:
+    connection.execute(
+        "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+        "WHERE key = 'index_version'")
 
 
 def _document(row: dict[str, Any]) -> DocumentInfo:

@@ -1,56 +1,47 @@
-"""Indexing files into the store: read, check, parse, replace. Notes for what is skipped."""
+"""Indexing files into the store: incremental by content hash, with a note per skipped file.
+
+Unchanged files (same path, same bytes) are skipped; a changed file becomes a new version
+(new chunk ids, previous chunks kept as superseded); a file that disappeared from an indexed
+folder leaves the catalog. Superseded chunks older than the retention are pruned.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Final
 
 from docassist.core.documents import parse_document
-from docassist.core.limits import MAX_DOCUMENT_BYTES
+from docassist.core.limits import SUPERSEDED_RETENTION_DAYS
 from docassist.storage.database import Store
-
-SUPPORTED_SUFFIXES: Final = frozenset({".txt", ".md", ".markdown"})
+from docassist.storage.formats import read_document
 
 
 @dataclass
 class IndexReport:
     indexed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    pruned_chunks: int = 0
     notes: list[str] = field(default_factory=list)
 
 
-def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
-    """Files under the given paths (folders recursively, sorted) and notes for missing ones."""
+def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[Path], list[str]]:
+    """Files under the given paths (folders recursively, sorted), the folders, and notes."""
     files: list[Path] = []
+    folders: list[Path] = []
     notes: list[str] = []
     for path in paths:
         if path.is_dir():
+            folders.append(path.resolve())
             files.extend(sorted(p for p in path.rglob("*") if p.is_file()))
         elif path.is_file():
             files.append(path)
         else:
             notes.append(f"{path}: not found")
-    return files, notes
-
-
-def read_text(path: Path) -> str:
-    """The file as UTF-8 text, or ValueError saying why it cannot be indexed."""
-    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-        raise ValueError(f"unsupported format {path.suffix or '(none)'}")
-    size = path.stat().st_size
-    if size > MAX_DOCUMENT_BYTES:
-        raise ValueError(f"too large ({size} bytes, limit {MAX_DOCUMENT_BYTES})")
-    data = path.read_bytes()
-    if b"\x00" in data:
-        raise ValueError("binary content")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"not UTF-8 ({error.reason} at byte {error.start})") from error
-    if not text.strip():
-        raise ValueError("empty")
-    return text
+    return files, folders, notes
 
 
 def index_paths(
@@ -58,28 +49,63 @@ def index_paths(
     paths: Iterable[Path],
     on_file: Callable[[Path], None] | None = None,
     on_start: Callable[[int], None] | None = None,
+    retention_days: int = SUPERSEDED_RETENTION_DAYS,
 ) -> IndexReport:
-    files, notes = collect_files(paths)
+    files, folders, notes = collect_files(paths)
     report = IndexReport(notes=notes)
     if on_start is not None:
         on_start(len(files))
     seen_ids: dict[str, Path] = {}
+    seen_paths: set[str] = set()
     for path in files:
         try:
-            text = read_text(path)
-            parsed = parse_document(path.name, path.stem, text)
-            if not parsed.chunks:
-                raise ValueError("no text to index")
-            earlier = seen_ids.get(parsed.info.document_id)
-            if earlier is not None:
-                raise ValueError(
-                    f"duplicate document id {parsed.info.document_id} (also in {earlier})")
-            seen_ids[parsed.info.document_id] = path
-            store.replace_document(parsed, str(path.resolve()))
-            report.indexed.append(parsed.info.document_id)
+            _index_file(store, path, seen_ids, seen_paths, report)
         except (OSError, ValueError) as error:
             report.notes.append(f"{path}: skipped: {error}")
         finally:
             if on_file is not None:
                 on_file(path)
+    for document in store.documents():
+        source = Path(document.source_path)
+        in_folder = any(source.is_relative_to(folder) for folder in folders)
+        if in_folder and document.source_path not in seen_paths and not source.exists():
+            store.remove_document(document.document_id)
+            report.removed.append(document.document_id)
+    cutoff = datetime.now(UTC) - timedelta(days=retention_days)
+    report.pruned_chunks = store.prune_superseded(cutoff.isoformat(timespec="milliseconds"))
     return report
+
+
+def _index_file(
+    store: Store,
+    path: Path,
+    seen_ids: dict[str, Path],
+    seen_paths: set[str],
+    report: IndexReport,
+) -> None:
+    source_path = str(path.resolve())
+    text, data = read_document(path)
+    digest = hashlib.sha256(data).hexdigest()
+    seen_paths.add(source_path)
+    previous = store.document_at(source_path)
+    if previous is not None and previous.content_sha256 == digest:
+        seen_ids[previous.document_id] = path
+        report.unchanged.append(previous.document_id)
+        return
+    parsed = parse_document(path.name, path.stem, text, content_sha256=digest)
+    if not parsed.chunks:
+        raise ValueError("no text to index")
+    document_id = parsed.info.document_id
+    earlier = seen_ids.get(document_id)
+    if earlier is None:
+        holder = store.document(document_id)
+        if holder is not None and holder.source_path != source_path \
+                and Path(holder.source_path).exists():
+            earlier = Path(holder.source_path)
+    if earlier is not None:
+        raise ValueError(f"duplicate document id {document_id} (also in {earlier})")
+    if previous is not None and previous.document_id != document_id:
+        store.remove_document(previous.document_id)  # the file now declares another id
+    seen_ids[document_id] = path
+    store.replace_document(parsed, source_path)
+    report.indexed.append(document_id)

@@ -123,3 +123,16 @@ def m001_initial(db: Database) -> None:
         {"platform": str, "event_id": str, "conversation_id": str, "created_at": str},
         pk=("platform", "event_id"),
     )
+
+
+@migrations()
+def m002_versions_and_embeddings(db: Database) -> None:
+    # Chunks of replaced versions stay (not searched) so old citations still resolve.
+    db.table("chunks").add_column("superseded_at", str)
+    db.table("chunks").create_index(["superseded_at"])
+    db.table("meta").create({"key": str, "value": str}, pk="key")
+    db.table("meta").insert({"key": "index_version", "value": "0"})
+    db.table("embeddings").create(
+        {"chunk_id": str, "model": str, "dimensions": int, "vector": bytes},
+        pk=("chunk_id", "model"),
+    )

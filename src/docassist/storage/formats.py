@@ -1,0 +1,172 @@
+"""Reading files of each supported format into text with `#` headings and front matter.
+
+Every format ends up as the same markdown-like text, so one chunker (core.documents) serves
+all of them: HTML headings (h1–h6), DOCX heading styles and PDF outline entries become `#`
+lines, and the format's own metadata (HTML meta tags, DOCX core properties, PDF info)
+becomes front matter.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from docassist.core.limits import MAX_DOCUMENT_BYTES
+
+TEXT_SUFFIXES: Final = frozenset({".txt", ".md", ".markdown"})
+HTML_SUFFIXES: Final = frozenset({".html", ".htm"})
+SUPPORTED_SUFFIXES: Final = TEXT_SUFFIXES | HTML_SUFFIXES | {".pdf", ".docx"}
+_HTML_SKIP: Final = ("script", "style", "nav", "header", "footer", "noscript", "form")
+_HTML_SKIP_CLASSES: Final = re.compile(r"sphinxsidebar|related|footer|navigation|headerlink")
+_HTML_BLOCKS: Final = ("p", "li", "pre", "td", "th", "dt", "dd", "blockquote")
+
+
+def _front_matter(values: dict[str, str | None]) -> str:
+    lines = [f"{key}: {value}" for key, value in values.items() if value]
+    return "---\n" + "\n".join(lines) + "\n---\n" if lines else ""
+
+
+def read_text_file(data: bytes) -> str:
+    if b"\x00" in data:
+        raise ValueError("binary content")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8 ({error.reason} at byte {error.start})") from error
+
+
+def read_html(data: bytes) -> str:
+    from bs4 import BeautifulSoup, Tag
+
+    soup = BeautifulSoup(data, "html.parser")
+    meta: dict[str, str | None] = {}
+    if soup.title and soup.title.string:
+        meta["title"] = soup.title.string.strip()
+    for tag in soup.find_all("meta"):
+        name = str(tag.get("name") or "")
+        if name.startswith("docassist:"):
+            meta[name.removeprefix("docassist:")] = str(tag.get("content") or "")
+    language = soup.html.get("lang") if soup.html else None
+    if language and "language" not in meta:
+        meta["language"] = str(language)[:2]
+    for tag in soup.find_all(_HTML_SKIP):
+        tag.decompose()
+    for tag in soup.find_all(class_=_HTML_SKIP_CLASSES):
+        if isinstance(tag, Tag):
+            tag.decompose()
+    root = soup.body or soup
+    lines: list[str] = []
+    for element in root.find_all(["h1", "h2", "h3", "h4", "h5", "h6", *_HTML_BLOCKS]):
+        text = " ".join(element.get_text(" ").split())
+        if not text:
+            continue
+        if element.name[0] == "h" and element.name[1:].isdigit():
+            lines.append(f"\n{'#' * int(element.name[1:])} {text}\n")
+        elif not element.find_parent(_HTML_BLOCKS):  # nested blocks were read with the parent
+            lines.append(text)
+    return _front_matter(meta) + "\n".join(lines)
+
+
+def read_docx(data: bytes) -> str:
+    import docx
+
+    document = docx.Document(io.BytesIO(data))
+    properties = document.core_properties
+    meta: dict[str, str | None] = {
+        "title": properties.title or None,
+        "owner": properties.author or None,
+        "version": properties.version or None,
+        "language": (properties.language or "")[:2] or None,
+        "updated": properties.modified.date().isoformat() if properties.modified else None,
+    }
+    lines: list[str] = []
+    for paragraph in document.paragraphs:
+        text = paragraph.text.strip()
+        if not text:
+            continue
+        style = paragraph.style.name if paragraph.style is not None else ""
+        level = _docx_heading_level(style or "")
+        lines.append(f"\n{'#' * level} {text}\n" if level else text)
+    return _front_matter(meta) + "\n".join(lines)
+
+
+def _docx_heading_level(style: str) -> int:
+    if style == "Title":
+        return 1
+    match = re.fullmatch(r"Heading (\d)", style)
+    return min(int(match.group(1)) + 1, 6) if match else 0
+
+
+def read_pdf(data: bytes) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() or "" for page in reader.pages]
+        headings = _pdf_outline(reader)
+        info = reader.metadata
+    except (PdfReadError, ValueError, KeyError) as error:
+        raise ValueError(f"unreadable PDF ({error})") from error
+    meta: dict[str, str | None] = {
+        "title": str(info.title) if info and info.title else None,
+        "owner": str(info.author) if info and info.author else None,
+    }
+    lines: list[str] = []
+    for number, text in enumerate(pages):
+        titles = headings.get(number, [])
+        if not titles and not headings:
+            titles = [f"Page {number + 1}"]
+        lines.extend(f"\n## {title}\n" for title in titles)
+        lines.append(text)
+    return _front_matter(meta) + "\n".join(lines)
+
+
+def _pdf_outline(reader: Any) -> dict[int, list[str]]:
+    """Outline (bookmark) titles by page index; PDFs without an outline give {}."""
+    result: dict[int, list[str]] = {}
+
+    def walk(entries: list[Any]) -> None:
+        for entry in entries:
+            if isinstance(entry, list):
+                walk(entry)
+                continue
+            try:
+                page = reader.get_destination_page_number(entry)
+            except (KeyError, ValueError, TypeError):
+                continue
+            result.setdefault(page, []).append(str(entry.title).strip())
+
+    walk(list(reader.outline))
+    return result
+
+
+READERS: Final[dict[str, Callable[[bytes], str]]] = {
+    **dict.fromkeys(TEXT_SUFFIXES, read_text_file),
+    **dict.fromkeys(HTML_SUFFIXES, read_html),
+    ".docx": read_docx,
+    ".pdf": read_pdf,
+}
+
+
+def read_document(path: Path) -> tuple[str, bytes]:
+    """The document as markdown-like text, and its raw bytes; ValueError says why not."""
+    reader = READERS.get(path.suffix.lower())
+    if reader is None:
+        raise ValueError(f"unsupported format {path.suffix or '(none)'}")
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:
+        raise ValueError(f"too large ({size} bytes, limit {MAX_DOCUMENT_BYTES})")
+    data = path.read_bytes()
+    try:
+        text = reader(data)
+    except ValueError:
+        raise
+    except Exception as error:  # third-party parsers raise their own types on broken files
+        raise ValueError(f"unreadable {path.suffix.lower()} file ({error})") from error
+    if not text.strip():
+        raise ValueError("empty")
+    return text, data

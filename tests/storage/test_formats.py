@@ -1,0 +1,92 @@
+"""PDF, HTML and DOCX become the same heading-structured chunks as txt and md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import docx
+import pytest
+from fpdf import FPDF
+
+from docassist.storage import Store, index_paths
+from docassist.storage.formats import read_document
+
+
+def make_pdf(path: Path) -> None:
+    pdf = FPDF()
+    pdf.set_title("Disaster recovery runbook")
+    pdf.set_author("Ops Team")
+    pdf.set_font("helvetica", size=12)
+    for title, body in (("Failover", "Promote the standby replica and repoint DNS."),
+                        ("Failback", "Resynchronise the old primary before switching back.")):
+        pdf.add_page()
+        pdf.start_section(title)
+        pdf.multi_cell(0, 8, title, new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, 8, body, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+
+
+def make_docx(path: Path) -> None:
+    document = docx.Document()
+    document.core_properties.title = "Laptop policy"
+    document.core_properties.author = "IT"
+    document.add_heading("Laptop policy", level=0)
+    document.add_heading("Encryption", level=1)
+    document.add_paragraph("Full-disk encryption must stay enabled at all times.")
+    document.add_heading("Lost devices", level=1)
+    document.add_paragraph("Report a lost laptop to the service desk within one hour.")
+    document.save(str(path))
+
+
+HTML = """<!doctype html><html lang="pl"><head><title>Polityka haseł</title>
+<meta name="docassist:id" content="DOC-HASLA"><meta name="docassist:version" content="2">
+<script>var tracking = "ignore me";</script></head>
+<body><nav>Menu: Home | Docs</nav>
+<h1>Polityka haseł</h1><p>Wstęp do polityki.</p>
+<h2>Zmiana hasła</h2><p>Hasło zmieniaj co 90 dni w portalu <b>SSO</b>.</p>
+<ul><li>minimum 14 znaków</li><li>bez imion</li></ul>
+<h2>Reset hasła</h2><p>Zadzwoń do service desku.</p>
+<div class="footer">© Acme</div></body></html>"""
+
+
+def test_html_headings_metadata_and_no_scripts(tmp_path: Path) -> None:
+    path = tmp_path / "hasla.html"
+    path.write_text(HTML, encoding="utf-8")
+    text, _ = read_document(path)
+    assert "id: DOC-HASLA" in text and "language: pl" in text
+    assert "## Zmiana hasła" in text and "minimum 14 znaków" in text
+    assert "tracking" not in text and "Menu:" not in text and "Acme" not in text
+
+
+def test_every_format_is_indexed_with_sections(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    make_pdf(docs / "dr-runbook.pdf")
+    make_docx(docs / "laptop-policy.docx")
+    (docs / "hasla.html").write_text(HTML, encoding="utf-8")
+    store = Store(tmp_path / "x.db")
+    report = index_paths(store, [docs])
+    assert sorted(report.indexed) == ["DOC-DR-RUNBOOK", "DOC-HASLA", "DOC-LAPTOP-POLICY"]
+    sections = {chunk.document_id: [] for chunk in store.current_chunks()}
+    for chunk in store.current_chunks():
+        sections[chunk.document_id].append(chunk.section)
+    assert sections["DOC-DR-RUNBOOK"] == ["Failover", "Failback"]
+    assert sections["DOC-LAPTOP-POLICY"] == ["Encryption", "Lost devices"]
+    assert sections["DOC-HASLA"] == ["Polityka haseł", "Zmiana hasła", "Reset hasła"]
+    runbook = store.document("DOC-DR-RUNBOOK")
+    assert runbook and runbook.title == "Disaster recovery runbook" and runbook.owner == "Ops Team"
+    assert store.document("DOC-HASLA").version == "2"  # type: ignore[union-attr]
+    store.close()
+
+
+@pytest.mark.parametrize(("name", "data", "reason"), [
+    ("broken.pdf", b"%PDF-1.4 garbage", "unreadable PDF"),
+    ("broken.docx", b"PK\x03\x04 not a zip", "unreadable .docx file"),
+])
+def test_broken_binary_documents_are_skipped_with_a_note(tmp_path: Path, name: str, data: bytes,
+                                                         reason: str) -> None:
+    (tmp_path / name).write_bytes(data)
+    store = Store(tmp_path / "x.db")
+    report = index_paths(store, [tmp_path / name])
+    assert report.indexed == [] and reason in report.notes[0]
+    store.close()
