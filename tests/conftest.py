@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 
 from docassist.core.answering import ExtractiveAnswerer
-from docassist.core.ports import SelectorModel
+from docassist.core.ports import Retriever, SelectorModel
 from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry, default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
+from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever, Store, index_paths
+from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_DOCS = REPO / "samples" / "docs"
@@ -26,6 +28,7 @@ def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = Store(path)
     report = index_paths(store, [DEMO_DOCS])
     assert len(report.indexed) >= 5, report.notes
+    embed_missing(store, get_embedder("use"))
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     return path
@@ -47,6 +50,12 @@ def store(db_path: Path) -> Iterator[Store]:
 
 
 @pytest.fixture
+def hybrid(store: Store) -> HybridRetriever:
+    """The default retriever, as users get it."""
+    return HybridRetriever(Bm25Retriever(store), DenseRetriever(store, get_embedder("use")))
+
+
+@pytest.fixture
 def registry() -> ToolRegistry:
     return default_registry()
 
@@ -55,12 +64,13 @@ EngineFactory = Callable[..., TurnEngine]
 
 
 @pytest.fixture
-def make_engine(store: Store, registry: ToolRegistry) -> EngineFactory:
-    def build(selector: SelectorModel | None = None, **options: object) -> TurnEngine:
+def make_engine(store: Store, registry: ToolRegistry, hybrid: HybridRetriever) -> EngineFactory:
+    def build(selector: SelectorModel | None = None, retriever: Retriever | None = None,
+              **options: object) -> TurnEngine:
         return TurnEngine(
             store=store,
             catalog=store,
-            retriever=Bm25Retriever(store),
+            retriever=retriever or hybrid,
             selector=selector or RulesSelector(),
             answerer=ExtractiveAnswerer(),
             registry=registry,

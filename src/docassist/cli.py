@@ -20,8 +20,9 @@ from docassist.core import i18n
 from docassist.core.errors import DocAssistError
 from docassist.core.evaluation import evaluate_decisions, load_cases
 from docassist.core.messages import ChatMessage
-from docassist.runtime import Runtime, ensure_demo_index, open_runtime
-from docassist.storage import IndexReport, index_paths
+from docassist.core.retrieval_eval import evaluate_retrieval, load_retrieval_cases
+from docassist.runtime import Runtime, ensure_demo_index, index_and_embed, open_runtime
+from docassist.storage import IndexReport
 
 app = typer.Typer(help="DocAssist: answers procedure questions from documents, with citations.",
                   no_args_is_help=True, add_completion=False)
@@ -50,17 +51,32 @@ def _progress() -> Progress:
                     console=err, transient=True)
 
 
-def _index_with_progress(run: Any) -> IndexReport | None:
-    with _progress() as progress:
-        task = progress.add_task("indexing", total=None)
-        report: IndexReport | None = run(
-            lambda total: progress.update(task, total=total),
-            lambda path: progress.update(task, advance=1, description=f"indexing {path.name}"),
-        )
-    if report is not None:
-        for note in report.notes:
-            err.print(f"[yellow]note:[/yellow] {note}")
-    return report
+class _IndexProgress:
+    """Callbacks for index_and_embed: a bar for files, then one for chunk embeddings."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.files = progress.add_task("indexing", total=None)
+        self.embedding = progress.add_task("embedding", total=None, visible=False)
+        self._embedding_started = False
+
+    def start(self, total: int) -> None:
+        if not self._embedding_started and self.progress.tasks[0].total is None:
+            self.progress.update(self.files, total=total)
+        else:
+            self.progress.update(self.embedding, total=total, visible=True)
+        self._embedding_started = True
+
+    def file(self, path: Path) -> None:
+        self.progress.update(self.files, advance=1, description=f"indexing {path.name}")
+
+    def embedded(self, count: int) -> None:
+        self.progress.update(self.embedding, advance=count)
+
+
+def _print_notes(report: IndexReport | None) -> None:
+    for note in report.notes if report is not None else []:
+        err.print(f"[yellow]note:[/yellow] {note}")
 
 
 def _open(as_json: bool = False, *, index_demo: bool = True) -> Runtime:
@@ -70,7 +86,10 @@ def _open(as_json: bool = False, *, index_demo: bool = True) -> Runtime:
         if index_demo and not runtime.store.documents():
             err.print(i18n.text("indexing_empty_catalog", settings.language,
                                 path=settings.docs))
-            _index_with_progress(lambda start, step: ensure_demo_index(runtime, start, step))
+            with _progress() as progress:
+                bars = _IndexProgress(progress)
+                report = ensure_demo_index(runtime, bars.start, bars.file, bars.embedded)
+            _print_notes(report)
     except DocAssistError as error:
         raise _fail(str(error), as_json) from error
     return runtime
@@ -83,9 +102,13 @@ def index(
 ) -> None:
     """Index documents into the catalog; unreadable files are skipped with a note."""
     runtime = _open(as_json, index_demo=False)
-    report = _index_with_progress(
-        lambda start, step: index_paths(runtime.store, paths, on_file=step, on_start=start))
-    assert report is not None
+    try:
+        with _progress() as progress:
+            bars = _IndexProgress(progress)
+            report = index_and_embed(runtime, paths, bars.start, bars.file, bars.embedded)
+    except DocAssistError as error:
+        raise _fail(str(error), as_json) from error
+    _print_notes(report)
     if as_json:
         _emit_json({"indexed": report.indexed, "unchanged": report.unchanged,
                     "removed": report.removed, "pruned_chunks": report.pruned_chunks,
@@ -173,6 +196,34 @@ def eval_decisions(
     out.print(table)
     out.print(f"accuracy {report.accuracy:.1%} ({report.correct}/{report.total}) "
               f"backend={report.backend} model={report.model}")
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    file: Annotated[Path, typer.Argument(help="JSONL cases (see samples/retrieval_dev.jsonl).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Recall@1/3/5 and MRR of every retriever on labelled questions."""
+    runtime = _open(as_json)
+    try:
+        cases = load_retrieval_cases(file.read_text(encoding="utf-8").splitlines())
+    except (OSError, ValueError) as error:
+        raise _fail(f"{file}: {error}", as_json) from error
+    with _progress() as progress:
+        task = progress.add_task("evaluating", total=len(cases) * len(runtime.retrievers))
+        report = evaluate_retrieval(cases, runtime.retrievers, runtime.default_retriever,
+                                    on_step=lambda: progress.advance(task))
+    if as_json:
+        _emit_json(report.model_dump(mode="json"))
+        return
+    table = Table("retriever", "recall@1", "recall@3", "recall@5", "MRR")
+    for name, scores in report.retrievers.items():
+        label = f"{name} (default)" if name == report.default else name
+        table.add_row(label, f"{scores.recall_at_1:.3f}", f"{scores.recall_at_3:.3f}",
+                      f"{scores.recall_at_5:.3f}", f"{scores.mrr:.3f}")
+    out.print(table)
+    misses = [case.id for case in report.cases if case.ranks[report.default] is None]
+    out.print(f"{report.total} questions; missed by {report.default}: {', '.join(misses) or '-'}")
 
 
 def main() -> None:

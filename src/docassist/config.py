@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from docassist.core.limits import SUPERSEDED_RETENTION_DAYS
+
 _REPO_DEMO_DOCS = Path(__file__).resolve().parents[2] / "samples" / "docs"
 
 
@@ -26,6 +28,16 @@ class Settings(BaseSettings):
     )
     docs: Path = Field(default_factory=default_docs_path,
                        description="Corpus indexed on first start when the catalog is empty")
+    embedder: Literal["use", "e5", "none"] = Field(
+        default="use", description="Local sentence embedder for dense retrieval; none = BM25 only"
+    )
+    retriever: Literal["hybrid", "bm25", "dense"] = Field(
+        default="hybrid", description="Retriever answers use (bm25 when embedder is none)"
+    )
+    superseded_retention_days: int = Field(
+        default=SUPERSEDED_RETENTION_DAYS, ge=0,
+        description="Days chunks of replaced document versions are kept",
+    )
     save_raw: bool = Field(default=False, description="Store raw text and prompts in traces")
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")

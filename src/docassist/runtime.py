@@ -1,4 +1,4 @@
-"""Wiring: settings → store, retriever, backend, tools → a TurnEngine."""
+"""Wiring: settings → store, retrievers, backend, tools → a TurnEngine."""
 
 from __future__ import annotations
 
@@ -8,10 +8,15 @@ from pathlib import Path
 
 from docassist.config import Settings
 from docassist.core.errors import ConfigurationError
+from docassist.core.ports import Retriever
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
 from docassist.models import get_backend
+from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever, IndexReport, Store, index_paths
+from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+
+Progress = Callable[[int], None]
 
 
 @dataclass
@@ -19,15 +24,37 @@ class Runtime:
     settings: Settings
     store: Store
     engine: TurnEngine
+    retrievers: dict[str, Retriever]
+
+    @property
+    def default_retriever(self) -> str:
+        return self.engine.retriever.name
+
+
+def build_retrievers(store: Store, settings: Settings) -> tuple[dict[str, Retriever], str]:
+    """Every available retriever by name, and the name of the configured default."""
+    bm25 = Bm25Retriever(store)
+    retrievers: dict[str, Retriever] = {"bm25": bm25}
+    if settings.embedder == "none":
+        if settings.retriever != "bm25":
+            raise ConfigurationError(
+                f"retriever {settings.retriever!r} needs an embedder; set DOCASSIST_RETRIEVER=bm25 "
+                "or choose DOCASSIST_EMBEDDER")
+        return retrievers, "bm25"
+    dense = DenseRetriever(store, get_embedder(settings.embedder))
+    retrievers["dense"] = dense
+    retrievers["hybrid"] = HybridRetriever(bm25, dense)
+    return retrievers, settings.retriever
 
 
 def open_runtime(settings: Settings) -> Runtime:
     store = Store(settings.db)
     backend = get_backend(settings.model)
+    retrievers, default = build_retrievers(store, settings)
     engine = TurnEngine(
         store=store,
         catalog=store,
-        retriever=Bm25Retriever(store),
+        retriever=retrievers[default],
         selector=backend.selector,
         answerer=backend.answerer,
         registry=default_registry(),
@@ -37,13 +64,30 @@ def open_runtime(settings: Settings) -> Runtime:
             save_raw=settings.save_raw,
         ),
     )
-    return Runtime(settings=settings, store=store, engine=engine)
+    return Runtime(settings=settings, store=store, engine=engine, retrievers=retrievers)
+
+
+def index_and_embed(
+    runtime: Runtime,
+    paths: list[Path],
+    on_start: Progress | None = None,
+    on_file: Callable[[Path], None] | None = None,
+    on_embed: Progress | None = None,
+) -> IndexReport:
+    """Index files, then embed new chunks so the first question does not wait for it."""
+    report = index_paths(runtime.store, paths, on_file=on_file, on_start=on_start,
+                         retention_days=runtime.settings.superseded_retention_days)
+    if runtime.settings.embedder != "none":
+        embed_missing(runtime.store, get_embedder(runtime.settings.embedder), on_start,
+                      on_embed)
+    return report
 
 
 def ensure_demo_index(
     runtime: Runtime,
-    on_start: Callable[[int], None] | None = None,
+    on_start: Progress | None = None,
     on_file: Callable[[Path], None] | None = None,
+    on_embed: Progress | None = None,
 ) -> IndexReport | None:
     """Index the configured corpus when the catalog is empty (the first start)."""
     if runtime.store.documents():
@@ -52,4 +96,4 @@ def ensure_demo_index(
     if not docs.is_dir():
         raise ConfigurationError(f"the catalog is empty and the corpus {docs} does not exist; "
                                  "run `docassist index PATH` or set DOCASSIST_DOCS")
-    return index_paths(runtime.store, [docs], on_file=on_file, on_start=on_start)
+    return index_and_embed(runtime, [docs], on_start, on_file, on_embed)

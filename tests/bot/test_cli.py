@@ -149,3 +149,28 @@ def test_terminal_chat_session(db_path: Path) -> None:
     assert "no answer from the documents yet" in out
     assert "Unknown command /bogus" in out
     assert "never read" not in out
+
+
+def test_eval_retrieval_reports_every_retriever_and_the_default(db_path: Path) -> None:
+    done = run("eval", "retrieval", str(REPO / "samples" / "retrieval_dev.jsonl"), "--json",
+               db=db_path)
+    assert done.returncode == 0, done.stderr
+    report = one_json(done.stdout)
+    assert report["default"] == "hybrid"
+    assert set(report["retrievers"]) == {"bm25", "dense", "hybrid"}
+    for scores in report["retrievers"].values():
+        assert set(scores) == {"recall_at_1", "recall_at_3", "recall_at_5", "mrr"}
+        assert 0 <= scores["recall_at_1"] <= scores["recall_at_3"] <= scores["recall_at_5"] <= 1
+    assert report["total"] >= 40
+    assert report["retrievers"]["hybrid"]["recall_at_5"] >= 0.9
+    assert {"id", "ranks"} <= set(report["cases"][0])
+
+
+def test_bm25_only_configuration(db_path: Path) -> None:
+    done = run("ask", "Jak odtworzyć bazę danych z kopii?", "--json", db=db_path,
+               DOCASSIST_EMBEDDER="none", DOCASSIST_RETRIEVER="bm25")
+    result = one_json(done.stdout)
+    assert result["status"] == "answered" and result["sources"][0]["document_id"] == "DOC-DB"
+    assert 0 <= result["sources"][0]["score"] <= 1  # the BM25 scale
+    bad = run("ask", "hi", "--json", db=db_path, DOCASSIST_EMBEDDER="none")
+    assert bad.returncode == 2 and "needs an embedder" in one_json(bad.stdout)["error"]

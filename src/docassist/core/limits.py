@@ -17,8 +17,29 @@ MAX_TURN_LOG: Final = 20
 DEFAULT_TOP_K: Final = 3
 MAX_TOP_K: Final = 5
 
-DEFAULT_SIMILARITY_THRESHOLD: Final = 0.2
-"""BM25 coverage score (0..1) a chunk needs to count as found; see storage.search."""
+BM25_SIMILARITY_THRESHOLD: Final = 0.2
+"""BM25 score = share of the question's word stems in the chunk (0..1); see storage.search."""
+
+DENSE_SIMILARITY_THRESHOLD: Final = 0.2
+"""Cosine similarity (-1..1) for the dense and hybrid retrievers. Measured with USE: the best
+chunk of off-topic questions scores at most 0.16 (demo) / 0.19 (Python HOWTOs); 90% / 100%
+of answerable questions score above 0.2. See README."""
+
+RRF_K: Final = 60
+"""Reciprocal rank fusion constant: score = sum of 1 / (RRF_K + rank)."""
+
+HYBRID_BM25_WEIGHT: Final = 1.0
+"""Weight of a BM25 vote in the fusion (dense has 1.0)."""
+
+HYBRID_MIN_BM25_SCORE: Final = 0.6
+"""A BM25 hit votes in the fusion only when it matches this share of the question's stems.
+Measured (bench/retrieval.py): plain RRF loses recall@1 on cross-language questions."""
+
+HYBRID_CANDIDATES: Final = 20
+"""Chunks each retriever contributes to the fusion."""
+
+EMBED_BATCH: Final = 32
+"""Chunks embedded per call while indexing."""
 
 MAX_RESULT_CHARS: Final = 12_000
 """Serialized JSON size a tool output may have."""

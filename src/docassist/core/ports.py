@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.messages import ConversationKey
 from docassist.core.state import ConversationState
@@ -27,9 +30,23 @@ class Catalog(Protocol):
 
 
 class Retriever(Protocol):
+    """Ranks chunks for a query. `default_threshold` is on the retriever's own score scale."""
+
     name: str
+    default_threshold: float
 
     def search(self, query: str, top_k: int) -> list[SearchHit]: ...
+
+
+class Embedder(Protocol):
+    """Text to L2-normalised float32 rows (a dot product is the cosine similarity)."""
+
+    name: str
+    dimensions: int
+
+    def embed_queries(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
+
+    def embed_passages(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ from docassist.core.answering import answer_question
 from docassist.core.documents import DOCUMENT_ID_PATTERN
 from docassist.core.errors import ToolStateError, ToolValidationError
 from docassist.core.limits import (
-    DEFAULT_SIMILARITY_THRESHOLD,
     DEFAULT_TOP_K,
     MAX_DOCUMENT_ID_CHARS,
     MAX_QUESTION_CHARS,
@@ -86,9 +85,16 @@ class AnswerArguments(BaseModel):
         default=DEFAULT_TOP_K, description="How many chunks to retrieve."
     )
     similarity_threshold: Annotated[float, Field(ge=-1, le=1)] | None = Field(
-        default=DEFAULT_SIMILARITY_THRESHOLD,
-        description="Minimum score a chunk needs; null for none.",
+        default=None,
+        description="Minimum score a chunk needs on the retriever's scale; omit it for the "
+        "retriever's default, null for no threshold.",
     )
+
+    def threshold_for(self, retriever: Retriever) -> float | None:
+        """The threshold to apply: explicit value, explicit null, or the retriever default."""
+        if "similarity_threshold" in self.model_fields_set:
+            return self.similarity_threshold
+        return retriever.default_threshold
 
 
 class NoArguments(BaseModel):
@@ -158,7 +164,7 @@ def run_answer_from_documents(arguments: AnswerArguments, context: ToolContext) 
         retriever=context.retriever,
         answerer=context.answerer,
         top_k=arguments.top_k,
-        threshold=arguments.similarity_threshold,
+        threshold=arguments.threshold_for(context.retriever),
         language=context.language,
         catalog=context.catalog,
     )

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from sqlite_utils import Database
 
 from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
@@ -175,6 +176,41 @@ class Store:
             chunk = Chunk.model_validate(row)
             results.append((chunk, documents[chunk.document_id], rank_value))
         return results
+
+    # --- embeddings -------------------------------------------------------------------
+
+    def chunks_without_embedding(self, model: str) -> list[Chunk]:
+        with self._lock:
+            rows = list(self.db.query(
+                "SELECT c.chunk_id, c.document_id, c.ordinal, c.section, c.header, c.text "
+                "FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.chunk_id AND e.model = ? "
+                "WHERE c.superseded_at IS NULL AND e.chunk_id IS NULL ORDER BY c.chunk_id",
+                [model]))
+        return [Chunk.model_validate(row) for row in rows]
+
+    def save_embeddings(self, model: str, chunk_ids: list[str], vectors: Any) -> None:
+        """Store float32 rows for chunks (one transaction)."""
+        matrix = np.asarray(vectors, dtype=np.float32)
+        with self._transaction() as connection:
+            for chunk_id, row in zip(chunk_ids, matrix, strict=True):
+                connection.execute(
+                    "INSERT OR REPLACE INTO embeddings (chunk_id, model, dimensions, vector) "
+                    "VALUES (?, ?, ?, ?)", [chunk_id, model, int(row.shape[0]), row.tobytes()])
+
+    def current_embeddings(self, model: str) -> tuple[list[Chunk], Any]:
+        """Current chunks that have a vector for `model`, and their vectors as one matrix."""
+        with self._lock:
+            rows = list(self.db.query(
+                "SELECT c.chunk_id, c.document_id, c.ordinal, c.section, c.header, c.text, "
+                "e.dimensions, e.vector FROM chunks c JOIN embeddings e "
+                "ON e.chunk_id = c.chunk_id AND e.model = ? "
+                "WHERE c.superseded_at IS NULL ORDER BY c.chunk_id", [model]))
+        chunks = [Chunk.model_validate({k: v for k, v in row.items()
+                                        if k not in ("dimensions", "vector")}) for row in rows]
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        matrix = np.vstack([np.frombuffer(row["vector"], dtype=np.float32) for row in rows])
+        return chunks, matrix
 
     # --- conversations and traces -------------------------------------------------------
 

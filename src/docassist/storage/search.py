@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from docassist.core.limits import BM25_SIMILARITY_THRESHOLD
 from docassist.core.ports import SearchHit
 from docassist.core.text import stem, terms
 from docassist.storage.database import Store
@@ -16,25 +17,30 @@ from docassist.storage.database import Store
 CANDIDATES: Final = 50
 
 
-def fts_query(query: str) -> str | None:
-    """An FTS5 expression: any of the query's stems as a prefix (hyphenated names as phrases)."""
+def fts_query(query: str, prefix: bool = True) -> str | None:
+    """An FTS5 expression: any of the query's words — with `prefix`, their stems as prefixes —
+    hyphenated names as phrases. Every part is quoted, so no query is FTS syntax."""
     parts: list[str] = []
     for term in dict.fromkeys(terms(query)):
         if "-" in term:
             parts.append('"' + " ".join(term.split("-")) + '"')
-        else:
+        elif prefix:
             parts.append(f'"{stem(term)}"*')
+        else:
+            parts.append(f'"{term}"')
     return " OR ".join(parts) if parts else None
 
 
 class Bm25Retriever:
     name = "bm25"
+    default_threshold = BM25_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, prefix: bool = True) -> None:
         self.store = store
+        self.prefix = prefix  # False only to measure what stem prefixes buy (bench/)
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
-        match = fts_query(query)
+        match = fts_query(query, self.prefix)
         if match is None:
             return []
         wanted = {stem(term) for term in terms(query)}
