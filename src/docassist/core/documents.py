@@ -61,6 +61,16 @@ class Chunk(BaseModel):
 
 
 @dataclass(frozen=True)
+class ChunkSizes:
+    """How long sections are cut: above `max_chars`, windows of about `target_chars`
+    that repeat about `overlap_chars` of the previous window."""
+
+    max_chars: int = CHUNK_MAX_CHARS
+    target_chars: int = CHUNK_TARGET_CHARS
+    overlap_chars: int = CHUNK_OVERLAP_CHARS
+
+
+@dataclass(frozen=True)
 class ParsedDocument:
     info: DocumentInfo
     chunks: list[Chunk]
@@ -113,9 +123,7 @@ def parse_document(
     raw: str,
     *,
     content_sha256: str | None = None,
-    max_chars: int = CHUNK_MAX_CHARS,
-    target_chars: int = CHUNK_TARGET_CHARS,
-    overlap_chars: int = CHUNK_OVERLAP_CHARS,
+    sizes: ChunkSizes = ChunkSizes(),  # noqa: B008 - frozen, shared safely
 ) -> ParsedDocument:
     """Split one document into its catalog entry and chunks: by headings, then by size.
 
@@ -131,7 +139,8 @@ def parse_document(
     version = meta.get("version") or content_sha256[:10]
     chunks: list[Chunk] = []
     for section, _level, section_body in sections:
-        windows = split_by_size(section_body.strip(), max_chars, target_chars, overlap_chars)
+        windows = split_by_size(section_body.strip(), sizes.max_chars, sizes.target_chars,
+                                sizes.overlap_chars)
         for number, window in enumerate(windows, start=1):
             label = section if len(windows) == 1 else f"{section} ({number}/{len(windows)})"
             ordinal = len(chunks) + 1

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from docassist.core.documents import parse_document
+from docassist.core.documents import ChunkSizes, parse_document
 from docassist.core.limits import SUPERSEDED_RETENTION_DAYS
 from docassist.storage.database import Store
 from docassist.storage.formats import read_document
@@ -50,6 +50,7 @@ def index_paths(
     on_file: Callable[[Path], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     retention_days: int = SUPERSEDED_RETENTION_DAYS,
+    sizes: ChunkSizes = ChunkSizes(),  # noqa: B008 - frozen, shared safely
 ) -> IndexReport:
     files, folders, notes = collect_files(paths)
     report = IndexReport(notes=notes)
@@ -59,7 +60,7 @@ def index_paths(
     seen_paths: set[str] = set()
     for path in files:
         try:
-            _index_file(store, path, seen_ids, seen_paths, report)
+            _index_file(store, path, seen_ids, seen_paths, report, sizes)
         except (OSError, ValueError) as error:
             report.notes.append(f"{path}: skipped: {error}")
         finally:
@@ -82,6 +83,7 @@ def _index_file(
     seen_ids: dict[str, Path],
     seen_paths: set[str],
     report: IndexReport,
+    sizes: ChunkSizes,
 ) -> None:
     source_path = str(path.resolve())
     text, data = read_document(path)
@@ -92,7 +94,7 @@ def _index_file(
         seen_ids[previous.document_id] = path
         report.unchanged.append(previous.document_id)
         return
-    parsed = parse_document(path.name, path.stem, text, content_sha256=digest)
+    parsed = parse_document(path.name, path.stem, text, content_sha256=digest, sizes=sizes)
     if not parsed.chunks:
         raise ValueError("no text to index")
     document_id = parsed.info.document_id
