@@ -123,7 +123,7 @@ def parse_document(
     raw: str,
     *,
     content_sha256: str | None = None,
-    sizes: ChunkSizes = ChunkSizes(),  # noqa: B008 - frozen, shared safely
+    sizes: ChunkSizes = ChunkSizes(),
 ) -> ParsedDocument:
     """Split one document into its catalog entry and chunks: by headings, then by size.
 
