@@ -5,10 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from docassist.core.limits import SUPERSEDED_RETENTION_DAYS
+from docassist.models.base import DEFAULT_TIMEOUT_SECONDS
+from docassist.models.ollama import DEFAULT_OLLAMA_URL
+from docassist.models.openai import DEFAULT_OPENAI_URL
+from docassist.models.registry import ModelConfig
 
 _REPO_DEMO_DOCS = Path(__file__).resolve().parents[2] / "samples" / "docs"
 
@@ -22,14 +26,20 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DOCASSIST_", extra="ignore")
 
     db: Path = Field(default=Path("docassist.db"), description="SQLite database file")
-    model: str = Field(default="rules", description="Selector/answer backend, e.g. `rules`")
+    model: str = Field(default="rules",
+                       description="Selection backend: rules, ollama:<model>, openai:<model>, "
+                       "replay:<file>")
+    answer_model: str | None = Field(default=None,
+                                     description="Answer backend; defaults to DOCASSIST_MODEL")
     language: Literal["pl", "en"] = Field(
         default="en", description="Reply language when the message does not tell"
     )
     docs: Path = Field(default_factory=default_docs_path,
                        description="Corpus indexed on first start when the catalog is empty")
-    embedder: Literal["use", "e5", "none"] = Field(
-        default="use", description="Local sentence embedder for dense retrieval; none = BM25 only"
+    embedder: str = Field(
+        default="use",
+        description="Embedder for dense retrieval: use, e5, ollama:<model>, openai:<model>, "
+        "replay:<file>, or none (BM25 only)",
     )
     retriever: Literal["hybrid", "bm25", "dense"] = Field(
         default="hybrid", description="Retriever answers use (bm25 when embedder is none)"
@@ -38,6 +48,21 @@ class Settings(BaseSettings):
         default=SUPERSEDED_RETENTION_DAYS, ge=0,
         description="Days chunks of replaced document versions are kept",
     )
+    ollama_url: str = Field(default=DEFAULT_OLLAMA_URL, description="Ollama server")
+    openai_base_url: str = Field(default=DEFAULT_OPENAI_URL,
+                                 description="OpenAI-compatible base URL (…/v1; Azure: the "
+                                 "resource URL)")
+    openai_api_key: SecretStr | None = Field(default=None, description="API key (secret)")
+    azure_api_version: str | None = Field(default=None,
+                                          description="Set for Azure OpenAI, e.g. 2024-10-21")
+    model_timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0,
+                                 description="Seconds per model request")
     save_raw: bool = Field(default=False, description="Store raw text and prompts in traces")
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")
+
+    def model_config_for(self, record_path: Path | None = None) -> ModelConfig:
+        key = self.openai_api_key.get_secret_value() if self.openai_api_key else None
+        return ModelConfig(ollama_url=self.ollama_url, openai_base_url=self.openai_base_url,
+                           openai_api_key=key, azure_api_version=self.azure_api_version,
+                           timeout_seconds=self.model_timeout, record_path=record_path)

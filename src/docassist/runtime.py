@@ -11,8 +11,7 @@ from docassist.core.errors import ConfigurationError
 from docassist.core.ports import Retriever
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
-from docassist.models import get_backend
-from docassist.models.embedders import get_embedder
+from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
 from docassist.storage import Bm25Retriever, IndexReport, Store, index_paths
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 
@@ -31,7 +30,9 @@ class Runtime:
         return self.engine.retriever.name
 
 
-def build_retrievers(store: Store, settings: Settings) -> tuple[dict[str, Retriever], str]:
+def build_retrievers(
+    store: Store, settings: Settings, config: ModelConfig | None = None
+) -> tuple[dict[str, Retriever], str]:
     """Every available retriever by name, and the name of the configured default."""
     bm25 = Bm25Retriever(store)
     retrievers: dict[str, Retriever] = {"bm25": bm25}
@@ -41,22 +42,26 @@ def build_retrievers(store: Store, settings: Settings) -> tuple[dict[str, Retrie
                 f"retriever {settings.retriever!r} needs an embedder; set DOCASSIST_RETRIEVER=bm25 "
                 "or choose DOCASSIST_EMBEDDER")
         return retrievers, "bm25"
-    dense = DenseRetriever(store, get_embedder(settings.embedder))
+    dense = DenseRetriever(store, get_model_embedder(settings.embedder,
+                                                     config or settings.model_config_for()))
     retrievers["dense"] = dense
     retrievers["hybrid"] = HybridRetriever(bm25, dense)
     return retrievers, settings.retriever
 
 
-def open_runtime(settings: Settings) -> Runtime:
+def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime:
+    """Everything one process needs; with `record_path`, model calls are recorded there."""
+    config = settings.model_config_for(record_path)
+    selector = get_selector(settings.model, config)
+    answerer = get_answerer(settings.answer_model or settings.model, config)
     store = Store(settings.db)
-    backend = get_backend(settings.model)
-    retrievers, default = build_retrievers(store, settings)
+    retrievers, default = build_retrievers(store, settings, config)
     engine = TurnEngine(
         store=store,
         catalog=store,
         retriever=retrievers[default],
-        selector=backend.selector,
-        answerer=backend.answerer,
+        selector=selector,
+        answerer=answerer,
         registry=default_registry(),
         options=EngineOptions(
             default_language=settings.language,
@@ -77,9 +82,9 @@ def index_and_embed(
     """Index files, then embed new chunks so the first question does not wait for it."""
     report = index_paths(runtime.store, paths, on_file=on_file, on_start=on_start,
                          retention_days=runtime.settings.superseded_retention_days)
-    if runtime.settings.embedder != "none":
-        embed_missing(runtime.store, get_embedder(runtime.settings.embedder), on_start,
-                      on_embed)
+    dense = runtime.retrievers.get("dense")
+    if isinstance(dense, DenseRetriever):
+        embed_missing(runtime.store, dense.embedder, on_start, on_embed)
     return report
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from docassist.core import i18n
@@ -69,8 +70,13 @@ def answer_question(
     threshold: float | None,
     language: i18n.Language,
     catalog: Catalog,
+    on_partial: Callable[[str], None] | None = None,
 ) -> RagResult:
-    """Search, answer from what was found (or say nothing was), check every citation."""
+    """Search, answer from what was found (or say nothing was), check every citation.
+
+    With `on_partial` and an answerer that streams, checked sentences are released to it
+    as they complete; the final text is checked again as a whole.
+    """
     hits = retriever.search(question, top_k)
     kept = [hit for hit in hits if threshold is None or hit.score >= threshold]
     rag_id = uuid.uuid4().hex[:16]
@@ -85,8 +91,22 @@ def answer_question(
             retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
             similarity_threshold=threshold,
         )
-    draft = answerer.compose(question, kept, language)
     retrieved_ids = {hit.chunk.chunk_id for hit in kept}
+    stream = getattr(answerer, "compose_stream", None)
+    if on_partial is not None and stream is not None:
+        deltas: list[str] = []
+
+        def collect(source: Iterable[str]) -> Iterator[str]:
+            for delta in source:
+                deltas.append(delta)
+                yield delta
+
+        for sentence in release_sentences(collect(stream(question, kept, language)),
+                                          retrieved_ids):
+            on_partial(sentence)
+        draft = "".join(deltas)
+    else:
+        draft = answerer.compose(question, kept, language)
     answer, _cited, warnings = check_citations(draft, retrieved_ids)
     if "no_valid_citation" in warnings:
         answer = f"{answer}\n\n{i18n.text('no_valid_citation', language)}"
@@ -101,6 +121,28 @@ def answer_question(
         top_k=top_k,
         similarity_threshold=threshold,
     )
+
+
+_SENTENCE_END: Final = re.compile(r"[.!?…](?=\s+[^\s\[])|\n\s*\n")
+
+
+def release_sentences(deltas: Iterable[str], retrieved_ids: set[str]) -> Iterator[str]:
+    """Complete sentences from a stream of text deltas, each with its citations checked.
+
+    A sentence ends at `.`, `!`, `?` followed by space and something other than `[` (so a
+    citation written after the full stop stays with its sentence), or at a blank line.
+    """
+    buffer = ""
+    for delta in deltas:
+        buffer += delta
+        while (match := _SENTENCE_END.search(buffer)) is not None:
+            sentence, buffer = buffer[: match.end()], buffer[match.end():]
+            cleaned = check_citations(sentence, retrieved_ids)[0]
+            if cleaned:
+                yield cleaned
+    rest = check_citations(buffer, retrieved_ids)[0]
+    if rest:
+        yield rest
 
 
 class ExtractiveAnswerer:

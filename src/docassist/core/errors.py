@@ -2,7 +2,10 @@
 
 DocAssistError
  ├── ConfigurationError      bad settings (unknown backend, missing corpus)
- ├── ModelError              a model backend failed (after its retries)
+ ├── ReplayMissError         a recorded model session has no answer for a request
+ ├── ModelError              a model backend failed
+ │    ├── ModelUnavailableError  refused, timed out or 5xx after bounded retries -> handoff
+ │    └── ModelResponseError     an answer that is not what the API promises (never retried)
  ├── StorageError            the database refused or failed
  │    └── ConcurrentUpdateError  state changed under us (version check)
  └── ToolError               a tool argument or state check failed
@@ -19,8 +22,24 @@ class ConfigurationError(DocAssistError):
     pass
 
 
+class ReplayMissError(DocAssistError):
+    """Not a ModelError on purpose: a miss must surface, never turn into a polite handoff."""
+
+
 class ModelError(DocAssistError):
     pass
+
+
+class ModelUnavailableError(ModelError):
+    pass
+
+
+class ModelResponseError(ModelError):
+    """`body` is what the server sent, kept so a selector can record it as a parse error."""
+
+    def __init__(self, message: str, body: str = "") -> None:
+        super().__init__(message)
+        self.body = body
 
 
 class StorageError(DocAssistError):

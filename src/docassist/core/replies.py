@@ -76,6 +76,8 @@ def _from_outcome(
     if outcome.status == "invalid_arguments" and code in DOCUMENT_ID_ERRORS:
         plan.unknown_document_ids = [str(outcome.arguments.get("document_id", ""))]
         return _clarify(plan, "document_id", state, catalog, language, human_channel)
+    if outcome.status == "tool_error" and code == "model_unavailable":
+        return Reply("handoff", i18n.text("handoff_model_down", language, channel=human_channel))
     if outcome.status != "tool_completed" or outcome.data is None:
         key = outcome.status if outcome.status in (
             "invalid_arguments", "unknown_tool", "tool_rejected") else "tool_error"

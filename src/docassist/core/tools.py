@@ -28,7 +28,12 @@ from pydantic import (
 
 from docassist.core.answering import answer_question
 from docassist.core.documents import DOCUMENT_ID_PATTERN
-from docassist.core.errors import ToolStateError, ToolValidationError
+from docassist.core.errors import (
+    ModelResponseError,
+    ModelUnavailableError,
+    ToolStateError,
+    ToolValidationError,
+)
 from docassist.core.limits import (
     DEFAULT_TOP_K,
     MAX_DOCUMENT_ID_CHARS,
@@ -62,6 +67,8 @@ class ToolContext:
     answerer: Answerer
     current_message: str
     language: Literal["pl", "en"]
+    on_partial: Callable[[str], None] | None = None
+    """Receives answer text as it is released (sentence by sentence, citations checked)."""
 
 
 def _checked_question(value: str) -> str:
@@ -167,6 +174,7 @@ def run_answer_from_documents(arguments: AnswerArguments, context: ToolContext) 
         threshold=arguments.threshold_for(context.retriever),
         language=context.language,
         catalog=context.catalog,
+        on_partial=context.on_partial,
     )
     return result.model_dump()
 
@@ -332,6 +340,12 @@ class ToolExecutor:
             output = normalize_output(tool.function(parsed, context))
         except ToolValidationError as error:
             return finish("tool_error", code=error.code)
+        except ModelUnavailableError:
+            logger.warning("tool %s: model unavailable", name)
+            return finish("tool_error", code="model_unavailable")
+        except ModelResponseError:
+            logger.warning("tool %s: unusable model response", name)
+            return finish("tool_error", code="model_bad_response")
         except Exception:
             logger.exception("tool %s failed", name)
             return finish("tool_error", code="tool_execution_failed")

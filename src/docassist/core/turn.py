@@ -11,6 +11,7 @@ import random
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -69,6 +70,7 @@ class _Turn:
     plan: Plan | None = None
     outcomes: list[ToolOutcome] = field(default_factory=list)
     rag: RagResult | None = None
+    on_partial: Callable[[str], None] | None = None
 
 
 class TurnEngine:
@@ -98,19 +100,24 @@ class TurnEngine:
     def catalog_version(self) -> str:
         return catalog_version(self.registry.specs())
 
-    def handle(self, message: ChatMessage) -> TurnResult | None:
-        """Run one turn; None when the event id was already handled (a platform retry)."""
+    def handle(
+        self, message: ChatMessage, on_partial: Callable[[str], None] | None = None
+    ) -> TurnResult | None:
+        """Run one turn; None when the event id was already handled (a platform retry).
+
+        `on_partial` receives answer sentences as a streaming answerer releases them.
+        """
         key = message.key
         if message.event_id and not self.store.claim_event(key.platform, message.event_id, key):
             return None
         with self._lock_for(key):
             for attempt in range(1, MAX_COMMIT_RETRIES):
                 try:
-                    return self._run(message)
+                    return self._run(message, on_partial)
                 except ConcurrentUpdateError:
                     # Another process wrote this conversation: wait a little, load it again.
                     time.sleep(random.uniform(0.5, 1.5) * RETRY_BACKOFF_SECONDS * attempt)
-            return self._run(message)
+            return self._run(message, on_partial)
 
     def _thread_language(self, state: ConversationState) -> i18n.Language:
         """The language of the thread's last user message, for messages that don't tell."""
@@ -126,7 +133,7 @@ class TurnEngine:
 
     # --- the pipeline -----------------------------------------------------------------
 
-    def _run(self, message: ChatMessage) -> TurnResult:
+    def _run(self, message: ChatMessage, on_partial: Callable[[str], None] | None) -> TurnResult:
         stored = self.store.load(message.key)
         state = stored.state.model_copy(deep=True)
         language = self._thread_language(state)
@@ -140,6 +147,7 @@ class TurnEngine:
             result_id=uuid.uuid4().hex[:16],
             language=language,
             started=time.perf_counter(),
+            on_partial=on_partial,
         )
         if message.command is Command.CLEAR:
             return self._finalize(turn, "cleared", i18n.text("cleared", language), clear=True)
@@ -202,6 +210,7 @@ class TurnEngine:
             answerer=self.answerer,
             current_message=plan.message,
             language=turn.language,
+            on_partial=turn.on_partial,
         )
         call = {"action": plan.decision.action, "arguments": plan.decision.arguments}
         outcome = self.executor.execute(call, context)

@@ -1,48 +1,111 @@
-"""Backends by name: `DOCASSIST_MODEL=rules` (default), later `ollama:…`, `openai:…`, `replay`.
+"""Backends by name, as plugins register them.
 
-A backend supplies a selector (proposes the action as JSON text) and an answerer (writes an
-answer from retrieved chunks). Registration is a plain function so new backends plug in.
+`DOCASSIST_MODEL` (selection), `DOCASSIST_ANSWER_MODEL` (answers) and `DOCASSIST_EMBEDDER`
+each name a backend independently: `rules`, `ollama:<model>`, `openai:<model>`,
+`replay:<file>` (and for embeddings also the local `use` / `e5`). A new backend is one
+`register(name, factory)` call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import httpx
 
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError
-from docassist.core.ports import Answerer, SelectorModel
+from docassist.core.ports import Answerer, Embedder, SelectorModel
 from docassist.core.rules import RulesSelector
+from docassist.models.adapters import ModelAnswerer, ModelEmbedder, ModelSelector
+from docassist.models.base import DEFAULT_TIMEOUT_SECONDS, ChatModel, new_client
+from docassist.models.embedders import EMBEDDER_NAMES, get_embedder
+from docassist.models.ollama import DEFAULT_OLLAMA_URL, OllamaModel
+from docassist.models.openai import DEFAULT_OPENAI_URL, OpenAIModel
+from docassist.models.replay import ReplayModel
+
+RULES: Final = "rules"
 
 
 @dataclass(frozen=True)
-class Backend:
-    name: str
-    selector: SelectorModel
-    answerer: Answerer
+class ModelConfig:
+    """Where the model servers are. The API key comes from the environment only."""
+
+    ollama_url: str = DEFAULT_OLLAMA_URL
+    openai_base_url: str = DEFAULT_OPENAI_URL
+    openai_api_key: str | None = field(default=None, repr=False)
+    azure_api_version: str | None = None
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    record_path: Path | None = None
+    """Record every model call of this process into a replay file."""
 
 
-BackendFactory = Callable[[str], Backend]
-_FACTORIES: dict[str, BackendFactory] = {}
+ChatModelFactory = Callable[[str, ModelConfig, httpx.Client], ChatModel]
+_FACTORIES: dict[str, ChatModelFactory] = {}
 
 
-def register(name: str, factory: BackendFactory) -> None:
-    """Make `name` (the part before `:` in DOCASSIST_MODEL) resolve to `factory(model)`."""
+def register(name: str, factory: ChatModelFactory) -> None:
+    """Make `<name>:<model>` resolve to `factory(model, config, client)`."""
     _FACTORIES[name] = factory
 
 
-def get_backend(spec: str) -> Backend:
-    """`rules`, or `<backend>:<model>`; an unknown backend is a clear ConfigurationError."""
+def backend_names() -> list[str]:
+    return [RULES, *sorted(_FACTORIES)]
+
+
+def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = None
+               ) -> ChatModel:
     name, _, model = spec.strip().partition(":")
     factory = _FACTORIES.get(name)
     if factory is None:
-        known = ", ".join(sorted(_FACTORIES))
-        raise ConfigurationError(f"unknown model backend {name!r} (available: {known})")
-    return factory(model)
+        raise ConfigurationError(
+            f"unknown model backend {name!r} (available: {', '.join(backend_names())})")
+    if not model:
+        raise ConfigurationError(f"model backend {name!r} needs a model: {name}:<model>")
+    built = factory(model, config, client or new_client(config.timeout_seconds))
+    if config.record_path is not None and name != "replay":
+        return ReplayModel(config.record_path, inner=built)
+    return built
 
 
-def _rules(_model: str) -> Backend:
-    return Backend(name="rules", selector=RulesSelector(), answerer=ExtractiveAnswerer())
+def get_selector(spec: str, config: ModelConfig) -> SelectorModel:
+    if spec.strip() == RULES:
+        return RulesSelector()
+    return ModelSelector(chat_model(spec, config))
 
 
-register("rules", _rules)
+def get_answerer(spec: str, config: ModelConfig) -> Answerer:
+    if spec.strip() == RULES:
+        return ExtractiveAnswerer()
+    return ModelAnswerer(chat_model(spec, config))
+
+
+def get_model_embedder(spec: str, config: ModelConfig) -> Embedder:
+    """A local embedder (`use`, `e5`) or one served by a backend (`ollama:<model>`…)."""
+    if spec in EMBEDDER_NAMES:
+        return get_embedder(spec)
+    return ModelEmbedder(chat_model(spec, config))
+
+
+def _ollama(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:
+    return OllamaModel(model, client, base_url=config.ollama_url)
+
+
+def _openai(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:
+    return OpenAIModel(model, client, base_url=config.openai_base_url,
+                       api_key=config.openai_api_key,
+                       azure_api_version=config.azure_api_version)
+
+
+def _replay(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:
+    path = Path(model)
+    if not path.is_file():
+        raise ConfigurationError(f"replay file {path} does not exist")
+    return ReplayModel(path)
+
+
+register("ollama", _ollama)
+register("openai", _openai)
+register("replay", _replay)
