@@ -66,13 +66,13 @@ EngineFactory = Callable[..., TurnEngine]
 @pytest.fixture
 def make_engine(store: Store, registry: ToolRegistry, hybrid: HybridRetriever) -> EngineFactory:
     def build(selector: SelectorModel | None = None, retriever: Retriever | None = None,
-              **options: object) -> TurnEngine:
+              answerer: Answerer | None = None, **options: object) -> TurnEngine:
         return TurnEngine(
             store=store,
             catalog=store,
             retriever=retriever or hybrid,
             selector=selector or RulesSelector(),
-            answerer=ExtractiveAnswerer(),
+            answerer=answerer or ExtractiveAnswerer(),
             registry=registry,
             options=EngineOptions(**options),  # type: ignore[arg-type]
         )

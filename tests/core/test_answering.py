@@ -23,7 +23,7 @@ def test_citations_outside_the_retrieved_chunks_are_removed_and_flagged() -> Non
 def test_an_answer_without_a_valid_citation_is_marked() -> None:
     answer, cited, warnings = check_citations(f"Trust me [{FOREIGN}].", {REAL})
     assert cited == [] and "no_valid_citation" in warnings
-    assert answer == "Trust me ."
+    assert answer == "Trust me."
 
 
 class InventingAnswerer:

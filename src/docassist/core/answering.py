@@ -14,6 +14,7 @@ from docassist.core.state import RagResult, Source
 from docassist.core.text import sentences, stems
 
 CITATION: Final = re.compile(r"\[([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*-[0-9a-f]{10}-\d{4})\]")
+_CITATION_WITH_SPACE: Final = re.compile(r"[ \t]?" + CITATION.pattern)
 CLOSEST_DOCUMENTS: Final = 3
 
 
@@ -54,7 +55,7 @@ def check_citations(answer: str, retrieved_ids: set[str]) -> tuple[str, list[str
         warnings.append(f"removed_citation:{chunk_id}")
         return ""
 
-    cleaned = CITATION.sub(keep_or_drop, answer)
+    cleaned = _CITATION_WITH_SPACE.sub(keep_or_drop, answer)
     cleaned = re.sub(r"[ \t]+\n", "\n", re.sub(r"[ \t]{2,}", " ", cleaned)).strip()
     if not cited:
         warnings.append("no_valid_citation")
@@ -123,14 +124,15 @@ def answer_question(
     )
 
 
-_SENTENCE_END: Final = re.compile(r"[.!?…](?=\s+[^\s\[])|\n\s*\n")
+_SENTENCE_END: Final = re.compile(r"[.!?…](?:\s*\[[^\]\s]*\])*(?=\s+[^\s\[])|\n\s*\n")
 
 
 def release_sentences(deltas: Iterable[str], retrieved_ids: set[str]) -> Iterator[str]:
-    """Complete sentences from a stream of text deltas, each with its citations checked.
+    """Complete sentences from a stream of text deltas, each with its citations checked
+    and surrounding space stripped.
 
-    A sentence ends at `.`, `!`, `?` followed by space and something other than `[` (so a
-    citation written after the full stop stays with its sentence), or at a blank line.
+    A sentence ends at `.`, `!`, `?` — with any citations written right after it — followed
+    by space and more text, or at a blank line.
     """
     buffer = ""
     for delta in deltas:

@@ -1,0 +1,158 @@
+"""A loopback HTTP server speaking the Ollama and OpenAI APIs, scripted per path.
+
+Stand-in for model servers (external systems): it records every request (path, headers,
+JSON body) and answers with scripted replies — JSON, raw bodies, errors, slow replies,
+NDJSON or SSE streams. Port 0, so tests never collide.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    json: Any = None
+    body: bytes | None = None
+    delay: float = 0.0
+    lines: list[str] | None = None
+    content_type: str = "application/json"
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that timed out and hung up is part of the test, not an error
+
+
+@dataclass
+class ModelServer:
+    replies: dict[str, deque[Reply]] = field(default_factory=lambda: defaultdict(deque))
+    requests: list[Recorded] = field(default_factory=list)
+    fallback: dict[str, Reply] = field(default_factory=dict)
+
+    def script(self, path: str, *replies: Reply) -> None:
+        self.replies[path].extend(replies)
+
+    def always(self, path: str, reply: Reply) -> None:
+        """Answer every request to `path` with `reply` once the script is used up."""
+        self.fallback[path] = reply
+
+    def bodies(self, path: str) -> list[Any]:
+        return [r.body for r in self.requests if r.path.split("?")[0] == path]
+
+    def __enter__(self) -> ModelServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self.do_POST()
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                owner.requests.append(Recorded(self.path, dict(self.headers), body))
+                path = self.path.split("?")[0]
+                queue = owner.replies.get(path)
+                reply = queue.popleft() if queue else owner.fallback.get(
+                    path, Reply(status=404, json={"error": f"no scripted reply for {path}"}))
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.lines is not None:
+                    self._stream(reply)
+                    return
+                data = reply.body if reply.body is not None else (
+                    json.dumps(reply.json).encode() if reply.json is not None else b"")
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, reply: Reply) -> None:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for line in reply.lines or []:
+                    data = (line + "\n").encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+
+# --- reply builders ----------------------------------------------------------------------
+
+
+def openai_chat(content: str) -> Reply:
+    return Reply(json={"id": "c1", "object": "chat.completion",
+                       "choices": [{"index": 0, "message": {"role": "assistant",
+                                                            "content": content},
+                                    "finish_reason": "stop"}]})
+
+
+def openai_stream(*deltas: str) -> Reply:
+    events = [json.dumps({"choices": [{"index": 0, "delta": {"content": d}}]}) for d in deltas]
+    return Reply(lines=[f"data: {e}\n" for e in events] + ["data: [DONE]\n"],
+                 content_type="text/event-stream")
+
+
+def openai_embeddings(*vectors: list[float]) -> Reply:
+    items = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    return Reply(json={"object": "list", "data": list(reversed(items))})
+
+
+def ollama_chat(content: str) -> Reply:
+    return Reply(json={"model": "m", "message": {"role": "assistant", "content": content},
+                       "done": True})
+
+
+def ollama_stream(*deltas: str) -> Reply:
+    lines = [json.dumps({"message": {"role": "assistant", "content": d}, "done": False})
+             for d in deltas]
+    return Reply(lines=[*lines, json.dumps({"message": {"role": "assistant", "content": ""},
+                                            "done": True})],
+                 content_type="application/x-ndjson")
+
+
+def ollama_embed(*vectors: list[float]) -> Reply:
+    return Reply(json={"model": "m", "embeddings": list(vectors)})
