@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from docassist.core.answering import ExtractiveAnswerer
-from docassist.core.ports import Retriever, SelectorModel
+from docassist.core.ports import Answerer, Retriever, SelectorModel
 from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry, default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
