@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
@@ -21,6 +22,7 @@ from docassist.core.errors import DocAssistError
 from docassist.core.evaluation import evaluate_decisions, load_cases
 from docassist.core.messages import ChatMessage
 from docassist.core.retrieval_eval import evaluate_retrieval, load_retrieval_cases
+from docassist.doctor import run_checks
 from docassist.runtime import Runtime, ensure_demo_index, index_and_embed, open_runtime
 from docassist.storage import IndexReport
 
@@ -33,6 +35,11 @@ out = Console()
 err = Console(stderr=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
+RecordOption = Annotated[
+    Path | None,
+    typer.Option("--record", help="Record every model call into this replay file "
+                 "(use it later with DOCASSIST_MODEL=replay:FILE)."),
+]
 
 
 def _emit_json(value: Any) -> None:
@@ -79,10 +86,11 @@ def _print_notes(report: IndexReport | None) -> None:
         err.print(f"[yellow]note:[/yellow] {note}")
 
 
-def _open(as_json: bool = False, *, index_demo: bool = True) -> Runtime:
-    settings = Settings()
+def _open(as_json: bool = False, *, index_demo: bool = True,
+          record: Path | None = None) -> Runtime:
     try:
-        runtime = open_runtime(settings)
+        settings = Settings()
+        runtime = open_runtime(settings, record_path=record)
         if index_demo and not runtime.store.documents():
             err.print(i18n.text("indexing_empty_catalog", settings.language,
                                 path=settings.docs))
@@ -92,6 +100,9 @@ def _open(as_json: bool = False, *, index_demo: bool = True) -> Runtime:
             _print_notes(report)
     except DocAssistError as error:
         raise _fail(str(error), as_json) from error
+    except ValidationError as error:
+        raise _fail(f"invalid configuration: {error.errors()[0]['loc']}: "
+                    f"{error.errors()[0]['msg']}", as_json) from error
     return runtime
 
 
@@ -141,36 +152,70 @@ def ask(
     thread: Annotated[str | None, typer.Option(help="Continue this thread key.")] = None,
     as_json: JsonOption = False,
     debug: Annotated[bool, typer.Option(help="Show decision and tool status.")] = False,
+    record: RecordOption = None,
 ) -> None:
     """One turn; a new one-turn conversation unless --thread names one."""
-    runtime = _open(as_json)
+    runtime = _open(as_json, record=record)
     message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text)
+    streamed: list[str] = []
+
+    def show(sentence: str) -> None:
+        streamed.append(sentence)
+        if not as_json:
+            out.print(sentence)
+
     try:
-        result = runtime.engine.handle(message)
+        result = runtime.engine.handle(message, on_partial=show)
     except DocAssistError as error:
         raise _fail(str(error), as_json) from error
     assert result is not None  # no event id, so never a duplicate
     if as_json:
         _emit_json(result.model_dump(mode="json"))
     else:
-        out.print(render_result(result, debug=debug))
+        out.print(render_result(result, debug=debug, answer_shown=bool(streamed)))
 
 
 @app.command()
-def chat() -> None:
+def chat(record: RecordOption = None) -> None:
     """Terminal chat over the indexed documents (one session = one thread)."""
-    runtime = _open()
+    runtime = _open(record=record)
     session = ChatSession(runtime.engine, out, runtime.settings.language)
-    session.run(lambda: out.input("[bold]> [/bold]"))
+    try:
+        session.run(lambda: out.input("[bold]> [/bold]"))
+    except DocAssistError as error:
+        raise _fail(str(error), False) from error
+
+
+@app.command()
+def doctor(as_json: JsonOption = False) -> None:
+    """Which backends answer, with their models and latency; exit 1 if any does not."""
+    try:
+        settings = Settings()
+    except ValidationError as error:
+        raise _fail(f"invalid configuration: {error}", as_json) from error
+    checks = run_checks(settings)
+    if as_json:
+        _emit_json({"ok": all(check.ok for check in checks),
+                    "checks": [check.model_dump() for check in checks]})
+    else:
+        table = Table("role", "backend", "ok", "latency ms", "detail")
+        for check in checks:
+            table.add_row(check.role, check.spec, "✓" if check.ok else "[red]✗[/red]",
+                          f"{check.latency_ms:.0f}" if check.latency_ms is not None else "",
+                          check.detail)
+        out.print(table)
+    if not all(check.ok for check in checks):
+        raise typer.Exit(code=1)
 
 
 @eval_app.command("decisions")
 def eval_decisions(
     file: Annotated[Path, typer.Argument(help="JSONL cases (see samples/decisions_dev.jsonl).")],
     as_json: JsonOption = False,
+    record: RecordOption = None,
 ) -> None:
     """Accuracy of the configured selector on labelled decision cases."""
-    runtime = _open(as_json)
+    runtime = _open(as_json, record=record)
     try:
         cases = load_cases(file.read_text(encoding="utf-8").splitlines())
     except (OSError, ValueError) as error:

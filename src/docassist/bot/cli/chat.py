@@ -30,11 +30,14 @@ def new_thread_key(thread: str | None = None) -> ConversationKey:
                            thread=thread or uuid.uuid4().hex[:12])
 
 
-def render_result(result: TurnResult, *, debug: bool = False) -> RenderableType:
-    """The answer, its sources (with links), and with `debug` the decision and tool status."""
+def render_result(result: TurnResult, *, debug: bool = False,
+                  answer_shown: bool = False) -> RenderableType:
+    """The answer (unless it was already streamed), its sources with links, and with `debug`
+    the decision and tool status."""
     style = STATUS_STYLE.get(result.status, "white")
-    parts: list[RenderableType] = [Text(result.answer, style=style if result.status != "answered"
-                                        else "")]
+    parts: list[RenderableType] = []
+    if not answer_shown:
+        parts.append(Text(result.answer, style=style if result.status != "answered" else ""))
     if result.sources and result.status in ("answered", "sources_shown"):
         label = i18n.text("sources_label", "pl" if result.language == "pl" else "en")
         lines = [f"[bold]{label}:[/bold]"]
@@ -113,6 +116,13 @@ class ChatSession:
         return True
 
     def _send(self, message: ChatMessage) -> None:
-        result = self.engine.handle(message)
+        streamed: list[str] = []
+
+        def show(sentence: str) -> None:
+            streamed.append(sentence)
+            self.console.print(sentence)
+
+        result = self.engine.handle(message, on_partial=show)
         if result is not None:
-            self.console.print(render_result(result, debug=self.debug))
+            self.console.print(render_result(result, debug=self.debug,
+                                             answer_shown=bool(streamed)))
