@@ -31,8 +31,12 @@ class OpenAIModel:
         api_key: str | None = None,
         azure_api_version: str | None = None,
         policy: RetryPolicy | None = None,
+        answer_max_tokens: int = MAX_ANSWER_TOKENS,
+        selection_max_tokens: int = MAX_SELECTION_TOKENS,
     ) -> None:
         self.model = model
+        self.answer_max_tokens = answer_max_tokens
+        self.selection_max_tokens = selection_max_tokens
         self.client = client
         self.base_url = base_url.rstrip("/")
         self.azure_api_version = azure_api_version
@@ -63,10 +67,10 @@ class OpenAIModel:
         return body
 
     def chat(self, messages: list[Message], schema: dict[str, Any] | None = None) -> str:
-        extra: dict[str, Any] = {"max_tokens": MAX_ANSWER_TOKENS}
+        extra: dict[str, Any] = {"max_tokens": self.answer_max_tokens}
         if schema is not None:
             extra = {
-                "max_tokens": MAX_SELECTION_TOKENS,
+                "max_tokens": self.selection_max_tokens,
                 "response_format": {"type": "json_schema",
                                     "json_schema": {"name": "decision", "schema": schema,
                                                     "strict": True}},
@@ -80,7 +84,7 @@ class OpenAIModel:
         return content
 
     def chat_stream(self, messages: list[Message]) -> Iterator[str]:
-        body = self._body(messages, stream=True, max_tokens=MAX_ANSWER_TOKENS)
+        body = self._body(messages, stream=True, max_tokens=self.answer_max_tokens)
         response = self._post("chat/completions", body, stream=True)
         try:
             for line in response.iter_lines():

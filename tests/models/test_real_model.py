@@ -1,0 +1,65 @@
+"""A real small model (SmolLM2-135M on llama.cpp's server) through our `openai` backend.
+
+Plumbing, not accuracy: the constrained selection parses and normalizes, an answer streams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from docassist.core.selection import (
+    PROPOSAL_KEYS,
+    SelectionRequest,
+    StateSummary,
+    normalize,
+    propose_action,
+)
+from docassist.core.tools import default_registry
+from docassist.models.adapters import ModelAnswerer, ModelSelector
+from docassist.models.openai import OpenAIModel
+from docassist.storage import Store
+from tests.llama_server import llama_server
+
+pytestmark = pytest.mark.real_model
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenAIModel]:
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with llama_server(log) as base, httpx.Client(timeout=120) as client:
+        yield OpenAIModel("smollm2", client, base_url=f"{base}/v1")
+
+
+@pytest.mark.parametrize("text", ["How do I renew the TLS certificate?",
+                                  "Restart docassist-api now.", "pokaż źródła"])
+def test_constrained_selection_parses_and_normalizes(model: OpenAIModel, text: str) -> None:
+    request = SelectionRequest(
+        message=text, standalone_question=text, history=[],
+        state_summary=StateSummary(has_last_sources=False),
+        tool_specs=default_registry().specs(), language="en")
+    selection = propose_action(request, ModelSelector(model))
+    assert selection.parse_error is None, selection.raw_response
+    assert isinstance(selection.proposal, dict) and set(selection.proposal) == PROPOSAL_KEYS
+    assert selection.proposal["decision"] in (
+        "tool_call", "clarification_needed", "no_suitable_tool", "rejected")
+    assert normalize(selection).status in (
+        "action_proposed", "clarification_needed", "no_suitable_tool", "rejected",
+        "parse_error")  # a schema-valid but inconsistent proposal is still caught
+
+
+def test_an_answer_streams(model: OpenAIModel, store: Store) -> None:
+    from docassist.storage import Bm25Retriever
+
+    hits = Bm25Retriever(store).search("How do I renew the TLS certificate?", 2)
+    deltas = list(ModelAnswerer(model).compose_stream(
+        "How do I renew the TLS certificate?", hits, "en"))
+    assert len(deltas) > 1
+    assert "".join(deltas).strip()
+
+
+def test_store_fixture_is_a_real_file(store: Store) -> None:
+    assert Path(store.path).is_file()
