@@ -142,12 +142,17 @@ def test_prompt_marks_history_as_data_and_carries_the_tool_specs() -> None:
 
 
 def test_decision_schema_bounds_every_string() -> None:
-    schema = decision_schema(default_registry().names())
+    schema = decision_schema(default_registry().specs())
     properties = schema["properties"]
     assert schema["additionalProperties"] is False
     assert set(schema["required"]) == {"decision", "action", "arguments", "message"}
     assert properties["action"]["anyOf"][0]["maxLength"] > 0
     assert properties["message"]["anyOf"][0]["maxLength"] == MAX_DECISION_MESSAGE_CHARS
+    # arguments: one of the tools' own argument schemas, or empty — never a free-form object
+    shapes = properties["arguments"]["anyOf"]
+    assert shapes[:3] == [spec["parameters"] for spec in default_registry().specs()]
+    assert shapes[3] == {"type": "object", "additionalProperties": False, "properties": {}}
+    assert all(shape.get("additionalProperties") is False for shape in shapes)
 
 
 def test_catalog_version_changes_with_the_tool_specs() -> None:

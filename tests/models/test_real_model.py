@@ -6,7 +6,6 @@ Plumbing, not accuracy: the constrained selection parses and normalizes, an answ
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -31,11 +30,12 @@ pytestmark = pytest.mark.real_model
 def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenAIModel]:
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with llama_server(log) as base, httpx.Client(timeout=120) as client:
-        yield OpenAIModel("smollm2", client, base_url=f"{base}/v1")
+        # Small limits keep the test quick on two cores; this checks plumbing, not quality.
+        yield OpenAIModel("smollm2", client, base_url=f"{base}/v1", answer_max_tokens=24,
+                          selection_max_tokens=160)
 
 
-@pytest.mark.parametrize("text", ["How do I renew the TLS certificate?",
-                                  "Restart docassist-api now.", "pokaż źródła"])
+@pytest.mark.parametrize("text", ["How do I renew the TLS certificate?", "pokaż źródła"])
 def test_constrained_selection_parses_and_normalizes(model: OpenAIModel, text: str) -> None:
     request = SelectionRequest(
         message=text, standalone_question=text, history=[],
@@ -59,7 +59,3 @@ def test_an_answer_streams(model: OpenAIModel, store: Store) -> None:
         "How do I renew the TLS certificate?", hits, "en"))
     assert len(deltas) > 1
     assert "".join(deltas).strip()
-
-
-def test_store_fixture_is_a_real_file(store: Store) -> None:
-    assert Path(store.path).is_file()

@@ -106,8 +106,14 @@ class Decision(BaseModel):
     decided_by: DecidedBy = "selector"
 
 
-def decision_schema(tool_names: list[str]) -> dict[str, Any]:
-    """JSON Schema of a proposal; every string bounded so small models cannot loop forever."""
+def decision_schema(tool_specs: list[dict[str, Any]]) -> dict[str, Any]:
+    """JSON Schema of a proposal, for constrained decoding.
+
+    Every string is bounded (`maxLength`) and `arguments` must match one tool's own argument
+    schema or be empty: a free-form object lets small models nest text until `max_tokens`.
+    """
+    names = [spec["name"] for spec in tool_specs]
+    argument_shapes = [spec["parameters"] for spec in tool_specs]
     return {
         "type": "object",
         "additionalProperties": False,
@@ -116,11 +122,14 @@ def decision_schema(tool_names: list[str]) -> dict[str, Any]:
             "decision": {"type": "string", "enum": ["tool_call", *NON_TOOL_DECISIONS]},
             "action": {
                 "anyOf": [
-                    {"type": "string", "enum": tool_names, "maxLength": MAX_DECISION_ACTION_CHARS},
+                    {"type": "string", "enum": names, "maxLength": MAX_DECISION_ACTION_CHARS},
                     {"type": "null"},
                 ]
             },
-            "arguments": {"type": "object"},
+            "arguments": {
+                "anyOf": [*argument_shapes,
+                          {"type": "object", "additionalProperties": False, "properties": {}}]
+            },
             "message": {
                 "anyOf": [
                     {"type": "string", "maxLength": MAX_DECISION_MESSAGE_CHARS},

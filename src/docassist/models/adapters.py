@@ -39,7 +39,7 @@ class ModelSelector:
             {"role": "system", "content": PROMPT_RULES},
             {"role": "user", "content": prompt[len(PROMPT_RULES):].lstrip()},
         ]
-        schema = decision_schema([spec["name"] for spec in request.tool_specs])
+        schema = decision_schema(request.tool_specs)
         try:
             return self.chat_model.chat(messages, schema)
         except ModelResponseError as error:

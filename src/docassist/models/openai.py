@@ -71,9 +71,12 @@ class OpenAIModel:
         if schema is not None:
             extra = {
                 "max_tokens": self.selection_max_tokens,
+                # Not "strict": OpenAI's strict mode needs every property required, and tool
+                # arguments have optional ones. llama.cpp, vLLM and LM Studio enforce the
+                # schema as a grammar either way; our parser is strict regardless.
                 "response_format": {"type": "json_schema",
                                     "json_schema": {"name": "decision", "schema": schema,
-                                                    "strict": True}},
+                                                    "strict": False}},
             }
         data = json_body(self._post("chat/completions", self._body(messages, **extra)),
                          "openai chat/completions")
