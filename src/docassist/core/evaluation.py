@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -68,17 +68,24 @@ class DecisionReport(BaseModel):
     cases: list[CaseResult]
 
 
-def load_cases(lines: Iterable[str]) -> list[DecisionCase]:
+CaseT = TypeVar("CaseT", bound=BaseModel)
+
+
+def load_jsonl(lines: Iterable[str], model: type[CaseT]) -> list[CaseT]:
     """One JSON object a line; blank lines skipped; a bad line is a ValueError naming it."""
     cases = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            cases.append(DecisionCase.model_validate(json.loads(line)))
+            cases.append(model.model_validate(json.loads(line)))
         except ValueError as error:
             raise ValueError(f"line {number}: {error}") from error
     return cases
+
+
+def load_cases(lines: Iterable[str]) -> list[DecisionCase]:
+    return load_jsonl(lines, DecisionCase)
 
 
 def _state_for(case: DecisionCase) -> ConversationState:

@@ -6,12 +6,12 @@ threshold is applied (this measures ranking, not the answer/no-answer cut).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from docassist.core.evaluation import load_jsonl
 from docassist.core.ports import Retriever
 
 RANK_DEPTH: Final = 10
@@ -49,15 +49,7 @@ class RetrievalReport(BaseModel):
 
 
 def load_retrieval_cases(lines: Iterable[str]) -> list[RetrievalCase]:
-    cases = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            cases.append(RetrievalCase.model_validate(json.loads(line)))
-        except ValueError as error:
-            raise ValueError(f"line {number}: {error}") from error
-    return cases
+    return load_jsonl(lines, RetrievalCase)
 
 
 def first_hit_rank(retriever: Retriever, case: RetrievalCase) -> tuple[int | None, list[str]]:
