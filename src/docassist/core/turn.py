@@ -32,12 +32,14 @@ from docassist.core.results import (
     DecisionView,
     ToolView,
     TurnResult,
+    TurnStatus,
 )
 from docassist.core.selection import Decision, Selection, catalog_version
 from docassist.core.state import (
     ConversationState,
     PendingClarification,
     RagResult,
+    Source,
     TurnSummary,
 )
 from docassist.core.tools import ToolContext, ToolExecutor, ToolOutcome, ToolRegistry
@@ -245,12 +247,12 @@ class TurnEngine:
     def _finalize(
         self,
         turn: _Turn,
-        status: Any,
+        status: TurnStatus,
         answer: str,
         *,
         remember: bool = True,
         clear: bool = False,
-        sources: list[Any] | None = None,
+        sources: list[Source] | None = None,
         source_turn_id: int | None = None,
         metadata: dict[str, Any] | None = None,
         clarification: Clarification | None = None,

@@ -48,6 +48,7 @@ class Store:
         except sqlite3.Error as error:
             raise StorageError(f"cannot open database {self.path}: {error}") from error
         self._lock = threading.RLock()
+        self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
 
     def close(self) -> None:
         self.db.close()
@@ -92,6 +93,14 @@ class Store:
                 "SELECT chunk_id, document_id, ordinal, section, header, text FROM chunks "
                 "WHERE chunk_id = ?", [chunk_id]))
         return Chunk.model_validate(rows[0]) if rows else None
+
+    def _documents_by_id(self) -> dict[str, DocumentInfo]:
+        """The catalog as a map, re-read only when the index version moved (a search hot path)."""
+        version = self.index_version()
+        with self._lock:
+            if self._catalog_cache is None or self._catalog_cache[0] != version:
+                self._catalog_cache = (version, {d.document_id: d for d in self.documents()})
+            return self._catalog_cache[1]
 
     def document_at(self, source_path: str) -> DocumentInfo | None:
         with self._lock:
@@ -169,7 +178,7 @@ class Store:
                 rows = list(self.db.query(sql, [match, limit]))
             except sqlite3.OperationalError as error:
                 raise StorageError(f"search failed: {error}") from error
-        documents = {d.document_id: d for d in self.documents()}
+        documents = self._documents_by_id()
         results = []
         for row in rows:
             rank_value = float(row.pop("rank_value"))
