@@ -287,7 +287,16 @@ def test_model_down_hands_off_without_running_a_tool(
     assert "#ops-humans" in result.answer
     assert all(r.calls == [] for r in recorders.values())
     [row] = store.turns()
-    assert (row["status"], row["decision_reason"]) == ("handoff", "model_unavailable")
+    assert (row["status"], row["decision_status"], row["decision_reason"]) == (
+        "handoff", "handoff", "model_unavailable")
+
+
+def test_a_button_press_without_words_runs_its_command(engine: TurnEngine) -> None:
+    engine.handle(message("How do I renew the TLS certificate?"))
+    shown = engine.handle(message("", command=Command.SHOW_SOURCES))
+    assert shown and shown.status == "sources_shown" and shown.source_turn_id == 1
+    cleared = engine.handle(message(None, command=Command.CLEAR))
+    assert cleared and cleared.status == "cleared"
 
 
 def test_selector_sees_the_state_summary_and_standalone_question(

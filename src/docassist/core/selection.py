@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 ModelDecision = Literal["tool_call", "clarification_needed", "no_suitable_tool", "rejected"]
 DecisionStatus = Literal[
-    "action_proposed", "clarification_needed", "no_suitable_tool", "rejected", "parse_error"
+    "action_proposed", "clarification_needed", "no_suitable_tool", "rejected", "parse_error",
+    "handoff",  # decided by code (the model is unreachable), never a normalized proposal
 ]
 DecidedBy = Literal["selector", "resolver", "command", "pending", "handoff", "validation"]
 PROPOSAL_KEYS: Final = frozenset({"decision", "action", "arguments", "message"})

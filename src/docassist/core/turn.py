@@ -153,8 +153,11 @@ class TurnEngine:
         )
         if message.command is Command.CLEAR:
             return self._finalize(turn, "cleared", i18n.text("cleared", language), clear=True)
+        text = message.text
+        if message.command is not None and not (isinstance(text, str) and text.strip()):
+            text = f"/{message.command.value}"  # a button press carries no words
         try:
-            turn.text = check_message(message.text)
+            turn.text = check_message(text)
         except InvalidMessage as problem:
             answer = i18n.text(problem.problem, language, length=problem.length,
                                limit=MAX_MESSAGE_CHARS)
@@ -191,7 +194,7 @@ class TurnEngine:
         except ModelError:
             turn.plan = Plan(
                 message=turn.text,
-                decision=Decision(status="clarification_needed", reason="model_unavailable",
+                decision=Decision(status="handoff", reason="model_unavailable",
                                   decided_by="handoff"),
                 resolution=_unchanged(turn.text),
             )
