@@ -102,6 +102,12 @@ def test_two_clarifications_without_progress_hand_off(engine: TurnEngine, store:
     assert store.tool_calls() == []
 
 
+def test_unknown_ids_after_which_document_count_as_no_progress(engine: TurnEngine) -> None:
+    statuses = [r.status for r in (engine.handle(message(t)) for t in (
+        "Pokaż metadane dokumentu.", "DOC-NOPE", "DOC-NADAL-NIE")) if r]
+    assert statuses == ["clarification_needed", "clarification_needed", "handoff"]
+
+
 def test_a_new_question_drops_the_pending_clarification(engine: TurnEngine,
                                                         store: Store) -> None:
     engine.handle(message("Jak sprawdzić jej stan?"))

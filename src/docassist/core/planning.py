@@ -137,14 +137,14 @@ def plan_turn(
         else:
             resolution = resolve_follow_up(effective, state.history, vocabulary, language)
     if resolution.status == "clarification_needed":
-        return Plan(
+        return _count_repeats(Plan(
             message=effective,
             decision=Decision(status="clarification_needed", reason=resolution.reason,
                               decided_by="resolver"),
             resolution=resolution,
             missing_field="subject",
             options=resolution.options,
-        )
+        ), pending)
     summary = state_summary(effective, state, catalog)
     request = SelectionRequest(
         message=effective,
@@ -163,6 +163,15 @@ def plan_turn(
                 unknown_document_ids=summary.unknown_document_ids_in_message)
     if decision.status == "clarification_needed":
         plan.missing_field = missing_field_for(effective)
+    return _count_repeats(plan, pending)
+
+
+def _count_repeats(plan: Plan, pending: PendingClarification | None) -> Plan:
+    """Asking for the same missing piece again is no progress, even from a new message
+    (an unknown id after "which document?"), so it counts towards the handoff."""
+    if (pending is not None and plan.decision.status == "clarification_needed"
+            and plan.missing_field == pending.missing_field):
+        plan.clarification_attempts = pending.attempts + 1
     return plan
 
 
