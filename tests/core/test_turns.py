@@ -332,3 +332,16 @@ def test_traces_hold_hashes_not_text_unless_save_raw(make_engine: EngineFactory,
     assert private["raw"] is None and len(private["question_sha256"]) == 64
     assert json.loads(raw["raw"])["question"] == "How do I renew the TLS certificate?"
     assert private["catalog_version"] and private["catalog_version"] == raw["catalog_version"]
+
+
+def test_a_turn_that_dies_midway_leaves_its_event_to_run_again(
+    make_engine: EngineFactory, store: Store
+) -> None:
+    crashing = make_engine(ScriptedSelector(RuntimeError("process killed")))
+    with pytest.raises(RuntimeError):
+        crashing.handle(message("How do I renew TLS?", event_id="Ev-crash"))
+    assert store.turns() == [] and not store.event_seen("test", "Ev-crash")
+    resumed = make_engine().handle(message("How do I renew TLS?", event_id="Ev-crash"))
+    assert resumed and resumed.status == "answered"
+    assert make_engine().handle(message("How do I renew TLS?", event_id="Ev-crash")) is None
+    assert len(store.turns()) == 1

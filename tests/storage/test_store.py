@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlite_utils import Database
 
-from docassist.core.errors import ConcurrentUpdateError, StorageError
+from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
 from docassist.core.state import ConversationState
 from docassist.storage import Store
 from docassist.storage.migrations import migrations
@@ -60,10 +60,17 @@ def test_a_failed_commit_rolls_back_state_and_trace(store: Store) -> None:
     assert store.load(conversation).version == 1
 
 
-def test_event_ids_are_claimed_once(store: Store) -> None:
-    assert store.claim_event("slack", "Ev1", key()) is True
-    assert store.claim_event("slack", "Ev1", key()) is False
-    assert store.claim_event("teams", "Ev1", key()) is True  # ids are per platform
+def test_an_event_id_is_recorded_with_its_turn_and_only_once(store: Store) -> None:
+    first = _turn_record("r1", 1, []).model_copy(update={"event_id": "Ev1", "platform": "slack"})
+    assert store.event_seen("slack", "Ev1") is False
+    store.commit_turn(key("e"), ConversationState(), 0, first, [])
+    assert store.event_seen("slack", "Ev1") is True
+    assert store.event_seen("teams", "Ev1") is False  # ids are per platform
+    again = first.model_copy(update={"result_id": "r2", "turn_id": 2})
+    with pytest.raises(DuplicateEventError):
+        store.commit_turn(key("e"), ConversationState(), 1, again, [])
+    assert [row["result_id"] for row in store.turns()] == ["r1"]  # nothing half-written
+    assert store.load(key("e")).version == 1
 
 
 def test_unopenable_database_is_a_clear_storage_error(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ DocAssistError
  │    ├── ModelUnavailableError  refused, timed out or 5xx after bounded retries -> handoff
  │    └── ModelResponseError     an answer that is not what the API promises (never retried)
  ├── StorageError            the database refused or failed
- │    └── ConcurrentUpdateError  state changed under us (version check)
+ │    ├── ConcurrentUpdateError  state changed under us (version check)
+ │    └── DuplicateEventError    the platform event was already answered
  └── ToolError               a tool argument or state check failed
       ├── ToolValidationError    arguments invalid -> `invalid_arguments`
       └── ToolStateError         state lacks what the tool needs -> `clarification_needed`
@@ -47,6 +48,10 @@ class StorageError(DocAssistError):
 
 
 class ConcurrentUpdateError(StorageError):
+    pass
+
+
+class DuplicateEventError(StorageError):
     pass
 
 

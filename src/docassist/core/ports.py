@@ -66,14 +66,16 @@ class ConversationStore(Protocol):
         turn: TurnRecord,
         tool_calls: list[ToolCallRecord],
     ) -> int:
-        """Save state and trace rows in one transaction; return the new version.
+        """Save state, trace rows and the turn's event id in one transaction; return the new
+        version. A crash before it leaves nothing, so a resumed event runs again.
 
-        Raises `ConcurrentUpdateError` when the stored version is not `expected_version`.
+        Raises `ConcurrentUpdateError` when the stored version is not `expected_version`,
+        `DuplicateEventError` when the turn's event id was already answered.
         """
         ...
 
-    def claim_event(self, platform: str, event_id: str, key: ConversationKey) -> bool:
-        """Record an event id; False when it was seen before (a platform retry)."""
+    def event_seen(self, platform: str, event_id: str) -> bool:
+        """True when a turn for this platform event id was already committed."""
         ...
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from docassist.core import i18n
 from docassist.core.documents import is_document_id
-from docassist.core.errors import ConcurrentUpdateError, ModelError
+from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, ModelError
 from docassist.core.followup import Resolution
 from docassist.core.limits import MAX_MESSAGE_CHARS
 from docassist.core.messages import ChatMessage, Command, ConversationKey, InvalidMessage
@@ -110,16 +110,21 @@ class TurnEngine:
         `on_partial` receives answer sentences as a streaming answerer releases them.
         """
         key = message.key
-        if message.event_id and not self.store.claim_event(key.platform, message.event_id, key):
-            return None
         with self._lock_for(key):
-            for attempt in range(1, MAX_COMMIT_RETRIES):
-                try:
-                    return self._run(message, on_partial)
-                except ConcurrentUpdateError:
-                    # Another process wrote this conversation: wait a little, load it again.
-                    time.sleep(random.uniform(0.5, 1.5) * RETRY_BACKOFF_SECONDS * attempt)
-            return self._run(message, on_partial)
+            try:
+                for attempt in range(1, MAX_COMMIT_RETRIES + 1):
+                    if message.event_id and self.store.event_seen(key.platform, message.event_id):
+                        return None
+                    try:
+                        return self._run(message, on_partial)
+                    except ConcurrentUpdateError:
+                        if attempt == MAX_COMMIT_RETRIES:
+                            raise
+                        # Another process wrote this conversation: wait, then load it again.
+                        time.sleep(random.uniform(0.5, 1.5) * RETRY_BACKOFF_SECONDS * attempt)
+            except DuplicateEventError:
+                return None  # the same event answered meanwhile by another worker or process
+        raise AssertionError("unreachable")
 
     def _thread_language(self, state: ConversationState) -> i18n.Language:
         """The language of the thread's last user message, for messages that don't tell."""

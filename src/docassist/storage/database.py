@@ -15,7 +15,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
-from docassist.core.errors import ConcurrentUpdateError, StorageError
+from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
 from docassist.core.messages import ConversationKey
 from docassist.core.ports import StoredConversation
 from docassist.core.state import ConversationState
@@ -259,18 +259,25 @@ class Store:
                 "generation": state.generation,
                 "updated_at": _now(),
             })
+            if turn.event_id:
+                try:
+                    _insert(connection, "processed_events", {
+                        "platform": turn.platform, "event_id": turn.event_id,
+                        "conversation_id": key.conversation_id, "created_at": _now()})
+                except sqlite3.IntegrityError as error:
+                    raise DuplicateEventError(
+                        f"event {turn.platform}/{turn.event_id} was already answered") from error
             _insert(connection, "turns", _json_columns(turn.model_dump()))
             for call in tool_calls:
                 _insert(connection, "tool_calls", _json_columns(call.model_dump()))
         return new_version
 
-    def claim_event(self, platform: str, event_id: str, key: ConversationKey) -> bool:
-        with self._transaction() as connection:
-            cursor = connection.execute(
-                "INSERT OR IGNORE INTO processed_events (platform, event_id, conversation_id, "
-                "created_at) VALUES (?, ?, ?, ?)",
-                [platform, event_id, key.conversation_id, _now()])
-            return cursor.rowcount == 1
+    def event_seen(self, platform: str, event_id: str) -> bool:
+        with self._lock:
+            row = self.db.execute(
+                "SELECT 1 FROM processed_events WHERE platform = ? AND event_id = ?",
+                [platform, event_id]).fetchone()
+        return row is not None
 
     def turns(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
         """Assistant-trace rows, oldest first (optionally of one conversation)."""
