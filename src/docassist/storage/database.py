@@ -16,8 +16,10 @@ from sqlite_utils import Database
 
 from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
 from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
-from docassist.core.messages import ConversationKey
+from docassist.core.inbox import InboxEvent
+from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.ports import StoredConversation
+from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
 from docassist.core.trace import ToolCallRecord, TurnRecord
@@ -278,6 +280,54 @@ class Store:
                 "SELECT 1 FROM processed_events WHERE platform = ? AND event_id = ?",
                 [platform, event_id]).fetchone()
         return row is not None
+
+    # --- the durable inbox ------------------------------------------------------------
+
+    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
+        key = message.key
+        with self._transaction() as connection:
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO inbox (platform, event_id, dedupe_key, conversation_id, "
+                "message, status, attempts, received_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)",
+                [key.platform, message.event_id, dedupe_key, key.conversation_id,
+                 message.model_dump_json(), _now()])
+            return cursor.lastrowid if cursor.rowcount == 1 else None
+
+    def unfinished(self) -> list[InboxEvent]:
+        with self._lock:
+            rows = list(self.db.query(
+                "SELECT * FROM inbox WHERE status IN ('pending', 'answered') ORDER BY id"))
+        return [InboxEvent(
+            id=row["id"], platform=row["platform"], event_id=row["event_id"],
+            conversation_id=row["conversation_id"],
+            message=ChatMessage.model_validate_json(row["message"]), status=row["status"],
+            result=TurnResult.model_validate_json(row["result"]) if row["result"] else None,
+            attempts=row["attempts"]) for row in rows]
+
+    def record_answer(self, inbox_id: int, result: TurnResult | None) -> None:
+        with self._transaction() as connection:
+            connection.execute(
+                "UPDATE inbox SET status = 'answered', result = ? WHERE id = ?",
+                [result.model_dump_json() if result else None, inbox_id])
+
+    def finish(self, inbox_id: int, status: str, error: str | None = None) -> None:
+        with self._transaction() as connection:
+            connection.execute(
+                "UPDATE inbox SET status = ?, error = COALESCE(?, error), finished_at = ? "
+                "WHERE id = ?", [status, error, _now(), inbox_id])
+
+    def delivery_failed(self, inbox_id: int, error: str) -> int:
+        with self._transaction() as connection:
+            connection.execute(
+                "UPDATE inbox SET attempts = attempts + 1, error = ? WHERE id = ?",
+                [error, inbox_id])
+            row = connection.execute("SELECT attempts FROM inbox WHERE id = ?",
+                                     [inbox_id]).fetchone()
+        return int(row[0])
+
+    def inbox_rows(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query("SELECT * FROM inbox ORDER BY id"))
 
     def turns(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
         """Assistant-trace rows, oldest first (optionally of one conversation)."""

@@ -136,3 +136,29 @@ def m002_versions_and_embeddings(db: Database) -> None:
         {"chunk_id": str, "model": str, "dimensions": int, "vector": bytes},
         pk=("chunk_id", "model"),
     )
+
+
+@migrations()
+def m003_inbox(db: Database) -> None:
+    # Events are stored before the platform is acked and finished after the reply is posted,
+    # so a crash in between loses nothing: on start, unfinished events are resumed.
+    db.table("inbox").create(
+        {
+            "id": int,
+            "platform": str,
+            "event_id": str,
+            "dedupe_key": str,
+            "conversation_id": str,
+            "message": str,
+            "status": str,
+            "result": str,
+            "attempts": int,
+            "error": str,
+            "received_at": str,
+            "finished_at": str,
+        },
+        pk="id",
+    )
+    db.table("inbox").create_index(["platform", "event_id"], unique=True)
+    db.table("inbox").create_index(["platform", "dedupe_key"], unique=True)
+    db.table("inbox").create_index(["status"])

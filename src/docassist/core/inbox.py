@@ -1,0 +1,151 @@
+"""The durable inbox: platform events are stored before they are acknowledged, answered in
+arrival order per conversation (different conversations in parallel), and finished only
+after the reply was delivered. On start, what was not finished is resumed: events without
+an answer run their turn, answered ones are delivered again.
+
+Statuses: `pending` (stored, not answered) → `answered` (turn committed, result stored) →
+`done` (reply delivered) or `failed` (delivery kept failing; the error is kept).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Final, Literal, Protocol
+
+from pydantic import BaseModel
+
+from docassist.core.messages import ChatMessage
+from docassist.core.results import TurnResult
+from docassist.core.turn import TurnEngine
+
+logger = logging.getLogger(__name__)
+
+InboxStatus = Literal["pending", "answered", "done", "failed"]
+MAX_DELIVERY_ATTEMPTS: Final = 3
+INBOX_WORKERS: Final = 4
+
+
+class InboxEvent(BaseModel):
+    id: int
+    platform: str
+    event_id: str
+    conversation_id: str
+    message: ChatMessage
+    status: InboxStatus
+    result: TurnResult | None = None
+    attempts: int = 0
+
+
+class Inbox(Protocol):
+    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
+        """Store an event; its inbox id, or None when the event (or dedupe key) was seen."""
+        ...
+
+    def unfinished(self) -> list[InboxEvent]:
+        """`pending` and `answered` events, oldest first."""
+        ...
+
+    def record_answer(self, inbox_id: int, result: TurnResult | None) -> None: ...
+
+    def finish(self, inbox_id: int, status: InboxStatus, error: str | None = None) -> None: ...
+
+    def delivery_failed(self, inbox_id: int, error: str) -> int:
+        """Count a failed delivery; returns the attempts so far."""
+        ...
+
+
+Deliver = Callable[[ChatMessage, TurnResult], None]
+
+
+class InboxWorker:
+    def __init__(self, engine: TurnEngine, inbox: Inbox, deliver: Deliver,
+                 workers: int = INBOX_WORKERS) -> None:
+        self.engine = engine
+        self.inbox = inbox
+        self.deliver = deliver
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="inbox")
+        self._queues: dict[str, deque[InboxEvent]] = {}
+        self._active: set[str] = set()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._futures: list[Future[None]] = []
+
+    def submit(self, message: ChatMessage, dedupe_key: str | None = None) -> bool:
+        """Store the event (do this before acking the platform) and schedule it.
+
+        False when it is a duplicate: ack it, it is (being) answered already.
+        """
+        if message.event_id is None:
+            raise ValueError("inbox events need an event id")
+        inbox_id = self.inbox.enqueue(message, dedupe_key)
+        if inbox_id is None:
+            return False
+        self._schedule(InboxEvent(id=inbox_id, platform=message.key.platform,
+                                  event_id=message.event_id,
+                                  conversation_id=message.key.conversation_id,
+                                  message=message, status="pending"))
+        return True
+
+    def resume(self) -> int:
+        """Schedule every unfinished event, in arrival order; returns how many."""
+        events = self.inbox.unfinished()
+        for event in events:
+            self._schedule(event)
+        return len(events)
+
+    def _schedule(self, event: InboxEvent) -> None:
+        with self._lock:
+            queue = self._queues.setdefault(event.conversation_id, deque())
+            queue.append(event)
+            if event.conversation_id not in self._active:
+                self._active.add(event.conversation_id)
+                self._futures.append(self._pool.submit(self._drain, event.conversation_id))
+
+    def _drain(self, conversation_id: str) -> None:
+        """Answer one conversation's events one at a time, in order."""
+        while True:
+            with self._lock:
+                queue = self._queues[conversation_id]
+                if not queue:
+                    self._active.discard(conversation_id)
+                    del self._queues[conversation_id]
+                    self._idle.notify_all()
+                    return
+                event = queue.popleft()
+            try:
+                self._process(event)
+            except Exception:
+                logger.exception("inbox event %s failed; it stays unfinished", event.id)
+
+    def _process(self, event: InboxEvent) -> None:
+        result = event.result
+        if event.status == "pending":
+            result = self.engine.handle(event.message)
+            self.inbox.record_answer(event.id, result)
+        if result is None:  # answered before (a duplicate delivery of the same event)
+            self.inbox.finish(event.id, "done")
+            return
+        for _ in range(MAX_DELIVERY_ATTEMPTS):
+            try:
+                self.deliver(event.message, result)
+            except Exception as error:
+                attempts = self.inbox.delivery_failed(event.id, f"{type(error).__name__}: "
+                                                                f"{error}")
+                logger.warning("delivery of inbox event %s failed (attempt %d): %s",
+                               event.id, attempts, error)
+                continue
+            self.inbox.finish(event.id, "done")
+            return
+        self.inbox.finish(event.id, "failed")  # the last delivery error stays recorded
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Block until no event is queued or running (tests, shutdown)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._active, timeout=timeout)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
