@@ -187,6 +187,43 @@ def chat(record: RecordOption = None) -> None:
 
 
 @app.command()
+def slack(
+    http: Annotated[bool, typer.Option("--http", help="HTTP mode instead of Socket Mode.")] = False,
+    port: Annotated[int, typer.Option(help="HTTP mode port.")] = 3000,
+    host: Annotated[str, typer.Option(help="HTTP mode address.")] = "127.0.0.1",
+) -> None:
+    """Run the Slack app (Socket Mode by default; --http serves POST /slack/events)."""
+    from docassist.bot.slack.app import SlackAdapter, SlackConfig
+    from docassist.bot.slack.server import make_server
+    from docassist.config import SlackSettings
+
+    runtime = _open()
+    try:
+        slack_settings = SlackSettings()
+    except ValidationError as error:
+        missing = ", ".join(str(e["loc"][0]) for e in error.errors())
+        raise _fail(f"Slack configuration incomplete: {missing}", False) from error
+    adapter = SlackAdapter(runtime.engine, runtime.store, SlackConfig(
+        bot_token=slack_settings.bot_token.get_secret_value(),
+        signing_secret=slack_settings.signing_secret.get_secret_value(),
+        api_url=slack_settings.api_url, default_language=runtime.settings.language))
+    resumed = adapter.worker.resume()
+    if resumed:
+        err.print(f"resumed {resumed} unfinished event(s)")
+    if http:
+        server = make_server(adapter.app, host, port)
+        err.print(f"Slack HTTP mode on http://{host}:{server.server_address[1]}/slack/events")
+        server.serve_forever()
+        return
+    if slack_settings.app_token is None:
+        raise _fail("Socket Mode needs SLACK_APP_TOKEN (or use --http)", False)
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+    handler = SocketModeHandler(adapter.app, slack_settings.app_token.get_secret_value())
+    handler.start()  # type: ignore[no-untyped-call]
+
+
+@app.command()
 def doctor(as_json: JsonOption = False) -> None:
     """Which backends answer, with their models and latency; exit 1 if any does not."""
     try:

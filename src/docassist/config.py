@@ -66,3 +66,15 @@ class Settings(BaseSettings):
         return ModelConfig(ollama_url=self.ollama_url, openai_base_url=self.openai_base_url,
                            openai_api_key=key, azure_api_version=self.azure_api_version,
                            timeout_seconds=self.model_timeout, record_path=record_path)
+
+
+class SlackSettings(BaseSettings):
+    """Slack credentials and endpoints: the names Slack's own docs use, from the environment."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    bot_token: SecretStr = Field(alias="SLACK_BOT_TOKEN")
+    signing_secret: SecretStr = Field(alias="SLACK_SIGNING_SECRET")
+    app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN")
+    api_url: str = Field(default="https://slack.com/api/", alias="DOCASSIST_SLACK_API_URL")
+    admin_users: str = Field(default="", alias="DOCASSIST_ADMIN_USERS")

@@ -136,6 +136,30 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "This thread is cleared. Let's start fresh.",
     },
     "unknown_value": {"pl": "brak", "en": "n/a"},
+    "slack_show_sources": {"pl": "Pokaż źródła", "en": "Show sources"},
+    "slack_clear_thread": {"pl": "Wyczyść wątek", "en": "Clear thread"},
+    "slack_cited": {"pl": "Cytowane", "en": "Cited"},
+    "slack_attachments_ignored": {
+        "pl": "Nie czytam załączników — odpowiadam tylko na tekst wiadomości.",
+        "en": "I don't read attachments — I only answer the text of the message.",
+    },
+    "slack_external_user": {
+        "pl": "Przepraszam, odpowiadam tylko osobom z naszej organizacji.",
+        "en": "Sorry, I only answer people from our own organisation.",
+    },
+    "slack_post_failed": {
+        "pl": "Nie udało mi się wysłać odpowiedzi. Spróbuj ponownie za chwilę.",
+        "en": "I couldn't post my answer. Please try again in a moment.",
+    },
+    "slack_docs_header": {"pl": "Dokumenty w katalogu:", "en": "Documents in the catalog:"},
+    "slack_help": {
+        "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie prywatnie, a odpowiem z "
+        "dokumentów, z cytatami. W wątku: „pokaż źródła”, „clear”. Polecenia: "
+        "/docassist-meta ID, /docassist-docs, /docassist-help.",
+        "en": "Mention @DocAssist in a channel or message me directly and I answer from the "
+        "documents, with citations. In a thread: “show sources”, “clear”. Commands: "
+        "/docassist-meta ID, /docassist-docs, /docassist-help.",
+    },
     "or": {"pl": "czy", "en": "or"},
     "chat_welcome": {
         "pl": "DocAssist — pytaj o procedury. Polecenia: /sources /meta ID /clear /new /debug "

@@ -63,10 +63,12 @@ Deliver = Callable[[ChatMessage, TurnResult], None]
 
 class InboxWorker:
     def __init__(self, engine: TurnEngine, inbox: Inbox, deliver: Deliver,
-                 workers: int = INBOX_WORKERS) -> None:
+                 workers: int = INBOX_WORKERS,
+                 on_undeliverable: Callable[[ChatMessage, str], None] | None = None) -> None:
         self.engine = engine
         self.inbox = inbox
         self.deliver = deliver
+        self.on_undeliverable = on_undeliverable
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="inbox")
         self._queues: dict[str, deque[InboxEvent]] = {}
         self._active: set[str] = set()
@@ -141,6 +143,11 @@ class InboxWorker:
             self.inbox.finish(event.id, "done")
             return
         self.inbox.finish(event.id, "failed")  # the last delivery error stays recorded
+        if self.on_undeliverable is not None:
+            try:  # never silence: tell the user if the platform lets us say anything at all
+                self.on_undeliverable(event.message, "delivery kept failing")
+            except Exception:
+                logger.exception("could not tell the user about inbox event %s", event.id)
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until no event is queued or running (tests, shutdown)."""

@@ -1,0 +1,211 @@
+"""The Slack adapter: Bolt listeners translate events to core messages and results to posts.
+
+Events are stored in the durable inbox before Bolt acks them (`process_before_response`),
+answered by the inbox worker in order per thread, and posted in the thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from slack_bolt import App
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+
+from docassist.bot.slack.render import (
+    CLEAR_THREAD_ACTION,
+    CLEAR_THREAD_SHORTCUT,
+    SHOW_SOURCES_ACTION,
+    render,
+)
+from docassist.core import i18n
+from docassist.core.inbox import InboxWorker
+from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.results import TurnResult
+from docassist.core.turn import TurnEngine
+from docassist.storage import Store
+
+logger = logging.getLogger(__name__)
+
+PLATFORM: Final = "slack"
+DM_THREAD: Final = "dm"
+"""Top-level direct messages continue one conversation per DM channel."""
+_MENTION: Final = re.compile(r"<@[A-Z0-9]+>")
+_CLEAR_WORDS: Final = frozenset({"clear", "/clear", "wyczyść", "wyczysc", "reset"})
+_IGNORED_SUBTYPES: Final = frozenset({
+    "message_changed", "message_deleted", "bot_message", "channel_join", "channel_leave",
+    "message_replied", "thread_broadcast", "channel_topic", "channel_purpose"})
+
+
+@dataclass(frozen=True)
+class SlackConfig:
+    bot_token: str
+    signing_secret: str
+    api_url: str = "https://slack.com/api/"
+    default_language: i18n.Language = "en"
+
+
+def web_client(config: SlackConfig) -> WebClient:
+    client = WebClient(token=config.bot_token, base_url=config.api_url)
+    client.retry_handlers.extend([RateLimitErrorRetryHandler(max_retry_count=2),
+                                  ServerErrorRetryHandler(max_retry_count=2),
+                                  ConnectionErrorRetryHandler(max_retry_count=1)])
+    return client
+
+
+class SlackAdapter:
+    def __init__(self, engine: TurnEngine, store: Store, config: SlackConfig,
+                 client: WebClient | None = None) -> None:
+        self.engine = engine
+        self.store = store
+        self.config = config
+        self.client = client or web_client(config)
+        self.worker = InboxWorker(engine, store, self.deliver,
+                                  on_undeliverable=self.tell_undeliverable)
+        self.app = App(token=config.bot_token, signing_secret=config.signing_secret,
+                       client=self.client, process_before_response=True)
+        self._register()
+
+    # --- translation ------------------------------------------------------------------
+
+    @staticmethod
+    def key_for(team: str, channel: str, thread_ts: str | None, ts: str,
+                channel_type: str | None) -> ConversationKey:
+        thread = DM_THREAD if channel_type == "im" and not thread_ts else thread_ts or ts
+        return ConversationKey(platform=PLATFORM, workspace=team, channel=channel, thread=thread)
+
+    def _is_bot_thread(self, key: ConversationKey) -> bool:
+        return self.store.load(key).version > 0
+
+    def _submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool
+                      ) -> None:
+        if event.get("subtype") in _IGNORED_SUBTYPES or event.get("bot_id"):
+            return  # edits, deletions, bots (our own messages included)
+        team = str(body.get("team_id") or event.get("team") or "")
+        channel, ts = str(event.get("channel")), str(event.get("ts"))
+        channel_type = event.get("channel_type")
+        key = self.key_for(team, channel, event.get("thread_ts"), ts, channel_type)
+        in_dm = channel_type == "im"
+        if not (mentioned or in_dm or (event.get("thread_ts") and self._is_bot_thread(key))):
+            return  # channel chatter that is not addressed to us
+        language = i18n.detect_language(str(event.get("text") or ""),
+                                        self.config.default_language)
+        user_team = event.get("user_team")
+        if user_team and team and user_team != team:
+            self._post_text(key, i18n.text("slack_external_user", language))
+            return
+        text = _MENTION.sub("", str(event.get("text") or "")).strip()
+        if event.get("files"):
+            self._post_text(key, i18n.text("slack_attachments_ignored", language))
+            if not text:
+                return
+        command = Command.CLEAR if text.casefold() in _CLEAR_WORDS else None
+        message = ChatMessage(key=key, user=str(event.get("user")), text=text, command=command,
+                              event_id=str(body.get("event_id") or f"{channel}:{ts}"))
+        self.worker.submit(message, dedupe_key=f"{channel}:{ts}")
+
+    def _submit_command(self, key: ConversationKey, user: str, event_id: str,
+                        command: Command) -> None:
+        self.worker.submit(ChatMessage(key=key, user=user, text="", command=command,
+                                       event_id=event_id))
+
+    # --- posting ----------------------------------------------------------------------
+
+    @staticmethod
+    def _thread_ts(key: ConversationKey) -> str | None:
+        return None if key.thread == DM_THREAD else key.thread
+
+    def deliver(self, message: ChatMessage, result: TurnResult) -> None:
+        for part in render(result):
+            self.client.chat_postMessage(channel=message.key.channel,
+                                         thread_ts=self._thread_ts(message.key), **part)
+
+    def _post_text(self, key: ConversationKey, text: str) -> None:
+        self.client.chat_postMessage(channel=key.channel, thread_ts=self._thread_ts(key),
+                                     text=text)
+
+    def tell_undeliverable(self, message: ChatMessage, _reason: str) -> None:
+        self._post_text(message.key, i18n.text("slack_post_failed",
+                                               self.config.default_language))
+
+    # --- listeners --------------------------------------------------------------------
+
+    def _register(self) -> None:
+        app = self.app
+
+        @app.event("app_mention")
+        def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
+            self._submit_event(body, event, mentioned=True)
+
+        @app.event("message")
+        def on_message(body: dict[str, Any], event: dict[str, Any]) -> None:
+            self._submit_event(body, event, mentioned=False)
+
+        def on_button(command: Command) -> Any:
+            def listener(ack: Any, body: dict[str, Any]) -> None:
+                ack()
+                container = body.get("container") or {}
+                message = body.get("message") or {}
+                team = str((body.get("team") or {}).get("id") or "")
+                channel = str(container.get("channel_id") or (body.get("channel") or {})["id"])
+                thread = message.get("thread_ts") or container.get("thread_ts")
+                channel_type = "im" if channel.startswith("D") else None
+                key = self.key_for(team, channel, thread, str(message.get("ts")), channel_type)
+                action_ts = str(body["actions"][0].get("action_ts") or body.get("trigger_id"))
+                self._submit_command(key, str(body["user"]["id"]), f"action:{action_ts}",
+                                     command)
+            return listener
+
+        app.action(SHOW_SOURCES_ACTION)(on_button(Command.SHOW_SOURCES))
+        app.action(CLEAR_THREAD_ACTION)(on_button(Command.CLEAR))
+
+        @app.shortcut(CLEAR_THREAD_SHORTCUT)
+        def on_clear_shortcut(ack: Any, body: dict[str, Any]) -> None:
+            ack()
+            message = body["message"]
+            channel = str(body["channel"]["id"])
+            team = str((body.get("team") or {}).get("id") or "")
+            channel_type = "im" if channel.startswith("D") else None
+            key = self.key_for(team, channel, message.get("thread_ts"), str(message["ts"]),
+                               channel_type)
+            self._submit_command(key, str(body["user"]["id"]),
+                                 f"shortcut:{body.get('trigger_id')}", Command.CLEAR)
+
+        @app.command("/docassist-meta")
+        def on_meta(ack: Any, body: dict[str, Any]) -> None:
+            ack()
+            key = ConversationKey(platform=PLATFORM, workspace=str(body.get("team_id")),
+                                  channel=str(body["channel_id"]),
+                                  thread=f"slash-{body['user_id']}")
+            result = self.engine.handle(ChatMessage(
+                key=key, user=str(body["user_id"]), text=f"/docassist-meta {body.get('text')}",
+                command=Command.METADATA, command_argument=str(body.get("text") or "")))
+            if result is not None:
+                self._ephemeral(body, result.answer)
+
+        @app.command("/docassist-docs")
+        def on_docs(ack: Any, body: dict[str, Any]) -> None:
+            ack()
+            language = self.config.default_language
+            lines = [i18n.text("slack_docs_header", language)] + [
+                f"• `{d.document_id}` {d.title} (v{d.version})"
+                for d in self.store.documents()]
+            self._ephemeral(body, "\n".join(lines))
+
+        @app.command("/docassist-help")
+        def on_help(ack: Any, body: dict[str, Any]) -> None:
+            ack()
+            language = i18n.detect_language(str(body.get("text") or ""),
+                                            self.config.default_language)
+            self._ephemeral(body, i18n.text("slack_help", language))
+
+    def _ephemeral(self, body: dict[str, Any], text: str) -> None:
+        self.client.chat_postEphemeral(channel=str(body["channel_id"]),
+                                       user=str(body["user_id"]), text=text)

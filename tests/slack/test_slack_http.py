@@ -1,0 +1,250 @@
+"""The Slack app end to end over real HTTP: signed requests in, Web API calls out."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from slack_sdk.signature import SignatureVerifier
+
+from docassist.bot.slack.app import SlackAdapter, SlackConfig
+from docassist.bot.slack.render import CLEAR_THREAD_ACTION, SHOW_SOURCES_ACTION, render, split_text
+from docassist.bot.slack.server import make_server, serve_in_thread
+from docassist.core.results import TurnResult
+from docassist.core.turn import TurnEngine
+from docassist.storage import Store
+from tests.conftest import EngineFactory
+from tests.helpers import MODEL_DOWN, ScriptedSelector
+from tests.slack_api import FakeSlackApi
+
+SECRET = "slack-signing-secret"
+TEAM = "T1"
+CHANNEL = "C1"
+
+
+@dataclass
+class SlackRig:
+    api: FakeSlackApi
+    adapter: SlackAdapter
+    url: str
+    store: Store
+
+    def send(self, body: str, content_type: str, *, signature: str | None = None,
+             retry: int | None = None) -> httpx.Response:
+        timestamp = str(int(time.time()))
+        headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": timestamp,
+                   "X-Slack-Signature": signature or SignatureVerifier(SECRET)
+                   .generate_signature(timestamp=timestamp, body=body)}
+        if retry is not None:
+            headers["X-Slack-Retry-Num"] = str(retry)
+            headers["X-Slack-Retry-Reason"] = "http_timeout"
+        response = httpx.post(self.url, content=body.encode(), headers=headers, timeout=10)
+        assert self.adapter.worker.wait_idle()
+        return response
+
+    def event(self, event: dict[str, Any], event_id: str, **options: Any) -> httpx.Response:
+        body = json.dumps({"token": "t", "team_id": TEAM, "api_app_id": "A1",
+                           "type": "event_callback", "event_id": event_id,
+                           "event_time": 1, "event": event})
+        return self.send(body, "application/json", **options)
+
+    def interactive(self, payload: dict[str, Any]) -> httpx.Response:
+        return self.send(urlencode({"payload": json.dumps(payload)}),
+                         "application/x-www-form-urlencoded")
+
+    def command(self, command: str, text: str, user: str = "U1") -> httpx.Response:
+        return self.send(urlencode({"command": command, "text": text, "team_id": TEAM,
+                                    "channel_id": CHANNEL, "user_id": user,
+                                    "response_url": "http://127.0.0.1:9/unused",
+                                    "trigger_id": "t"}),
+                         "application/x-www-form-urlencoded")
+
+
+def mention(text: str, ts: str, thread_ts: str | None = None, **extra: Any) -> dict[str, Any]:
+    event = {"type": "app_mention", "user": "U1", "text": f"<@UBOT> {text}", "ts": ts,
+             "channel": CHANNEL, "team": TEAM, **extra}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+def channel_message(text: str, ts: str, thread_ts: str | None = None,
+                    **extra: Any) -> dict[str, Any]:
+    event = {"type": "message", "user": "U1", "text": text, "ts": ts, "channel": CHANNEL,
+             "channel_type": "channel", "team": TEAM, **extra}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+@pytest.fixture
+def rig_factory(store: Store) -> Iterator[Any]:
+    servers = []
+    apis: list[FakeSlackApi] = []
+
+    def build(engine: TurnEngine) -> SlackRig:
+        api = FakeSlackApi().__enter__()
+        apis.append(api)
+        adapter = SlackAdapter(engine, store, SlackConfig(bot_token="xoxb-test",
+                                                          signing_secret=SECRET,
+                                                          api_url=api.url))
+        server = make_server(adapter.app, "127.0.0.1", 0)
+        serve_in_thread(server)
+        servers.append((server, adapter))
+        port = server.server_address[1]
+        return SlackRig(api, adapter, f"http://127.0.0.1:{port}/slack/events", store)
+
+    yield build
+    for server, adapter in servers:
+        server.shutdown()
+        server.server_close()
+        adapter.worker.close()
+    for api in apis:
+        api.__exit__()
+
+
+@pytest.fixture
+def rig(rig_factory: Any, engine: TurnEngine) -> SlackRig:
+    built: SlackRig = rig_factory(engine)
+    return built
+
+
+def texts(rig: SlackRig) -> list[str]:
+    return [post.get("text", "") for post in rig.api.posted()]
+
+
+def test_mention_is_answered_in_its_thread_with_citations(rig: SlackRig) -> None:
+    response = rig.event(mention("Jak odtworzyć bazę danych z kopii?", "100.1"), "Ev1")
+    assert response.status_code == 200
+    [post] = rig.api.posted()
+    assert post["channel"] == CHANNEL and post["thread_ts"] == "100.1"
+    blocks = post["blocks"]
+    assert blocks[0]["type"] == "section" and "[DOC-DB-" in blocks[0]["text"]["text"]
+    context = next(block for block in blocks if block["type"] == "context")
+    assert "DOC-DB-" in context["elements"][0]["text"]
+    actions = next(block for block in blocks if block["type"] == "actions")
+    assert [e["action_id"] for e in actions["elements"]] == [SHOW_SOURCES_ACTION,
+                                                              CLEAR_THREAD_ACTION]
+
+
+def test_follow_up_in_the_thread_needs_no_mention(rig: SlackRig) -> None:
+    rig.event(mention("Co zrobić po zmianie konfiguracji docassist-api?", "200.1"), "Ev1")
+    rig.event(channel_message("Jak sprawdzić jej stan?", "200.2", thread_ts="200.1"), "Ev2")
+    rig.event(channel_message("unrelated chatter", "300.1"), "Ev3")  # not for us
+    rig.event(channel_message("chatter in a foreign thread", "301.2", thread_ts="301.1"), "Ev4")
+    posts = rig.api.posted()
+    assert [post["thread_ts"] for post in posts] == ["200.1", "200.1"]
+    assert "[DOC-INSTR-" in posts[1]["blocks"][0]["text"]["text"]
+    turn = rig.store.turns()[-1]
+    assert turn["resolution_status"] == "resolved"
+
+
+def test_wrong_signature_is_refused_and_nothing_runs(rig: SlackRig) -> None:
+    response = rig.event(mention("How do I renew TLS?", "400.1"), "Ev1", signature="v0=bad")
+    assert response.status_code == 401
+    assert rig.api.posted() == [] and rig.store.turns() == []
+
+
+def test_retries_and_double_delivery_are_answered_once(rig: SlackRig) -> None:
+    event = mention("How do I renew the TLS certificate?", "500.1")
+    rig.event(event, "Ev1")
+    rig.event(event, "Ev1", retry=1)
+    same = channel_message("<@UBOT> How do I renew the TLS certificate?", "500.1")
+    rig.event(same, "Ev1-message")  # the same user message as a `message` event
+    assert len(rig.api.posted()) == 1 and len(rig.store.turns()) == 1
+
+
+def test_direct_messages_continue_one_conversation(rig: SlackRig) -> None:
+    dm = {"type": "message", "channel": "D1", "channel_type": "im", "user": "U1",
+          "team": TEAM}
+    rig.event({**dm, "text": "I changed the docassist-api config.", "ts": "600.1"}, "Ev1")
+    rig.event({**dm, "text": "How do I check its status?", "ts": "600.2"}, "Ev2")
+    posts = rig.api.posted()
+    assert [post.get("thread_ts") for post in posts] == [None, None]
+    first, second = rig.store.turns()
+    assert first["conversation_id"] == second["conversation_id"]
+    assert second["resolution_status"] == "resolved"
+
+
+def test_sources_and_clear_by_button_shortcut_and_word(rig: SlackRig) -> None:
+    rig.event(mention("How do I renew the TLS certificate?", "700.1"), "Ev1")
+    button = {"type": "block_actions", "team": {"id": TEAM}, "user": {"id": "U1"},
+              "container": {"type": "message", "channel_id": CHANNEL, "message_ts": "1.2",
+                            "thread_ts": "700.1"},
+              "message": {"ts": "1800000000.000001", "thread_ts": "700.1"},
+              "channel": {"id": CHANNEL}, "trigger_id": "tr1",
+              "actions": [{"action_id": SHOW_SOURCES_ACTION, "action_ts": "700.5"}]}
+    assert rig.interactive(button).status_code == 200
+    sources = rig.api.posted()[-1]
+    assert sources["thread_ts"] == "700.1"
+    assert "(turn 1)" in sources["blocks"][0]["text"]["text"]
+    clear = {**button, "actions": [{"action_id": CLEAR_THREAD_ACTION, "action_ts": "700.6"}]}
+    rig.interactive(clear)
+    assert "cleared" in rig.api.posted()[-1]["text"]
+    rig.event(mention("show sources", "700.7", thread_ts="700.1"), "Ev2")
+    assert "no answer from the documents yet" in rig.api.posted()[-1]["text"]
+    rig.event(mention("How do I renew the TLS certificate?", "700.8", thread_ts="700.1"), "Ev3")
+    shortcut = {"type": "message_action", "callback_id": "docassist_clear_thread_shortcut",
+                "team": {"id": TEAM}, "user": {"id": "U1"}, "channel": {"id": CHANNEL},
+                "message": {"ts": "700.8", "thread_ts": "700.1"}, "trigger_id": "tr2"}
+    rig.interactive(shortcut)
+    rig.event(mention("clear", "700.9", thread_ts="700.1"), "Ev4")
+    statuses = [turn["status"] for turn in rig.store.turns()]
+    assert statuses == ["answered", "sources_shown", "cleared", "clarification_needed",
+                        "answered", "cleared", "cleared"]
+
+
+def test_slash_commands_answer_ephemerally(rig: SlackRig) -> None:
+    rig.command("/docassist-meta", "DOC-TLS")
+    rig.command("/docassist-docs", "")
+    rig.command("/docassist-help", "")
+    meta, docs, help_text = rig.api.posted("chat.postEphemeral")
+    assert meta["user"] == "U1" and "DOC-TLS: TLS certificate renewal" in meta["text"]
+    assert "`DOC-INSTR`" in docs["text"]
+    assert "/docassist-meta" in help_text["text"]
+    assert rig.api.posted() == []  # nothing public
+
+
+def test_model_down_is_said_in_the_thread(rig_factory: Any, make_engine: EngineFactory) -> None:
+    rig = rig_factory(make_engine(ScriptedSelector(MODEL_DOWN), human_channel="#ops"))
+    rig.event(mention("How do I renew TLS?", "800.1"), "Ev1")
+    [post] = rig.api.posted()
+    assert post["thread_ts"] == "800.1" and "#ops" in post["text"]
+
+
+def test_edits_bots_external_users_and_attachments(rig: SlackRig) -> None:
+    rig.event(mention("edited", "900.1", subtype="message_changed"), "Ev1")
+    rig.event(mention("from a bot", "900.2", bot_id="B9"), "Ev2")
+    rig.event(mention("How do I renew TLS?", "900.3", user_team="T-OTHER"), "Ev3")
+    rig.event(mention("How do I renew TLS?", "900.4", files=[{"id": "F1"}]), "Ev4")
+    posts = rig.api.posted()
+    assert "only answer people from our own organisation" in posts[0]["text"]
+    assert "don't read attachments" in posts[1]["text"]
+    assert posts[2]["thread_ts"] == "900.4" and "blocks" in posts[2]
+    assert len(posts) == 3 and len(rig.store.turns()) == 1
+
+
+def test_failed_posts_are_retried(rig: SlackRig) -> None:
+    rig.api.fail("chat.postMessage", 500, 429)
+    rig.event(mention("How do I renew TLS?", "950.1"), "Ev1")
+    [post] = rig.api.posted()
+    assert post["thread_ts"] == "950.1"
+    assert rig.store.inbox_rows()[0]["status"] == "done"
+
+
+def test_long_answers_are_split_and_nothing_is_lost() -> None:
+    answer = "\n\n".join(f"Paragraph {i}: " + "word " * 300 for i in range(12))
+    result = TurnResult(result_id="r", conversation_id="c", generation=0, turn_id=1,
+                        status="answered", answer=answer, language="en")
+    messages = render(result)
+    pieces = [block["text"]["text"] for message in messages for block in message["blocks"]
+              if block["type"] == "section"]
+    assert all(len(piece) <= 3000 for piece in pieces)
+    assert " ".join(" ".join(pieces).split()) == " ".join(answer.split())
+    assert split_text("x" * 7000) == ["x" * 3000, "x" * 3000, "x" * 1000]

@@ -1,0 +1,90 @@
+"""A fake Slack Web API on 127.0.0.1 (port 0): records every call, answers like Slack."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+
+@dataclass
+class Call:
+    method: str
+    body: dict[str, Any]
+
+
+@dataclass
+class FakeSlackApi:
+    calls: list[Call] = field(default_factory=list)
+    failures: dict[str, list[int]] = field(default_factory=dict)
+    _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def fail(self, method: str, *statuses: int) -> None:
+        """Answer the next calls of `method` with these HTTP statuses."""
+        self.failures.setdefault(method, []).extend(statuses)
+
+    def posted(self, method: str = "chat.postMessage") -> list[dict[str, Any]]:
+        return [call.body for call in self.calls if call.method == method]
+
+    def __enter__(self) -> FakeSlackApi:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                method = self.path.split("?")[0].removeprefix("/api/")
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    body = json.loads(raw or "{}")
+                else:
+                    body = {k: v[0] for k, v in parse_qs(raw).items()}
+                    for name in ("blocks", "attachments"):
+                        if isinstance(body.get(name), str):
+                            body[name] = json.loads(body[name])
+                statuses = owner.failures.get(method)
+                if statuses:
+                    status = statuses.pop(0)
+                    self._reply(status, {"ok": False, "error": "fake_failure"})
+                    return
+                owner.calls.append(Call(method, body))
+                answer: dict[str, Any] = {"ok": True}
+                if method == "auth.test":
+                    answer.update(user_id="UBOT", bot_id="BBOT", team_id="T1", user="docassist")
+                elif method == "chat.postMessage":
+                    answer.update(channel=body.get("channel"),
+                                  ts=f"1800000000.{next(owner._ts):06d}")
+                self._reply(200, answer)
+
+            def _reply(self, status: int, answer: dict[str, Any]) -> None:
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                if status == 429:
+                    self.send_header("Retry-After", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/api/"
