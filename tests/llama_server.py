@@ -20,7 +20,7 @@ import httpx
 
 STARTUP_SECONDS = 120
 SERVE = """
-import signal, sys, threading
+import os, signal, sys, threading
 import xllamacpp as xlc
 params = xlc.CommonParams()
 params.model.path = sys.argv[1]
@@ -31,10 +31,9 @@ params.n_parallel = 1
 params.cpuparams.n_threads = 2
 params.cpuparams_batch.n_threads = 2
 server = xlc.Server(params)
-stop = threading.Event()
-signal.signal(signal.SIGTERM, lambda *args: stop.set())
-while not stop.wait(0.2):
-    pass
+# os._exit: destroying the Server while a request runs would hang (llama.cpp waits for it).
+signal.signal(signal.SIGTERM, lambda *args: os._exit(0))
+threading.Event().wait()
 """
 
 
