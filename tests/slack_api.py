@@ -22,6 +22,11 @@ class FakeSlackApi:
     calls: list[Call] = field(default_factory=list)
     failures: dict[str, list[int]] = field(default_factory=dict)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    socket_url: str = ""
+    reject_blocks: bool = False
+    """Answer posts with blocks `ok: false` (as Slack does for invalid blocks)."""
+    held: threading.Event | None = None
+    """While set to an unset Event, posts wait for it and are then dropped (a dead client)."""
 
     def fail(self, method: str, *statuses: int) -> None:
         """Answer the next calls of `method` with these HTTP statuses."""
@@ -49,6 +54,13 @@ class FakeSlackApi:
                     for name in ("blocks", "attachments"):
                         if isinstance(body.get(name), str):
                             body[name] = json.loads(body[name])
+                if method == "chat.postMessage" and owner.held is not None:
+                    owner.held.wait(30)
+                    self._reply(500, {"ok": False, "error": "dropped"})
+                    return
+                if method == "chat.postMessage" and owner.reject_blocks and body.get("blocks"):
+                    self._reply(200, {"ok": False, "error": "invalid_blocks"})
+                    return
                 statuses = owner.failures.get(method)
                 if statuses:
                     status = statuses.pop(0)
@@ -56,7 +68,9 @@ class FakeSlackApi:
                     return
                 owner.calls.append(Call(method, body))
                 answer: dict[str, Any] = {"ok": True}
-                if method == "auth.test":
+                if method == "apps.connections.open":
+                    answer.update(url=owner.socket_url)
+                elif method == "auth.test":
                     answer.update(user_id="UBOT", bot_id="BBOT", team_id="T1", user="docassist")
                 elif method == "chat.postMessage":
                     answer.update(channel=body.get("channel"),

@@ -248,3 +248,23 @@ def test_long_answers_are_split_and_nothing_is_lost() -> None:
     assert all(len(piece) <= 3000 for piece in pieces)
     assert " ".join(" ".join(pieces).split()) == " ".join(answer.split())
     assert split_text("x" * 7000) == ["x" * 3000, "x" * 3000, "x" * 1000]
+
+
+def test_threads_run_in_parallel_and_in_order_within_a_thread(rig: SlackRig) -> None:
+    rig.event(mention("Co zrobić po zmianie konfiguracji docassist-api?", "960.1"), "Ev1")
+    rig.event(mention("How do I renew the TLS certificate?", "970.1"), "Ev2")
+    rig.event(channel_message("Jak sprawdzić jej stan?", "960.2", thread_ts="960.1"), "Ev3")
+    rig.event(channel_message("stan to failed", "960.3", thread_ts="960.1"), "Ev4")
+    in_thread = [turn for turn in rig.store.turns() if turn["event_id"] in ("Ev1", "Ev3", "Ev4")]
+    assert [turn["event_id"] for turn in in_thread] == ["Ev1", "Ev3", "Ev4"]
+    assert [turn["turn_id"] for turn in in_thread] == [1, 2, 3]
+    assert [post["thread_ts"] for post in rig.api.posted()].count("960.1") == 3
+
+
+def test_a_post_that_keeps_failing_still_tells_the_user(rig: SlackRig) -> None:
+    rig.api.reject_blocks = True
+    rig.event(mention("How do I renew TLS?", "980.1"), "Ev1")
+    [told] = rig.api.posted()
+    assert told["thread_ts"] == "980.1" and "couldn't post my answer" in told["text"]
+    row = rig.store.inbox_rows()[0]
+    assert row["status"] == "failed" and "invalid_blocks" in row["error"]

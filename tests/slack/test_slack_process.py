@@ -1,0 +1,93 @@
+"""`docassist slack --http` as a real process: health, and a crash after the ack."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from slack_sdk.signature import SignatureVerifier
+
+from docassist.storage import Store
+from tests.conftest import REPO
+from tests.slack_api import FakeSlackApi
+
+SECRET = "process-signing-secret"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_bot(db: Path, api: FakeSlackApi, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "DOCASSIST_DB": str(db), "SLACK_BOT_TOKEN": "xoxb-process",
+           "SLACK_SIGNING_SECRET": SECRET, "DOCASSIST_SLACK_API_URL": api.url}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
+        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError(process.stderr.read().decode() if process.stderr else "no start")
+
+
+def signed_event(port: int) -> httpx.Response:
+    body = json.dumps({"token": "t", "team_id": "T1", "api_app_id": "A1",
+                       "type": "event_callback", "event_id": "EvCrash", "event_time": 1,
+                       "event": {"type": "app_mention", "user": "U1", "ts": "555.1",
+                                 "channel": "C1", "team": "T1",
+                                 "text": "<@UBOT> How do I renew the TLS certificate?"}})
+    timestamp = str(int(time.time()))
+    return httpx.post(f"http://127.0.0.1:{port}/slack/events", content=body.encode(),
+                      headers={"Content-Type": "application/json",
+                               "X-Slack-Request-Timestamp": timestamp,
+                               "X-Slack-Signature": SignatureVerifier(SECRET).generate_signature(
+                                   timestamp=timestamp, body=body)}, timeout=10)
+
+
+def test_killed_after_the_ack_the_restarted_bot_answers_once(db_path: Path) -> None:
+    with FakeSlackApi() as api:
+        api.held = threading.Event()  # the first process never gets its reply out
+        port = free_port()
+        first = start_bot(db_path, api, port)
+        try:
+            assert httpx.get(f"http://127.0.0.1:{port}/healthz").json() == {"ok": True}
+            assert signed_event(port).status_code == 200  # acked: Slack will not resend
+            deadline = time.monotonic() + 30
+            store = Store(db_path)
+            while time.monotonic() < deadline and not [
+                    row for row in store.inbox_rows() if row["status"] == "answered"]:
+                time.sleep(0.05)
+            assert store.inbox_rows()[0]["status"] == "answered"
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait(10)
+        api.held.set()
+        api.held = None
+        second = start_bot(db_path, api, free_port())  # resumes unfinished events on start
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not api.posted():
+                time.sleep(0.05)
+        finally:
+            second.terminate()
+            second.wait(10)
+    [post] = api.posted()
+    assert post["thread_ts"] == "555.1" and "[DOC-TLS-" in post["blocks"][0]["text"]["text"]
+    assert len(store.turns()) == 1  # answered once, delivered after the restart
+    assert store.inbox_rows()[0]["status"] == "done"
+    store.close()
