@@ -268,3 +268,13 @@ def test_a_post_that_keeps_failing_still_tells_the_user(rig: SlackRig) -> None:
     assert told["thread_ts"] == "980.1" and "couldn't post my answer" in told["text"]
     row = rig.store.inbox_rows()[0]
     assert row["status"] == "failed" and "invalid_blocks" in row["error"]
+
+
+def test_a_clarification_is_completed_by_the_reply_in_the_thread(rig: SlackRig) -> None:
+    rig.event(mention("How do I check its status?", "990.1"), "Ev1")
+    rig.event(channel_message("the docassist-worker service", "990.2", thread_ts="990.1"),
+              "Ev2")
+    asked, answered = rig.api.posted()
+    assert "Which object do you mean?" in asked["text"]
+    assert answered["thread_ts"] == "990.1" and "[DOC-WORKER-" in answered["text"]
+    assert rig.store.turns()[-1]["decided_by"] == "pending"
