@@ -8,12 +8,12 @@ NDJSON or SSE streams. Port 0, so tests never collide.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.loopback import LoopbackServer, QuietHandler
 
 
 @dataclass
@@ -31,13 +31,6 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that timed out and hung up is part of the test, not an error
 
 
 @dataclass
@@ -59,18 +52,12 @@ class ModelServer:
     def __enter__(self) -> ModelServer:
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 self.do_POST()
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.read_body()
                 try:
                     body = json.loads(raw) if raw else None
                 except ValueError:
@@ -87,11 +74,7 @@ class ModelServer:
                     return
                 data = reply.body if reply.body is not None else (
                     json.dumps(reply.json).encode() if reply.json is not None else b"")
-                self.send_response(reply.status)
-                self.send_header("Content-Type", reply.content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.reply(reply.status, data, reply.content_type)
 
             def _stream(self, reply: Reply) -> None:
                 self.send_response(reply.status)
@@ -104,20 +87,15 @@ class ModelServer:
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
 
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        daemon=True)
-        self._thread.start()
+        self._server = LoopbackServer(Handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.base_url
 
 
 # --- reply builders ----------------------------------------------------------------------

@@ -6,9 +6,10 @@ import itertools
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
+
+from tests.loopback import LoopbackServer, QuietHandler
 
 
 @dataclass
@@ -38,15 +39,10 @@ class FakeSlackApi:
     def __enter__(self) -> FakeSlackApi:
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 method = self.path.split("?")[0].removeprefix("/api/")
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                raw = self.read_body().decode()
                 if "json" in (self.headers.get("Content-Type") or ""):
                     body = json.loads(raw or "{}")
                 else:
@@ -78,27 +74,15 @@ class FakeSlackApi:
                 self._reply(200, answer)
 
             def _reply(self, status: int, answer: dict[str, Any]) -> None:
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                if status == 429:
-                    self.send_header("Retry-After", "0")
-                self.end_headers()
-                self.wfile.write(data)
+                self.reply(status, json.dumps(answer).encode(),
+                           extra={"Retry-After": "0"} if status == 429 else None)
 
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-
-        self._server = Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
+        self._server = LoopbackServer(Handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/api/"
+        return f"{self._server.base_url}/api/"
