@@ -301,6 +301,9 @@ def test_a_button_press_without_words_runs_its_command(engine: TurnEngine) -> No
     engine.handle(message("How do I renew the TLS certificate?"))
     shown = engine.handle(message("", command=Command.SHOW_SOURCES))
     assert shown and shown.status == "sources_shown" and shown.source_turn_id == 1
+    engine.handle(message("Jak odnowić certyfikat TLS?", thread="pl"))
+    polish = engine.handle(message("/sources", thread="pl", command=Command.SHOW_SOURCES))
+    assert polish and polish.language == "pl"  # the thread's language, not the command's
     cleared = engine.handle(message(None, command=Command.CLEAR))
     assert cleared and cleared.status == "cleared"
 

@@ -144,7 +144,8 @@ class TurnEngine:
         stored = self.store.load(message.key)
         state = stored.state.model_copy(deep=True)
         language = self._thread_language(state)
-        if isinstance(message.text, str):
+        if isinstance(message.text, str) and message.command is None:
+            # "/sources" says nothing about the user's language; the thread does.
             language = i18n.detect_language(message.text, language)
         turn = _Turn(
             message=message,

@@ -38,7 +38,7 @@ def render_result(result: TurnResult, *, debug: bool = False,
     parts: list[RenderableType] = []
     if not answer_shown:
         parts.append(Text(result.answer, style=style if result.status != "answered" else ""))
-    if result.sources and result.status in ("answered", "sources_shown"):
+    if result.sources and result.status == "answered":  # sources_shown lists them already
         label = i18n.text("sources_label", "pl" if result.language == "pl" else "en")
         lines = [f"[bold]{label}:[/bold]"]
         for source in result.sources:
