@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,11 +26,20 @@ from docassist.core.retrieval_eval import evaluate_retrieval, load_retrieval_cas
 from docassist.doctor import run_checks
 from docassist.runtime import Runtime, ensure_demo_index, index_and_embed, open_runtime
 from docassist.storage import IndexReport
+from docassist.storage.exports import (
+    parse_age,
+    parse_time,
+    purge_older_than,
+    trace_rows,
+    write_export,
+)
 
 app = typer.Typer(help="DocAssist: answers procedure questions from documents, with citations.",
                   no_args_is_help=True, add_completion=False)
 eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
+traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=True)
+app.add_typer(traces_app, name="traces")
 
 out = Console()
 err = Console(stderr=True)
@@ -306,6 +316,56 @@ def eval_retrieval(
     out.print(table)
     misses = [case.id for case in report.cases if case.ranks[report.default] is None]
     out.print(f"{report.total} questions; missed by {report.default}: {', '.join(misses) or '-'}")
+
+
+class TraceFormat(StrEnum):
+    jsonl = "jsonl"
+    csv = "csv"
+
+
+@traces_app.command("export")
+def traces_export(
+    out_path: Annotated[Path, typer.Option("--out", help="File to write.")],
+    format_: Annotated[TraceFormat, typer.Option("--format", help="jsonl or csv.")] = (
+        TraceFormat.jsonl),
+    since: Annotated[str | None, typer.Option(help="ISO date/time, inclusive.")] = None,
+    until: Annotated[str | None, typer.Option(help="ISO date/time, exclusive.")] = None,
+    conversation: Annotated[str | None, typer.Option(help="A conversation id.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Export turns (with their tool attempts) as JSONL or CSV; columns in README."""
+    try:
+        start, end = parse_time(since, "--since"), parse_time(until, "--until")
+    except ValueError as error:
+        raise _fail(str(error), as_json) from error
+    runtime = _open(as_json, index_demo=False)
+    rows = trace_rows(runtime.store, start, end, conversation)
+    try:
+        write_export(rows, format_.value, out_path)
+    except OSError as error:
+        raise _fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
+    if as_json:
+        _emit_json({"rows": len(rows), "format": format_.value, "out": str(out_path)})
+    else:
+        out.print(f"exported {len(rows)} turn(s) to {out_path} ({format_.value})")
+
+
+@traces_app.command("purge")
+def traces_purge(
+    older_than: Annotated[str, typer.Option("--older-than", help="e.g. 90d, 12h, 30m")],
+    as_json: JsonOption = False,
+) -> None:
+    """Delete traces older than the given age."""
+    try:
+        age = parse_age(older_than)
+    except ValueError as error:
+        raise _fail(str(error), as_json) from error
+    runtime = _open(as_json, index_demo=False)
+    deleted = purge_older_than(runtime.store, age)
+    if as_json:
+        _emit_json({"deleted_turns": deleted})
+    else:
+        out.print(f"deleted {deleted} turn(s) older than {older_than}")
 
 
 def main() -> None:

@@ -337,6 +337,13 @@ class Store:
             return list(self.db.query(
                 f"SELECT * FROM turns {where} ORDER BY created_at, rowid", params))
 
+    def delete_traces_before(self, cutoff: str) -> int:
+        with self._transaction() as connection:
+            connection.execute("DELETE FROM tool_calls WHERE result_id IN "
+                               "(SELECT result_id FROM turns WHERE created_at < ?)", [cutoff])
+            return connection.execute("DELETE FROM turns WHERE created_at < ?",
+                                      [cutoff]).rowcount
+
     def tool_calls(self, result_id: str | None = None) -> list[dict[str, Any]]:
         where, params = ("WHERE result_id = ?", [result_id]) if result_id else ("", [])
         with self._lock:

@@ -1,0 +1,96 @@
+"""Trace exports (JSONL and CSV) and purging, by time range and conversation.
+
+Rows carry no user-written or generated text unless `save_raw` was on when they were
+written (the `raw` column); question, answer and user are SHA-256 hashes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from docassist.storage.database import Store
+
+ExportFormat = Literal["jsonl", "csv"]
+TURN_COLUMNS: Final = (
+    "result_id", "conversation_id", "generation", "turn_id", "platform", "created_at", "status",
+    "decision_status", "decision_reason", "decided_by", "action", "tool_name", "tool_status",
+    "error_code", "language", "question_sha256", "standalone_sha256", "answer_sha256",
+    "resolution_status", "history_used", "source_ids", "source_turn_id", "warnings",
+    "duration_ms", "backend", "model", "catalog_version", "prompt_sha256", "user_sha256",
+    "event_id", "raw", "tool_calls",
+)
+_DURATION: Final = re.compile(r"^(\d+)([dhm])$")
+
+
+def parse_time(value: str | None, name: str) -> str | None:
+    """An ISO date or datetime as the UTC ISO text stored in traces; ValueError names it."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as error:
+        raise ValueError(f"{name}: not an ISO date or time: {value!r}") from error
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def parse_age(value: str) -> timedelta:
+    """`90d`, `12h`, `30m`; ValueError otherwise."""
+    match = _DURATION.match(value.strip())
+    if not match:
+        raise ValueError(f"not a duration like 90d, 12h or 30m: {value!r}")
+    amount, unit = int(match.group(1)), match.group(2)
+    return {"d": timedelta(days=amount), "h": timedelta(hours=amount),
+            "m": timedelta(minutes=amount)}[unit]
+
+
+def trace_rows(store: Store, since: str | None = None, until: str | None = None,
+               conversation_id: str | None = None) -> list[dict[str, Any]]:
+    """Turns (oldest first) with their tool attempts nested under `tool_calls`."""
+    rows = [row for row in store.turns(conversation_id)
+            if (since is None or row["created_at"] >= since)
+            and (until is None or row["created_at"] < until)]
+    calls: dict[str, list[dict[str, Any]]] = {}
+    for call in store.tool_calls():
+        calls.setdefault(call["result_id"], []).append(
+            {k: v for k, v in call.items() if k not in ("id", "result_id", "conversation_id")})
+    exported = []
+    for row in rows:
+        record = {column: row.get(column) for column in TURN_COLUMNS if column != "tool_calls"}
+        for column in ("source_ids", "warnings", "raw"):
+            value = record.get(column)
+            if isinstance(value, str):
+                record[column] = json.loads(value)
+        record["history_used"] = bool(record["history_used"])
+        record["tool_calls"] = [
+            {**call, "arguments": json.loads(call["arguments"] or "{}")}
+            for call in calls.get(row["result_id"], [])]
+        exported.append(record)
+    return exported
+
+
+def write_export(rows: list[dict[str, Any]], fmt: ExportFormat, out: Path) -> None:
+    """Write rows; OSError (unwritable path) propagates for the caller to report."""
+    with out.open("w", encoding="utf-8", newline="") as file:
+        if fmt == "jsonl":
+            for row in rows:
+                file.write(json.dumps(row, ensure_ascii=False) + "\n")
+            return
+        writer = csv.DictWriter(file, fieldnames=list(TURN_COLUMNS))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({key: json.dumps(value, ensure_ascii=False)
+                             if isinstance(value, list | dict) else value
+                             for key, value in row.items()})
+
+
+def purge_older_than(store: Store, age: timedelta) -> int:
+    """Delete turns and tool attempts older than `age`; returns the number of turns."""
+    cutoff = (datetime.now(UTC) - age).isoformat(timespec="milliseconds")
+    return store.delete_traces_before(cutoff)

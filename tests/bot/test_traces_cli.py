@@ -1,0 +1,88 @@
+"""`docassist traces export|purge`: formats, filters, privacy and bad arguments."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from docassist.storage import Store
+from tests.bot.test_cli import one_json, run
+
+
+@pytest.fixture
+def traced_db(db_path: Path) -> Path:
+    run("ask", "How do I renew the TLS certificate?", "--thread", "T1", db=db_path)
+    run("ask", "pokaż źródła", "--thread", "T1", db=db_path)
+    run("ask", "Restart docassist-api now", "--thread", "T2", db=db_path)
+    return db_path
+
+
+def test_export_jsonl_with_tool_attempts_and_no_text(traced_db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "traces.jsonl"
+    done = run("traces", "export", "--format", "jsonl", "--out", str(out), "--json",
+               db=traced_db)
+    assert done.returncode == 0, done.stderr
+    assert one_json(done.stdout) == {"rows": 3, "format": "jsonl", "out": str(out)}
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [row["status"] for row in rows] == ["answered", "sources_shown", "rejected"]
+    assert rows[0]["tool_calls"][0]["tool_name"] == "answer_from_documents"
+    assert rows[0]["tool_calls"][0]["arguments"]["question"].keys() == {"sha256"}
+    assert rows[2]["tool_calls"] == []
+    assert "renew" not in out.read_text() and "Restart" not in out.read_text()
+    assert len(rows[0]["question_sha256"]) == 64 and len(rows[0]["user_sha256"]) == 64
+
+
+def test_export_csv_filters_by_time_and_conversation(traced_db: Path, tmp_path: Path) -> None:
+    store = Store(traced_db)
+    conversation = store.turns()[0]["conversation_id"]
+    store.close()
+    out = tmp_path / "t.csv"
+    run("traces", "export", "--format", "csv", "--out", str(out), "--conversation",
+        conversation, "--since", "2000-01-01", db=traced_db)
+    with out.open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert [row["status"] for row in rows] == ["answered", "sources_shown"]
+    assert json.loads(rows[1]["source_ids"])  # lists stay JSON inside a CSV cell
+    future = tmp_path / "none.csv"
+    run("traces", "export", "--format", "csv", "--out", str(future), "--since", "2999-01-01",
+        db=traced_db)
+    assert future.read_text().splitlines() == [",".join(csv.DictReader(
+        out.open(newline="")).fieldnames or [])]
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--since", "yesterday-ish"], "--since: not an ISO date or time"),
+    (["--until", "2026-13-01"], "--until: not an ISO date or time"),
+    (["--out", "/nonexistent-dir/x.jsonl"], "cannot write /nonexistent-dir/x.jsonl"),
+])
+def test_export_bad_arguments_are_clear(traced_db: Path, tmp_path: Path, args: list[str],
+                                        fragment: str) -> None:
+    base = ["traces", "export", "--json"]
+    if "--out" not in args:
+        base += ["--out", str(tmp_path / "x.jsonl")]
+    done = run(*base, *args, db=traced_db)
+    assert done.returncode == 2
+    assert fragment in one_json(done.stdout)["error"]
+
+
+def test_unknown_format_is_refused(traced_db: Path, tmp_path: Path) -> None:
+    done = run("traces", "export", "--format", "xml", "--out", str(tmp_path / "x"),
+               db=traced_db)
+    assert done.returncode == 2 and "xml" in done.stderr
+
+
+def test_purge(traced_db: Path) -> None:
+    bad = run("traces", "purge", "--older-than", "ninety days", "--json", db=traced_db)
+    assert bad.returncode == 2 and "not a duration" in one_json(bad.stdout)["error"]
+    kept = one_json(run("traces", "purge", "--older-than", "90d", "--json",
+                        db=traced_db).stdout)
+    assert kept == {"deleted_turns": 0}
+    gone = one_json(run("traces", "purge", "--older-than", "0m", "--json",
+                        db=traced_db).stdout)
+    assert gone == {"deleted_turns": 3}
+    store = Store(traced_db)
+    assert store.turns() == [] and store.tool_calls() == []
+    store.close()
