@@ -20,7 +20,12 @@ from docassist.bot.cli.chat import new_thread_key
 from docassist.config import Settings
 from docassist.core import i18n
 from docassist.core.errors import DocAssistError
-from docassist.core.evaluation import evaluate_decisions, load_cases
+from docassist.core.evaluation import (
+    DecisionReport,
+    compare_runs,
+    evaluate_decisions,
+    load_cases,
+)
 from docassist.core.messages import ChatMessage
 from docassist.core.retrieval_eval import evaluate_retrieval, load_retrieval_cases
 from docassist.doctor import run_checks
@@ -277,8 +282,9 @@ def eval_decisions(
             default_language=runtime.settings.language,
             on_case=lambda _case: progress.advance(task),
         )
+    run_id = runtime.store.save_eval_run("decisions", str(file), report)
     if as_json:
-        _emit_json(report.model_dump(mode="json", exclude_none=True))
+        _emit_json({"run_id": run_id, **report.model_dump(mode="json", exclude_none=True)})
         return
     table = Table("id", "expected", "got", "ok")
     for case in report.cases:
@@ -286,8 +292,62 @@ def eval_decisions(
         got = f"{case.got.status} {case.got.action or ''}".strip()
         table.add_row(case.id, expected, got, "✓" if case.ok else "[red]✗[/red]")
     out.print(table)
-    out.print(f"accuracy {report.accuracy:.1%} ({report.correct}/{report.total}) "
-              f"backend={report.backend} model={report.model}")
+    errors = report.errors
+    out.print(f"accuracy {report.accuracy:.1%} ({report.correct}/{report.total}), macro-F1 "
+              f"{report.macro_f1:.3f}; unnecessary tool calls {errors.unnecessary_tool_calls}, "
+              f"missed clarifications {errors.missed_clarifications}, unnecessary "
+              f"clarifications {errors.unnecessary_clarifications}, wrong refusals "
+              f"{errors.wrong_refusals}, tool hallucination rate "
+              f"{errors.tool_hallucination_rate:.1%}")
+    out.print(f"backend={report.backend} model={report.model} "
+              f"catalog={report.catalog_version} run={run_id}")
+
+
+@eval_app.command("compare")
+def eval_compare(
+    run_a: Annotated[str, typer.Argument(help="Earlier run id (see `eval runs`).")],
+    run_b: Annotated[str, typer.Argument(help="Later run id.")],
+    as_json: JsonOption = False,
+) -> None:
+    """What changed between two decision runs, case by case."""
+    runtime = _open(as_json, index_demo=False)
+    reports = []
+    for run_id in (run_a, run_b):
+        row = runtime.store.eval_run(run_id)
+        if row is None or row["kind"] != "decisions":
+            raise _fail(f"no decisions run {run_id!r} (see `docassist eval runs`)", as_json)
+        reports.append(DecisionReport.model_validate_json(row["report"]))
+    comparison = compare_runs(run_a, reports[0], run_b, reports[1])
+    if as_json:
+        _emit_json(comparison.model_dump(mode="json"))
+        return
+    out.print(f"accuracy {comparison.accuracy_a:.1%} → {comparison.accuracy_b:.1%}")
+    table = Table("case", "change", "before", "after")
+    for label, changes in (("fixed", comparison.fixed), ("broken", comparison.broken),
+                           ("changed", comparison.changed)):
+        for change in changes:
+            table.add_row(change.id, label,
+                          f"{change.before.status} {change.before.action or ''}"
+                          if change.before else "",
+                          f"{change.after.status} {change.after.action or ''}"
+                          if change.after else "")
+    out.print(table)
+
+
+@eval_app.command("runs")
+def eval_runs(as_json: JsonOption = False) -> None:
+    """Stored evaluation runs, oldest first."""
+    runtime = _open(as_json, index_demo=False)
+    runs = runtime.store.eval_runs()
+    if as_json:
+        _emit_json(runs)
+        return
+    table = Table("run", "kind", "created", "backend", "model", "catalog", "total", "accuracy")
+    for run in runs:
+        table.add_row(run["run_id"], run["kind"], run["created_at"], run["backend"],
+                      run["model"], run["catalog_version"], str(run["total"]),
+                      f"{run['accuracy']:.1%}")
+    out.print(table)
 
 
 @eval_app.command("retrieval")

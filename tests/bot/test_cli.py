@@ -174,3 +174,25 @@ def test_bm25_only_configuration(db_path: Path) -> None:
     assert 0 <= result["sources"][0]["score"] <= 1  # the BM25 scale
     bad = run("ask", "hi", "--json", db=db_path, DOCASSIST_EMBEDDER="none")
     assert bad.returncode == 2 and "needs an embedder" in one_json(bad.stdout)["error"]
+
+
+def test_eval_runs_are_stored_and_compared(db_path: Path, tmp_path: Path) -> None:
+    first = tmp_path / "a.jsonl"
+    first.write_text(
+        '{"id": "x", "message": "Restart docassist-api now", "expected": {"status": "rejected"}}\n'
+        '{"id": "y", "message": "How do I renew TLS?", "expected": {"status": "rejected"}}\n')
+    second = tmp_path / "b.jsonl"
+    second.write_text(first.read_text().replace('"status": "rejected"}}\n{"id": "y"',
+                                                '"status": "no_suitable_tool"}}\n{"id": "y"'))
+    run_a = one_json(run("eval", "decisions", str(first), "--json", db=db_path).stdout)
+    run_b = one_json(run("eval", "decisions", str(second), "--json", db=db_path).stdout)
+    assert run_a["macro_f1"] >= 0 and "confusion" in run_a and "errors" in run_a
+    runs = one_json(run("eval", "runs", "--json", db=db_path).stdout)
+    assert [r["run_id"] for r in runs] == [run_a["run_id"], run_b["run_id"]]
+    comparison = one_json(run("eval", "compare", run_a["run_id"], run_b["run_id"], "--json",
+                              db=db_path).stdout)
+    assert [c["id"] for c in comparison["broken"]] == ["x"]
+    assert comparison["accuracy_a"] == 0.5 and comparison["accuracy_b"] == 0.0
+    missing = run("eval", "compare", run_a["run_id"], "nope", "--json", db=db_path)
+    assert missing.returncode == 2 and "no decisions run 'nope'" in one_json(missing.stdout)[
+        "error"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +17,7 @@ from docassist.core import i18n
 from docassist.core.messages import InvalidMessage, validate_message
 from docassist.core.planning import plan_turn
 from docassist.core.ports import Catalog, SelectorModel
+from docassist.core.selection import catalog_version
 from docassist.core.state import ConversationState, HistoryMessage, RagResult, Source
 
 
@@ -58,14 +59,71 @@ class CaseResult(BaseModel):
     ok: bool
 
 
+class ErrorKinds(BaseModel):
+    """The mistakes that matter, counted over cases (see `error_kinds`)."""
+
+    unnecessary_tool_calls: int = 0
+    missed_clarifications: int = 0
+    unnecessary_clarifications: int = 0
+    wrong_refusals: int = 0
+    tool_hallucinations: int = 0
+    tool_hallucination_rate: float = 0.0
+
+
 class DecisionReport(BaseModel):
     total: int
     correct: int
     accuracy: float
+    macro_f1: float
     by_status: dict[str, dict[str, int]]
+    confusion: dict[str, dict[str, int]]
+    errors: ErrorKinds
     backend: str
     model: str
+    catalog_version: str = ""
     cases: list[CaseResult]
+
+
+NO_TOOL_FITS: Final = frozenset({"no_suitable_tool", "rejected"})
+
+
+def macro_f1(pairs: list[tuple[str, str]]) -> float:
+    """Mean F1 over the labels that occur as expected or got statuses."""
+    labels = sorted({label for pair in pairs for label in pair})
+    scores = []
+    for label in labels:
+        true_positive = sum(1 for e, g in pairs if e == label and g == label)
+        predicted = sum(1 for _, g in pairs if g == label)
+        actual = sum(1 for e, _ in pairs if e == label)
+        precision = true_positive / predicted if predicted else 0.0
+        recall = true_positive / actual if actual else 0.0
+        scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    return round(sum(scores) / len(scores), 4) if scores else 0.0
+
+
+def error_kinds(results: list[CaseResult]) -> ErrorKinds:
+    """Unnecessary tool calls (a tool where the answer was not a tool), missed and unnecessary
+    clarifications, wrong refusals, and tool hallucinations (a tool where none fits: the
+    request was unsupported or to be refused)."""
+    kinds = ErrorKinds()
+    none_fits = 0
+    for result in results:
+        expected, got = result.expected.status, result.got.status
+        proposed_tool = got == "action_proposed"
+        if proposed_tool and expected != "action_proposed":
+            kinds.unnecessary_tool_calls += 1
+        if expected == "clarification_needed" and got != "clarification_needed":
+            kinds.missed_clarifications += 1
+        if got == "clarification_needed" and expected != "clarification_needed":
+            kinds.unnecessary_clarifications += 1
+        if got == "rejected" and expected != "rejected":
+            kinds.wrong_refusals += 1
+        if expected in NO_TOOL_FITS:
+            none_fits += 1
+            kinds.tool_hallucinations += proposed_tool
+    kinds.tool_hallucination_rate = round(kinds.tool_hallucinations / none_fits, 4) \
+        if none_fits else 0.0
+    return kinds
 
 
 CaseT = TypeVar("CaseT", bound=BaseModel)
@@ -157,13 +215,65 @@ def evaluate_decisions(
     correct = sum(result.ok for result in results)
     totals = Counter(result.expected.status for result in results)
     hits = Counter(result.expected.status for result in results if result.ok)
+    confusion: dict[str, dict[str, int]] = {}
+    for result in results:
+        row = confusion.setdefault(result.expected.status, {})
+        row[result.got.status] = row.get(result.got.status, 0) + 1
     return DecisionReport(
         total=len(results),
         correct=correct,
         accuracy=round(correct / len(results), 4) if results else 0.0,
+        macro_f1=macro_f1([(r.expected.status, r.got.status) for r in results]),
         by_status={status: {"total": totals[status], "correct": hits[status]}
                    for status in sorted(totals)},
+        confusion=confusion,
+        errors=error_kinds(results),
         backend=selector.backend,
         model=selector.model,
+        catalog_version=catalog_version(tool_specs),
         cases=results,
     )
+
+
+class CaseChange(BaseModel):
+    id: str
+    before: Got | None
+    after: Got | None
+    ok_before: bool | None
+    ok_after: bool | None
+
+
+class RunComparison(BaseModel):
+    run_a: str
+    run_b: str
+    accuracy_a: float
+    accuracy_b: float
+    fixed: list[CaseChange]
+    broken: list[CaseChange]
+    changed: list[CaseChange]
+    only_in_a: list[str]
+    only_in_b: list[str]
+
+
+def compare_runs(run_a: str, a: DecisionReport, run_b: str, b: DecisionReport
+                 ) -> RunComparison:
+    """What changed between two runs, case by case."""
+    before = {case.id: case for case in a.cases}
+    after = {case.id: case for case in b.cases}
+    fixed, broken, changed = [], [], []
+    for case_id in before.keys() & after.keys():
+        old, new = before[case_id], after[case_id]
+        change = CaseChange(id=case_id, before=old.got, after=new.got, ok_before=old.ok,
+                            ok_after=new.ok)
+        if not old.ok and new.ok:
+            fixed.append(change)
+        elif old.ok and not new.ok:
+            broken.append(change)
+        elif old.got != new.got:
+            changed.append(change)
+    return RunComparison(
+        run_a=run_a, run_b=run_b, accuracy_a=a.accuracy, accuracy_b=b.accuracy,
+        fixed=sorted(fixed, key=lambda c: c.id), broken=sorted(broken, key=lambda c: c.id),
+        changed=sorted(changed, key=lambda c: c.id),
+        only_in_a=sorted(before.keys() - after.keys()),
+        only_in_b=sorted(after.keys() - before.keys()))

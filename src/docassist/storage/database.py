@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -336,6 +337,28 @@ class Store:
         with self._lock:
             return list(self.db.query(
                 f"SELECT * FROM turns {where} ORDER BY created_at, rowid", params))
+
+    def save_eval_run(self, kind: str, source: str, report: Any) -> str:
+        """Store an evaluation report (a pydantic model); returns its run id."""
+        run_id = f"{kind}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+        with self._transaction() as connection:
+            _insert(connection, "eval_runs", {
+                "run_id": run_id, "kind": kind, "created_at": _now(), "source": source,
+                "backend": report.backend, "model": report.model,
+                "catalog_version": report.catalog_version, "total": report.total,
+                "accuracy": report.accuracy, "report": report.model_dump_json()})
+        return run_id
+
+    def eval_run(self, run_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM eval_runs WHERE run_id = ?", [run_id]))
+        return rows[0] if rows else None
+
+    def eval_runs(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query("SELECT run_id, kind, created_at, source, backend, model, "
+                                      "catalog_version, total, accuracy FROM eval_runs "
+                                      "ORDER BY created_at"))
 
     def delete_traces_before(self, cutoff: str) -> int:
         with self._transaction() as connection:

@@ -162,3 +162,22 @@ def m003_inbox(db: Database) -> None:
     db.table("inbox").create_index(["platform", "event_id"], unique=True)
     db.table("inbox").create_index(["platform", "dedupe_key"], unique=True)
     db.table("inbox").create_index(["status"])
+
+
+@migrations()
+def m004_eval_runs(db: Database) -> None:
+    db.table("eval_runs").create(
+        {
+            "run_id": str,
+            "kind": str,
+            "created_at": str,
+            "source": str,
+            "backend": str,
+            "model": str,
+            "catalog_version": str,
+            "total": int,
+            "accuracy": float,
+            "report": str,
+        },
+        pk="run_id",
+    )
