@@ -25,6 +25,7 @@ from docassist.core.evaluation import (
     compare_runs,
     evaluate_decisions,
     load_cases,
+    shadow_report,
 )
 from docassist.core.messages import ChatMessage
 from docassist.core.retrieval_eval import evaluate_retrieval, load_retrieval_cases
@@ -331,6 +332,22 @@ def eval_compare(
                           if change.before else "",
                           f"{change.after.status} {change.after.action or ''}"
                           if change.after else "")
+    out.print(table)
+
+
+@eval_app.command("shadow")
+def eval_shadow(as_json: JsonOption = False) -> None:
+    """Agreement of the shadow selector with the active one, and disagreements by kind."""
+    runtime = _open(as_json, index_demo=False)
+    report = shadow_report(runtime.store.shadow_decisions())
+    if as_json:
+        _emit_json(report.model_dump(mode="json"))
+        return
+    out.print(f"{report.total} shadowed turns ({', '.join(report.candidates) or 'none'}); "
+              f"agreement {report.agreement:.1%}; candidate errors {report.candidate_errors}")
+    table = Table("active -> candidate", "turns")
+    for kind, count in report.disagreements.items():
+        table.add_row(kind, str(count))
     out.print(table)
 
 

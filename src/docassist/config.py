@@ -31,6 +31,9 @@ class Settings(BaseSettings):
                        "replay:<file>")
     answer_model: str | None = Field(default=None,
                                      description="Answer backend; defaults to DOCASSIST_MODEL")
+    shadow_model: str | None = Field(default=None,
+                                     description="Candidate selection backend run in shadow "
+                                     "mode: recorded, never executed")
     language: Literal["pl", "en"] = Field(
         default="en", description="Reply language when the message does not tell"
     )

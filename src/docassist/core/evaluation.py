@@ -277,3 +277,30 @@ def compare_runs(run_a: str, a: DecisionReport, run_b: str, b: DecisionReport
         changed=sorted(changed, key=lambda c: c.id),
         only_in_a=sorted(before.keys() - after.keys()),
         only_in_b=sorted(after.keys() - before.keys()))
+
+
+class ShadowReport(BaseModel):
+    total: int
+    agreement: float
+    candidate_errors: int
+    disagreements: dict[str, int]
+    """`active status/action -> candidate status/action` and how often."""
+    candidates: list[str]
+
+
+def shadow_report(rows: list[dict[str, Any]]) -> ShadowReport:
+    def label(status: str, action: str | None) -> str:
+        return f"{status}/{action}" if action else status
+
+    disagreements = Counter(
+        f"{label(row['active_status'], row['active_action'])} -> "
+        f"{label(row['candidate_status'], row['candidate_action'])}"
+        for row in rows if not row["agree"])
+    agreed = sum(1 for row in rows if row["agree"])
+    return ShadowReport(
+        total=len(rows),
+        agreement=round(agreed / len(rows), 4) if rows else 0.0,
+        candidate_errors=sum(1 for row in rows if row["candidate_error"]),
+        disagreements=dict(disagreements.most_common()),
+        candidates=sorted({f"{row['candidate_backend']}:{row['candidate_model']}"
+                           for row in rows}))

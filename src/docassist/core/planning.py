@@ -47,6 +47,8 @@ class Plan:
     options: list[Subject] = field(default_factory=list)
     clarification_attempts: int = 1
     unknown_document_ids: list[str] = field(default_factory=list)
+    request: SelectionRequest | None = None
+    """What the selector was asked; a shadow selector is asked the same."""
 
     @property
     def handoff(self) -> bool:
@@ -159,7 +161,7 @@ def plan_turn(
     if message not in (effective, resolution.original_question):
         decision.decided_by = "pending"  # the original request, completed by this reply
     plan = Plan(message=effective, decision=decision, resolution=resolution,
-                selection=selection,
+                selection=selection, request=request,
                 unknown_document_ids=summary.unknown_document_ids_in_message)
     if decision.status == "clarification_needed":
         plan.missing_field = missing_field_for(effective)

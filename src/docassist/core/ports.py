@@ -11,7 +11,7 @@ import numpy.typing as npt
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.messages import ConversationKey
 from docassist.core.state import ConversationState
-from docassist.core.trace import ToolCallRecord, TurnRecord
+from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class ConversationStore(Protocol):
         expected_version: int,
         turn: TurnRecord,
         tool_calls: list[ToolCallRecord],
+        shadow: ShadowRecord | None = None,
     ) -> int:
         """Save state, trace rows and the turn's event id in one transaction; return the new
         version. A crash before it leaves nothing, so a resumed event runs again.

@@ -66,3 +66,25 @@ class ToolCallRecord(BaseModel):
     duration_ms: float
     created_at: str
     catalog_version: str
+
+
+class ShadowRecord(BaseModel):
+    """What a candidate selector proposed beside the active one: recorded, never executed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    result_id: str
+    conversation_id: str
+    turn_id: int
+    created_at: str
+    active_backend: str
+    active_model: str
+    active_status: str
+    active_action: str | None
+    candidate_backend: str
+    candidate_model: str
+    candidate_status: str
+    candidate_action: str | None
+    agree: bool
+    candidate_error: str | None = None
+    catalog_version: str

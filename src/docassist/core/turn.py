@@ -34,7 +34,13 @@ from docassist.core.results import (
     TurnResult,
     TurnStatus,
 )
-from docassist.core.selection import Decision, Selection, catalog_version
+from docassist.core.selection import (
+    Decision,
+    Selection,
+    catalog_version,
+    normalize,
+    propose_action,
+)
 from docassist.core.state import (
     ConversationState,
     PendingClarification,
@@ -43,7 +49,7 @@ from docassist.core.state import (
     TurnSummary,
 )
 from docassist.core.tools import ToolContext, ToolExecutor, ToolOutcome, ToolRegistry
-from docassist.core.trace import ToolCallRecord, TurnRecord, sha256_text
+from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
 
 MAX_COMMIT_RETRIES = 8
 """Times a turn is re-run when another writer (process) changed the conversation under it."""
@@ -86,6 +92,7 @@ class TurnEngine:
         answerer: Answerer,
         registry: ToolRegistry,
         options: EngineOptions | None = None,
+        shadow: SelectorModel | None = None,
     ) -> None:
         self.store = store
         self.catalog = catalog
@@ -95,6 +102,8 @@ class TurnEngine:
         self.registry = registry
         self.executor = ToolExecutor(registry)
         self.options = options or EngineOptions()
+        self.shadow = shadow
+        """A candidate selector asked beside the active one; its proposals are only recorded."""
         self._locks: dict[ConversationKey, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -327,8 +336,32 @@ class TurnEngine:
             for index, outcome in enumerate(turn.outcomes, start=1)
         ]
         saved_state = state.cleared() if clear else state
-        self.store.commit_turn(turn.message.key, saved_state, turn.version, record, tool_rows)
+        self.store.commit_turn(turn.message.key, saved_state, turn.version, record, tool_rows,
+                               self._shadow_record(turn, result))
         return result
+
+    def _shadow_record(self, turn: _Turn, result: TurnResult) -> ShadowRecord | None:
+        """Ask the candidate what it would have done; never act on it, never fail the turn."""
+        plan = turn.plan
+        if self.shadow is None or plan is None or plan.request is None:
+            return None
+        error: str | None = None
+        try:
+            candidate = normalize(propose_action(plan.request, self.shadow))
+        except Exception as problem:  # a broken candidate must not hurt the user
+            error = f"{type(problem).__name__}: {problem}"
+            candidate = Decision(status="parse_error", reason="shadow_error")
+        active = plan.decision
+        return ShadowRecord(
+            result_id=result.result_id, conversation_id=result.conversation_id,
+            turn_id=result.turn_id, created_at=_now(),
+            active_backend=self.selector.backend, active_model=self.selector.model,
+            active_status=active.status, active_action=active.action,
+            candidate_backend=self.shadow.backend, candidate_model=self.shadow.model,
+            candidate_status=candidate.status, candidate_action=candidate.action,
+            agree=error is None and (candidate.status, candidate.action, candidate.arguments)
+            == (active.status, active.action, active.arguments),
+            candidate_error=error, catalog_version=self.catalog_version)
 
     def _turn_record(self, turn: _Turn, result: TurnResult) -> TurnRecord:
         plan = turn.plan

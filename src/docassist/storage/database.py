@@ -23,7 +23,7 @@ from docassist.core.ports import StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
-from docassist.core.trace import ToolCallRecord, TurnRecord
+from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
 from docassist.storage.migrations import migrations
 
 BUSY_TIMEOUT_MS = 5000
@@ -243,6 +243,7 @@ class Store:
         expected_version: int,
         turn: TurnRecord,
         tool_calls: list[ToolCallRecord],
+        shadow: ShadowRecord | None = None,
     ) -> int:
         with self._transaction() as connection:
             row = connection.execute(
@@ -273,7 +274,13 @@ class Store:
             _insert(connection, "turns", _json_columns(turn.model_dump()))
             for call in tool_calls:
                 _insert(connection, "tool_calls", _json_columns(call.model_dump()))
+            if shadow is not None:
+                _insert(connection, "shadow_decisions", shadow.model_dump())
         return new_version
+
+    def shadow_decisions(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query("SELECT * FROM shadow_decisions ORDER BY created_at"))
 
     def event_seen(self, platform: str, event_id: str) -> bool:
         with self._lock:
@@ -362,8 +369,9 @@ class Store:
 
     def delete_traces_before(self, cutoff: str) -> int:
         with self._transaction() as connection:
-            connection.execute("DELETE FROM tool_calls WHERE result_id IN "
-                               "(SELECT result_id FROM turns WHERE created_at < ?)", [cutoff])
+            for table in ("tool_calls", "shadow_decisions"):
+                connection.execute(f"DELETE FROM {table} WHERE result_id IN "
+                                   "(SELECT result_id FROM turns WHERE created_at < ?)", [cutoff])
             return connection.execute("DELETE FROM turns WHERE created_at < ?",
                                       [cutoff]).rowcount
 

@@ -181,3 +181,27 @@ def m004_eval_runs(db: Database) -> None:
         },
         pk="run_id",
     )
+
+
+@migrations()
+def m005_shadow(db: Database) -> None:
+    db.table("shadow_decisions").create(
+        {
+            "result_id": str,
+            "conversation_id": str,
+            "turn_id": int,
+            "created_at": str,
+            "active_backend": str,
+            "active_model": str,
+            "active_status": str,
+            "active_action": str,
+            "candidate_backend": str,
+            "candidate_model": str,
+            "candidate_status": str,
+            "candidate_action": str,
+            "agree": int,
+            "candidate_error": str,
+            "catalog_version": str,
+        },
+        pk="result_id",
+    )
