@@ -445,6 +445,25 @@ def traces_purge(
         out.print(f"deleted {deleted} turn(s) older than {older_than}")
 
 
+@app.command()
+def report(
+    out_path: Annotated[Path, typer.Option("--out", help="HTML file to write.")],
+    as_json: JsonOption = False,
+) -> None:
+    """One self-contained HTML dashboard of the traces and the latest eval runs."""
+    from docassist.report import render_report
+
+    runtime = _open(as_json, index_demo=False)
+    try:
+        out_path.write_text(render_report(runtime.store), encoding="utf-8")
+    except OSError as error:
+        raise _fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
+    if as_json:
+        _emit_json({"out": str(out_path)})
+    else:
+        out.print(f"wrote {out_path}")
+
+
 def main() -> None:
     app()
 

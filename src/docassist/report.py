@@ -1,0 +1,127 @@
+"""`docassist report`: one self-contained HTML dashboard (inline SVG, no external requests)."""
+
+from __future__ import annotations
+
+import html
+import json
+import statistics
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from docassist.core.evaluation import DecisionReport
+from docassist.storage import Store
+
+BAR_WIDTH: Final = 420
+ROW_HEIGHT: Final = 22
+LATEST_RUNS: Final = 3
+TOP_DOCUMENTS: Final = 10
+
+
+def _bars(title: str, counts: list[tuple[str, int]], chart_id: str) -> str:
+    """A horizontal bar chart as inline SVG (labels left, values right)."""
+    if not counts:
+        return f'<section><h2>{html.escape(title)}</h2><p class="empty">no data</p></section>'
+    peak = max(value for _, value in counts) or 1
+    height = ROW_HEIGHT * len(counts) + 4
+    rows = []
+    for index, (label, value) in enumerate(counts):
+        y = index * ROW_HEIGHT + 2
+        width = max(2, round(BAR_WIDTH * value / peak))
+        rows.append(
+            f'<text x="0" y="{y + 15}" class="label">{html.escape(label)}</text>'
+            f'<rect x="200" y="{y + 3}" width="{width}" height="{ROW_HEIGHT - 6}" rx="3"/>'
+            f'<text x="{205 + width}" y="{y + 15}" class="value">{value}</text>')
+    return (f'<section><h2>{html.escape(title)}</h2><svg id="{chart_id}" role="img" '
+            f'aria-label="{html.escape(title)}" width="{200 + BAR_WIDTH + 60}" '
+            f'height="{height}">{"".join(rows)}</svg></section>')
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return 0.0
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(fraction * 100) - 1]
+
+
+def _document_of(chunk_id: str) -> str:
+    """`DOC-X-0123456789-0001` → `DOC-X`."""
+    return chunk_id.rsplit("-", 2)[0]
+
+
+def _confusion_table(report: DecisionReport) -> str:
+    labels = sorted({*report.confusion, *(g for row in report.confusion.values() for g in row)})
+    head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
+    body = []
+    for expected in labels:
+        row = report.confusion.get(expected, {})
+        cells = "".join(
+            f'<td class="{"hit" if got == expected and row.get(got) else ""}">'
+            f'{row.get(got, "")}</td>' for got in labels)
+        body.append(f"<tr><th>{html.escape(expected)}</th>{cells}</tr>")
+    return (f'<table class="confusion"><tr><th>expected ↓ got →</th>{head}</tr>'
+            f'{"".join(body)}</table>')
+
+
+def gather(store: Store) -> dict[str, Any]:
+    turns = store.turns()
+    cited: Counter[str] = Counter()
+    for turn in turns:
+        if turn["status"] == "answered":
+            cited.update({_document_of(chunk) for chunk in json.loads(turn["source_ids"] or "[]")})
+    durations = sorted(float(turn["duration_ms"]) for turn in turns)
+    runs = [row for row in store.eval_runs() if row["kind"] == "decisions"][-LATEST_RUNS:]
+    return {
+        "turns": len(turns),
+        "per_day": sorted(Counter(turn["created_at"][:10] for turn in turns).items()),
+        "statuses": Counter(turn["status"] for turn in turns).most_common(),
+        "tool_statuses": Counter(turn["tool_status"] for turn in turns
+                                 if turn["tool_status"]).most_common(),
+        "p50": _percentile(durations, 0.5),
+        "p95": _percentile(durations, 0.95),
+        "unanswered": sum(1 for turn in turns if turn["status"] == "no_answer"),
+        "cited": cited.most_common(TOP_DOCUMENTS),
+        "runs": [(row, DecisionReport.model_validate_json(
+            (store.eval_run(row["run_id"]) or {})["report"])) for row in runs],
+    }
+
+
+def render_report(store: Store) -> str:
+    data = gather(store)
+    cards = [("turns", str(data["turns"])), ("unanswered", str(data["unanswered"])),
+             ("p50 latency", f"{data['p50']:.0f} ms"), ("p95 latency", f"{data['p95']:.0f} ms"),
+             ("feedback ratio", "n/a")]
+    card_html = "".join(
+        f'<div class="card"><div class="number" id="card-{html.escape(name.split()[0])}">'
+        f'{html.escape(value)}</div><div>{html.escape(name)}</div></div>'
+        for name, value in cards)
+    runs_html = "".join(
+        f'<section><h3>{html.escape(row["run_id"])}</h3><p>{html.escape(row["backend"])}:'
+        f'{html.escape(row["model"])} · catalog {html.escape(row["catalog_version"])} · '
+        f'accuracy {report.accuracy:.1%} · macro-F1 {report.macro_f1:.3f}</p>'
+        f'{_confusion_table(report)}</section>'
+        for row, report in reversed(data["runs"])) or '<p class="empty">no eval runs</p>'
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>DocAssist report</title>
+<style>
+body {{ font: 14px system-ui, sans-serif; margin: 24px; color: #111; }}
+.cards {{ display: flex; gap: 12px; flex-wrap: wrap; }}
+.card {{ border: 1px solid #ddd; border-radius: 8px; padding: 12px 16px; min-width: 120px; }}
+.number {{ font-size: 24px; font-weight: 600; }}
+svg rect {{ fill: #2563eb; }} svg .label, svg .value {{ font-size: 12px; }}
+table.confusion {{ border-collapse: collapse; }}
+table.confusion td, table.confusion th {{ border: 1px solid #ddd; padding: 4px 8px; }}
+td.hit {{ background: #dcfce7; }} .empty {{ color: #777; }}
+</style></head><body>
+<h1>DocAssist report</h1><p>Generated {generated}. Feedback is not collected yet, so its
+ratio is n/a.</p>
+<div class="cards">{card_html}</div>
+{_bars("Turns per day", data["per_day"], "chart-days")}
+{_bars("Turn status", data["statuses"], "chart-status")}
+{_bars("Tool status", data["tool_statuses"], "chart-tools")}
+{_bars("Most-cited documents", data["cited"], "chart-cited")}
+<h2>Latest evaluation runs</h2>{runs_html}
+</body></html>
+"""

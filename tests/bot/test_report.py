@@ -1,0 +1,71 @@
+"""`docassist report` renders a self-contained dashboard, checked in headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.bot.test_cli import one_json, run
+from tests.conftest import REPO
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update"]
+
+
+def chromium() -> str:
+    path = shutil.which("chromium")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (scripts/test installs it with apt as root)")
+        pytest.skip("chromium is not installed")
+    return path
+
+
+@pytest.fixture
+def report_file(db_path: Path, tmp_path: Path) -> Path:
+    run("ask", "How do I renew the TLS certificate?", "--thread", "A", db=db_path)
+    run("ask", "What is the capital of Australia?", "--thread", "B", db=db_path)
+    run("ask", "Restart docassist-api now", "--thread", "C", db=db_path)
+    run("eval", "decisions", str(REPO / "samples" / "decisions_dev.jsonl"), "--json",
+        db=db_path)
+    out = tmp_path / "report.html"
+    done = run("report", "--out", str(out), "--json", db=db_path)
+    assert done.returncode == 0, done.stderr
+    assert one_json(done.stdout) == {"out": str(out)}
+    return out
+
+
+def test_the_report_is_self_contained(report_file: Path) -> None:
+    text = report_file.read_text()
+    assert not re.search(r"""(src|href)=["']?https?:""", text)  # no external requests
+    assert "<script" not in text and text.count("<svg") == 4
+
+
+def test_chromium_renders_the_charts_and_numbers(report_file: Path, tmp_path: Path) -> None:
+    browser = chromium()
+    profile = tmp_path / "profile"
+    dom = subprocess.run(
+        [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
+         report_file.as_uri()], capture_output=True, text=True, timeout=90, check=True).stdout
+    for chart in ("chart-days", "chart-status", "chart-tools", "chart-cited"):
+        assert f'id="{chart}"' in dom
+    assert re.search(r'id="card-turns">3<', dom)
+    assert re.search(r'id="card-unanswered">1<', dom)
+    assert "DOC-TLS" in dom and "macro-F1 1.000" in dom
+    assert '<table class="confusion">' in dom
+    screenshot = tmp_path / "report.png"
+    subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                    "--window-size=1100,1400", f"--screenshot={screenshot}",
+                    report_file.as_uri()], capture_output=True, timeout=90, check=True)
+    assert screenshot.stat().st_size > 10_000
+
+
+def test_report_to_an_unwritable_path_is_a_clear_error(db_path: Path) -> None:
+    done = run("report", "--out", "/nonexistent-dir/r.html", "--json", db=db_path)
+    assert done.returncode == 2
+    assert "cannot write /nonexistent-dir/r.html" in one_json(done.stdout)["error"]
