@@ -19,6 +19,7 @@ from docassist.bot.cli import ChatSession, render_result
 from docassist.bot.cli.chat import new_thread_key
 from docassist.config import Settings
 from docassist.core import i18n
+from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
 from docassist.core.errors import DocAssistError
 from docassist.core.evaluation import (
     DecisionReport,
@@ -27,11 +28,13 @@ from docassist.core.evaluation import (
     load_cases,
     shadow_report,
 )
-from docassist.core.messages import ChatMessage
+from docassist.core.messages import ChatMessage, ConversationKey
+from docassist.core.results import TurnResult
 from docassist.core.retrieval_eval import evaluate_retrieval, load_retrieval_cases
+from docassist.core.turn import TurnEngine
 from docassist.doctor import run_checks
 from docassist.runtime import Runtime, ensure_demo_index, index_and_embed, open_runtime
-from docassist.storage import IndexReport
+from docassist.storage import IndexReport, Store
 from docassist.storage.exports import (
     parse_age,
     parse_time,
@@ -333,6 +336,74 @@ def eval_compare(
                           f"{change.after.status} {change.after.action or ''}"
                           if change.after else "")
     out.print(table)
+
+
+@eval_app.command("answers")
+def eval_answers(
+    file: Annotated[Path, typer.Argument(help="JSONL: id, question, expected_documents "
+                                         "([] = should not be answered).")],
+    as_json: JsonOption = False,
+) -> None:
+    """End to end: answered or not as expected, cited documents expected, citations valid."""
+    runtime = _open(as_json)
+    try:
+        answer_cases = load_answer_cases(file.read_text(encoding="utf-8").splitlines())
+    except (OSError, ValueError) as error:
+        raise _fail(f"{file}: {error}", as_json) from error
+    scratch = Store(":memory:")  # eval conversations stay out of the real traces
+    engine = TurnEngine(store=scratch, catalog=runtime.store, retriever=runtime.engine.retriever,
+                        selector=runtime.engine.selector, answerer=runtime.engine.answerer,
+                        registry=runtime.engine.registry, options=runtime.engine.options)
+
+    def run_turn(case_id: str, question: str) -> TurnResult:
+        key = ConversationKey(platform="eval", workspace="answers", channel="eval",
+                              thread=case_id)
+        result = engine.handle(ChatMessage(key=key, user="eval", text=question))
+        assert result is not None
+        return result
+
+    with _progress() as progress:
+        task = progress.add_task("answering", total=len(answer_cases))
+        report = evaluate_answers(answer_cases, run_turn,
+                                  on_case=lambda: progress.advance(task))
+    if as_json:
+        _emit_json(report.model_dump(mode="json"))
+        return
+    table = Table("id", "status", "expected", "cited", "ok")
+    for case in report.cases:
+        table.add_row(case.id, case.status, ", ".join(case.expected_documents) or "-",
+                      ", ".join(case.cited_documents) or "-",
+                      "✓" if case.answered_as_expected and case.cites_expected is not False
+                      and case.citations_valid else "[red]✗[/red]")
+    out.print(table)
+    out.print(f"answered as expected {report.answered_as_expected:.1%}; cites an expected "
+              f"document {report.cites_expected:.1%}; invalid citations "
+              f"{report.invalid_citations}")
+
+
+@eval_app.command("harvest")
+def eval_harvest(
+    out_path: Annotated[Path, typer.Option("--out", help="JSONL file of draft cases.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Draft cases from `no_answer` turns (and negative feedback, once collected)."""
+    runtime = _open(as_json, index_demo=False)
+    drafts, missing_text = harvest(runtime.store.turns(), negative_result_ids=set())
+    try:
+        with out_path.open("w", encoding="utf-8") as file:
+            for draft in drafts:
+                file.write(json.dumps(draft, ensure_ascii=False) + "\n")
+    except OSError as error:
+        raise _fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
+    if missing_text:
+        err.print(f"[yellow]note:[/yellow] text unavailable for {missing_text} of "
+                  f"{len(drafts)} draft(s): traces keep hashes unless DOCASSIST_SAVE_RAW=true; "
+                  "those drafts carry only ids, statuses and sources")
+    if as_json:
+        _emit_json({"drafts": len(drafts), "text_unavailable": missing_text,
+                    "out": str(out_path)})
+    else:
+        out.print(f"wrote {len(drafts)} draft case(s) to {out_path}")
 
 
 @eval_app.command("shadow")

@@ -196,3 +196,32 @@ def test_eval_runs_are_stored_and_compared(db_path: Path, tmp_path: Path) -> Non
     missing = run("eval", "compare", run_a["run_id"], "nope", "--json", db=db_path)
     assert missing.returncode == 2 and "no decisions run 'nope'" in one_json(missing.stdout)[
         "error"]
+
+
+def test_eval_answers_end_to_end(db_path: Path, tmp_path: Path) -> None:
+    cases = tmp_path / "answers.jsonl"
+    cases.write_text(
+        '{"id": "tls", "question": "How do I renew the TLS certificate?", '
+        '"expected_documents": ["DOC-TLS"]}\n'
+        '{"id": "off", "question": "What is the capital of Australia?", '
+        '"expected_documents": []}\n')
+    report = one_json(run("eval", "answers", str(cases), "--json", db=db_path).stdout)
+    by_id = {case["id"]: case for case in report["cases"]}
+    assert by_id["tls"]["status"] == "answered" and by_id["tls"]["cites_expected"] is True
+    assert by_id["off"]["status"] == "no_answer" and by_id["off"]["answered_as_expected"]
+    assert report["answered_as_expected"] == 1.0 and report["invalid_citations"] == 0
+    assert one_json(run("traces", "export", "--out", str(tmp_path / "t.jsonl"), "--json",
+                        db=db_path).stdout)["rows"] == 0  # eval turns stay out of the traces
+
+
+def test_harvest_drafts_with_and_without_raw_text(db_path: Path, tmp_path: Path) -> None:
+    run("ask", "What is the capital of Australia?", db=db_path)
+    run("ask", "Who won the cup in 2018?", db=db_path, DOCASSIST_SAVE_RAW="true")
+    run("ask", "How do I renew the TLS certificate?", db=db_path)
+    out = tmp_path / "drafts.jsonl"
+    done = run("eval", "harvest", "--out", str(out), "--json", db=db_path)
+    assert one_json(done.stdout) == {"drafts": 2, "text_unavailable": 1, "out": str(out)}
+    assert "text unavailable for 1 of 2" in done.stderr
+    hashed, raw = [json.loads(line) for line in out.read_text().splitlines()]
+    assert hashed["text_unavailable"] is True and hashed["question"] is None
+    assert raw["question"] == "Who won the cup in 2018?" and raw["expected_documents"] == []
