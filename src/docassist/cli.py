@@ -36,6 +36,7 @@ from docassist.doctor import run_checks
 from docassist.runtime import Runtime, ensure_demo_index, index_and_embed, open_runtime
 from docassist.storage import IndexReport, Store
 from docassist.storage.exports import (
+    RetentionScheduler,
     parse_age,
     parse_time,
     purge_older_than,
@@ -198,7 +199,8 @@ def ask(
 def chat(record: RecordOption = None) -> None:
     """Terminal chat over the indexed documents (one session = one thread)."""
     runtime = _open(record=record)
-    session = ChatSession(runtime.engine, out, runtime.settings.language)
+    session = ChatSession(runtime.engine, out, runtime.settings.language,
+                          feedback_sink=runtime.store.record_feedback)
     try:
         session.run(lambda: out.input("[bold]> [/bold]"))
     except DocAssistError as error:
@@ -226,6 +228,8 @@ def slack(
         bot_token=slack_settings.bot_token.get_secret_value(),
         signing_secret=slack_settings.signing_secret.get_secret_value(),
         api_url=slack_settings.api_url, default_language=runtime.settings.language))
+    if runtime.settings.trace_retention_days:
+        RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     resumed = adapter.worker.resume()
     if resumed:
         err.print(f"resumed {resumed} unfinished event(s)")
@@ -388,7 +392,8 @@ def eval_harvest(
 ) -> None:
     """Draft cases from `no_answer` turns (and negative feedback, once collected)."""
     runtime = _open(as_json, index_demo=False)
-    drafts, missing_text = harvest(runtime.store.turns(), negative_result_ids=set())
+    negative = {vote["result_id"] for vote in runtime.store.feedback() if vote["value"] < 0}
+    drafts, missing_text = harvest(runtime.store.turns(), negative_result_ids=negative)
     try:
         with out_path.open("w", encoding="utf-8") as file:
             for draft in drafts:

@@ -60,6 +60,10 @@ class Settings(BaseSettings):
                                           description="Set for Azure OpenAI, e.g. 2024-10-21")
     model_timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0,
                                  description="Seconds per model request")
+    trace_retention_days: int = Field(
+        default=0, ge=0,
+        description="Delete traces older than this many days, daily, while the bot runs "
+        "(0 keeps them)")
     save_raw: bool = Field(default=False, description="Store raw text and prompts in traces")
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")

@@ -72,6 +72,7 @@ def gather(store: Store) -> dict[str, Any]:
             cited.update({_document_of(chunk) for chunk in json.loads(turn["source_ids"] or "[]")})
     durations = sorted(float(turn["duration_ms"]) for turn in turns)
     runs = [row for row in store.eval_runs() if row["kind"] == "decisions"][-LATEST_RUNS:]
+    votes = [int(vote["value"]) for vote in store.feedback()]
     return {
         "turns": len(turns),
         "per_day": sorted(Counter(turn["created_at"][:10] for turn in turns).items()),
@@ -81,6 +82,8 @@ def gather(store: Store) -> dict[str, Any]:
         "p50": _percentile(durations, 0.5),
         "p95": _percentile(durations, 0.95),
         "unanswered": sum(1 for turn in turns if turn["status"] == "no_answer"),
+        "positive": sum(1 for vote in votes if vote > 0),
+        "negative": sum(1 for vote in votes if vote < 0),
         "cited": cited.most_common(TOP_DOCUMENTS),
         "runs": [(row, DecisionReport.model_validate_json(
             (store.eval_run(row["run_id"]) or {})["report"])) for row in runs],
@@ -91,7 +94,8 @@ def render_report(store: Store) -> str:
     data = gather(store)
     cards = [("turns", str(data["turns"])), ("unanswered", str(data["unanswered"])),
              ("p50 latency", f"{data['p50']:.0f} ms"), ("p95 latency", f"{data['p95']:.0f} ms"),
-             ("feedback ratio", "n/a")]
+             ("feedback", f"{data['positive']} up / {data['negative']} down"
+                           if data["positive"] + data["negative"] else "none yet")]
     card_html = "".join(
         f'<div class="card"><div class="number" id="card-{html.escape(name.split()[0])}">'
         f'{html.escape(value)}</div><div>{html.escape(name)}</div></div>'
@@ -115,8 +119,7 @@ table.confusion {{ border-collapse: collapse; }}
 table.confusion td, table.confusion th {{ border: 1px solid #ddd; padding: 4px 8px; }}
 td.hit {{ background: #dcfce7; }} .empty {{ color: #777; }}
 </style></head><body>
-<h1>DocAssist report</h1><p>Generated {generated}. Feedback is not collected yet, so its
-ratio is n/a.</p>
+<h1>DocAssist report</h1><p>Generated {generated}.</p>
 <div class="cards">{card_html}</div>
 {_bars("Turns per day", data["per_day"], "chart-days")}
 {_bars("Turn status", data["statuses"], "chart-status")}

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from docassist.storage import Store
 from tests.conftest import REPO
 
 RUN_TIMEOUT = 60
@@ -135,6 +136,8 @@ def test_terminal_chat_session(db_path: Path) -> None:
         "/clear",
         "/sources",
         "/bogus",
+        "How do I renew the TLS certificate?",
+        "/bad",
         "/quit",
         "this line is never read",
     ]) + "\n"
@@ -148,7 +151,13 @@ def test_terminal_chat_session(db_path: Path) -> None:
     assert "This thread is cleared" in out
     assert "no answer from the documents yet" in out
     assert "Unknown command /bogus" in out
+    assert "Thanks for the feedback." in out
     assert "never read" not in out
+    store = Store(db_path)
+    [vote] = store.feedback()
+    assert vote["value"] == -1 and vote["result_id"] == store.turns()[-1]["result_id"]
+    assert len(vote["user_sha256"]) == 64
+    store.close()
 
 
 def test_eval_retrieval_reports_every_retriever_and_the_default(db_path: Path) -> None:

@@ -28,6 +28,7 @@ def test_export_jsonl_with_tool_attempts_and_no_text(traced_db: Path, tmp_path: 
     assert one_json(done.stdout) == {"rows": 3, "format": "jsonl", "out": str(out)}
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["status"] for row in rows] == ["answered", "sources_shown", "rejected"]
+    assert rows[0]["feedback"] is None
     assert rows[0]["tool_calls"][0]["tool_name"] == "answer_from_documents"
     assert rows[0]["tool_calls"][0]["arguments"]["question"].keys() == {"sha256"}
     assert rows[2]["tool_calls"] == []
@@ -38,6 +39,7 @@ def test_export_jsonl_with_tool_attempts_and_no_text(traced_db: Path, tmp_path: 
 def test_export_csv_filters_by_time_and_conversation(traced_db: Path, tmp_path: Path) -> None:
     store = Store(traced_db)
     conversation = store.turns()[0]["conversation_id"]
+    store.record_feedback(store.turns()[0]["result_id"], "U1", positive=False)
     store.close()
     out = tmp_path / "t.csv"
     run("traces", "export", "--format", "csv", "--out", str(out), "--conversation",
@@ -45,6 +47,7 @@ def test_export_csv_filters_by_time_and_conversation(traced_db: Path, tmp_path: 
     with out.open(newline="") as file:
         rows = list(csv.DictReader(file))
     assert [row["status"] for row in rows] == ["answered", "sources_shown"]
+    assert rows[0]["feedback"] == "-1"
     assert json.loads(rows[1]["source_ids"])  # lists stay JSON inside a CSV cell
     future = tmp_path / "none.csv"
     run("traces", "export", "--format", "csv", "--out", str(future), "--since", "2999-01-01",

@@ -76,3 +76,26 @@ def test_an_event_id_is_recorded_with_its_turn_and_only_once(store: Store) -> No
 def test_unopenable_database_is_a_clear_storage_error(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="cannot open database"):
         Store(tmp_path / "missing-dir" / "x.db")
+
+
+def test_feedback_needs_a_known_turn(store: Store) -> None:
+    with pytest.raises(StorageError, match="no turn with result id nope"):
+        store.record_feedback("nope", "U1", positive=True)
+    assert store.feedback() == []
+
+
+def test_retention_deletes_old_traces_daily(store: Store) -> None:
+    from docassist.storage.exports import RetentionScheduler
+
+    old = _turn_record("old", 1, []).model_copy(update={"created_at": "2020-01-01T00:00:00"})
+    new = _turn_record("new", 2, []).model_copy(update={"created_at": "2999-01-01T00:00:00"})
+    store.commit_turn(key("r"), ConversationState(), 0, old, [])
+    store.commit_turn(key("r"), ConversationState(), 1, new, [])
+    store.record_feedback("old", "U1", positive=False)
+    scheduler = RetentionScheduler(store, days=30)
+    try:
+        assert scheduler.start() == 1
+    finally:
+        scheduler.stop()
+    assert [row["result_id"] for row in store.turns()] == ["new"]
+    assert store.feedback() == []

@@ -163,14 +163,19 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "or": {"pl": "czy", "en": "or"},
     "chat_welcome": {
         "pl": "DocAssist — pytaj o procedury. Polecenia: /sources /meta ID /clear /new /debug "
-        "/quit",
+        "/good /bad /quit",
         "en": "DocAssist — ask about procedures. Commands: /sources /meta ID /clear /new /debug "
-        "/quit",
+        "/good /bad /quit",
     },
     "chat_unknown_command": {
-        "pl": "Nieznane polecenie {command}. Dostępne: /sources /meta ID /clear /new /debug /quit",
-        "en": "Unknown command {command}. Available: /sources /meta ID /clear /new /debug /quit",
+        "pl": "Nieznane polecenie {command}. Dostępne: /sources /meta ID /clear /new /debug "
+        "/good /bad /quit",
+        "en": "Unknown command {command}. Available: /sources /meta ID /clear /new /debug "
+        "/good /bad /quit",
     },
+    "chat_feedback_thanks": {"pl": "Dziękuję za ocenę.", "en": "Thanks for the feedback."},
+    "chat_no_answer_to_rate": {"pl": "Nie ma jeszcze odpowiedzi do oceny.",
+                               "en": "There is no answer to rate yet."},
     "chat_new_thread": {"pl": "Nowy wątek: {thread}", "en": "New thread: {thread}"},
     "chat_debug": {"pl": "Tryb debug: {state}", "en": "Debug mode: {state}"},
     "indexing_empty_catalog": {

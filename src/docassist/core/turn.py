@@ -369,6 +369,7 @@ class TurnEngine:
         raw: dict[str, Any] | None = None
         if self.options.save_raw:
             raw = {
+                "user": turn.message.user,
                 "question": turn.text,
                 "standalone_question": result.conversation.standalone_question,
                 "answer": result.answer,

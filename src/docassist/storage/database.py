@@ -23,7 +23,7 @@ from docassist.core.ports import StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
-from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
+from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
 from docassist.storage.migrations import migrations
 
 BUSY_TIMEOUT_MS = 5000
@@ -367,9 +367,24 @@ class Store:
                                       "catalog_version, total, accuracy FROM eval_runs "
                                       "ORDER BY created_at"))
 
+    def record_feedback(self, result_id: str, user: str, positive: bool) -> None:
+        """A 👍 or 👎 on one answer; the user is stored as a hash."""
+        with self._transaction() as connection:
+            known = connection.execute("SELECT 1 FROM turns WHERE result_id = ?",
+                                       [result_id]).fetchone()
+            if known is None:
+                raise StorageError(f"no turn with result id {result_id}")
+            _insert(connection, "feedback", {
+                "result_id": result_id, "user_sha256": sha256_text(user),
+                "value": 1 if positive else -1, "created_at": _now()})
+
+    def feedback(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query("SELECT * FROM feedback ORDER BY id"))
+
     def delete_traces_before(self, cutoff: str) -> int:
         with self._transaction() as connection:
-            for table in ("tool_calls", "shadow_decisions"):
+            for table in ("tool_calls", "shadow_decisions", "feedback"):
                 connection.execute(f"DELETE FROM {table} WHERE result_id IN "
                                    "(SELECT result_id FROM turns WHERE created_at < ?)", [cutoff])
             return connection.execute("DELETE FROM turns WHERE created_at < ?",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -22,7 +23,7 @@ TURN_COLUMNS: Final = (
     "error_code", "language", "question_sha256", "standalone_sha256", "answer_sha256",
     "resolution_status", "history_used", "source_ids", "source_turn_id", "warnings",
     "duration_ms", "backend", "model", "catalog_version", "prompt_sha256", "user_sha256",
-    "event_id", "raw", "tool_calls",
+    "event_id", "raw", "feedback", "tool_calls",
 )
 _DURATION: Final = re.compile(r"^(\d+)([dhm])$")
 
@@ -56,13 +57,18 @@ def trace_rows(store: Store, since: str | None = None, until: str | None = None,
     rows = [row for row in store.turns(conversation_id)
             if (since is None or row["created_at"] >= since)
             and (until is None or row["created_at"] < until)]
+    votes: dict[str, int] = {}
+    for vote in store.feedback():
+        votes[vote["result_id"]] = votes.get(vote["result_id"], 0) + int(vote["value"])
     calls: dict[str, list[dict[str, Any]]] = {}
     for call in store.tool_calls():
         calls.setdefault(call["result_id"], []).append(
             {k: v for k, v in call.items() if k not in ("id", "result_id", "conversation_id")})
     exported = []
     for row in rows:
-        record = {column: row.get(column) for column in TURN_COLUMNS if column != "tool_calls"}
+        record = {column: row.get(column) for column in TURN_COLUMNS
+                  if column not in ("tool_calls", "feedback")}
+        record["feedback"] = votes.get(row["result_id"])  # sum of +1/-1 votes, None if none
         for column in ("source_ids", "warnings", "raw"):
             value = record.get(column)
             if isinstance(value, str):
@@ -88,6 +94,45 @@ def write_export(rows: list[dict[str, Any]], fmt: ExportFormat, out: Path) -> No
             writer.writerow({key: json.dumps(value, ensure_ascii=False)
                              if isinstance(value, list | dict) else value
                              for key, value in row.items()})
+
+
+RETENTION_PERIOD_SECONDS: Final = 24 * 60 * 60
+
+
+class RetentionScheduler:
+    """Applies the trace retention setting now and then once a day (long-running processes)."""
+
+    def __init__(self, store: Store, days: int) -> None:
+        self.store = store
+        self.age = timedelta(days=days)
+        self._timer: threading.Timer | None = None
+        self._stopped = False
+
+    def run_once(self) -> int:
+        return purge_older_than(self.store, self.age)
+
+    def start(self) -> int:
+        deleted = self.run_once()
+        self._schedule()
+        return deleted
+
+    def _schedule(self) -> None:
+        if self._stopped:
+            return
+        self._timer = threading.Timer(RETENTION_PERIOD_SECONDS, self._tick)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _tick(self) -> None:
+        try:
+            self.run_once()
+        finally:
+            self._schedule()
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 def purge_older_than(store: Store, age: timedelta) -> int:

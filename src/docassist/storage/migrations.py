@@ -205,3 +205,12 @@ def m005_shadow(db: Database) -> None:
         },
         pk="result_id",
     )
+
+
+@migrations()
+def m006_feedback(db: Database) -> None:
+    db.table("feedback").create(
+        {"id": int, "result_id": str, "user_sha256": str, "value": int, "created_at": str},
+        pk="id",
+    )
+    db.table("feedback").create_index(["result_id"])

@@ -65,12 +65,15 @@ def render_result(result: TurnResult, *, debug: bool = False,
 class ChatSession:
     """One terminal session = one thread; `/new` starts another, `/clear` wipes this one."""
 
-    def __init__(self, engine: TurnEngine, console: Console, language: i18n.Language) -> None:
+    def __init__(self, engine: TurnEngine, console: Console, language: i18n.Language,
+                 feedback_sink: Callable[[str, str, bool], None] | None = None) -> None:
         self.engine = engine
+        self.feedback_sink = feedback_sink
         self.console = console
         self.language = language
         self.key = new_thread_key()
         self.debug = False
+        self.last_result_id: str | None = None
 
     def run(self, read_line: Callable[[], str]) -> None:
         self.console.print(i18n.text("chat_welcome", self.language), style="bold")
@@ -107,6 +110,8 @@ class ChatSession:
         elif command == "/sources":
             self._send(ChatMessage(key=self.key, user="terminal", text=line,
                                    command=Command.SHOW_SOURCES))
+        elif command in ("/good", "/bad"):
+            self._feedback(command == "/good")
         elif command == "/meta":
             self._send(ChatMessage(key=self.key, user="terminal", text=line,
                                    command=Command.METADATA, command_argument=argument))
@@ -114,6 +119,13 @@ class ChatSession:
             self.console.print(i18n.text("chat_unknown_command", self.language,
                                          command=command), style="yellow")
         return True
+
+    def _feedback(self, positive: bool) -> None:
+        if self.last_result_id is None or self.feedback_sink is None:
+            self.console.print(i18n.text("chat_no_answer_to_rate", self.language), style="yellow")
+            return
+        self.feedback_sink(self.last_result_id, "terminal", positive)
+        self.console.print(i18n.text("chat_feedback_thanks", self.language))
 
     def _send(self, message: ChatMessage) -> None:
         streamed: list[str] = []
@@ -124,5 +136,6 @@ class ChatSession:
 
         result = self.engine.handle(message, on_partial=show)
         if result is not None:
+            self.last_result_id = result.result_id
             self.console.print(render_result(result, debug=self.debug,
                                              answer_shown=bool(streamed)))
