@@ -234,3 +234,14 @@ def test_harvest_drafts_with_and_without_raw_text(db_path: Path, tmp_path: Path)
     hashed, raw = [json.loads(line) for line in out.read_text().splitlines()]
     assert hashed["text_unavailable"] is True and hashed["question"] is None
     assert raw["question"] == "Who won the cup in 2018?" and raw["expected_documents"] == []
+
+
+def test_harvest_and_eval_answers_bad_arguments(db_path: Path, tmp_path: Path) -> None:
+    unwritable = run("eval", "harvest", "--out", "/nonexistent-dir/d.jsonl", "--json",
+                     db=db_path)
+    assert unwritable.returncode == 2
+    assert "cannot write /nonexistent-dir/d.jsonl" in one_json(unwritable.stdout)["error"]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "a"}\n')
+    done = run("eval", "answers", str(broken), "--json", db=db_path)
+    assert done.returncode == 2 and "line 1" in one_json(done.stdout)["error"]

@@ -29,6 +29,8 @@ def test_export_jsonl_with_tool_attempts_and_no_text(traced_db: Path, tmp_path: 
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["status"] for row in rows] == ["answered", "sources_shown", "rejected"]
     assert rows[0]["feedback"] is None
+    assert (rows[0]["backend"], rows[0]["answer_backend"], rows[0]["retriever"]) == (
+        "rules", "rules", "hybrid")
     assert rows[0]["tool_calls"][0]["tool_name"] == "answer_from_documents"
     assert rows[0]["tool_calls"][0]["arguments"]["question"].keys() == {"sha256"}
     assert rows[2]["tool_calls"] == []

@@ -44,6 +44,8 @@ class TurnRecord(BaseModel):
     duration_ms: float
     backend: str
     model: str
+    answer_backend: str | None = None
+    retriever: str | None = None
     catalog_version: str
     prompt_sha256: str | None
     user_sha256: str | None

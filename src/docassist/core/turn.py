@@ -363,6 +363,10 @@ class TurnEngine:
             == (active.status, active.action, active.arguments),
             candidate_error=error, catalog_version=self.catalog_version)
 
+    def _answer_backend(self) -> str:
+        model = _model_name(self.answerer)
+        return f"{self.answerer.backend}:{model}" if model else self.answerer.backend
+
     def _turn_record(self, turn: _Turn, result: TurnResult) -> TurnRecord:
         plan = turn.plan
         selection = plan.selection if plan else None
@@ -405,12 +409,20 @@ class TurnEngine:
             duration_ms=result.duration_ms,
             backend=self.selector.backend if selection else "none",
             model=self.selector.model if selection else "none",
+            answer_backend=self._answer_backend() if turn.rag else None,
+            retriever=turn.rag.retriever if turn.rag else None,
             catalog_version=result.catalog_version,
             prompt_sha256=selection.prompt_sha256 if selection else None,
             user_sha256=sha256_text(turn.message.user),
             event_id=turn.message.event_id,
             raw=raw,
         )
+
+
+def _model_name(component: object) -> str | None:
+    chat_model = getattr(component, "chat_model", None)
+    name = getattr(chat_model, "model", None)
+    return str(name) if name else None
 
 
 def tool_call_record(

@@ -22,7 +22,8 @@ TURN_COLUMNS: Final = (
     "decision_status", "decision_reason", "decided_by", "action", "tool_name", "tool_status",
     "error_code", "language", "question_sha256", "standalone_sha256", "answer_sha256",
     "resolution_status", "history_used", "source_ids", "source_turn_id", "warnings",
-    "duration_ms", "backend", "model", "catalog_version", "prompt_sha256", "user_sha256",
+    "duration_ms", "backend", "model", "answer_backend", "retriever", "catalog_version",
+    "prompt_sha256", "user_sha256",
     "event_id", "raw", "feedback", "tool_calls",
 )
 _DURATION: Final = re.compile(r"^(\d+)([dhm])$")

@@ -214,3 +214,9 @@ def m006_feedback(db: Database) -> None:
         pk="id",
     )
     db.table("feedback").create_index(["result_id"])
+
+
+@migrations()
+def m007_answer_backend(db: Database) -> None:
+    db.table("turns").add_column("answer_backend", str)
+    db.table("turns").add_column("retriever", str)
