@@ -26,6 +26,7 @@ class FakeSlackApi:
     socket_url: str = ""
     reject_blocks: bool = False
     """Answer posts with blocks `ok: false` (as Slack does for invalid blocks)."""
+    uploads: list[bytes] = field(default_factory=list)
     held: threading.Event | None = None
     """While set to an unset Event, posts wait for it and are then dropped (a dead client)."""
 
@@ -41,6 +42,10 @@ class FakeSlackApi:
 
         class Handler(QuietHandler):
             def do_POST(self) -> None:
+                if self.path.startswith("/upload/"):
+                    owner.uploads.append(self.read_body())
+                    self.reply(200, b"OK", "text/plain")
+                    return
                 method = self.path.split("?")[0].removeprefix("/api/")
                 raw = self.read_body().decode()
                 if "json" in (self.headers.get("Content-Type") or ""):
@@ -66,6 +71,16 @@ class FakeSlackApi:
                 answer: dict[str, Any] = {"ok": True}
                 if method == "apps.connections.open":
                     answer.update(url=owner.socket_url)
+                elif method == "chat.getPermalink":
+                    answer.update(permalink=f"https://acme.slack.com/archives/"
+                                            f"{body.get('channel')}/p{body.get('message_ts')}")
+                elif method == "conversations.open":
+                    answer.update(channel={"id": f"D-{body.get('users')}"})
+                elif method == "files.getUploadURLExternal":
+                    base = owner._server.base_url
+                    answer.update(upload_url=f"{base}/upload/F1", file_id="F1")
+                elif method == "files.completeUploadExternal":
+                    answer.update(files=[{"id": "F1", "title": "DocAssist traces"}])
                 elif method == "auth.test":
                     answer.update(user_id="UBOT", bot_id="BBOT", team_id="T1", user="docassist")
                 elif method == "chat.postMessage":

@@ -227,7 +227,10 @@ def slack(
     adapter = SlackAdapter(runtime.engine, runtime.store, SlackConfig(
         bot_token=slack_settings.bot_token.get_secret_value(),
         signing_secret=slack_settings.signing_secret.get_secret_value(),
-        api_url=slack_settings.api_url, default_language=runtime.settings.language))
+        api_url=slack_settings.api_url, default_language=runtime.settings.language,
+        admin_users=frozenset(u.strip() for u in slack_settings.admin_users.split(",")
+                              if u.strip()),
+        human_channel=runtime.settings.human_channel))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     resumed = adapter.worker.resume()

@@ -91,9 +91,9 @@ def rig_factory(store: Store) -> Iterator[Any]:
     def build(engine: TurnEngine) -> SlackRig:
         api = FakeSlackApi().__enter__()
         apis.append(api)
-        adapter = SlackAdapter(engine, store, SlackConfig(bot_token="xoxb-test",
-                                                          signing_secret=SECRET,
-                                                          api_url=api.url))
+        adapter = SlackAdapter(engine, store, SlackConfig(
+            bot_token="xoxb-test", signing_secret=SECRET, api_url=api.url,
+            admin_users=frozenset({"UADMIN"}), human_channel="C-HUMANS"))
         server = make_server(adapter.app, "127.0.0.1", 0)
         serve_in_thread(server)
         servers.append((server, adapter))
@@ -278,3 +278,56 @@ def test_a_clarification_is_completed_by_the_reply_in_the_thread(rig: SlackRig) 
     assert "Which object do you mean?" in asked["text"]
     assert answered["thread_ts"] == "990.1" and "[DOC-WORKER-" in answered["text"]
     assert rig.store.turns()[-1]["decided_by"] == "pending"
+
+
+
+def feedback_payload(value: str, user: str = "U1") -> dict[str, Any]:
+    return {"type": "block_actions", "team": {"id": TEAM}, "user": {"id": user},
+            "container": {"type": "message", "channel_id": CHANNEL, "message_ts": "1.1",
+                          "thread_ts": "1000.1"},
+            "channel": {"id": CHANNEL}, "trigger_id": "tr",
+            "actions": [{"action_id": "docassist_feedback", "value": value,
+                         "action_ts": "1000.9"}]}
+
+
+def test_feedback_is_stored_and_a_bad_vote_offers_a_human(rig: SlackRig) -> None:
+    rig.event(mention("How do I renew the TLS certificate?", "1000.1"), "Ev1")
+    answer = rig.api.posted()[0]
+    feedback = next(b for b in answer["blocks"] if b["type"] == "context_actions")
+    element = feedback["elements"][0]
+    result_id = rig.store.turns()[0]["result_id"]
+    assert element["type"] == "feedback_buttons"
+    assert element["positive_button"]["value"] == f"good:{result_id}"
+    rig.interactive(feedback_payload(f"good:{result_id}"))
+    rig.interactive(feedback_payload(f"bad:{result_id}", user="U2"))
+    assert [v["value"] for v in rig.store.feedback()] == [1, -1]
+    thanks, offer = rig.api.posted("chat.postEphemeral")
+    assert "Thanks" in thanks["text"] and offer["user"] == "U2"
+    ask = next(b for b in offer["blocks"] if b["type"] == "actions")["elements"][0]
+    assert ask["action_id"] == "docassist_ask_human" and ask["value"] == result_id
+    rig.interactive({**feedback_payload("", user="U2"),
+                     "actions": [{"action_id": "docassist_ask_human", "value": result_id,
+                                  "action_ts": "1000.95"}]})
+    human = [post for post in rig.api.posted() if post["channel"] == "C-HUMANS"]
+    assert len(human) == 1 and "<@U2>" in human[0]["text"]
+    assert "archives/C1/p1000.1" in human[0]["text"]  # a link to the thread
+
+
+def test_admin_export_uploads_a_csv_and_others_are_refused(rig: SlackRig) -> None:
+    rig.event(mention("How do I renew the TLS certificate?", "1100.1"), "Ev1")
+    rig.command("/docassist-admin", "export", user="U1")
+    refused = rig.api.posted("chat.postEphemeral")[-1]
+    assert "administrators only" in refused["text"] and rig.api.uploads == []
+    rig.command("/docassist-admin", "export 2000-01-01", user="UADMIN")
+    methods = [call.method for call in rig.api.calls]
+    assert methods.index("files.getUploadURLExternal") < methods.index(
+        "files.completeUploadExternal")
+    [upload] = rig.api.uploads
+    assert b"result_id" in upload and b"answered" in upload
+    assert "in your direct messages" in rig.api.posted("chat.postEphemeral")[-1]["text"]
+    rig.command("/docassist-admin", "export yesterday", user="UADMIN")
+    assert "not an ISO date" in rig.api.posted("chat.postEphemeral")[-1]["text"]
+    rig.command("/docassist-admin", "stats", user="UADMIN")
+    stats = rig.api.posted("chat.postEphemeral")[-1]
+    assert stats["blocks"][0]["type"] == "header" and "answered: 1" in stats["blocks"][1][
+        "text"]["text"]

@@ -151,6 +151,35 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Nie udało mi się wysłać odpowiedzi. Spróbuj ponownie za chwilę.",
         "en": "I couldn't post my answer. Please try again in a moment.",
     },
+    "slack_feedback_good": {"pl": "Pomocna", "en": "Helpful"},
+    "slack_feedback_bad": {"pl": "Niepomocna", "en": "Not helpful"},
+    "slack_feedback_thanks": {"pl": "Dziękuję za ocenę.", "en": "Thanks for the feedback."},
+    "slack_ask_human_offer": {
+        "pl": "Przykro mi, że odpowiedź nie pomogła. Przekazać pytanie ludziom?",
+        "en": "Sorry that didn't help. Shall I pass the question to a person?",
+    },
+    "slack_ask_human": {"pl": "Zapytaj człowieka", "en": "Ask a human"},
+    "slack_human_request": {
+        "pl": "<@{user}> potrzebuje pomocy — odpowiedź DocAssist nie pomogła: {link}",
+        "en": "<@{user}> needs help — DocAssist's answer did not help: {link}",
+    },
+    "slack_human_requested": {
+        "pl": "Przekazałem pytanie na {channel}.",
+        "en": "I've passed your question to {channel}.",
+    },
+    "slack_admin_refused": {
+        "pl": "To polecenie jest tylko dla administratorów DocAssist.",
+        "en": "This command is for DocAssist administrators only.",
+    },
+    "slack_admin_usage": {
+        "pl": "Użycie: /docassist-admin export [od] [do] | stats",
+        "en": "Usage: /docassist-admin export [since] [until] | stats",
+    },
+    "slack_admin_exported": {
+        "pl": "Eksport śladów ({rows} tur) jest w Twoich wiadomościach prywatnych.",
+        "en": "The trace export ({rows} turns) is in your direct messages.",
+    },
+    "slack_stats_header": {"pl": "DocAssist — ostatnie 7 dni", "en": "DocAssist — last 7 days"},
     "slack_docs_header": {"pl": "Dokumenty w katalogu:", "en": "Documents in the catalog:"},
     "slack_help": {
         "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie prywatnie, a odpowiem z "

@@ -378,6 +378,14 @@ class Store:
                 "result_id": result_id, "user_sha256": sha256_text(user),
                 "value": 1 if positive else -1, "created_at": _now()})
 
+    def conversation_of_result(self, result_id: str) -> list[dict[str, Any]]:
+        """The conversation key columns of the turn with this result id (zero or one row)."""
+        with self._lock:
+            return list(self.db.query(
+                "SELECT c.platform, c.workspace, c.channel, c.thread FROM turns t "
+                "JOIN conversations c ON c.conversation_id = t.conversation_id "
+                "WHERE t.result_id = ?", [result_id]))
+
     def feedback(self) -> list[dict[str, Any]]:
         with self._lock:
             return list(self.db.query("SELECT * FROM feedback ORDER BY id"))

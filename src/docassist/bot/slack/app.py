@@ -19,13 +19,18 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
+from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.render import (
+    ASK_HUMAN_ACTION,
     CLEAR_THREAD_ACTION,
     CLEAR_THREAD_SHORTCUT,
+    FEEDBACK_ACTION,
     SHOW_SOURCES_ACTION,
+    ask_human_blocks,
     render,
 )
 from docassist.core import i18n
+from docassist.core.errors import StorageError
 from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.results import TurnResult
@@ -50,6 +55,8 @@ class SlackConfig:
     signing_secret: str
     api_url: str = "https://slack.com/api/"
     default_language: i18n.Language = "en"
+    admin_users: frozenset[str] = frozenset()
+    human_channel: str = "#docassist-help"
 
 
 def web_client(config: SlackConfig) -> WebClient:
@@ -71,6 +78,8 @@ class SlackAdapter:
                                   on_undeliverable=self.tell_undeliverable)
         self.app = App(token=config.bot_token, signing_secret=config.signing_secret,
                        client=self.client, process_before_response=True)
+        self.admin = AdminCommands(store, self.client, config.admin_users,
+                                   config.default_language)
         self._register()
 
     # --- translation ------------------------------------------------------------------
@@ -178,6 +187,50 @@ class SlackAdapter:
             self._submit_command(key, str(body["user"]["id"]),
                                  f"shortcut:{body.get('trigger_id')}", Command.CLEAR)
 
+        @app.action(FEEDBACK_ACTION)
+        def on_feedback(ack: Any, body: dict[str, Any]) -> None:
+            ack()
+            verdict, _, result_id = str(body["actions"][0].get("value", "")).partition(":")
+            user, channel = str(body["user"]["id"]), self._action_channel(body)
+            language = self.config.default_language
+            try:
+                self.store.record_feedback(result_id, user, positive=verdict == "good")
+            except StorageError as error:
+                logger.warning("feedback not stored: %s", error)
+                return
+            if verdict == "good":
+                self.client.chat_postEphemeral(channel=channel, user=user,
+                                               text=i18n.text("slack_feedback_thanks", language))
+            else:
+                self.client.chat_postEphemeral(
+                    channel=channel, user=user, blocks=ask_human_blocks(result_id, language),
+                    text=i18n.text("slack_ask_human_offer", language))
+
+        @app.action(ASK_HUMAN_ACTION)
+        def on_ask_human(ack: Any, body: dict[str, Any]) -> None:
+            ack()
+            user, channel = str(body["user"]["id"]), self._action_channel(body)
+            language = self.config.default_language
+            thread = self._thread_of_result(str(body["actions"][0].get("value", "")))
+            link = thread
+            if thread is not None:
+                link = str(self.client.chat_getPermalink(channel=channel,
+                                                         message_ts=thread)["permalink"])
+            self.client.chat_postMessage(
+                channel=self.config.human_channel,
+                text=i18n.text("slack_human_request", language, user=user,
+                               link=link or channel))
+            self.client.chat_postEphemeral(
+                channel=channel, user=user,
+                text=i18n.text("slack_human_requested", language,
+                               channel=self.config.human_channel))
+
+        @app.command("/docassist-admin")
+        def on_admin(ack: Any, body: dict[str, Any]) -> None:
+            ack()
+            self.admin.handle(str(body["user_id"]), str(body["channel_id"]),
+                              str(body.get("text") or ""))
+
         @app.command("/docassist-meta")
         def on_meta(ack: Any, body: dict[str, Any]) -> None:
             ack()
@@ -205,6 +258,18 @@ class SlackAdapter:
             language = i18n.detect_language(str(body.get("text") or ""),
                                             self.config.default_language)
             self._ephemeral(body, i18n.text("slack_help", language))
+
+    @staticmethod
+    def _action_channel(body: dict[str, Any]) -> str:
+        container = body.get("container") or {}
+        return str(container.get("channel_id") or (body.get("channel") or {}).get("id"))
+
+    def _thread_of_result(self, result_id: str) -> str | None:
+        """The Slack thread ts of the turn a result id belongs to."""
+        for row in self.store.conversation_of_result(result_id):
+            thread = str(row["thread"])
+            return None if thread == DM_THREAD else thread
+        return None
 
     def _ephemeral(self, body: dict[str, Any], text: str) -> None:
         self.client.chat_postEphemeral(channel=str(body["channel_id"]),

@@ -16,6 +16,9 @@ FALLBACK_TEXT_LIMIT: Final = 3000
 SHOW_SOURCES_ACTION: Final = "docassist_show_sources"
 CLEAR_THREAD_ACTION: Final = "docassist_clear_thread"
 CLEAR_THREAD_SHORTCUT: Final = "docassist_clear_thread_shortcut"
+FEEDBACK_ACTION: Final = "docassist_feedback"
+ASK_HUMAN_ACTION: Final = "docassist_ask_human"
+ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
 
 Message = dict[str, Any]
 
@@ -79,4 +82,29 @@ def render(result: TurnResult) -> list[Message]:
         last.append(context)
     if result.status not in ("cleared",):
         last.append(_buttons(result))
+    if result.status in ANSWER_STATUSES:
+        last.append(feedback_block(result))
     return messages
+
+
+def feedback_block(result: TurnResult) -> dict[str, Any]:
+    """👍/👎 on an answer; the value carries the turn's result id."""
+    language = _language(result)
+    return {"type": "context_actions", "elements": [{
+        "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
+        "positive_button": {"text": {"type": "plain_text",
+                                     "text": i18n.text("slack_feedback_good", language)},
+                            "value": f"good:{result.result_id}"},
+        "negative_button": {"text": {"type": "plain_text",
+                                     "text": i18n.text("slack_feedback_bad", language)},
+                            "value": f"bad:{result.result_id}"}}]}
+
+
+def ask_human_blocks(result_id: str, language: i18n.Language) -> list[dict[str, Any]]:
+    return [
+        {"type": "section", "text": {"type": "mrkdwn",
+                                     "text": i18n.text("slack_ask_human_offer", language)}},
+        {"type": "actions", "elements": [{
+            "type": "button", "action_id": ASK_HUMAN_ACTION, "value": result_id,
+            "text": {"type": "plain_text", "text": i18n.text("slack_ask_human", language)}}]},
+    ]

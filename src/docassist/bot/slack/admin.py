@@ -1,0 +1,82 @@
+"""`/docassist-admin export [since] [until]` and `/docassist-admin stats`, for admins only.
+
+The export is the same function as `docassist traces export`; the CSV goes to the admin's
+direct messages as a file. Anyone else is refused, and the attempt is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+
+from slack_sdk import WebClient
+
+from docassist.core import i18n
+from docassist.core.trace import sha256_text
+from docassist.storage import Store
+from docassist.storage.exports import parse_time, trace_rows, write_export
+
+logger = logging.getLogger(__name__)
+STATS_DAYS: Final = 7
+
+
+class AdminCommands:
+    def __init__(self, store: Store, client: WebClient, admins: frozenset[str],
+                 language: i18n.Language) -> None:
+        self.store = store
+        self.client = client
+        self.admins = admins
+        self.language = language
+
+    def _tell(self, channel: str, user: str, text: str,
+              blocks: list[dict[str, Any]] | None = None) -> None:
+        self.client.chat_postEphemeral(channel=channel, user=user, text=text, blocks=blocks)
+
+    def handle(self, user: str, channel: str, text: str) -> None:
+        if user not in self.admins:
+            logger.warning("refused /docassist-admin %r from user %s", text.split()[:1],
+                           sha256_text(user))
+            self._tell(channel, user, i18n.text("slack_admin_refused", self.language))
+            return
+        words = text.split()
+        if words[:1] == ["export"] and len(words) <= 3:
+            self.export(user, channel, words[1] if len(words) > 1 else None,
+                        words[2] if len(words) > 2 else None)
+        elif words == ["stats"]:
+            self.stats(user, channel)
+        else:
+            self._tell(channel, user, i18n.text("slack_admin_usage", self.language))
+
+    def export(self, user: str, channel: str, since: str | None, until: str | None) -> None:
+        try:
+            rows = trace_rows(self.store, parse_time(since, "since"), parse_time(until, "until"))
+        except ValueError as error:
+            self._tell(channel, user, str(error))
+            return
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "docassist-traces.csv"
+            write_export(rows, "csv", path)
+            direct = self.client.conversations_open(users=user)["channel"]["id"]
+            self.client.files_upload_v2(channel=direct, file=str(path),
+                                        filename="docassist-traces.csv",
+                                        title="DocAssist traces")
+        self._tell(channel, user, i18n.text("slack_admin_exported", self.language,
+                                            rows=len(rows)))
+
+    def stats(self, user: str, channel: str) -> None:
+        since = (datetime.now(UTC) - timedelta(days=STATS_DAYS)).isoformat()
+        turns = [row for row in self.store.turns() if row["created_at"] >= since]
+        statuses = Counter(row["status"] for row in turns)
+        recent = {row["result_id"] for row in turns}
+        votes = [int(v["value"]) for v in self.store.feedback() if v["result_id"] in recent]
+        lines = [f"*{len(turns)}* turns", *(f"{status}: {count}" for status, count
+                                              in statuses.most_common()),
+                 f"feedback: {sum(v > 0 for v in votes)} up / {sum(v < 0 for v in votes)} down"]
+        header = i18n.text("slack_stats_header", self.language)
+        blocks = [{"type": "header", "text": {"type": "plain_text", "text": header}},
+                  {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}}]
+        self._tell(channel, user, header, blocks)
