@@ -180,6 +180,10 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "The trace export ({rows} turns) is in your direct messages.",
     },
     "slack_stats_header": {"pl": "DocAssist — ostatnie 7 dni", "en": "DocAssist — last 7 days"},
+    "slack_status_searching": {"pl": "Szukam w dokumentach…", "en": "Searching documents…"},
+    "slack_status_writing": {"pl": "Piszę odpowiedź…", "en": "Writing the answer…"},
+    "slack_prompt": {"pl": "Co mówi dokument „{title}”?", "en": "What does “{title}” say?"},
+    "slack_prompts_title": {"pl": "Na przykład:", "en": "For example:"},
     "slack_docs_header": {"pl": "Dokumenty w katalogu:", "en": "Documents in the catalog:"},
     "slack_help": {
         "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie prywatnie, a odpowiem z "

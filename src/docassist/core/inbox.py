@@ -64,8 +64,12 @@ Deliver = Callable[[ChatMessage, TurnResult], None]
 class InboxWorker:
     def __init__(self, engine: TurnEngine, inbox: Inbox, deliver: Deliver,
                  workers: int = INBOX_WORKERS,
-                 on_undeliverable: Callable[[ChatMessage, str], None] | None = None) -> None:
+                 on_undeliverable: Callable[[ChatMessage, str], None] | None = None,
+                 partial_sink: Callable[[ChatMessage], Callable[[str], None] | None]
+                 | None = None) -> None:
         self.engine = engine
+        self.partial_sink = partial_sink
+        """Gives a per-message receiver of streamed answer sentences (or None)."""
         self.inbox = inbox
         self.deliver = deliver
         self.on_undeliverable = on_undeliverable
@@ -126,7 +130,8 @@ class InboxWorker:
     def _process(self, event: InboxEvent) -> None:
         result = event.result
         if event.status == "pending":
-            result = self.engine.handle(event.message)
+            sink = self.partial_sink(event.message) if self.partial_sink else None
+            result = self.engine.handle(event.message, on_partial=sink)
             self.inbox.record_answer(event.id, result)
         if result is None:  # answered before (a duplicate delivery of the same event)
             self.inbox.finish(event.id, "done")

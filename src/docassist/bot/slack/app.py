@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from slack_bolt import App
+from slack_bolt import App, Assistant
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
@@ -44,6 +46,8 @@ DM_THREAD: Final = "dm"
 """Top-level direct messages continue one conversation per DM channel."""
 _MENTION: Final = re.compile(r"<@[A-Z0-9]+>")
 _CLEAR_WORDS: Final = frozenset({"clear", "/clear", "wyczyść", "wyczysc", "reset"})
+PROMPT_COUNT: Final = 4
+PROMPT_TITLE_CHARS: Final = 60
 _IGNORED_SUBTYPES: Final = frozenset({
     "message_changed", "message_deleted", "bot_message", "channel_join", "channel_leave",
     "message_replied", "thread_broadcast", "channel_topic", "channel_purpose"})
@@ -57,6 +61,49 @@ class SlackConfig:
     default_language: i18n.Language = "en"
     admin_users: frozenset[str] = frozenset()
     human_channel: str = "#docassist-help"
+
+
+class SlackStream:
+    """One answer streamed into a thread: started on the first sentence, stopped with the
+    sources and buttons. Any failure marks it broken and the answer is posted normally."""
+
+    def __init__(self, client: WebClient, channel: str, thread_ts: str | None, team: str,
+                 user: str) -> None:
+        self.client = client
+        self.channel = channel
+        self.thread_ts = thread_ts
+        self.team = team
+        self.user = user
+        self.ts: str | None = None
+        self.broken = False
+
+    def append(self, sentence: str) -> None:
+        if self.broken or self.thread_ts is None:
+            self.broken = True
+            return
+        try:
+            if self.ts is None:
+                started = self.client.chat_startStream(
+                    channel=self.channel, thread_ts=self.thread_ts,
+                    recipient_team_id=self.team, recipient_user_id=self.user)
+                self.ts = str(started["ts"])
+            self.client.chat_appendStream(channel=self.channel, ts=self.ts,
+                                          markdown_text=sentence + " ")
+        except Exception as error:
+            logger.info("streaming unavailable, falling back to a post: %s", error)
+            self.broken = True
+
+    def finish(self, result: TurnResult) -> bool:
+        """Stop the stream with the final blocks; False when the answer must be posted."""
+        if self.ts is None or self.broken:
+            return False
+        extra = [block for block in render(result)[-1]["blocks"] if block["type"] != "section"]
+        try:
+            self.client.chat_stopStream(channel=self.channel, ts=self.ts, blocks=extra)
+        except Exception as error:
+            logger.info("could not stop the stream: %s", error)
+            return False
+        return True
 
 
 def web_client(config: SlackConfig) -> WebClient:
@@ -75,7 +122,10 @@ class SlackAdapter:
         self.config = config
         self.client = client or web_client(config)
         self.worker = InboxWorker(engine, store, self.deliver,
-                                  on_undeliverable=self.tell_undeliverable)
+                                  on_undeliverable=self.tell_undeliverable,
+                                  partial_sink=self.stream_for)
+        self._streams: dict[str, SlackStream] = {}
+        self._streams_lock = threading.Lock()
         self.app = App(token=config.bot_token, signing_secret=config.signing_secret,
                        client=self.client, process_before_response=True)
         self.admin = AdminCommands(store, self.client, config.admin_users,
@@ -131,10 +181,40 @@ class SlackAdapter:
     def _thread_ts(key: ConversationKey) -> str | None:
         return None if key.thread == DM_THREAD else key.thread
 
+    def stream_for(self, message: ChatMessage) -> Callable[[str], None]:
+        """Streamed sentences go to a Slack message stream (where the workspace allows)."""
+        stream = SlackStream(self.client, message.key.channel, self._thread_ts(message.key),
+                             message.key.workspace, message.user)
+        with self._streams_lock:
+            self._streams[str(message.event_id)] = stream
+        return stream.append
+
     def deliver(self, message: ChatMessage, result: TurnResult) -> None:
+        with self._streams_lock:
+            stream = self._streams.pop(str(message.event_id), None)
+        if stream is not None and stream.finish(result):
+            return  # the answer was streamed; the stream now carries sources and buttons
+        if message.key.channel.startswith("D") and message.key.thread != DM_THREAD:
+            self._set_status(message.key, "slack_status_writing")
         for part in render(result):
             self.client.chat_postMessage(channel=message.key.channel,
                                          thread_ts=self._thread_ts(message.key), **part)
+
+    def _set_status(self, key: ConversationKey, text_key: str) -> None:
+        """The assistant pane's status line; harmless to fail outside the pane."""
+        try:
+            self.client.assistant_threads_setStatus(
+                channel_id=key.channel, thread_ts=key.thread,
+                status=i18n.text(text_key, self.config.default_language))
+        except Exception as error:
+            logger.info("status not set: %s", error)
+
+    def suggested_prompts(self, language: i18n.Language) -> list[dict[str, str]]:
+        prompts = []
+        for document in self.store.documents()[:PROMPT_COUNT]:
+            text = i18n.text("slack_prompt", language, title=document.title)
+            prompts.append({"title": text[:PROMPT_TITLE_CHARS], "message": text})
+        return prompts
 
     def _post_text(self, key: ConversationKey, text: str) -> None:
         self.client.chat_postMessage(channel=key.channel, thread_ts=self._thread_ts(key),
@@ -148,6 +228,24 @@ class SlackAdapter:
 
     def _register(self) -> None:
         app = self.app
+        assistant = Assistant()
+
+        @assistant.thread_started
+        def on_thread_started(set_suggested_prompts: Any) -> None:
+            language = self.config.default_language
+            set_suggested_prompts(prompts=self.suggested_prompts(language),
+                                  title=i18n.text("slack_prompts_title", language))
+
+        @assistant.user_message
+        def on_assistant_message(body: dict[str, Any], event: dict[str, Any],
+                                 set_title: Any, set_status: Any) -> None:
+            text = str(event.get("text") or "")
+            set_title(text[:PROMPT_TITLE_CHARS])
+            language = i18n.detect_language(text, self.config.default_language)
+            set_status(i18n.text("slack_status_searching", language))
+            self._submit_event(body, event, mentioned=True)
+
+        app.assistant(assistant)
 
         @app.event("app_mention")
         def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:

@@ -1,0 +1,81 @@
+"""Slack AI-app features: the assistant pane, streamed answers and their fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from docassist.core.rules import RulesSelector
+from docassist.models.adapters import ModelAnswerer
+from docassist.models.base import RetryPolicy
+from docassist.models.openai import OpenAIModel
+from tests.conftest import EngineFactory
+from tests.model_server import ModelServer, openai_stream
+from tests.slack.test_slack_http import SlackRig, mention
+
+PANE = {"channel": "D1", "channel_type": "im", "team": "T1", "user": "U1"}
+
+
+def test_assistant_pane_prompts_title_status_and_answer(rig: SlackRig) -> None:
+    rig.event({"type": "assistant_thread_started", "event_ts": "1.0",
+               "assistant_thread": {"user_id": "U1", "channel_id": "D1", "thread_ts": "1200.1",
+                                    "context": {"channel_id": "C1", "team_id": "T1"}}}, "EvA")
+    [prompts] = rig.api.posted("assistant.threads.setSuggestedPrompts")
+    assert prompts["channel_id"] == "D1" and prompts["thread_ts"] == "1200.1"
+    assert len(prompts["prompts"]) == 4 and "DOC" not in prompts["prompts"][0]["message"]
+    assert prompts["prompts"][0]["message"].startswith("What does “")
+    rig.event({**PANE, "type": "message", "text": "Jak odtworzyć bazę danych z kopii?",
+               "ts": "1200.2", "thread_ts": "1200.1"}, "EvB")
+    [title] = rig.api.posted("assistant.threads.setTitle")
+    assert title["title"] == "Jak odtworzyć bazę danych z kopii?"
+    statuses = [call["status"] for call in rig.api.posted("assistant.threads.setStatus")]
+    assert statuses[0] == "Szukam w dokumentach…" and "Writing the answer…" in statuses
+    [answer] = rig.api.posted()
+    assert answer["channel"] == "D1" and answer["thread_ts"] == "1200.1"
+    assert "[DOC-DB-" in answer["blocks"][0]["text"]["text"]
+
+
+@pytest.fixture
+def streaming_rig(rig_factory: Any, make_engine: EngineFactory) -> Iterator[
+        tuple[SlackRig, ModelServer]]:
+    with ModelServer() as server, httpx.Client(timeout=5) as client:
+        model = OpenAIModel("m", client, base_url=f"{server.url}/v1",
+                            policy=RetryPolicy(attempts=1))
+        engine = make_engine(RulesSelector(), answerer=ModelAnswerer(model))
+        yield rig_factory(engine), server
+
+
+def test_answers_stream_sentence_by_sentence(streaming_rig: tuple[SlackRig, ModelServer]
+                                             ) -> None:
+    rig, server = streaming_rig
+    chunk = rig.adapter.engine.retriever.search("How do I renew the TLS certificate?", 1)[0]
+    server.script("/v1/chat/completions", openai_stream(
+        "Renew 30 days", f" ahead [{chunk.chunk.chunk_id}]. Then", " reload the gateway."))
+    rig.event(mention("How do I renew the TLS certificate?", "1300.1"), "Ev1")
+    methods = [call.method for call in rig.api.calls
+               if call.method.startswith("chat.") and "Stream" in call.method]
+    assert methods == ["chat.startStream", "chat.appendStream", "chat.appendStream",
+                       "chat.stopStream"]
+    started = rig.api.posted("chat.startStream")[0]
+    assert (started["thread_ts"], started["recipient_user_id"]) == ("1300.1", "U1")
+    appended = [call["markdown_text"] for call in rig.api.posted("chat.appendStream")]
+    assert appended == [f"Renew 30 days ahead [{chunk.chunk.chunk_id}]. ",
+                        "Then reload the gateway. "]
+    final = rig.api.posted("chat.stopStream")[0]["blocks"]
+    assert {block["type"] for block in final} >= {"context", "actions", "context_actions"}
+    assert rig.api.posted() == []  # no separate post: the stream is the answer
+
+
+def test_streaming_falls_back_to_a_single_post(streaming_rig: tuple[SlackRig, ModelServer]
+                                               ) -> None:
+    rig, server = streaming_rig
+    rig.api.fail("chat.startStream", 400)
+    server.script("/v1/chat/completions", openai_stream("Renew early. ", "Then reload."))
+    rig.event(mention("How do I renew the TLS certificate?", "1400.1"), "Ev1")
+    [post] = rig.api.posted()
+    assert post["thread_ts"] == "1400.1"
+    assert "Renew early. Then reload." in post["blocks"][0]["text"]["text"]
+    assert rig.api.posted("chat.appendStream") == []
