@@ -1,0 +1,27 @@
+"""manifest.yml declares exactly what the app uses."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from docassist.bot.slack.render import CLEAR_THREAD_SHORTCUT
+from tests.conftest import REPO
+
+
+def test_manifest_matches_the_listeners() -> None:
+    manifest = yaml.safe_load((REPO / "manifest.yml").read_text())
+    source = (REPO / "src/docassist/bot/slack/app.py").read_text()
+    commands = {command["command"] for command in manifest["features"]["slash_commands"]}
+    assert commands == set(re.findall(r'@app\.command\("([^"]+)"\)', source))
+    [shortcut] = manifest["features"]["shortcuts"]
+    assert (shortcut["type"], shortcut["callback_id"]) == ("message", CLEAR_THREAD_SHORTCUT)
+    events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
+    assert events == {"app_mention", "assistant_thread_started",
+                      "assistant_thread_context_changed", "message.channels",
+                      "message.groups", "message.im"}
+    assert set(manifest["oauth_config"]["scopes"]["bot"]) == {
+        "app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write",
+        "commands", "assistant:write", "im:write", "files:write"}
+    assert manifest["settings"]["interactivity"]["is_enabled"] is True
