@@ -79,3 +79,11 @@ def test_streaming_falls_back_to_a_single_post(streaming_rig: tuple[SlackRig, Mo
     assert post["thread_ts"] == "1400.1"
     assert "Renew early. Then reload." in post["blocks"][0]["text"]["text"]
     assert rig.api.posted("chat.appendStream") == []
+
+
+def test_a_dm_thread_outside_the_pane_is_still_answered(rig: SlackRig) -> None:
+    rig.api.fail("assistant.threads.setTitle", 400)
+    rig.event({**PANE, "type": "message", "text": "How do I renew the TLS certificate?",
+               "ts": "1500.2", "thread_ts": "1500.1"}, "EvC")
+    [answer] = rig.api.posted()
+    assert answer["thread_ts"] == "1500.1" and "[DOC-TLS-" in answer["blocks"][0]["text"]["text"]

@@ -239,11 +239,14 @@ class SlackAdapter:
         @assistant.user_message
         def on_assistant_message(body: dict[str, Any], event: dict[str, Any],
                                  set_title: Any, set_status: Any) -> None:
+            self._submit_event(body, event, mentioned=True)  # stored first, whatever happens
             text = str(event.get("text") or "")
-            set_title(text[:PROMPT_TITLE_CHARS])
             language = i18n.detect_language(text, self.config.default_language)
-            set_status(i18n.text("slack_status_searching", language))
-            self._submit_event(body, event, mentioned=True)
+            try:  # a DM thread outside the pane has no title or status to set
+                set_title(text[:PROMPT_TITLE_CHARS])
+                set_status(i18n.text("slack_status_searching", language))
+            except Exception as error:
+                logger.info("assistant title/status not set: %s", error)
 
         app.assistant(assistant)
 
