@@ -230,7 +230,9 @@ def slack(
         api_url=slack_settings.api_url, default_language=runtime.settings.language,
         admin_users=frozenset(u.strip() for u in slack_settings.admin_users.split(",")
                               if u.strip()),
-        human_channel=runtime.settings.human_channel))
+        human_channel=runtime.settings.human_channel,
+        per_user_per_minute=runtime.settings.rate_per_user,
+        global_per_minute=runtime.settings.rate_global))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     resumed = adapter.worker.resume()

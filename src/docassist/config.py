@@ -60,6 +60,10 @@ class Settings(BaseSettings):
                                           description="Set for Azure OpenAI, e.g. 2024-10-21")
     model_timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0,
                                  description="Seconds per model request")
+    rate_per_user: int = Field(default=20, ge=0,
+                               description="Turns per minute per user (0 = unlimited)")
+    rate_global: int = Field(default=300, ge=0,
+                             description="Turns per minute in total (0 = unlimited)")
     trace_retention_days: int = Field(
         default=0, ge=0,
         description="Delete traces older than this many days, daily, while the bot runs "

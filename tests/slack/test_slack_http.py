@@ -331,3 +331,14 @@ def test_admin_export_uploads_a_csv_and_others_are_refused(rig: SlackRig) -> Non
     stats = rig.api.posted("chat.postEphemeral")[-1]
     assert stats["blocks"][0]["type"] == "header" and "answered: 1" in stats["blocks"][1][
         "text"]["text"]
+
+
+def test_over_the_rate_limit_the_user_is_told_when_to_retry(rig: SlackRig) -> None:
+    rig.adapter.limiter.per_user = 2
+    for index in range(3):
+        rig.event(mention(f"How do I renew TLS, take {index}?", f"1600.{index + 1}"),
+                  f"Ev{index}")
+    rig.event(mention("How do I renew TLS, take 0?", "1600.1"), "Ev0", retry=1)  # a retry
+    posts = rig.api.posted()
+    assert len(posts) == 3 and len(rig.store.turns()) == 2
+    assert "please try again in" in posts[-1]["text"] and posts[-1]["thread_ts"] == "1600.3"

@@ -184,6 +184,10 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "slack_status_writing": {"pl": "Piszę odpowiedź…", "en": "Writing the answer…"},
     "slack_prompt": {"pl": "Co mówi dokument „{title}”?", "en": "What does “{title}” say?"},
     "slack_prompts_title": {"pl": "Na przykład:", "en": "For example:"},
+    "rate_limited": {
+        "pl": "Dużo pytań naraz — spróbuj ponownie za {seconds} s.",
+        "en": "That's a lot of questions at once — please try again in {seconds} s.",
+    },
     "slack_docs_header": {"pl": "Dokumenty w katalogu:", "en": "Documents in the catalog:"},
     "slack_help": {
         "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie prywatnie, a odpowiem z "

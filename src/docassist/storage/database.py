@@ -301,6 +301,14 @@ class Store:
                  message.model_dump_json(), _now()])
             return cursor.lastrowid if cursor.rowcount == 1 else None
 
+    def inbox_seen(self, platform: str, event_id: str, dedupe_key: str | None) -> bool:
+        """True when this event (or the same message as another event) is already stored."""
+        with self._lock:
+            row = self.db.execute(
+                "SELECT 1 FROM inbox WHERE platform = ? AND (event_id = ? OR dedupe_key = ?)",
+                [platform, event_id, dedupe_key]).fetchone()
+        return row is not None
+
     def unfinished(self) -> list[InboxEvent]:
         with self._lock:
             rows = list(self.db.query(

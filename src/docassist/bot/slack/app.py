@@ -35,7 +35,9 @@ from docassist.core import i18n
 from docassist.core.errors import StorageError
 from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
 from docassist.core.results import TurnResult
+from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
 
@@ -61,6 +63,8 @@ class SlackConfig:
     default_language: i18n.Language = "en"
     admin_users: frozenset[str] = frozenset()
     human_channel: str = "#docassist-help"
+    per_user_per_minute: int = DEFAULT_PER_USER
+    global_per_minute: int = DEFAULT_GLOBAL
 
 
 class SlackStream:
@@ -124,6 +128,7 @@ class SlackAdapter:
         self.worker = InboxWorker(engine, store, self.deliver,
                                   on_undeliverable=self.tell_undeliverable,
                                   partial_sink=self.stream_for)
+        self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
         self._streams: dict[str, SlackStream] = {}
         self._streams_lock = threading.Lock()
         self.app = App(token=config.bot_token, signing_secret=config.signing_secret,
@@ -165,10 +170,19 @@ class SlackAdapter:
             self._post_text(key, i18n.text("slack_attachments_ignored", language))
             if not text:
                 return
+        event_id, dedupe_key = str(body.get("event_id") or f"{channel}:{ts}"), f"{channel}:{ts}"
+        if self.store.inbox_seen(PLATFORM, event_id, dedupe_key):
+            return  # a retry or the same message as another event: already stored
+        wait = self.limiter.check(str(event.get("user")))
+        if wait:
+            logger.warning("rate limit: event %s from %s answered with a retry hint",
+                           body.get("event_id"), sha256_text(str(event.get("user"))))
+            self._post_text(key, i18n.text("rate_limited", language, seconds=wait))
+            return
         command = Command.CLEAR if text.casefold() in _CLEAR_WORDS else None
         message = ChatMessage(key=key, user=str(event.get("user")), text=text, command=command,
-                              event_id=str(body.get("event_id") or f"{channel}:{ts}"))
-        self.worker.submit(message, dedupe_key=f"{channel}:{ts}")
+                              event_id=event_id)
+        self.worker.submit(message, dedupe_key=dedupe_key)
 
     def _submit_command(self, key: ConversationKey, user: str, event_id: str,
                         command: Command) -> None:

@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from docassist.core.ratelimit import RateLimiter
+
+
+def test_per_user_and_global_limits_say_when_to_retry() -> None:
+    now = [1000.0]
+    limiter = RateLimiter(per_user=2, global_limit=3, clock=lambda: now[0])
+    assert [limiter.check("a"), limiter.check("a")] == [0, 0]
+    now[0] += 10
+    assert limiter.check("a") == 50  # the oldest of a's turns leaves the window in 50 s
+    assert limiter.check("b") == 0
+    assert limiter.check("c") == 50  # the global limit (3) is reached
+    now[0] += 51
+    assert limiter.check("a") == 0 and limiter.check("c") == 0
+    assert RateLimiter(per_user=0, global_limit=0).check("x") == 0  # 0 = unlimited
