@@ -30,6 +30,7 @@ class QuietHandler(BaseHTTPRequestHandler):
 
 class LoopbackServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # bursts of concurrent clients in load tests
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         super().__init__(("127.0.0.1", 0), handler)

@@ -131,8 +131,9 @@ class SlackAdapter:
         self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
         self._streams: dict[str, SlackStream] = {}
         self._streams_lock = threading.Lock()
-        self.app = App(token=config.bot_token, signing_secret=config.signing_secret,
-                       client=self.client, process_before_response=True)
+        # The bot token lives in the client; Bolt uses the client's.
+        self.app = App(signing_secret=config.signing_secret, client=self.client,
+                       process_before_response=True)
         self.admin = AdminCommands(store, self.client, config.admin_users,
                                    config.default_language)
         self._register()

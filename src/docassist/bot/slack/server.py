@@ -17,6 +17,8 @@ from slack_bolt.request import BoltRequest
 EVENTS_PATH: Final = "/slack/events"
 HEALTH_PATH: Final = "/healthz"
 MAX_BODY_BYTES: Final = 1_000_000
+LISTEN_BACKLOG: Final = 128
+"""Pending connections the socket holds; the default 5 resets bursts of Slack events."""
 
 
 def make_server(app: App, host: str, port: int) -> ThreadingHTTPServer:
@@ -57,7 +59,12 @@ def make_server(app: App, host: str, port: int) -> ThreadingHTTPServer:
                            if values and name.lower() != "content-length"}
             self._send(response.status, (response.body or "").encode("utf-8"), out_headers)
 
-    return ThreadingHTTPServer((host, port), Handler)
+    return _Server((host, port), Handler)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
 
 def serve_in_thread(server: ThreadingHTTPServer) -> threading.Thread:

@@ -1,0 +1,269 @@
+"""DocAssist benchmarks: prints figures (one JSON object with --json). Not a test.
+
+    python bench/run.py --quick --json    # under a minute
+    python bench/run.py                   # full sizes (100k chunks take a few minutes)
+
+- turn overhead: core time per turn with the rules backend and a real SQLite file, with
+  retrieval and embedding excluded (a fixed in-memory retriever), p50/p95;
+- retrieval latency p50/p95 and index size for synthetic corpora (random text and vectors),
+  BM25 and dense;
+- recall@5 and MRR of the default retriever vs a plain `bm25s` baseline on the demo corpus;
+- Slack path: ack latency p99 and messages/s through `POST /slack/events` with the rules
+  backend (the instant model) and a fake Web API;
+- peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from docassist.core.answering import ExtractiveAnswerer  # noqa: E402
+from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument  # noqa: E402
+from docassist.core.messages import ChatMessage, ConversationKey  # noqa: E402
+from docassist.core.ports import SearchHit  # noqa: E402
+from docassist.core.retrieval_eval import load_retrieval_cases  # noqa: E402
+from docassist.core.rules import RulesSelector  # noqa: E402
+from docassist.core.tools import default_registry  # noqa: E402
+from docassist.core.turn import TurnEngine  # noqa: E402
+from docassist.models.embedders import get_embedder  # noqa: E402
+from docassist.storage import Bm25Retriever, Store, index_paths  # noqa: E402
+from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing  # noqa: E402
+
+WORDS = ("config backup restore service restart status certificate renew access request "
+         "incident report queue worker node database gateway token rotate deploy rollback "
+         "konfiguracja kopia usługa restart stan certyfikat dostęp zgłoszenie baza").split()
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+class FixedRetriever:
+    """Returns the same hits: keeps retrieval out of the turn-overhead figure."""
+
+    name = "fixed"
+    default_threshold = 0.0
+
+    def __init__(self, hits: list[SearchHit]) -> None:
+        self.hits = hits
+
+    def search(self, query: str, top_k: int) -> list[SearchHit]:
+        return self.hits[:top_k]
+
+
+def turn_overhead(folder: Path, turns: int) -> dict[str, float]:
+    store = Store(folder / "turns.db")
+    index_paths(store, [REPO / "samples" / "docs"])
+    hits = Bm25Retriever(store).search("How do I renew the TLS certificate?", 3)
+    engine = TurnEngine(store=store, catalog=store, retriever=FixedRetriever(hits),
+                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        registry=default_registry())
+    questions = ["How do I renew the TLS certificate?", "pokaż źródła", "Jak sprawdzić jej stan?",
+                 "Restart docassist-api now"]
+    timings = []
+    for index in range(turns):
+        key = ConversationKey(platform="bench", workspace="w", channel="c",
+                              thread=str(index // 4))
+        started = time.perf_counter()
+        engine.handle(ChatMessage(key=key, user="u", text=questions[index % 4]))
+        timings.append((time.perf_counter() - started) * 1000)
+    store.close()
+    return {"turn_overhead_ms_p50": round(statistics.median(timings), 3),
+            "turn_overhead_ms_p95": round(percentile(timings, 0.95), 3)}
+
+
+def synthetic_store(path: Path, chunks: int, dimensions: int) -> Store:
+    store = Store(path)
+    rng = random.Random(7)
+    per_document = 100
+    for start in range(0, chunks, per_document):
+        document_id = f"DOC-SYN-{start // per_document:05d}"
+        info = DocumentInfo(document_id=document_id, title=f"Synthetic {start}", version="1",
+                            source_path=f"/syn/{start}.md", content_sha256="0" * 64,
+                            chunk_count=per_document)
+        parts = [Chunk(chunk_id=f"{document_id}-{i:010x}-{i:04d}", document_id=document_id,
+                       ordinal=i, section=f"S{i}", header="h",
+                       text="h\n" + " ".join(rng.choice(WORDS) for _ in range(60)))
+                 for i in range(min(per_document, chunks - start))]
+        store.replace_document(ParsedDocument(info=info, chunks=parts), info.source_path)
+    vectors = np.random.default_rng(7).standard_normal((chunks, dimensions)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [chunk.chunk_id for chunk in store.current_chunks()]
+    for start in range(0, len(ids), 5000):
+        store.save_embeddings("synthetic", ids[start:start + 5000], vectors[start:start + 5000])
+    return store
+
+
+class SyntheticEmbedder:
+    name = "synthetic"
+    dimensions = 512
+
+    def embed_queries(self, texts: list[str]) -> Any:
+        vectors = np.random.default_rng(len(texts[0])).standard_normal(
+            (len(texts), self.dimensions)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    embed_passages = embed_queries
+
+
+def retrieval_latency(folder: Path, sizes: list[int], queries: int) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    rng = random.Random(3)
+    for size in sizes:
+        path = folder / f"syn-{size}.db"
+        started = time.perf_counter()
+        store = synthetic_store(path, size, SyntheticEmbedder.dimensions)
+        ingest = time.perf_counter() - started
+        bm25 = Bm25Retriever(store)
+        dense = DenseRetriever(store, SyntheticEmbedder())
+        dense.search("warm up", 1)
+        for name, retriever in (("bm25", bm25), ("dense", dense)):
+            timings = []
+            for _ in range(queries):
+                question = " ".join(rng.choice(WORDS) for _ in range(6))
+                began = time.perf_counter()
+                retriever.search(question, 5)
+                timings.append((time.perf_counter() - began) * 1000)
+            figures[f"{name}_{size}"] = {"p50": round(statistics.median(timings), 2),
+                                         "p95": round(percentile(timings, 0.95), 2)}
+        figures[f"index_mb_{size}"] = round(path.stat().st_size / 1e6, 1)
+        figures[f"ingest_chunks_per_s_{size}"] = round(size / ingest)
+        store.close()
+    return figures
+
+
+def recall_vs_bm25s(folder: Path) -> dict[str, float]:
+    import bm25s
+
+    store = Store(folder / "recall.db")
+    index_paths(store, [REPO / "samples" / "docs"])
+    embedder = get_embedder("use")
+    embed_missing(store, embedder)
+    ours = HybridRetriever(Bm25Retriever(store), DenseRetriever(store, embedder))
+    chunks = store.current_chunks()
+    baseline = bm25s.BM25()
+    baseline.index(bm25s.tokenize([chunk.text for chunk in chunks], show_progress=False),
+                   show_progress=False)
+    cases = load_retrieval_cases(
+        (REPO / "samples" / "retrieval_dev.jsonl").read_text(encoding="utf-8").splitlines())
+
+    def scores(ranked: list[list[str]]) -> tuple[float, float]:
+        hits, reciprocal = 0, 0.0
+        for case, documents in zip(cases, ranked, strict=True):
+            ranks = [i for i, d in enumerate(documents[:10], 1) if d in case.expected_documents]
+            hits += bool(ranks and ranks[0] <= 5)
+            reciprocal += 1 / ranks[0] if ranks else 0
+        return hits / len(cases), reciprocal / len(cases)
+
+    ours_ranked = [[hit.document.document_id for hit in ours.search(case.question, 10)]
+                   for case in cases]
+    results, _ = baseline.retrieve(bm25s.tokenize([c.question for c in cases],
+                                                  show_progress=False), k=10,
+                                   show_progress=False)
+    base_ranked = [[chunks[int(i)].document_id for i in row] for row in results]
+    (ours_recall, ours_mrr), (base_recall, base_mrr) = scores(ours_ranked), scores(base_ranked)
+    store.close()
+    return {"recall_at_5": round(ours_recall, 3), "mrr": round(ours_mrr, 3),
+            "bm25s_recall_at_5": round(base_recall, 3), "bm25s_mrr": round(base_mrr, 3),
+            "recall_at_5_vs_bm25s": round(ours_recall / base_recall, 3) if base_recall else 0.0,
+            "mrr_vs_bm25s": round(ours_mrr / base_mrr, 3) if base_mrr else 0.0}
+
+
+def slack_path(folder: Path, messages: int) -> dict[str, float]:
+    import httpx
+    from slack_sdk.signature import SignatureVerifier
+
+    from docassist.bot.slack.app import SlackAdapter, SlackConfig
+    from docassist.bot.slack.server import make_server, serve_in_thread
+    from tests.slack_api import FakeSlackApi
+
+    store = Store(folder / "slack.db")
+    index_paths(store, [REPO / "samples" / "docs"])
+    engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
+                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        registry=default_registry())
+    with FakeSlackApi() as api:
+        adapter = SlackAdapter(engine, store, SlackConfig(
+            bot_token="xoxb", signing_secret="s", api_url=api.url,
+            per_user_per_minute=0, global_per_minute=0))
+        server = make_server(adapter.app, "127.0.0.1", 0)
+        serve_in_thread(server)
+        url = f"http://127.0.0.1:{server.server_address[1]}/slack/events"
+        verifier = SignatureVerifier("s")
+        acks: list[float] = []
+        lock = threading.Lock()
+
+        def send(index: int) -> None:
+            body = json.dumps({"team_id": "T1", "type": "event_callback", "event_id": f"E{index}",
+                               "event": {"type": "app_mention", "user": f"U{index % 7}",
+                                         "ts": f"{index}.1", "channel": "C1", "team": "T1",
+                                         "text": "<@UBOT> How do I renew the TLS certificate?"}})
+            stamp = str(int(time.time()))
+            began = time.perf_counter()
+            httpx.post(url, content=body, timeout=30, headers={
+                "Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp,
+                "X-Slack-Signature": verifier.generate_signature(timestamp=stamp, body=body)})
+            with lock:
+                acks.append((time.perf_counter() - began) * 1000)
+
+        started = time.perf_counter()
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(messages)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        adapter.worker.wait_idle(120)
+        elapsed = time.perf_counter() - started
+        answered = len(api.posted())
+        server.shutdown()
+        adapter.worker.close()
+    store.close()
+    return {"ack_ms_p99": round(percentile(acks, 0.99), 1),
+            "ack_ms_p50": round(statistics.median(acks), 1),
+            "slack_messages_per_s": round(answered / elapsed, 1), "slack_answered": answered}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    sizes = [1000, 10_000] if args.quick else [1000, 10_000, 100_000]
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        figures: dict[str, Any] = {}
+        figures.update(turn_overhead(folder, 200 if args.quick else 1000))
+        latency = retrieval_latency(folder, sizes, 30 if args.quick else 200)
+        figures["retrieval_ms_p95"] = {str(size): max(latency[f"bm25_{size}"]["p95"],
+                                                      latency[f"dense_{size}"]["p95"])
+                                       for size in sizes}
+        figures["retrieval"] = latency
+        figures.update(recall_vs_bm25s(folder))
+        figures.update(slack_path(folder, 50 if args.quick else 500))
+        figures["peak_rss_mb"] = round(
+            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for key, value in figures.items():
+            print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()
