@@ -160,6 +160,9 @@ class SlackAdapter:
         in_dm = channel_type == "im"
         if not (mentioned or in_dm or (event.get("thread_ts") and self._is_bot_thread(key))):
             return  # channel chatter that is not addressed to us
+        event_id, dedupe_key = str(body.get("event_id") or f"{channel}:{ts}"), f"{channel}:{ts}"
+        if self.store.inbox_seen(PLATFORM, event_id, dedupe_key):
+            return  # a retry or the same message as another event: already handled
         language = i18n.detect_language(str(event.get("text") or ""),
                                         self.config.default_language)
         user_team = event.get("user_team")
@@ -171,9 +174,6 @@ class SlackAdapter:
             self._post_text(key, i18n.text("slack_attachments_ignored", language))
             if not text:
                 return
-        event_id, dedupe_key = str(body.get("event_id") or f"{channel}:{ts}"), f"{channel}:{ts}"
-        if self.store.inbox_seen(PLATFORM, event_id, dedupe_key):
-            return  # a retry or the same message as another event: already stored
         wait = self.limiter.check(str(event.get("user")))
         if wait:
             logger.warning("rate limit: event %s from %s answered with a retry hint",
