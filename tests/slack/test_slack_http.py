@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -342,3 +343,15 @@ def test_over_the_rate_limit_the_user_is_told_when_to_retry(rig: SlackRig) -> No
     posts = rig.api.posted()
     assert len(posts) == 3 and len(rig.store.turns()) == 2
     assert "please try again in" in posts[-1]["text"] and posts[-1]["thread_ts"] == "1600.3"
+
+
+def test_slack_secrets_reach_no_log_and_no_trace(rig: SlackRig,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    rig.event(mention("How do I renew the TLS certificate?", "1700.1"), "Ev1")
+    rig.api.fail("chat.postMessage", 500)  # an error path logs too
+    rig.event(mention("Restart docassist-api now", "1700.2"), "Ev2")
+    dumped = json.dumps([rig.store.turns(), rig.store.tool_calls(), rig.store.inbox_rows()])
+    for secret in ("xoxb-test", SECRET):
+        assert secret not in caplog.text and secret not in dumped
+    assert "chat.postMessage" in caplog.text  # the SDK did log its calls, without the token
