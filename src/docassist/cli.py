@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -104,6 +105,18 @@ class _IndexProgress:
 def _print_notes(report: IndexReport | None) -> None:
     for note in report.notes if report is not None else []:
         err.print(f"[yellow]note:[/yellow] {note}")
+
+
+CaseT = TypeVar("CaseT")
+
+
+def _read_cases(file: Path, loader: Callable[[list[str]], list[CaseT]], as_json: bool
+                ) -> list[CaseT]:
+    """Labelled cases from a JSONL file; an unreadable file or bad line is a clear error."""
+    try:
+        return loader(file.read_text(encoding="utf-8").splitlines())
+    except (OSError, ValueError) as error:
+        raise _fail(f"{file}: {error}", as_json) from error
 
 
 def _open(as_json: bool = False, *, index_demo: bool = True,
@@ -281,10 +294,7 @@ def eval_decisions(
 ) -> None:
     """Accuracy of the configured selector on labelled decision cases."""
     runtime = _open(as_json, record=record)
-    try:
-        cases = load_cases(file.read_text(encoding="utf-8").splitlines())
-    except (OSError, ValueError) as error:
-        raise _fail(f"{file}: {error}", as_json) from error
+    cases = _read_cases(file, load_cases, as_json)
     with _progress() as progress:
         task = progress.add_task("evaluating", total=len(cases))
         report = evaluate_decisions(
@@ -355,10 +365,7 @@ def eval_answers(
 ) -> None:
     """End to end: answered or not as expected, cited documents expected, citations valid."""
     runtime = _open(as_json)
-    try:
-        answer_cases = load_answer_cases(file.read_text(encoding="utf-8").splitlines())
-    except (OSError, ValueError) as error:
-        raise _fail(f"{file}: {error}", as_json) from error
+    answer_cases = _read_cases(file, load_answer_cases, as_json)
     scratch = Store(":memory:")  # eval conversations stay out of the real traces
     engine = TurnEngine(store=scratch, catalog=runtime.store, retriever=runtime.engine.retriever,
                         selector=runtime.engine.selector, answerer=runtime.engine.answerer,
@@ -455,10 +462,7 @@ def eval_retrieval(
 ) -> None:
     """Recall@1/3/5 and MRR of every retriever on labelled questions."""
     runtime = _open(as_json)
-    try:
-        cases = load_retrieval_cases(file.read_text(encoding="utf-8").splitlines())
-    except (OSError, ValueError) as error:
-        raise _fail(f"{file}: {error}", as_json) from error
+    cases = _read_cases(file, load_retrieval_cases, as_json)
     with _progress() as progress:
         task = progress.add_task("evaluating", total=len(cases) * len(runtime.retrievers))
         report = evaluate_retrieval(cases, runtime.retrievers, runtime.default_retriever,

@@ -9,6 +9,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from docassist.core.documents import document_of_chunk
 from docassist.core.evaluation import DecisionReport
 from docassist.storage import Store
 
@@ -45,10 +46,6 @@ def _percentile(values: list[float], fraction: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(fraction * 100) - 1]
 
 
-def _document_of(chunk_id: str) -> str:
-    """`DOC-X-0123456789-0001` → `DOC-X`."""
-    return chunk_id.rsplit("-", 2)[0]
-
 
 def _confusion_table(report: DecisionReport) -> str:
     labels = sorted({*report.confusion, *(g for row in report.confusion.values() for g in row)})
@@ -69,7 +66,8 @@ def gather(store: Store) -> dict[str, Any]:
     cited: Counter[str] = Counter()
     for turn in turns:
         if turn["status"] == "answered":
-            cited.update({_document_of(chunk) for chunk in json.loads(turn["source_ids"] or "[]")})
+            chunk_ids = json.loads(turn["source_ids"] or "[]")
+            cited.update({document_of_chunk(chunk) for chunk in chunk_ids})
     durations = sorted(float(turn["duration_ms"]) for turn in turns)
     runs = [row for row in store.eval_runs() if row["kind"] == "decisions"][-LATEST_RUNS:]
     votes = [int(vote["value"]) for vote in store.feedback()]

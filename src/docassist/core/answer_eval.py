@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from docassist.core.answering import CITATION
+from docassist.core.documents import document_of_chunk
 from docassist.core.evaluation import load_jsonl
 from docassist.core.results import TurnResult
 
@@ -50,14 +51,11 @@ class AnswerReport(BaseModel):
     cases: list[AnswerCaseResult]
 
 
-def _document_of(chunk_id: str) -> str:
-    return chunk_id.rsplit("-", 2)[0]
-
 
 def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
     cited = CITATION.findall(result.answer)
     retrieved = {source.chunk_id for source in result.sources}
-    documents = sorted({_document_of(chunk) for chunk in cited})
+    documents = sorted({document_of_chunk(chunk) for chunk in cited})
     should_answer = bool(case.expected_documents)
     answered = result.status == "answered"
     return AnswerCaseResult(

@@ -91,6 +91,11 @@ def chunk_id(document_id: str, content_sha256: str, ordinal: int) -> str:
     return f"{document_id}-{content_sha256[:10]}-{ordinal:04d}"
 
 
+def document_of_chunk(chunk_id_value: str) -> str:
+    """The document id a chunk id names (`DOC-X-0123456789-0001` → `DOC-X`)."""
+    return chunk_id_value.rsplit("-", 2)[0]
+
+
 def split_front_matter(text: str) -> tuple[dict[str, str], str]:
     """Front matter between two `---` lines at the top, as strings; the rest is the body."""
     lines = text.splitlines()
