@@ -136,24 +136,23 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "This thread is cleared. Let's start fresh.",
     },
     "unknown_value": {"pl": "brak", "en": "n/a"},
-    "slack_show_sources": {"pl": "Pokaż źródła", "en": "Show sources"},
-    "slack_clear_thread": {"pl": "Wyczyść wątek", "en": "Clear thread"},
-    "slack_cited": {"pl": "Cytowane", "en": "Cited"},
-    "slack_attachments_ignored": {
+    "button_show_sources": {"pl": "Pokaż źródła", "en": "Show sources"},
+    "button_clear_thread": {"pl": "Wyczyść wątek", "en": "Clear thread"},
+    "attachments_ignored": {
         "pl": "Nie czytam załączników — odpowiadam tylko na tekst wiadomości.",
         "en": "I don't read attachments — I only answer the text of the message.",
     },
-    "slack_external_user": {
+    "external_user": {
         "pl": "Przepraszam, odpowiadam tylko osobom z naszej organizacji.",
         "en": "Sorry, I only answer people from our own organisation.",
     },
-    "slack_post_failed": {
+    "post_failed": {
         "pl": "Nie udało mi się wysłać odpowiedzi. Spróbuj ponownie za chwilę.",
         "en": "I couldn't post my answer. Please try again in a moment.",
     },
-    "slack_feedback_good": {"pl": "Pomocna", "en": "Helpful"},
-    "slack_feedback_bad": {"pl": "Niepomocna", "en": "Not helpful"},
-    "slack_feedback_thanks": {"pl": "Dziękuję za ocenę.", "en": "Thanks for the feedback."},
+    "feedback_good": {"pl": "Pomocna", "en": "Helpful"},
+    "feedback_bad": {"pl": "Niepomocna", "en": "Not helpful"},
+    "feedback_thanks": {"pl": "Dziękuję za ocenę.", "en": "Thanks for the feedback."},
     "slack_ask_human_offer": {
         "pl": "Przykro mi, że odpowiedź nie pomogła. Przekazać pytanie ludziom?",
         "en": "Sorry that didn't help. Shall I pass the question to a person?",
@@ -167,7 +166,7 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Przekazałem pytanie na {channel}.",
         "en": "I've passed your question to {channel}.",
     },
-    "slack_admin_refused": {
+    "admin_refused": {
         "pl": "To polecenie jest tylko dla administratorów DocAssist.",
         "en": "This command is for DocAssist administrators only.",
     },
@@ -179,7 +178,7 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Eksport śladów ({rows} tur) jest w Twoich wiadomościach prywatnych.",
         "en": "The trace export ({rows} turns) is in your direct messages.",
     },
-    "slack_stats_header": {"pl": "DocAssist — ostatnie 7 dni", "en": "DocAssist — last 7 days"},
+    "stats_header": {"pl": "DocAssist — ostatnie 7 dni", "en": "DocAssist — last 7 days"},
     "slack_status_searching": {"pl": "Szukam w dokumentach…", "en": "Searching documents…"},
     "slack_status_writing": {"pl": "Piszę odpowiedź…", "en": "Writing the answer…"},
     "slack_prompt": {"pl": "Co mówi dokument „{title}”?", "en": "What does “{title}” say?"},
@@ -188,7 +187,7 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Dużo pytań naraz — spróbuj ponownie za {seconds} s.",
         "en": "That's a lot of questions at once — please try again in {seconds} s.",
     },
-    "slack_docs_header": {"pl": "Dokumenty w katalogu:", "en": "Documents in the catalog:"},
+    "docs_header": {"pl": "Dokumenty w katalogu:", "en": "Documents in the catalog:"},
     "slack_help": {
         "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie prywatnie, a odpowiem z "
         "dokumentów, z cytatami. W wątku: „pokaż źródła”, „clear”. Polecenia: "
@@ -210,7 +209,6 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "Unknown command {command}. Available: /sources /meta ID /clear /new /debug "
         "/good /bad /quit",
     },
-    "chat_feedback_thanks": {"pl": "Dziękuję za ocenę.", "en": "Thanks for the feedback."},
     "chat_no_answer_to_rate": {"pl": "Nie ma jeszcze odpowiedzi do oceny.",
                                "en": "There is no answer to rate yet."},
     "chat_new_thread": {"pl": "Nowy wątek: {thread}", "en": "New thread: {thread}"},

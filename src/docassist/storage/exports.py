@@ -10,9 +10,12 @@ import csv
 import json
 import re
 import threading
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
+
+from pydantic import BaseModel
 
 from docassist.storage.database import Store
 
@@ -27,6 +30,29 @@ TURN_COLUMNS: Final = (
     "event_id", "raw", "feedback", "tool_calls",
 )
 _DURATION: Final = re.compile(r"^(\d+)([dhm])$")
+SUMMARY_DAYS: Final = 7
+
+
+class ActivitySummary(BaseModel):
+    """What admins see in chat: turns by status and feedback over the last days."""
+
+    days: int
+    turns: int
+    statuses: list[tuple[str, int]]
+    """Most frequent first."""
+    helpful: int
+    not_helpful: int
+
+
+def activity_summary(store: Store, days: int = SUMMARY_DAYS) -> ActivitySummary:
+    since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
+    turns = [row for row in store.turns() if row["created_at"] >= since]
+    recent = {row["result_id"] for row in turns}
+    votes = [int(vote["value"]) for vote in store.feedback() if vote["result_id"] in recent]
+    return ActivitySummary(
+        days=days, turns=len(turns),
+        statuses=Counter(str(row["status"]) for row in turns).most_common(),
+        helpful=sum(vote > 0 for vote in votes), not_helpful=sum(vote < 0 for vote in votes))
 
 
 def parse_time(value: str | None, name: str) -> str | None:

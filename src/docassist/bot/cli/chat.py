@@ -125,7 +125,7 @@ class ChatSession:
             self.console.print(i18n.text("chat_no_answer_to_rate", self.language), style="yellow")
             return
         self.feedback_sink(self.last_result_id, "terminal", positive)
-        self.console.print(i18n.text("chat_feedback_thanks", self.language))
+        self.console.print(i18n.text("feedback_thanks", self.language))
 
     def _send(self, message: ChatMessage) -> None:
         streamed: list[str] = []

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections import Counter
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from slack_sdk import WebClient
 
 from docassist.core import i18n
 from docassist.core.trace import sha256_text
 from docassist.storage import Store
-from docassist.storage.exports import parse_time, trace_rows, write_export
+from docassist.storage.exports import activity_summary, parse_time, trace_rows, write_export
 
 logger = logging.getLogger(__name__)
-STATS_DAYS: Final = 7
 
 
 class AdminCommands:
@@ -40,7 +37,7 @@ class AdminCommands:
         if user not in self.admins:
             logger.warning("refused /docassist-admin %r from user %s", text.split()[:1],
                            sha256_text(user))
-            self._tell(channel, user, i18n.text("slack_admin_refused", self.language))
+            self._tell(channel, user, i18n.text("admin_refused", self.language))
             return
         words = text.split()
         if words[:1] == ["export"] and len(words) <= 3:
@@ -68,15 +65,11 @@ class AdminCommands:
                                             rows=len(rows)))
 
     def stats(self, user: str, channel: str) -> None:
-        since = (datetime.now(UTC) - timedelta(days=STATS_DAYS)).isoformat()
-        turns = [row for row in self.store.turns() if row["created_at"] >= since]
-        statuses = Counter(row["status"] for row in turns)
-        recent = {row["result_id"] for row in turns}
-        votes = [int(v["value"]) for v in self.store.feedback() if v["result_id"] in recent]
-        lines = [f"*{len(turns)}* turns", *(f"{status}: {count}" for status, count
-                                              in statuses.most_common()),
-                 f"feedback: {sum(v > 0 for v in votes)} up / {sum(v < 0 for v in votes)} down"]
-        header = i18n.text("slack_stats_header", self.language)
+        summary = activity_summary(self.store)
+        lines = [f"*{summary.turns}* turns",
+                 *(f"{status}: {count}" for status, count in summary.statuses),
+                 f"feedback: {summary.helpful} up / {summary.not_helpful} down"]
+        header = i18n.text("stats_header", self.language)
         blocks = [{"type": "header", "text": {"type": "plain_text", "text": header}},
                   {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}}]
         self._tell(channel, user, header, blocks)

@@ -167,11 +167,11 @@ class SlackAdapter:
                                         self.config.default_language)
         user_team = event.get("user_team")
         if user_team and team and user_team != team:
-            self._post_text(key, i18n.text("slack_external_user", language))
+            self._post_text(key, i18n.text("external_user", language))
             return
         text = _MENTION.sub("", str(event.get("text") or "")).strip()
         if event.get("files"):
-            self._post_text(key, i18n.text("slack_attachments_ignored", language))
+            self._post_text(key, i18n.text("attachments_ignored", language))
             if not text:
                 return
         wait = self.limiter.check(str(event.get("user")))
@@ -236,7 +236,7 @@ class SlackAdapter:
                                      text=text)
 
     def tell_undeliverable(self, message: ChatMessage, _reason: str) -> None:
-        self._post_text(message.key, i18n.text("slack_post_failed",
+        self._post_text(message.key, i18n.text("post_failed",
                                                self.config.default_language))
 
     # --- listeners --------------------------------------------------------------------
@@ -316,7 +316,7 @@ class SlackAdapter:
                 return
             if verdict == "good":
                 self.client.chat_postEphemeral(channel=channel, user=user,
-                                               text=i18n.text("slack_feedback_thanks", language))
+                                               text=i18n.text("feedback_thanks", language))
             else:
                 self.client.chat_postEphemeral(
                     channel=channel, user=user, blocks=ask_human_blocks(result_id, language),
@@ -363,7 +363,7 @@ class SlackAdapter:
         def on_docs(ack: Any, body: dict[str, Any]) -> None:
             ack()
             language = self.config.default_language
-            lines = [i18n.text("slack_docs_header", language)] + [
+            lines = [i18n.text("docs_header", language)] + [
                 f"• `{d.document_id}` {d.title} (v{d.version})"
                 for d in self.store.documents()]
             self._ephemeral(body, "\n".join(lines))

@@ -61,9 +61,9 @@ def _buttons(result: TurnResult) -> dict[str, Any]:
     language = _language(result)
     return {"type": "actions", "elements": [
         {"type": "button", "action_id": SHOW_SOURCES_ACTION, "value": "show_sources",
-         "text": {"type": "plain_text", "text": i18n.text("slack_show_sources", language)}},
+         "text": {"type": "plain_text", "text": i18n.text("button_show_sources", language)}},
         {"type": "button", "action_id": CLEAR_THREAD_ACTION, "value": "clear",
-         "text": {"type": "plain_text", "text": i18n.text("slack_clear_thread", language)}},
+         "text": {"type": "plain_text", "text": i18n.text("button_clear_thread", language)}},
     ]}
 
 
@@ -93,10 +93,10 @@ def feedback_block(result: TurnResult) -> dict[str, Any]:
     return {"type": "context_actions", "elements": [{
         "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
         "positive_button": {"text": {"type": "plain_text",
-                                     "text": i18n.text("slack_feedback_good", language)},
+                                     "text": i18n.text("feedback_good", language)},
                             "value": f"good:{result.result_id}"},
         "negative_button": {"text": {"type": "plain_text",
-                                     "text": i18n.text("slack_feedback_bad", language)},
+                                     "text": i18n.text("feedback_bad", language)},
                             "value": f"bad:{result.result_id}"}}]}
 
 
