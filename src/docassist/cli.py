@@ -3,7 +3,9 @@ progress, notes and errors go to stderr."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -262,6 +264,60 @@ def slack(
 
     handler = SocketModeHandler(adapter.app, slack_settings.app_token.get_secret_value())
     handler.start()  # type: ignore[no-untyped-call]
+
+
+@app.command()
+def teams(
+    port: Annotated[int, typer.Option(help="Port of POST /api/messages (0 = any free).")] = 3978,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+) -> None:
+    """Run the Teams endpoint: POST /api/messages and GET /healthz."""
+    import asyncio
+
+    from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
+    from docassist.bot.teams.server import (
+        ANONYMOUS_WARNING,
+        TeamsCredentials,
+        connections_for,
+        make_app,
+        serve,
+    )
+    from docassist.config import TeamsSettings
+
+    try:
+        teams_settings = TeamsSettings()
+    except ValidationError as error:
+        raise _fail(f"invalid Teams configuration: {error}", False) from error
+    missing = teams_settings.missing_credentials()
+    if missing:
+        raise _fail("Teams configuration incomplete: " + ", ".join(missing) + " (or set "
+                    "DOCASSIST_TEAMS_ANONYMOUS=true for local testing)", False)
+    runtime = _open()
+    credentials = None
+    if not teams_settings.anonymous and teams_settings.app_password is not None:
+        credentials = TeamsCredentials(teams_settings.app_id, teams_settings.tenant_id,
+                                       teams_settings.app_password.get_secret_value())
+    connections = connections_for(credentials)
+    adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
+        app_id=teams_settings.app_id if credentials else "",
+        default_language=runtime.settings.language, admin_users=teams_settings.admins(),
+        per_user_per_minute=runtime.settings.rate_per_user,
+        global_per_minute=runtime.settings.rate_global), connections)
+    if teams_settings.anonymous:
+        err.print(ANONYMOUS_WARNING, style="bold red")
+        logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
+    if runtime.settings.trace_retention_days:
+        RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
+
+    def ready(bound: int) -> None:
+        err.print(f"Teams endpoint on http://{host}:{bound}/api/messages")
+
+    async def run() -> None:
+        await serve(make_app(adapter, connections), host, port, ready,
+                    asyncio.get_running_loop().create_future())
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())
 
 
 @app.command()

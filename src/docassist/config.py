@@ -89,3 +89,31 @@ class SlackSettings(BaseSettings):
     app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN")
     api_url: str = Field(default="https://slack.com/api/", alias="DOCASSIST_SLACK_API_URL")
     admin_users: str = Field(default="", alias="DOCASSIST_ADMIN_USERS")
+
+
+class TeamsSettings(BaseSettings):
+    """The Teams bot's Entra app registration (from the environment) and who is an admin.
+
+    Without `DOCASSIST_TEAMS_ANONYMOUS=true`, app id, tenant and secret are required and every
+    request's JWT is validated against them.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="DOCASSIST_TEAMS_", extra="ignore")
+
+    app_id: str = Field(default="", description="The bot's Entra application (client) id")
+    tenant_id: str = Field(default="", description="The Entra tenant of the app registration")
+    app_password: SecretStr | None = Field(default=None, description="Client secret (secret)")
+    anonymous: bool = Field(default=False,
+                            description="Accept requests without a JWT (local testing only)")
+    admin_users: str = Field(default="",
+                             description="Comma-separated AAD object ids allowed to run stats")
+
+    def missing_credentials(self) -> list[str]:
+        if self.anonymous:
+            return []
+        wanted = {"DOCASSIST_TEAMS_APP_ID": self.app_id, "DOCASSIST_TEAMS_TENANT_ID":
+                  self.tenant_id, "DOCASSIST_TEAMS_APP_PASSWORD": self.app_password}
+        return [name for name, value in wanted.items() if not value]
+
+    def admins(self) -> frozenset[str]:
+        return frozenset(user.strip() for user in self.admin_users.split(",") if user.strip())

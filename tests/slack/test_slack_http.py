@@ -248,7 +248,7 @@ def test_long_answers_are_split_and_nothing_is_lost() -> None:
               if block["type"] == "section"]
     assert all(len(piece) <= 3000 for piece in pieces)
     assert " ".join(" ".join(pieces).split()) == " ".join(answer.split())
-    assert split_text("x" * 7000) == ["x" * 3000, "x" * 3000, "x" * 1000]
+    assert split_text("x" * 7000, 3000) == ["x" * 3000, "x" * 3000, "x" * 1000]
 
 
 def test_threads_run_in_parallel_and_in_order_within_a_thread(rig: SlackRig) -> None:

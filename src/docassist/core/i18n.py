@@ -196,6 +196,23 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "documents, with citations. In a thread: “show sources”, “clear”. Commands: "
         "/docassist-meta ID, /docassist-docs, /docassist-help.",
     },
+    "teams_help": {
+        "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie w czacie, a odpowiem z "
+        "dokumentów, z cytatami. Polecenia: meta ID-DOKUMENTU, docs, clear, help "
+        "(dla administratorów: stats). Na karcie odpowiedzi: Pokaż źródła, Wyczyść wątek.",
+        "en": "Mention @DocAssist in a channel or chat with me and I answer from the "
+        "documents, with citations. Commands: meta DOCUMENT-ID, docs, clear, help "
+        "(for administrators: stats). On an answer card: Show sources, Clear thread.",
+    },
+    "teams_meta_usage": {
+        "pl": "Podaj identyfikator dokumentu, np. „meta {example}”.",
+        "en": "Give a document id, for example “meta {example}”.",
+    },
+    "stats_turns": {"pl": "Tury: {turns}", "en": "Turns: {turns}"},
+    "stats_feedback": {
+        "pl": "Oceny: {helpful} pomocnych, {not_helpful} niepomocnych",
+        "en": "Feedback: {helpful} helpful, {not_helpful} not helpful",
+    },
     "or": {"pl": "czy", "en": "or"},
     "chat_welcome": {
         "pl": "DocAssist — pytaj o procedury. Polecenia: /sources /meta ID /clear /new /debug "
@@ -226,12 +243,13 @@ _POLISH_WORDS: Final = frozenset(
     "gdzie kiedy dlaczego kto który która jaki jaka mogę możesz usługi usługa teraz stan "
     "zrobić sprawdzić zmianie konfiguracji dokumentu metadane wyczyść też oraz albo lub "
     "narysuj wykres zrób zrob pokaz podaj wiem mi mnie tak dobrze dzieki dzięki cześć czesc "
-    "jakie gdzie logi logów dostęp dostep baza bazy danych kopia kopii zapasowej usługę".split()
+    "jakie gdzie logi logów dostęp dostep baza bazy danych kopia kopii zapasowej usługę pomoc "
+    "dokumenty statystyki metadane".split()
 )
 _ENGLISH_WORDS: Final = frozenset(
     "the how what is do does i to of a an it its my me you can could should please show "
     "sources where when why who which status service after before with for and or this that "
-    "restart check about document metadata clear".split()
+    "restart check about document metadata clear help docs documents stats".split()
 )
 
 

@@ -58,6 +58,9 @@ class ChatMessage(BaseModel):
     command: Command | None = None
     command_argument: str | None = None
     received_at: str | None = Field(default=None, description="ISO timestamp from the platform")
+    reply_to: str | None = Field(
+        default=None, description="Where the adapter sends the reply (opaque to the core); kept "
+        "with the stored event so a reply after a restart still finds its way")
 
 
 class InvalidMessage(ValueError):

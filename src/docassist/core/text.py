@@ -59,3 +59,20 @@ def sentences(text: str) -> list[str]:
         else:
             result.append(part)
     return result
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Pieces of at most `limit` characters, cut at paragraph, line or word boundaries."""
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        cut = max(rest.rfind("\n\n", 0, limit), rest.rfind("\n", 0, limit))
+        if cut <= 0:
+            cut = rest.rfind(" ", 0, limit)
+        if cut <= 0:
+            cut = limit
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest or not pieces:
+        pieces.append(rest)
+    return pieces

@@ -7,6 +7,7 @@ from typing import Any, Final
 from docassist.core import i18n
 from docassist.core.answering import CITATION
 from docassist.core.results import TurnResult
+from docassist.core.text import split_text
 
 SECTION_TEXT_LIMIT: Final = 3000
 """Slack's limit for a section block's text."""
@@ -21,23 +22,6 @@ ASK_HUMAN_ACTION: Final = "docassist_ask_human"
 ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
 
 Message = dict[str, Any]
-
-
-def split_text(text: str, limit: int = SECTION_TEXT_LIMIT) -> list[str]:
-    """Pieces of at most `limit` characters, cut at paragraph, line or word boundaries."""
-    pieces: list[str] = []
-    rest = text
-    while len(rest) > limit:
-        cut = max(rest.rfind("\n\n", 0, limit), rest.rfind("\n", 0, limit))
-        if cut <= 0:
-            cut = rest.rfind(" ", 0, limit)
-        if cut <= 0:
-            cut = limit
-        pieces.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest or not pieces:
-        pieces.append(rest)
-    return pieces
 
 
 def _language(result: TurnResult) -> i18n.Language:
@@ -69,7 +53,7 @@ def _buttons(result: TurnResult) -> dict[str, Any]:
 
 def render(result: TurnResult) -> list[Message]:
     """One or more messages (`text` + `blocks`); the last carries sources and buttons."""
-    pieces = split_text(result.answer)
+    pieces = split_text(result.answer, SECTION_TEXT_LIMIT)
     messages: list[Message] = []
     for start in range(0, len(pieces), SECTIONS_PER_MESSAGE):
         chunk = pieces[start:start + SECTIONS_PER_MESSAGE]

@@ -1,0 +1,298 @@
+"""The Teams adapter: an `AgentApplication` whose message route translates activities to core
+messages and results to Adaptive Cards.
+
+Messages for the core go through the durable inbox (stored before the HTTP response, answered
+in order per conversation). Replies go to the activity's `serviceUrl` through the SDK's
+connector; with `deliveryMode: expectReplies` the caller waits and gets them in the response.
+Catalog, help and admin commands need no turn and are answered directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any, Final
+
+from microsoft_agents.activity import (
+    Activity,
+    ActivityTypes,
+    Attachment,
+    ConversationReference,
+    DeliveryModes,
+)
+from microsoft_agents.hosting.aiohttp import CloudAdapter
+from microsoft_agents.hosting.core import (
+    AgentApplication,
+    ClaimsIdentity,
+    MemoryStorage,
+    TurnContext,
+    TurnState,
+)
+from microsoft_agents.hosting.core.authorization import Connections
+
+from docassist.bot.commands import parse_text_command
+from docassist.bot.teams import cards
+from docassist.core import i18n
+from docassist.core.errors import StorageError
+from docassist.core.inbox import InboxWorker
+from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
+from docassist.core.results import TurnResult
+from docassist.core.trace import sha256_text
+from docassist.core.turn import TurnEngine
+from docassist.storage import Store
+from docassist.storage.exports import activity_summary
+
+logger = logging.getLogger(__name__)
+
+PLATFORM: Final = "teams"
+CHAT_THREAD: Final = "chat"
+"""Personal and group chats have no threads: one conversation per chat."""
+THREAD_MARKER: Final = ";messageid="
+DELIVERY_TIMEOUT_SECONDS: Final = 30.0
+EXPECT_REPLIES_TIMEOUT_SECONDS: Final = 60.0
+"""How long an `expectReplies` request waits for its turn before answering without it."""
+
+
+@dataclass(frozen=True)
+class TeamsConfig:
+    app_id: str = ""
+    default_language: i18n.Language = "en"
+    admin_users: frozenset[str] = frozenset()
+    """AAD object ids of the users who may run `stats`."""
+    per_user_per_minute: int = DEFAULT_PER_USER
+    global_per_minute: int = DEFAULT_GLOBAL
+
+
+def thread_address(activity: Activity) -> tuple[ConversationKey, str]:
+    """The conversation key and the conversation id replies go to. A channel thread's
+    conversation id carries `;messageid=<root>`; a top-level channel post is its own root."""
+    conversation = activity.conversation
+    base, _, root = str(conversation.id).partition(THREAD_MARKER)
+    if not root and conversation.conversation_type == "channel":
+        root = str(activity.id)
+    tenant = conversation.tenant_id or _channel_data_tenant(activity) or ""
+    key = ConversationKey(platform=PLATFORM, workspace=tenant, channel=base,
+                          thread=root or CHAT_THREAD)
+    return key, f"{base}{THREAD_MARKER}{root}" if root else base
+
+
+def _channel_data_tenant(activity: Activity) -> str | None:
+    data = activity.channel_data
+    if isinstance(data, dict):
+        tenant = data.get("tenant")
+        if isinstance(tenant, dict) and tenant.get("id"):
+            return str(tenant["id"])
+    return None
+
+
+def user_id(activity: Activity) -> str:
+    sender = activity.from_property
+    if sender is None:
+        return ""
+    return str(sender.aad_object_id or sender.id or "")
+
+
+def reply_activity(card: cards.Card) -> Activity:
+    return Activity(type=ActivityTypes.message, attachments=[
+        Attachment(content_type=cards.CARD_CONTENT_TYPE, content=card)])
+
+
+def text_activity(text: str) -> Activity:
+    return Activity(type=ActivityTypes.message, text=text)
+
+
+class TeamsAdapter:
+    def __init__(self, engine: TurnEngine, store: Store, config: TeamsConfig,
+                 connections: Connections) -> None:
+        self.engine = engine
+        self.store = store
+        self.config = config
+        self.worker = InboxWorker(engine, store, self.deliver,
+                                  on_undeliverable=self.tell_undeliverable)
+        self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
+        self.cloud = CloudAdapter(connection_manager=connections)
+        # The SDK's default handler posts the exception text into the conversation; ours
+        # lets it propagate: inbound, the request fails (and the platform retries); outbound,
+        # the inbox counts a failed delivery.
+        self.cloud.on_turn_error = _propagate
+        self.agent: AgentApplication[TurnState] = AgentApplication[TurnState](
+            storage=MemoryStorage(), connection_manager=connections,
+            start_typing_timer=False, remove_recipient_mention=False)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._waiting: dict[str, asyncio.Future[TurnResult]] = {}
+        """Turns whose caller waits for the replies in the HTTP response (expectReplies)."""
+        self._waiting_lock = threading.Lock()
+        self.agent.activity(ActivityTypes.message)(self.on_message)
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> int:
+        """Bind to the serving loop (replies are sent from it) and resume unfinished events."""
+        self.loop = loop
+        return self.worker.resume()
+
+    # --- translation ------------------------------------------------------------------
+
+    async def on_message(self, context: TurnContext, _state: TurnState) -> None:
+        activity = context.activity
+        key, reply_conversation = thread_address(activity)
+        user = user_id(activity)
+        text = activity.remove_recipient_mention() if activity.text else ""
+        language = i18n.detect_language(text, self.config.default_language)
+        value = activity.value if isinstance(activity.value, dict) else {}
+        action = value.get(cards.ACTION_KEY)
+        if action == cards.FEEDBACK:
+            await self._feedback(context, user, value, language)
+            return
+        command: Command | None = None
+        argument: str | None = None
+        if action == cards.SHOW_SOURCES:
+            command = Command.SHOW_SOURCES
+        elif action == cards.CLEAR_THREAD:
+            command = Command.CLEAR
+        elif action is None:
+            parsed = parse_text_command(text)
+            if parsed is not None and parsed.name in ("docs", "help", "stats"):
+                await self._direct_command(context, parsed.name, user, language)
+                return
+            if parsed is not None and parsed.name == "meta":
+                if not parsed.argument:
+                    example = next((d.document_id for d in self.store.documents()), "DOC-ID")
+                    await context.send_activity(text_activity(
+                        i18n.text("teams_meta_usage", language, example=example)))
+                    return
+                command, argument = Command.METADATA, parsed.argument
+            elif parsed is not None and parsed.name == "clear":
+                command = Command.CLEAR
+        else:
+            return  # another app's card data: not ours to act on
+        wait = self.limiter.check(user)
+        if wait:
+            logger.warning("rate limit: activity from %s answered with a retry hint",
+                           sha256_text(user))
+            await context.send_activity(text_activity(i18n.text("rate_limited", language,
+                                                                seconds=wait)))
+            return
+        reference = activity.get_conversation_reference()
+        reference.conversation.id = reply_conversation
+        message = ChatMessage(
+            key=key, user=user, text=text, command=command, command_argument=argument,
+            event_id=f"{reply_conversation}|{activity.id}",
+            reply_to=reference.model_dump_json(by_alias=True, exclude_none=True))
+        await self._submit(context, message)
+
+    async def _submit(self, context: TurnContext, message: ChatMessage) -> None:
+        """Store the event before answering the request; wait for the turn when the caller
+        expects the replies inline."""
+        expects_replies = context.activity.delivery_mode == DeliveryModes.expect_replies
+        event_id = str(message.event_id)
+        waiter: asyncio.Future[TurnResult] | None = None
+        if expects_replies:
+            waiter = asyncio.get_running_loop().create_future()
+            with self._waiting_lock:
+                self._waiting[event_id] = waiter
+        try:
+            stored = await asyncio.to_thread(self.worker.submit, message)
+        except StorageError as error:
+            self._forget(event_id)
+            logger.error("activity not stored: %s", error)
+            await context.send_activity(text_activity(i18n.text(
+                "post_failed", self.config.default_language)))
+            return
+        if not stored:  # a redelivery of an activity we have (or are) answering
+            self._forget(event_id)
+            return
+        if waiter is None:
+            return
+        try:
+            result = await asyncio.wait_for(waiter, EXPECT_REPLIES_TIMEOUT_SECONDS)
+        except TimeoutError:
+            self._forget(event_id)
+            logger.warning("expectReplies turn %s outlived the request", event_id)
+            return
+        for card in cards.render(result):
+            await context.send_activity(reply_activity(card))
+
+    def _forget(self, event_id: str) -> None:
+        with self._waiting_lock:
+            self._waiting.pop(event_id, None)
+
+    async def _direct_command(self, context: TurnContext, name: str, user: str,
+                              language: i18n.Language) -> None:
+        if name == "help":
+            await context.send_activity(text_activity(i18n.text("teams_help", language)))
+        elif name == "docs":
+            await context.send_activity(reply_activity(
+                cards.catalog_card(self.store.documents(), language)))
+        elif user not in self.config.admin_users:
+            logger.warning("refused stats from user %s", sha256_text(user))
+            await context.send_activity(text_activity(i18n.text("admin_refused", language)))
+        else:
+            summary = await asyncio.to_thread(activity_summary, self.store)
+            await context.send_activity(reply_activity(cards.stats_card(summary, language)))
+
+    async def _feedback(self, context: TurnContext, user: str, value: dict[str, Any],
+                        language: i18n.Language) -> None:
+        result_id = str(value.get("result_id") or "")
+        try:
+            await asyncio.to_thread(self.store.record_feedback, result_id, user,
+                                    value.get("verdict") == "good")
+        except StorageError as error:
+            logger.warning("feedback not stored: %s", error)
+            return
+        await context.send_activity(text_activity(i18n.text("feedback_thanks", language)))
+
+    # --- delivery (inbox worker threads) ----------------------------------------------
+
+    def deliver(self, message: ChatMessage, result: TurnResult) -> None:
+        with self._waiting_lock:
+            waiter = self._waiting.pop(str(message.event_id), None)
+        loop = self._require_loop()
+        if waiter is not None:
+            loop.call_soon_threadsafe(_settle, waiter, result)
+            return
+        activities = [reply_activity(card) for card in cards.render(result)]
+        self._send_from_thread(message, activities)
+
+    def tell_undeliverable(self, message: ChatMessage, _reason: str) -> None:
+        self._send_from_thread(message, [text_activity(
+            i18n.text("post_failed", self.config.default_language))])
+
+    def _require_loop(self) -> asyncio.AbstractEventLoop:
+        if self.loop is None:
+            raise RuntimeError("the Teams adapter is not started")
+        return self.loop
+
+    def _send_from_thread(self, message: ChatMessage, activities: list[Activity]) -> None:
+        if message.reply_to is None:
+            raise ValueError(f"event {message.event_id} has no reply address")
+        reference = ConversationReference.model_validate_json(message.reply_to)
+        future = asyncio.run_coroutine_threadsafe(self.send(reference, activities),
+                                                  self._require_loop())
+        future.result(timeout=DELIVERY_TIMEOUT_SECONDS)
+
+    async def send(self, reference: ConversationReference, activities: list[Activity]) -> None:
+        """Reply to the referenced activity through the connector at its `serviceUrl`."""
+        continuation = reference.get_continuation_activity()
+        continuation.id = reference.activity_id  # replies answer the user's message
+        identity = self._outbound_identity()
+
+        async def send_all(context: TurnContext) -> None:
+            await context.send_activities(activities)
+
+        await self.cloud.continue_conversation_with_claims(identity, continuation, send_all)
+
+    def _outbound_identity(self) -> ClaimsIdentity:
+        if not self.config.app_id:  # anonymous mode: no token on outgoing calls
+            return ClaimsIdentity({}, authentication_type="anonymous")
+        return self.cloud.create_claims_identity(self.config.app_id)
+
+
+async def _propagate(_context: TurnContext, error: Exception) -> None:
+    raise error
+
+
+def _settle(waiter: asyncio.Future[TurnResult], result: TurnResult) -> None:
+    if not waiter.done():
+        waiter.set_result(result)

@@ -1,0 +1,140 @@
+"""The Teams endpoint: aiohttp `POST /api/messages` (JWT-checked by the SDK unless anonymous
+mode was asked for explicitly) and `GET /healthz`. The handler only hands the request to the
+SDK's `CloudAdapter`, which runs the agent application."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final, cast
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+from microsoft_agents.authentication.msal import MsalConnectionManager
+from microsoft_agents.hosting.aiohttp import jwt_authorization_decorator, start_agent_process
+from microsoft_agents.hosting.core import (
+    AgentAuthConfiguration,
+    AnonymousTokenProvider,
+    ConnectionManager,
+)
+from microsoft_agents.hosting.core.authorization import AuthTypes, Connections
+
+from docassist.bot.teams.app import TeamsAdapter
+
+logger = logging.getLogger(__name__)
+
+MESSAGES_PATH: Final = "/api/messages"
+HEALTH_PATH: Final = "/healthz"
+MAX_BODY_BYTES: Final = 1_000_000
+SERVICE_CONNECTION: Final = "SERVICE_CONNECTION"
+"""The SDK's name for the connection used to validate and send."""
+ANONYMOUS_WARNING: Final = (
+    "WARNING: the Teams endpoint runs WITHOUT authentication (DOCASSIST_TEAMS_ANONYMOUS=true). "
+    "Anyone who can reach it can post as any user and make it call any serviceUrl. "
+    "Use it only for local testing.")
+
+
+@dataclass(frozen=True)
+class TeamsCredentials:
+    """The bot's Entra app registration; the secret comes from the environment only."""
+
+    app_id: str
+    tenant_id: str
+    secret: str
+
+
+def connections_for(credentials: TeamsCredentials | None) -> Connections:
+    """MSAL-backed connections for production; None means anonymous mode."""
+    if credentials is None:
+        anonymous = AgentAuthConfiguration(anonymous_allowed=True)
+        return ConnectionManager(provider_factory=lambda _config: AnonymousTokenProvider(),
+                                 connections_configurations={SERVICE_CONNECTION: anonymous})
+    config = AgentAuthConfiguration(
+        auth_type=AuthTypes.client_secret, client_id=credentials.app_id,
+        tenant_id=credentials.tenant_id, client_secret=credentials.secret)
+    return MsalConnectionManager(connections_configurations={SERVICE_CONNECTION: config})
+
+
+def make_app(adapter: TeamsAdapter, connections: Connections) -> web.Application:
+    async def process(request: web.Request) -> web.StreamResponse:
+        response = await start_agent_process(request, adapter.agent, adapter.cloud)
+        return response if response is not None else web.Response(status=202)
+
+    # The SDK's check: a valid Bot Framework / Entra JWT, or none at all in anonymous mode.
+    messages = cast(Handler, jwt_authorization_decorator(process))  # type: ignore[no-untyped-call]
+
+    async def health(_request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    async def on_startup(_app: web.Application) -> None:
+        resumed = adapter.start(asyncio.get_running_loop())
+        if resumed:
+            logger.warning("resumed %d unfinished Teams event(s)", resumed)
+
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
+    # Read by the SDK's JWT check: the audience (app id) and tenant tokens must match.
+    app["agent_configuration"] = connections.get_default_connection_configuration()
+    app.router.add_post(MESSAGES_PATH, messages)
+    app.router.add_get(HEALTH_PATH, health)
+    app.on_startup.append(on_startup)
+    return app
+
+
+async def serve(app: web.Application, host: str, port: int,
+                on_ready: Callable[[int], None], stop: Awaitable[object]) -> None:
+    """Serve until `stop` completes; `on_ready` gets the bound port (useful with port 0)."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    sockets = runner.addresses
+    on_ready(int(sockets[0][1]) if sockets else port)
+    try:
+        await stop
+    finally:
+        await runner.cleanup()
+
+
+class TeamsServer:
+    """The endpoint on its own event loop in a background thread (tests, embedding)."""
+
+    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Future[None] | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True, name="teams-server")
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._stop = loop.create_future()
+
+        def ready(port: int) -> None:
+            self.port = port
+            self._ready.set()
+
+        loop.run_until_complete(serve(self.app, self.host, self.port, ready, self._stop))
+        loop.close()
+
+    def start(self, timeout: float = 10.0) -> int:
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise RuntimeError("the Teams endpoint did not start")
+        return self.port
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            stop = self._stop
+
+            def finish() -> None:
+                if not stop.done():
+                    stop.set_result(None)
+
+            self._loop.call_soon_threadsafe(finish)
+        self._thread.join(timeout=10)

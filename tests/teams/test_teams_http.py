@@ -1,0 +1,278 @@
+"""The Teams endpoint end to end over real HTTP: Activities posted to `POST /api/messages`,
+replies captured by a fake connector at the activity's `serviceUrl` or returned inline with
+`deliveryMode: expectReplies`."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from docassist.bot.teams import cards
+from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
+from docassist.bot.teams.server import (
+    TeamsCredentials,
+    TeamsServer,
+    connections_for,
+    make_app,
+)
+from docassist.core.messages import ConversationKey
+from docassist.core.results import TurnResult
+from docassist.core.tools import ToolRegistry
+from docassist.core.turn import TurnEngine
+from docassist.storage import Store
+from tests.conftest import EngineFactory
+from tests.helpers import MODEL_DOWN, ScriptedSelector, recording
+from tests.teams_connector import FakeConnector, Sent, card_text
+
+TENANT = "tenant-1"
+BOT = {"id": "28:docassist-bot", "name": "DocAssist"}
+ADMIN = "aad-admin"
+CHANNEL = "19:general@thread.tacv2"
+PERSONAL = "a:personal-chat-1"
+
+
+@dataclass
+class TeamsRig:
+    connector: FakeConnector
+    adapter: TeamsAdapter
+    url: str
+    store: Store
+    ids: Iterator[int]
+
+    def activity(self, text: str | None, *, conversation: str = PERSONAL,
+                 conversation_type: str = "personal", activity_id: str | None = None,
+                 user: str = "aad-user-1", mention: bool = False,
+                 value: dict[str, Any] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "type": "message", "id": activity_id or f"act-{next(self.ids)}",
+            "channelId": "msteams", "serviceUrl": self.connector.url,
+            "from": {"id": f"29:{user}", "aadObjectId": user, "name": "Ada"},
+            "recipient": BOT, "locale": "en-US",
+            "conversation": {"id": conversation, "conversationType": conversation_type,
+                             "tenantId": TENANT},
+            "channelData": {"tenant": {"id": TENANT}}}
+        if text is not None:
+            body["text"] = f"<at>DocAssist</at> {text}" if mention else text
+        if mention:
+            body["entities"] = [{"type": "mention", "text": "<at>DocAssist</at>",
+                                 "mentioned": BOT}]
+        if value is not None:
+            body["value"] = value
+        return body
+
+    def post(self, activity: dict[str, Any], *, expect_replies: bool = False,
+             headers: dict[str, str] | None = None) -> httpx.Response:
+        if expect_replies:
+            activity = {**activity, "deliveryMode": "expectReplies"}
+        response = httpx.post(self.url, json=activity, headers=headers, timeout=30)
+        assert self.adapter.worker.wait_idle()
+        return response
+
+    def channel_thread(self, root: str) -> str:
+        return f"{CHANNEL};messageid={root}"
+
+
+@pytest.fixture
+def teams_factory(store: Store) -> Iterator[Any]:
+    started: list[tuple[TeamsServer, TeamsAdapter, FakeConnector]] = []
+
+    def build(engine: TurnEngine, credentials: TeamsCredentials | None = None,
+              **config: Any) -> TeamsRig:
+        connector = FakeConnector().__enter__()
+        connections = connections_for(credentials)
+        adapter = TeamsAdapter(engine, store, TeamsConfig(
+            app_id=credentials.app_id if credentials else "",
+            admin_users=frozenset({ADMIN}), **config), connections)
+        server = TeamsServer(make_app(adapter, connections))
+        port = server.start()
+        started.append((server, adapter, connector))
+        return TeamsRig(connector, adapter, f"http://127.0.0.1:{port}/api/messages", store,
+                        itertools.count(1))
+
+    yield build
+    for server, adapter, connector in started:
+        server.stop()
+        adapter.worker.close()
+        connector.__exit__()
+
+
+@pytest.fixture
+def teams(teams_factory: Any, engine: TurnEngine) -> TeamsRig:
+    rig: TeamsRig = teams_factory(engine)
+    return rig
+
+
+def actions(sent: Sent) -> list[dict[str, Any]]:
+    return [action["data"] for card in sent.cards for action in card.get("actions", [])]
+
+
+def test_channel_mention_is_answered_in_its_thread_as_a_card(teams: TeamsRig) -> None:
+    thread = teams.channel_thread("1001")
+    response = teams.post(teams.activity(
+        "How do I renew the TLS certificate?", conversation=thread,
+        conversation_type="channel", activity_id="1001", mention=True))
+    assert response.status_code == 202
+    [reply] = teams.connector.messages()
+    assert reply.conversation_id == thread and reply.reply_to_id == "1001"
+    assert reply.authorization is None  # anonymous mode sends no token
+    [card] = reply.cards
+    assert card["type"] == "AdaptiveCard"
+    answer, label, sources = card["body"]
+    assert "[DOC-TLS-" in answer["text"]
+    assert label["text"] == "Sources" and "`DOC-TLS-" in sources["text"]
+    assert [data["docassist"] for data in actions(reply)] == [
+        "show_sources", "clear", "feedback", "feedback"]
+    [turn] = teams.store.turns()
+    assert turn["platform"] == "teams" and turn["status"] == "answered"
+    state = teams.store.load(ConversationKey(platform="teams", workspace=TENANT, channel=CHANNEL,
+                                             thread="1001"))
+    assert state.state.history[0].content == "How do I renew the TLS certificate?"  # no mention
+
+
+def test_personal_chat_follow_up_continues_the_conversation(teams: TeamsRig) -> None:
+    teams.post(teams.activity("Co zrobić po zmianie konfiguracji docassist-api?"))
+    teams.post(teams.activity("Jak sprawdzić jej stan?"))
+    first, second = teams.connector.messages()
+    assert first.conversation_id == second.conversation_id == PERSONAL
+    assert "[DOC-INSTR-" in second.text and "Źródła" in second.text
+    one, two = teams.store.turns()
+    assert one["conversation_id"] == two["conversation_id"]
+    assert two["resolution_status"] == "resolved"
+
+
+def test_a_clarification_is_completed_in_the_thread(teams: TeamsRig) -> None:
+    thread = teams.channel_thread("2001")
+    teams.post(teams.activity("How do I check its status?", conversation=thread,
+                              conversation_type="channel", activity_id="2001", mention=True))
+    teams.post(teams.activity("the docassist-worker service", conversation=thread,
+                              conversation_type="channel", mention=True))
+    asked, answered = teams.connector.messages()
+    assert "Which object do you mean?" in asked.text
+    assert answered.conversation_id == thread and "[DOC-WORKER-" in answered.text
+    assert teams.store.turns()[-1]["decided_by"] == "pending"
+
+
+def test_card_actions_show_sources_and_clear(teams: TeamsRig) -> None:
+    teams.post(teams.activity("How do I renew the TLS certificate?"))
+    teams.post(teams.activity(None, value={"docassist": "show_sources"}))
+    teams.post(teams.activity(None, value={"docassist": "clear"}))
+    teams.post(teams.activity("show sources"))
+    teams.post(teams.activity("How do I renew the TLS certificate?"))
+    teams.post(teams.activity("clear"))
+    statuses = [turn["status"] for turn in teams.store.turns()]
+    assert statuses == ["answered", "sources_shown", "cleared", "clarification_needed",
+                        "answered", "cleared"]
+    replies = teams.connector.messages()
+    assert "(turn 1)" in replies[1].text and "`DOC-TLS-" in replies[1].text
+    assert "cleared" in replies[2].text
+    assert not [data for data in actions(replies[2]) if data["docassist"] == "clear"]
+
+
+def test_metadata_docs_and_help_commands(teams: TeamsRig) -> None:
+    teams.post(teams.activity("meta DOC-TLS"))
+    teams.post(teams.activity("meta"))
+    teams.post(teams.activity("docs"))
+    teams.post(teams.activity("pomoc"))
+    meta, usage, docs, help_text = teams.connector.messages()
+    assert "DOC-TLS: TLS certificate renewal" in meta.text
+    assert "meta DOC-" in usage.text
+    assert "`DOC-INSTR`" in docs.text and "`DOC-TLS`" in docs.text
+    assert "Polecenia: meta ID-DOKUMENTU" in help_text.text
+    assert [turn["status"] for turn in teams.store.turns()] == ["metadata_shown"]
+
+
+def test_stats_is_for_admins_only(teams: TeamsRig, caplog: pytest.LogCaptureFixture) -> None:
+    teams.post(teams.activity("How do I renew the TLS certificate?"))
+    teams.post(teams.activity("stats", user="aad-someone"))
+    teams.post(teams.activity("stats", user=ADMIN))
+    _, refused, stats = teams.connector.messages()
+    assert "for DocAssist administrators only" in refused.text
+    assert "aad-someone" not in caplog.text and "refused stats" in caplog.text
+    [card] = stats.cards
+    assert "Turns: 1" in card_text(card)
+    facts = next(block for block in card["body"] if block["type"] == "FactSet")["facts"]
+    assert {"title": "answered", "value": "1"} in facts
+
+
+def test_feedback_action_is_stored(teams: TeamsRig) -> None:
+    teams.post(teams.activity("How do I renew the TLS certificate?"))
+    [answer] = teams.connector.messages()
+    bad = next(d for d in actions(answer) if d.get("verdict") == "bad")
+    teams.post(teams.activity(None, value=bad))
+    assert "Thanks for the feedback" in teams.connector.messages()[-1].text
+    [vote] = teams.store.feedback()
+    assert vote["result_id"] == bad["result_id"] and int(vote["value"]) < 0
+
+
+def test_a_duplicate_activity_is_answered_once(teams: TeamsRig) -> None:
+    activity = teams.activity("How do I renew the TLS certificate?", activity_id="dup-1")
+    assert teams.post(activity).status_code == 202
+    assert teams.post(activity).status_code == 202
+    inline = teams.activity("What should I do after changing the docassist-api config?",
+                            activity_id="dup-2")
+    first = teams.post(inline, expect_replies=True).json()["activities"]
+    again = teams.post(inline, expect_replies=True).json()["activities"]
+    assert len(first) == 1 and again == []
+    assert len(teams.connector.messages()) == 1 and len(teams.store.turns()) == 2
+
+
+def test_expect_replies_returns_the_card_inline(teams: TeamsRig) -> None:
+    response = teams.post(teams.activity("Jak odnowić certyfikat TLS?"), expect_replies=True)
+    assert response.status_code == 200
+    [reply] = response.json()["activities"]
+    content = reply["attachments"][0]["content"]
+    assert "[DOC-TLS-" in card_text(content) and "Źródła" in card_text(content)
+    assert teams.connector.sent == []  # nothing went through the connector
+
+
+def test_model_down_is_said_in_the_conversation(teams_factory: Any,
+                                                make_engine: EngineFactory) -> None:
+    teams = teams_factory(make_engine(ScriptedSelector(MODEL_DOWN), human_channel="#ops"))
+    teams.post(teams.activity("How do I renew TLS?"))
+    [reply] = teams.connector.messages()
+    assert "#ops" in reply.text
+    assert teams.store.turns()[0]["status"] == "handoff"
+
+
+def test_failed_replies_are_retried_then_the_user_is_told(teams: TeamsRig) -> None:
+    teams.connector.fail(500)
+    teams.post(teams.activity("How do I renew the TLS certificate?"))
+    [reply] = teams.connector.messages()
+    assert "[DOC-TLS-" in reply.text
+    assert teams.store.inbox_rows()[0]["status"] == "done"
+    teams.connector.fail(500, 500, 500)
+    teams.post(teams.activity("What should I do after changing the docassist-api config?"))
+    assert "couldn't post my answer" in teams.connector.messages()[-1].text
+    assert teams.store.inbox_rows()[1]["status"] == "failed"
+
+
+def test_with_auth_on_unauthenticated_requests_are_refused(
+        teams_factory: Any, make_engine: EngineFactory, registry: ToolRegistry) -> None:
+    with recording(registry, "answer_from_documents") as calls:
+        teams = teams_factory(make_engine(), TeamsCredentials("app-1", TENANT, "s3cret"))
+        activity = teams.activity("How do I renew the TLS certificate?")
+        missing = teams.post(activity)
+        garbage = teams.post(activity, headers={"Authorization": "Bearer not-a-jwt"})
+        wrong_scheme = teams.post(activity, headers={"Authorization": "Basic dXNlcjpwYXNz"})
+    assert [r.status_code for r in (missing, garbage, wrong_scheme)] == [401, 401, 401]
+    assert "s3cret" not in missing.text + garbage.text + wrong_scheme.text
+    assert calls["answer_from_documents"].calls == []
+    assert teams.store.inbox_rows() == [] and teams.store.turns() == []
+    assert teams.connector.sent == []
+    assert httpx.get(teams.url.replace("/api/messages", "/healthz")).json() == {"ok": True}
+
+
+def test_long_answers_are_split_across_cards_and_nothing_is_lost() -> None:
+    answer = "\n\n".join(f"Paragraph {i}: " + "word " * 400 for i in range(12))
+    result = TurnResult(result_id="r", conversation_id="c", generation=0, turn_id=1,
+                        status="answered", answer=answer, language="en")
+    rendered = cards.render(result)
+    assert len(rendered) > 1 and "actions" in rendered[-1] and "actions" not in rendered[0]
+    texts = [card_text(card) for card in rendered]
+    assert all(len(text) <= cards.CARD_TEXT_LIMIT for text in texts)
+    assert " ".join(" ".join(texts).split()) == " ".join(answer.split())

@@ -1,0 +1,85 @@
+"""A fake Bot Connector on 127.0.0.1 (port 0): the `serviceUrl` Teams gives the bot. It records
+every activity the bot sends (`POST /v3/conversations/{id}/activities[/{replyToId}]`)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from tests.loopback import LoopbackServer, QuietHandler
+
+
+@dataclass
+class Sent:
+    conversation_id: str
+    reply_to_id: str | None
+    activity: dict[str, Any]
+    authorization: str | None
+
+    @property
+    def cards(self) -> list[dict[str, Any]]:
+        return [a["content"] for a in self.activity.get("attachments") or []
+                if a.get("contentType") == "application/vnd.microsoft.card.adaptive"]
+
+    @property
+    def text(self) -> str:
+        """The activity's text, or its cards' text blocks joined."""
+        if self.activity.get("text"):
+            return str(self.activity["text"])
+        return "\n".join(card_text(card) for card in self.cards)
+
+
+def card_text(card: dict[str, Any]) -> str:
+    return "\n".join(str(block.get("text", "")) for block in card.get("body", [])
+                     if block.get("type") == "TextBlock")
+
+
+@dataclass
+class FakeConnector:
+    sent: list[Sent] = field(default_factory=list)
+    failures: list[int] = field(default_factory=list)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fail(self, *statuses: int) -> None:
+        """Answer the next sends with these HTTP statuses."""
+        self.failures.extend(statuses)
+
+    def messages(self) -> list[Sent]:
+        return [sent for sent in self.sent if sent.activity.get("type") == "message"]
+
+    def __enter__(self) -> FakeConnector:
+        owner = self
+
+        class Handler(QuietHandler):
+            def do_POST(self) -> None:
+                parts = self.path.split("?")[0].strip("/").split("/")
+                if parts[:2] != ["v3", "conversations"] or len(parts) not in (4, 5) \
+                        or parts[3] != "activities":
+                    self.reply(404, b'{"error": "not found"}')
+                    return
+                body = json.loads(self.read_body() or b"{}")
+                with owner._lock:
+                    if owner.failures:
+                        self.reply(owner.failures.pop(0), b'{"error": "injected"}')
+                        return
+                    owner.sent.append(Sent(
+                        conversation_id=unquote(parts[2]),
+                        reply_to_id=unquote(parts[4]) if len(parts) == 5 else None,
+                        activity=body, authorization=self.headers.get("Authorization")))
+                    reply_id = f"reply-{next(owner._ids)}"
+                self.reply(200, json.dumps({"id": reply_id}).encode())
+
+        self._server = LoopbackServer(Handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stop()
+
+    @property
+    def url(self) -> str:
+        return self._server.base_url + "/"
