@@ -44,6 +44,8 @@ class FakeConnector:
     failures: list[int] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    held: threading.Event | None = None
+    """While set to an unset Event, sends wait for it and are then refused (a dead connector)."""
 
     def fail(self, *statuses: int) -> None:
         """Answer the next sends with these HTTP statuses."""
@@ -63,6 +65,10 @@ class FakeConnector:
                     self.reply(404, b'{"error": "not found"}')
                     return
                 body = json.loads(self.read_body() or b"{}")
+                if owner.held is not None:
+                    owner.held.wait(30)
+                    self.reply(503, b'{"error": "held"}')
+                    return
                 with owner._lock:
                     if owner.failures:
                         self.reply(owner.failures.pop(0), b'{"error": "injected"}')

@@ -320,6 +320,27 @@ def teams(
         asyncio.run(run())
 
 
+@app.command("teams-package")
+def teams_package(
+    out: Annotated[Path, typer.Option(help="The zip to write.")] = Path("docassist-teams.zip"),
+    bot_app_id: Annotated[str | None, typer.Option(
+        help="The bot's Entra app id (default: DOCASSIST_TEAMS_APP_ID).")] = None,
+    manifest: Annotated[Path | None, typer.Option(help="Manifest template.")] = None,
+) -> None:
+    """Build the Teams app package to sideload: manifest with ids filled in, plus icons."""
+    from docassist.bot.teams.package import build_package
+    from docassist.config import TeamsSettings, default_teams_manifest
+
+    app_id = bot_app_id or TeamsSettings().app_id
+    if not app_id:
+        raise _fail("give --bot-app-id or set DOCASSIST_TEAMS_APP_ID", False)
+    try:
+        build_package(manifest or default_teams_manifest(), out, app_id)
+    except (ValueError, OSError) as error:
+        raise _fail(f"could not build the package: {error}", False) from error
+    err.print(f"wrote {out}: upload it in Teams → Apps → Manage your apps → Upload an app")
+
+
 @app.command()
 def doctor(as_json: JsonOption = False) -> None:
     """Which backends answer, with their models and latency; exit 1 if any does not."""

@@ -17,6 +17,12 @@ from docassist.models.registry import ModelConfig
 _REPO_DEMO_DOCS = Path(__file__).resolve().parents[2] / "samples" / "docs"
 
 
+def default_teams_manifest() -> Path:
+    """The Teams manifest template: next to the source tree, else ./teams/manifest.json."""
+    beside = _REPO_DEMO_DOCS.parent.parent / "teams" / "manifest.json"
+    return beside if beside.is_file() else Path("teams/manifest.json")
+
+
 def default_docs_path() -> Path:
     """The demo corpus: next to the source tree (editable install), else ./samples/docs."""
     return _REPO_DEMO_DOCS if _REPO_DEMO_DOCS.is_dir() else Path("samples/docs")

@@ -1,0 +1,116 @@
+"""`docassist teams` as a real process: configuration errors, anonymous mode said loudly,
+inline replies, and a crash after the activity was stored."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from docassist.storage import Store
+from tests.conftest import REPO
+from tests.slack.test_slack_process import free_port
+from tests.teams_connector import FakeConnector, card_text
+
+
+def teams_env(db: Path, **extra: str) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith("DOCASSIST_TEAMS_")}
+    return {**env, "DOCASSIST_DB": str(db), **extra}
+
+
+def start_teams(db: Path, port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "docassist", "teams", "--port", str(port)],
+        env=teams_env(db, DOCASSIST_TEAMS_ANONYMOUS="true"), cwd=REPO,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError(process.stderr.read().decode() if process.stderr else "no start")
+
+
+def activity(connector: FakeConnector, text: str, activity_id: str,
+             **extra: Any) -> dict[str, Any]:
+    return {"type": "message", "id": activity_id, "channelId": "msteams",
+            "serviceUrl": connector.url, "text": text,
+            "from": {"id": "29:u1", "aadObjectId": "aad-u1"},
+            "recipient": {"id": "28:bot", "name": "DocAssist"},
+            "conversation": {"id": "a:chat-1", "conversationType": "personal",
+                             "tenantId": "tenant-1"}, **extra}
+
+
+def test_without_credentials_it_refuses_to_start(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "docassist", "teams", "--port", "0"],
+                          env=teams_env(tmp_path / "x.db"), cwd=REPO, capture_output=True,
+                          timeout=60)
+    assert done.returncode != 0
+    message = done.stderr.decode()
+    assert "DOCASSIST_TEAMS_APP_ID" in message and "DOCASSIST_TEAMS_APP_PASSWORD" in message
+    assert "DOCASSIST_TEAMS_ANONYMOUS=true" in message
+    assert not (tmp_path / "x.db").exists()  # nothing opened, nothing indexed
+
+
+def test_anonymous_mode_warns_and_replies_inline(db_path: Path) -> None:
+    port = free_port()
+    process = start_teams(db_path, port)
+    try:
+        with FakeConnector() as connector:
+            response = httpx.post(
+                f"http://127.0.0.1:{port}/api/messages", timeout=30,
+                json=activity(connector, "How do I renew the TLS certificate?", "p-1",
+                              deliveryMode="expectReplies"))
+            [reply] = response.json()["activities"]
+            assert "[DOC-TLS-" in card_text(reply["attachments"][0]["content"])
+            assert connector.sent == []
+    finally:
+        process.terminate()
+        stderr = process.communicate(timeout=10)[1].decode()
+    assert "WITHOUT authentication" in stderr
+
+
+def test_killed_after_storing_the_restarted_bot_answers_once(db_path: Path) -> None:
+    with FakeConnector() as connector:
+        connector.held = threading.Event()  # the first process never gets its reply out
+        first = start_teams(db_path, free_port())
+        port = first.args[-1]
+        try:
+            response = httpx.post(f"http://127.0.0.1:{port}/api/messages", timeout=30,
+                                  json=activity(connector, "How do I renew TLS?", "crash-1"))
+            assert response.status_code == 202  # accepted: Teams will not resend
+            store = Store(db_path)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not [
+                    row for row in store.inbox_rows() if row["status"] == "answered"]:
+                time.sleep(0.05)
+            assert store.inbox_rows()[0]["status"] == "answered"
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait(10)
+        connector.held.set()
+        connector.held = None
+        second = start_teams(db_path, free_port())  # resumes unfinished events on start
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not connector.messages():
+                time.sleep(0.05)
+        finally:
+            second.terminate()
+            second.wait(10)
+    [reply] = connector.messages()
+    assert reply.reply_to_id == "crash-1" and "[DOC-TLS-" in reply.text
+    assert len(store.turns()) == 1
+    assert store.inbox_rows()[0]["status"] == "done"
+    store.close()
