@@ -21,6 +21,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
+from docassist.bot.commands import parse_text_command
 from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.render import (
     ASK_HUMAN_ACTION,
@@ -47,7 +48,6 @@ PLATFORM: Final = "slack"
 DM_THREAD: Final = "dm"
 """Top-level direct messages continue one conversation per DM channel."""
 _MENTION: Final = re.compile(r"<@[A-Z0-9]+>")
-_CLEAR_WORDS: Final = frozenset({"clear", "/clear", "wyczyść", "wyczysc", "reset"})
 PROMPT_COUNT: Final = 4
 PROMPT_TITLE_CHARS: Final = 60
 _IGNORED_SUBTYPES: Final = frozenset({
@@ -180,7 +180,8 @@ class SlackAdapter:
                            body.get("event_id"), sha256_text(str(event.get("user"))))
             self._post_text(key, i18n.text("rate_limited", language, seconds=wait))
             return
-        command = Command.CLEAR if text.casefold() in _CLEAR_WORDS else None
+        parsed = parse_text_command(text)
+        command = Command.CLEAR if parsed is not None and parsed.name == "clear" else None
         message = ChatMessage(key=key, user=str(event.get("user")), text=text, command=command,
                               event_id=event_id)
         self.worker.submit(message, dedupe_key=dedupe_key)
