@@ -57,3 +57,12 @@ def test_every_text_exists_in_every_language_with_the_same_placeholders() -> Non
     ("How do I check the status?", "en"), ("DOC-TLS", "en")])
 def test_reply_language_follows_the_user(text: str, language: str) -> None:
     assert i18n.detect_language(text, "en") == language
+
+
+@pytest.mark.parametrize(("adapter", "foreign"), [
+    ("slack", ("microsoft_agents", "aiohttp", "docassist.bot.teams")),
+    ("teams", ("slack_bolt", "slack_sdk", "docassist.bot.slack"))])
+def test_platform_adapters_do_not_lean_on_each_other(adapter: str,
+                                                     foreign: tuple[str, ...]) -> None:
+    used = set().union(*(imports_of(path) for path in (SRC / "bot" / adapter).glob("*.py")))
+    assert {name for name in used if name.startswith(foreign)} == set()

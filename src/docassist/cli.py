@@ -276,6 +276,7 @@ def teams(
 
     from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
     from docassist.bot.teams.server import (
+        ANONYMOUS_NOISE_LOGGER,
         ANONYMOUS_WARNING,
         TeamsCredentials,
         connections_for,
@@ -304,8 +305,9 @@ def teams(
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global), connections)
     if teams_settings.anonymous:
-        err.print(ANONYMOUS_WARNING, style="bold red")
         logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
+        # Without an app id the SDK warns on every request; in anonymous mode that is expected.
+        logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
 

@@ -35,6 +35,7 @@ ANONYMOUS_WARNING: Final = (
     "WARNING: the Teams endpoint runs WITHOUT authentication (DOCASSIST_TEAMS_ANONYMOUS=true). "
     "Anyone who can reach it can post as any user and make it call any serviceUrl. "
     "Use it only for local testing.")
+ANONYMOUS_NOISE_LOGGER: Final = "microsoft_agents.hosting.core.connector.client.user_token_client"
 
 
 @dataclass(frozen=True)
