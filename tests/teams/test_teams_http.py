@@ -276,3 +276,27 @@ def test_long_answers_are_split_across_cards_and_nothing_is_lost() -> None:
     texts = [card_text(card) for card in rendered]
     assert all(len(text) <= cards.CARD_TEXT_LIMIT for text in texts)
     assert " ".join(" ".join(texts).split()) == " ".join(answer.split())
+
+
+def test_added_to_a_team_it_introduces_itself_once(teams: TeamsRig) -> None:
+    update = teams.activity(None, conversation=CHANNEL, conversation_type="channel")
+    update = {**update, "type": "conversationUpdate", "membersAdded": [BOT]}
+    teams.post(update)
+    teams.post({**update, "id": "someone-joins", "membersAdded": [{"id": "29:bob"}]})
+    [hello] = teams.connector.messages()
+    assert "Commands: meta DOCUMENT-ID, docs, clear, help" in hello.text
+    assert teams.store.turns() == []
+
+
+def test_files_are_not_read_but_the_text_is_answered(teams: TeamsRig) -> None:
+    html = {"contentType": "text/html", "content": "<p>How do I renew the TLS certificate?</p>"}
+    teams.post({**teams.activity("How do I renew the TLS certificate?"), "attachments": [html]})
+    file = {"contentType": "application/vnd.microsoft.teams.file.download.info",
+            "name": "config.yaml", "content": {"downloadUrl": "http://127.0.0.1:9/f"}}
+    teams.post({**teams.activity("How do I renew the TLS certificate?"),
+                "attachments": [html, file]})
+    teams.post({**teams.activity(None), "attachments": [file]})
+    answer, note, second_answer, only_note = teams.connector.messages()
+    assert "[DOC-TLS-" in answer.text and "[DOC-TLS-" in second_answer.text
+    assert "don't read attachments" in note.text and "don't read attachments" in only_note.text
+    assert len(teams.store.turns()) == 2

@@ -52,6 +52,8 @@ CHAT_THREAD: Final = "chat"
 """Personal and group chats have no threads: one conversation per chat."""
 THREAD_MARKER: Final = ";messageid="
 DELIVERY_TIMEOUT_SECONDS: Final = 30.0
+READABLE_ATTACHMENTS: Final = frozenset({"text/html"})
+"""Teams adds the message itself as `text/html`; anything else (files, images) is not read."""
 EXPECT_REPLIES_TIMEOUT_SECONDS: Final = 60.0
 """How long an `expectReplies` request waits for its turn before answering without it."""
 
@@ -126,6 +128,7 @@ class TeamsAdapter:
         """Turns whose caller waits for the replies in the HTTP response (expectReplies)."""
         self._waiting_lock = threading.Lock()
         self.agent.activity(ActivityTypes.message)(self.on_message)
+        self.agent.members_added()(self.on_members_added)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> int:
         """Bind to the serving loop (replies are sent from it) and resume unfinished events."""
@@ -134,12 +137,29 @@ class TeamsAdapter:
 
     # --- translation ------------------------------------------------------------------
 
+    async def on_members_added(self, context: TurnContext, _state: TurnState) -> None:
+        """Say what DocAssist does when it is added to a chat or team (not for every person
+        who joins later)."""
+        activity = context.activity
+        bot = activity.recipient.id if activity.recipient else None
+        if any(member.id == bot for member in activity.members_added or []):
+            await context.send_activity(text_activity(i18n.text(
+                "teams_help", self.config.default_language)))
+
     async def on_message(self, context: TurnContext, _state: TurnState) -> None:
         activity = context.activity
         key, reply_conversation = thread_address(activity)
+        event_id = f"{reply_conversation}|{activity.id}"
+        if await asyncio.to_thread(self.store.inbox_seen, PLATFORM, event_id, None):
+            return  # a redelivery: answered (or being answered) already, and not counted again
         user = user_id(activity)
         text = activity.remove_recipient_mention() if activity.text else ""
         language = i18n.detect_language(text, self.config.default_language)
+        if any(a.content_type not in READABLE_ATTACHMENTS for a in activity.attachments or []):
+            await context.send_activity(text_activity(i18n.text("attachments_ignored",
+                                                                language)))
+            if not text and activity.value is None:
+                return
         value = activity.value if isinstance(activity.value, dict) else {}
         action = value.get(cards.ACTION_KEY)
         if action == cards.FEEDBACK:
@@ -178,7 +198,7 @@ class TeamsAdapter:
         reference.conversation.id = reply_conversation
         message = ChatMessage(
             key=key, user=user, text=text, command=command, command_argument=argument,
-            event_id=f"{reply_conversation}|{activity.id}",
+            event_id=event_id,
             reply_to=reference.model_dump_json(by_alias=True, exclude_none=True))
         await self._submit(context, message)
 
