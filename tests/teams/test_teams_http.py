@@ -5,6 +5,7 @@ replies captured by a fake connector at the activity's `serviceUrl` or returned 
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -252,7 +253,9 @@ def test_failed_replies_are_retried_then_the_user_is_told(teams: TeamsRig) -> No
 
 
 def test_with_auth_on_unauthenticated_requests_are_refused(
-        teams_factory: Any, make_engine: EngineFactory, registry: ToolRegistry) -> None:
+        teams_factory: Any, make_engine: EngineFactory, registry: ToolRegistry,
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
     with recording(registry, "answer_from_documents") as calls:
         teams = teams_factory(make_engine(), TeamsCredentials("app-1", TENANT, "s3cret"))
         activity = teams.activity("How do I renew the TLS certificate?")
@@ -260,7 +263,7 @@ def test_with_auth_on_unauthenticated_requests_are_refused(
         garbage = teams.post(activity, headers={"Authorization": "Bearer not-a-jwt"})
         wrong_scheme = teams.post(activity, headers={"Authorization": "Basic dXNlcjpwYXNz"})
     assert [r.status_code for r in (missing, garbage, wrong_scheme)] == [401, 401, 401]
-    assert "s3cret" not in missing.text + garbage.text + wrong_scheme.text
+    assert "s3cret" not in missing.text + garbage.text + wrong_scheme.text + caplog.text
     assert calls["answer_from_documents"].calls == []
     assert teams.store.inbox_rows() == [] and teams.store.turns() == []
     assert teams.connector.sent == []
