@@ -208,6 +208,8 @@ def ask(
         _emit_json(result.model_dump(mode="json"))
     else:
         out.print(render_result(result, debug=debug, answer_shown=bool(streamed)))
+    if result.status == "storage_unavailable":
+        raise typer.Exit(code=1)  # the turn was not recorded: not a handled status
 
 
 @app.command()

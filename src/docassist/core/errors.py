@@ -8,7 +8,11 @@ DocAssistError
  │    └── ModelResponseError     an answer that is not what the API promises (never retried)
  ├── StorageError            the database refused or failed
  │    ├── ConcurrentUpdateError  state changed under us (version check)
- │    └── DuplicateEventError    the platform event was already answered
+ │    ├── DuplicateEventError    the platform event was already answered
+ │    └── StorageUnavailableError  writes are impossible now -> "can't save" reply, nothing runs
+ │         ├── StorageBusyError      another writer held the lock past the bounded wait
+ │         ├── StorageReadOnlyError  the file or connection is read-only
+ │         └── StorageFullError      no space: disk full or the database's page limit
  └── ToolError               a tool argument or state check failed
       ├── ToolValidationError    arguments invalid -> `invalid_arguments`
       └── ToolStateError         state lacks what the tool needs -> `clarification_needed`
@@ -52,6 +56,22 @@ class ConcurrentUpdateError(StorageError):
 
 
 class DuplicateEventError(StorageError):
+    pass
+
+
+class StorageUnavailableError(StorageError):
+    """The database cannot take writes right now; a turn that cannot be recorded must not act."""
+
+
+class StorageBusyError(StorageUnavailableError):
+    pass
+
+
+class StorageReadOnlyError(StorageUnavailableError):
+    pass
+
+
+class StorageFullError(StorageUnavailableError):
     pass
 
 

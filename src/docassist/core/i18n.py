@@ -135,6 +135,31 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Wyczyściłem ten wątek. Zaczynamy od nowa.",
         "en": "This thread is cleared. Let's start fresh.",
     },
+    "storage_busy": {
+        "pl": "Baza danych jest teraz zajęta, więc nie obsłużyłem tej wiadomości i niczego "
+        "nie zapisałem. Wyślij ją ponownie za chwilę.",
+        "en": "The database is busy right now, so I didn't handle this message and saved "
+        "nothing. Please send it again in a moment.",
+    },
+    "storage_read_only": {
+        "pl": "Nie mogę teraz niczego zapisać (baza danych jest tylko do odczytu), więc nie "
+        "obsłużyłem tej wiadomości. Administratorzy zobaczą problem w logach; spróbuj później.",
+        "en": "I can't save anything right now (the database is read-only), so I didn't "
+        "handle this message. The administrators will see the problem in the logs; please "
+        "try again later.",
+    },
+    "storage_full": {
+        "pl": "Nie mogę teraz niczego zapisać (brak miejsca na dysku), więc nie obsłużyłem "
+        "tej wiadomości. Administratorzy zobaczą problem w logach; spróbuj później.",
+        "en": "I can't save anything right now (the disk is full), so I didn't handle this "
+        "message. The administrators will see the problem in the logs; please try again later.",
+    },
+    "storage_unavailable": {
+        "pl": "Nie mogę teraz niczego zapisać (błąd bazy danych), więc nie obsłużyłem tej "
+        "wiadomości. Administratorzy zobaczą problem w logach; spróbuj później.",
+        "en": "I can't save anything right now (a database error), so I didn't handle this "
+        "message. The administrators will see the problem in the logs; please try again later.",
+    },
     "unknown_value": {"pl": "brak", "en": "n/a"},
     "button_show_sources": {"pl": "Pokaż źródła", "en": "Show sources"},
     "button_clear_thread": {"pl": "Wyczyść wątek", "en": "Clear thread"},

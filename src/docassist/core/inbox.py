@@ -132,6 +132,9 @@ class InboxWorker:
         if event.status == "pending":
             sink = self.partial_sink(event.message) if self.partial_sink else None
             result = self.engine.handle(event.message, on_partial=sink)
+            if result is not None and result.status == "storage_unavailable":
+                self._tell_not_saved(event, result)
+                return
             self.inbox.record_answer(event.id, result)
         if result is None:  # answered before (a duplicate delivery of the same event)
             self.inbox.finish(event.id, "done")
@@ -153,6 +156,16 @@ class InboxWorker:
                 self.on_undeliverable(event.message, "delivery kept failing")
             except Exception:
                 logger.exception("could not tell the user about inbox event %s", event.id)
+
+    def _tell_not_saved(self, event: InboxEvent, result: TurnResult) -> None:
+        """The database refused the turn (logged once by the engine): tell the user once, and
+        write nothing more. The event stays `pending`, so a start on a writable database
+        answers it; nothing is retried in a loop meanwhile."""
+        try:
+            self.deliver(event.message, result)
+        except Exception as error:
+            logger.warning("could not tell the user that inbox event %s was not saved: %s",
+                           event.id, error)
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until no event is queued or running (tests, shutdown)."""

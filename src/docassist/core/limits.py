@@ -75,3 +75,14 @@ CHUNK_OVERLAP_CHARS: Final = 200
 
 SUPERSEDED_RETENTION_DAYS: Final = 90
 """Chunks of replaced document versions are kept this long so old citations still resolve."""
+
+STORAGE_BUSY_TIMEOUT_MS: Final = 2000
+"""SQLite's busy handler waits this long (sleeping in growing steps) for another connection's
+write lock before a statement gives up with SQLITE_BUSY."""
+
+STORAGE_WRITE_ATTEMPTS: Final = 3
+"""Times a write transaction tries to take the lock, each waiting up to the busy timeout; after
+the last, StorageBusyError. Bound: 3 × 2 s + backoff ≈ 6.3 s."""
+
+STORAGE_RETRY_BACKOFF_SECONDS: Final = 0.1
+"""Pause before the second attempt to take the write lock, doubled before each further one."""

@@ -79,6 +79,11 @@ class ConversationStore(Protocol):
         """True when a turn for this platform event id was already committed."""
         ...
 
+    def ensure_writable(self) -> None:
+        """Raise `StorageUnavailableError` (busy, read-only, full) when a write would fail
+        now; called before a turn acts, and writes nothing."""
+        ...
+
 
 class SelectorModel(Protocol):
     """Something that reads a selection prompt and returns raw text (JSON, hopefully)."""

@@ -10,6 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from docassist.core import i18n, intents
+from docassist.core.errors import (
+    StorageBusyError,
+    StorageFullError,
+    StorageReadOnlyError,
+    StorageUnavailableError,
+)
 from docassist.core.followup import SubjectVocabulary
 from docassist.core.limits import MAX_CLARIFICATIONS_WITHOUT_PROGRESS
 from docassist.core.planning import Plan
@@ -22,6 +28,18 @@ DOCUMENT_ID_ERRORS = frozenset(
     {"unknown_document_id", "document_id_not_in_message", "invalid_document_id"}
 )
 EXAMPLE_SUBJECTS = 2
+
+
+_STORAGE_TEXT: dict[type[StorageUnavailableError], str] = {
+    StorageBusyError: "storage_busy",
+    StorageReadOnlyError: "storage_read_only",
+    StorageFullError: "storage_full",
+}
+
+
+def storage_problem_text(error: StorageUnavailableError, language: i18n.Language) -> str:
+    """What the user is told when the database could not take their message."""
+    return i18n.text(_STORAGE_TEXT.get(type(error), "storage_unavailable"), language)
 
 
 @dataclass

@@ -23,6 +23,7 @@ TurnStatus = Literal[
     "message_too_long",
     "invalid_message",
     "cleared",
+    "storage_unavailable",
 ]
 
 

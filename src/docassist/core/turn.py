@@ -7,6 +7,7 @@ commands or plans and executes the turn, composes the reply, and ends every path
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -18,14 +19,19 @@ from typing import Any
 
 from docassist.core import i18n
 from docassist.core.documents import is_document_id
-from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, ModelError
+from docassist.core.errors import (
+    ConcurrentUpdateError,
+    DuplicateEventError,
+    ModelError,
+    StorageUnavailableError,
+)
 from docassist.core.followup import Resolution
 from docassist.core.limits import MAX_MESSAGE_CHARS
 from docassist.core.messages import ChatMessage, Command, ConversationKey, InvalidMessage
 from docassist.core.messages import validate_message as check_message
 from docassist.core.planning import Plan, plan_turn
 from docassist.core.ports import Answerer, Catalog, ConversationStore, Retriever, SelectorModel
-from docassist.core.replies import compose_reply
+from docassist.core.replies import compose_reply, storage_problem_text
 from docassist.core.results import (
     Clarification,
     ConversationView,
@@ -50,6 +56,8 @@ from docassist.core.state import (
 )
 from docassist.core.tools import ToolContext, ToolExecutor, ToolOutcome, ToolRegistry
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
+
+logger = logging.getLogger(__name__)
 
 MAX_COMMIT_RETRIES = 8
 """Times a turn is re-run when another writer (process) changed the conversation under it."""
@@ -116,7 +124,9 @@ class TurnEngine:
     ) -> TurnResult | None:
         """Run one turn; None when the event id was already handled (a platform retry).
 
-        `on_partial` receives answer sentences as a streaming answerer releases them.
+        `on_partial` receives answer sentences as a streaming answerer releases them. When the
+        database cannot take writes, the result has status `storage_unavailable`: nothing was
+        recorded, and the answer says so.
         """
         key = message.key
         with self._lock_for(key):
@@ -125,6 +135,8 @@ class TurnEngine:
                     if message.event_id and self.store.event_seen(key.platform, message.event_id):
                         return None
                     try:
+                        # A turn that cannot be recorded must not act: check before any tool.
+                        self.store.ensure_writable()
                         return self._run(message, on_partial)
                     except ConcurrentUpdateError:
                         if attempt == MAX_COMMIT_RETRIES:
@@ -133,7 +145,30 @@ class TurnEngine:
                         time.sleep(random.uniform(0.5, 1.5) * RETRY_BACKOFF_SECONDS * attempt)
             except DuplicateEventError:
                 return None  # the same event answered meanwhile by another worker or process
+            except StorageUnavailableError as error:
+                return self._not_saved(message, error)
         raise AssertionError("unreachable")
+
+    def _not_saved(self, message: ChatMessage, error: StorageUnavailableError) -> TurnResult:
+        """The reply to a turn the database could not take: no state, no trace (there is
+        nowhere to write them), so the one log line here is the record."""
+        language = self.options.default_language
+        if isinstance(message.text, str) and message.command is None:
+            language = i18n.detect_language(message.text, language)
+        logger.error("turn not saved (conversation %s, event %s): %s",
+                     message.key.conversation_id, message.event_id, error)
+        return TurnResult(
+            result_id=uuid.uuid4().hex[:16],
+            conversation_id=message.key.conversation_id,
+            generation=0,
+            turn_id=0,  # no turn was recorded
+            status="storage_unavailable",
+            answer=storage_problem_text(error, language),
+            language=language,
+            catalog_version=self.catalog_version,
+            backend=self.selector.backend,
+            model=self.selector.model,
+        )
 
     def _thread_language(self, state: ConversationState) -> i18n.Language:
         """The language of the thread's last user message, for messages that don't tell."""

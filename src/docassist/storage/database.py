@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,8 +18,21 @@ import numpy as np
 from sqlite_utils import Database
 
 from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
-from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
+from docassist.core.errors import (
+    ConcurrentUpdateError,
+    DuplicateEventError,
+    StorageBusyError,
+    StorageError,
+    StorageFullError,
+    StorageReadOnlyError,
+    StorageUnavailableError,
+)
 from docassist.core.inbox import InboxEvent
+from docassist.core.limits import (
+    STORAGE_BUSY_TIMEOUT_MS,
+    STORAGE_RETRY_BACKOFF_SECONDS,
+    STORAGE_WRITE_ATTEMPTS,
+)
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.ports import StoredConversation
 from docassist.core.results import TurnResult
@@ -26,7 +41,9 @@ from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
 from docassist.storage.migrations import migrations
 
-BUSY_TIMEOUT_MS = 5000
+logger = logging.getLogger(__name__)
+
+BUSY_TIMEOUT_MS = STORAGE_BUSY_TIMEOUT_MS
 
 
 def _now() -> str:
@@ -42,6 +59,7 @@ class Store:
             connection = sqlite3.connect(
                 self.path, check_same_thread=False, isolation_level=None,
                 timeout=BUSY_TIMEOUT_MS / 1000,
+                uri=self.path.startswith("file:"),  # e.g. file:/srv/docassist.db?mode=ro
             )
             self.db = Database(connection)
             if self.path != ":memory:":
@@ -58,23 +76,34 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE … COMMIT: takes the write lock first, so version checks hold."""
+        """BEGIN IMMEDIATE … COMMIT: takes the write lock first, so version checks hold.
+
+        A lock held by another connection is waited for (busy timeout) and retried a bounded
+        number of times; every SQLite error, in the body or at COMMIT, leaves the transaction
+        rolled back and surfaces as a StorageError (busy, read-only, full: see `_storage_error`).
+        """
         with self._lock:
             connection = self.db.conn
-            try:
-                connection.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as error:
-                raise StorageError(f"database busy or read-only: {error}") from error
+            _begin_immediate(connection)
             try:
                 yield connection
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            try:
                 connection.execute("COMMIT")
-            except sqlite3.Error as error:
-                connection.execute("ROLLBACK")
-                raise StorageError(f"cannot save: {error}") from error
+            except BaseException as error:
+                _roll_back(connection)
+                if isinstance(error, sqlite3.Error):
+                    raise _storage_error(error) from error
+                raise
+
+    def ensure_writable(self) -> None:
+        """Raise a StorageUnavailableError when a write would fail now (busy past the bounded
+        wait, read-only), before a turn acts. A no-op write in a rolled-back transaction:
+        nothing is stored. A full disk shows only when SQLite needs a new page, at commit."""
+        try:
+            with self._transaction() as connection:
+                connection.execute("UPDATE meta SET value = value WHERE key = 'index_version'")
+                raise _ProbeDone
+        except _ProbeDone:
+            pass
 
     # --- catalog ----------------------------------------------------------------------
 
@@ -410,6 +439,63 @@ class Store:
         where, params = ("WHERE result_id = ?", [result_id]) if result_id else ("", [])
         with self._lock:
             return list(self.db.query(f"SELECT * FROM tool_calls {where} ORDER BY id", params))
+
+
+class _ProbeDone(Exception):
+    """Ends the write probe of `ensure_writable` with a rollback."""
+
+
+_BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+_UNAVAILABLE_CODES = frozenset({sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN,
+                                sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def _begin_immediate(connection: sqlite3.Connection) -> None:
+    """Take the write lock; SQLite's busy handler waits up to the busy timeout per attempt,
+    then we pause (doubling) and try again, STORAGE_WRITE_ATTEMPTS times in all."""
+    pause = STORAGE_RETRY_BACKOFF_SECONDS
+    for attempt in range(1, STORAGE_WRITE_ATTEMPTS + 1):
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.Error as error:
+            busy = _primary_code(error) in _BUSY_CODES
+            if not busy or attempt == STORAGE_WRITE_ATTEMPTS:
+                raise _storage_error(error) from error
+            logger.info("database busy (attempt %d of %d), retrying in %.2f s",
+                        attempt, STORAGE_WRITE_ATTEMPTS, pause)
+            time.sleep(pause)
+            pause *= 2
+
+
+def _roll_back(connection: sqlite3.Connection) -> None:
+    """Roll back what is still open: SQLITE_FULL and some I/O errors already rolled back."""
+    if not connection.in_transaction:
+        return
+    try:
+        connection.execute("ROLLBACK")
+    except sqlite3.Error as error:  # the original error is what the caller must see
+        logger.warning("rollback failed: %s", error)
+
+
+def _primary_code(error: sqlite3.Error) -> int | None:
+    code = getattr(error, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def _storage_error(error: sqlite3.Error) -> StorageError:
+    """SQLite's error as ours, by its primary result code."""
+    code = _primary_code(error)
+    if code in _BUSY_CODES:
+        return StorageBusyError(f"database busy: another connection held the write lock "
+                                f"through {STORAGE_WRITE_ATTEMPTS} attempts ({error})")
+    if code == sqlite3.SQLITE_READONLY:
+        return StorageReadOnlyError(f"database is read-only: {error}")
+    if code == sqlite3.SQLITE_FULL:
+        return StorageFullError(f"database or disk is full: {error}")
+    if code in _UNAVAILABLE_CODES:
+        return StorageUnavailableError(f"database unavailable: {error}")
+    return StorageError(f"cannot save: {error}")
 
 
 def _supersede(connection: sqlite3.Connection, document_id: str, when: str) -> None:

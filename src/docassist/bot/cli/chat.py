@@ -10,7 +10,9 @@ from rich.markup import escape
 from rich.text import Text
 
 from docassist.core import i18n
+from docassist.core.errors import StorageUnavailableError
 from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 
@@ -22,6 +24,7 @@ STATUS_STYLE = {
     "rejected": "red",
     "no_suitable_tool": "magenta",
     "handoff": "red",
+    "storage_unavailable": "red",
 }
 
 
@@ -124,7 +127,11 @@ class ChatSession:
         if self.last_result_id is None or self.feedback_sink is None:
             self.console.print(i18n.text("chat_no_answer_to_rate", self.language), style="yellow")
             return
-        self.feedback_sink(self.last_result_id, "terminal", positive)
+        try:
+            self.feedback_sink(self.last_result_id, "terminal", positive)
+        except StorageUnavailableError as error:  # the session goes on; only the vote is lost
+            self.console.print(storage_problem_text(error, self.language), style="red")
+            return
         self.console.print(i18n.text("feedback_thanks", self.language))
 
     def _send(self, message: ChatMessage) -> None:
@@ -136,6 +143,7 @@ class ChatSession:
 
         result = self.engine.handle(message, on_partial=show)
         if result is not None:
-            self.last_result_id = result.result_id
+            if result.status != "storage_unavailable":  # an unsaved turn cannot be rated
+                self.last_result_id = result.result_id
             self.console.print(render_result(result, debug=self.debug,
                                              answer_shown=bool(streamed)))

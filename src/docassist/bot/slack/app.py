@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from slack_bolt import App, Assistant
+from slack_bolt import App, Assistant, BoltRequest
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
@@ -33,10 +33,11 @@ from docassist.bot.slack.render import (
     render,
 )
 from docassist.core import i18n
-from docassist.core.errors import StorageError
+from docassist.core.errors import StorageError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
+from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
@@ -149,8 +150,8 @@ class SlackAdapter:
     def _is_bot_thread(self, key: ConversationKey) -> bool:
         return self.store.load(key).version > 0
 
-    def _submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool
-                      ) -> None:
+    def _submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
+                      req: BoltRequest | None = None) -> None:
         if event.get("subtype") in _IGNORED_SUBTYPES or event.get("bot_id"):
             return  # edits, deletions, bots (our own messages included)
         team = str(body.get("team_id") or event.get("team") or "")
@@ -184,12 +185,34 @@ class SlackAdapter:
         command = Command.CLEAR if parsed is not None and parsed.name == "clear" else None
         message = ChatMessage(key=key, user=str(event.get("user")), text=text, command=command,
                               event_id=event_id)
-        self.worker.submit(message, dedupe_key=dedupe_key)
+        try:
+            self.worker.submit(message, dedupe_key=dedupe_key)
+        except StorageUnavailableError as error:
+            # Not stored, so not acked: Bolt answers 500 and Slack redelivers the event (up to
+            # three times). The user hears about it once, on the first delivery.
+            retries = req.headers.get("x-slack-retry-num") if req else None
+            retry = retries[0] if retries else None
+            logger.error("event %s not stored, Slack gets a 500 (retry %s): %s",
+                         event_id, retry or 0, error)
+            if retry is None:
+                self._tell_not_stored(key, language, error)
+            raise
 
     def _submit_command(self, key: ConversationKey, user: str, event_id: str,
                         command: Command) -> None:
-        self.worker.submit(ChatMessage(key=key, user=user, text="", command=command,
-                                       event_id=event_id))
+        try:
+            self.worker.submit(ChatMessage(key=key, user=user, text="", command=command,
+                                           event_id=event_id))
+        except StorageUnavailableError as error:  # Slack does not redeliver button presses
+            logger.error("action %s not stored: %s", event_id, error)
+            self._tell_not_stored(key, self.config.default_language, error)
+
+    def _tell_not_stored(self, key: ConversationKey, language: i18n.Language,
+                         error: StorageUnavailableError) -> None:
+        try:
+            self._post_text(key, storage_problem_text(error, language))
+        except Exception as problem:
+            logger.warning("could not tell the user that an event was not stored: %s", problem)
 
     # --- posting ----------------------------------------------------------------------
 
@@ -253,9 +276,9 @@ class SlackAdapter:
                                   title=i18n.text("slack_prompts_title", language))
 
         @assistant.user_message
-        def on_assistant_message(body: dict[str, Any], event: dict[str, Any],
+        def on_assistant_message(body: dict[str, Any], event: dict[str, Any], req: BoltRequest,
                                  set_title: Any, set_status: Any) -> None:
-            self._submit_event(body, event, mentioned=True)  # stored first, whatever happens
+            self._submit_event(body, event, mentioned=True, req=req)  # stored first
             text = str(event.get("text") or "")
             language = i18n.detect_language(text, self.config.default_language)
             try:  # a DM thread outside the pane has no title or status to set
@@ -267,12 +290,18 @@ class SlackAdapter:
         app.assistant(assistant)
 
         @app.event("app_mention")
-        def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
-            self._submit_event(body, event, mentioned=True)
+        def on_mention(body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
+            self._submit_event(body, event, mentioned=True, req=req)
 
         @app.event("message")
-        def on_message(body: dict[str, Any], event: dict[str, Any]) -> None:
-            self._submit_event(body, event, mentioned=False)
+        def on_message(body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
+            self._submit_event(body, event, mentioned=False, req=req)
+
+        @app.error
+        def on_error(error: Exception, logger: logging.Logger) -> None:
+            if isinstance(error, StorageUnavailableError):
+                return  # logged once where it happened; Bolt still answers 500
+            logger.exception(f"Failed to run listener function (error: {error})")
 
         def on_button(command: Command) -> Any:
             def listener(ack: Any, body: dict[str, Any]) -> None:
@@ -314,6 +343,9 @@ class SlackAdapter:
                 self.store.record_feedback(result_id, user, positive=verdict == "good")
             except StorageError as error:
                 logger.warning("feedback not stored: %s", error)
+                if isinstance(error, StorageUnavailableError):
+                    self.client.chat_postEphemeral(channel=channel, user=user,
+                                                   text=storage_problem_text(error, language))
                 return
             if verdict == "good":
                 self.client.chat_postEphemeral(channel=channel, user=user,

@@ -64,7 +64,7 @@ def render(result: TurnResult) -> list[Message]:
     context = _sources_context(result)
     if context is not None:
         last.append(context)
-    if result.status not in ("cleared",):
+    if result.status not in ("cleared", "storage_unavailable"):  # nothing to act on
         last.append(_buttons(result))
     if result.status in ANSWER_STATUSES:
         last.append(feedback_block(result))

@@ -1,0 +1,133 @@
+"""Turns when the database cannot take writes: busy (another connection holds the lock),
+read-only, full. The user is told in their language, nothing is half-saved, no tool acts
+for a turn that cannot be recorded, one log line per message, and the engine goes on."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from docassist.core import i18n
+from docassist.core.answering import ExtractiveAnswerer
+from docassist.core.messages import Command
+from docassist.core.results import TurnResult
+from docassist.core.rules import RulesSelector
+from docassist.core.tools import ToolRegistry
+from docassist.core.turn import TurnEngine
+from docassist.storage import Bm25Retriever, Store
+from tests.helpers import key, message, recording
+from tests.storage.test_storage_faults import SHORT_BUSY_TIMEOUT_MS, LockHolder
+
+HOLD_SECONDS = 0.3
+"""Well inside the default bound (3 attempts × 2 s busy timeout)."""
+
+
+def not_saved_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records
+            if record.levelno >= logging.ERROR and "not saved" in record.getMessage()]
+
+
+@pytest.fixture
+def holder(db_path: Path, store: Store) -> Iterator[LockHolder]:
+    held = LockHolder(db_path)
+    yield held
+    held.close()
+
+
+@pytest.fixture
+def read_only_engine(db_path: Path, registry: ToolRegistry) -> Iterator[TurnEngine]:
+    """An engine over the demo database opened read-only (as SQLite opens a write-protected
+    file)."""
+    read_only = Store(f"file:{db_path}?mode=ro")
+    yield TurnEngine(store=read_only, catalog=read_only, retriever=Bm25Retriever(read_only),
+                     selector=RulesSelector(), answerer=ExtractiveAnswerer(), registry=registry)
+    read_only.close()
+
+
+def test_a_lock_released_after_a_short_while_is_waited_for(
+        engine: TurnEngine, store: Store, holder: LockHolder) -> None:
+    results: list[TurnResult | None] = []
+    turn = threading.Thread(target=lambda: results.append(
+        engine.handle(message("How do I renew the TLS certificate?"))))
+    turn.start()
+    time.sleep(HOLD_SECONDS)
+    assert turn.is_alive()  # it cannot finish while the lock is held: it is waiting
+    holder.release()
+    turn.join(30)
+    [result] = results
+    assert result and result.status == "answered"
+    assert [row["status"] for row in store.turns()] == ["answered"]
+
+
+def test_a_lock_held_past_the_bound_gets_a_clear_reply_and_nothing_runs(
+        engine: TurnEngine, store: Store, registry: ToolRegistry, holder: LockHolder,
+        caplog: pytest.LogCaptureFixture) -> None:
+    store.db.execute(f"PRAGMA busy_timeout = {SHORT_BUSY_TIMEOUT_MS}")
+    with recording(registry, *registry.names()) as recorders:
+        english = engine.handle(message("How do I renew the TLS certificate?"))
+        polish = engine.handle(message("Jak odnowić certyfikat TLS?", thread="t2"))
+    assert english and english.status == "storage_unavailable" and english.turn_id == 0
+    assert english.answer == i18n.text("storage_busy", "en")
+    assert polish and polish.answer == i18n.text("storage_busy", "pl")
+    assert all(recorder.calls == [] for recorder in recorders.values())
+    assert len(not_saved_lines(caplog)) == 2  # one line per message, no retry loop
+    holder.release()
+    assert store.turns() == [] and store.tool_calls() == []
+    assert store.load(key()).version == 0  # nothing half-saved
+    again = engine.handle(message("How do I renew the TLS certificate?"))
+    assert again and again.status == "answered"  # the next message is answered as usual
+
+
+def test_a_read_only_database_gets_a_clear_reply_and_nothing_runs(
+        read_only_engine: TurnEngine, registry: ToolRegistry,
+        caplog: pytest.LogCaptureFixture) -> None:
+    store = read_only_engine.store
+    assert isinstance(store, Store)
+    with recording(registry, *registry.names()) as recorders:
+        results = [
+            read_only_engine.handle(message("How do I renew the TLS certificate?")),
+            read_only_engine.handle(message("Jak odnowić certyfikat TLS?")),
+            read_only_engine.handle(message("/meta DOC-TLS", command=Command.METADATA,
+                                            argument="DOC-TLS")),
+            read_only_engine.handle(message("/clear", command=Command.CLEAR)),
+        ]
+    assert [r.status if r else None for r in results] == ["storage_unavailable"] * 4
+    assert [r.answer if r else None for r in results] == [
+        i18n.text("storage_read_only", language) for language in ("en", "pl", "en", "en")]
+    assert all(recorder.calls == [] for recorder in recorders.values())
+    # No trace row can exist (the file takes no writes): the log line is the record.
+    assert store.turns() == [] and store.tool_calls() == []
+    lines = not_saved_lines(caplog)
+    assert len(lines) == 4 and all("read-only" in line for line in lines)
+    assert store.document("DOC-TLS") is not None  # reading the catalog still works
+
+
+def test_a_full_disk_gets_a_clear_reply_and_leaves_no_half_turn(
+        engine: TurnEngine, store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    page_count = store.db.execute("PRAGMA page_count").fetchone()[0]
+    store.db.execute(f"PRAGMA max_page_count = {page_count}")  # the disk ends here
+    refused: TurnResult | None = None
+    for index in range(200):  # turns add trace rows until SQLite needs a page it cannot get
+        result = engine.handle(message("Jak odnowić certyfikat TLS?", thread=f"full-{index}"))
+        assert result is not None
+        if result.status == "storage_unavailable":
+            refused = result
+            break
+        assert result.status == "answered"
+    assert refused is not None, "the database never filled up"
+    # Full shows only when SQLite needs a page, at commit: the read-only search ran, but its
+    # answer is withheld (it could not be traced) and the whole transaction rolled back.
+    assert refused.answer == i18n.text("storage_full", "pl")
+    assert refused.sources == [] and refused.tool.status is None
+    assert len(store.turns()) == index and len(store.tool_calls()) == index
+    assert store.load(key(f"full-{index}")).version == 0
+    [line] = not_saved_lines(caplog)
+    assert "full" in line
+    store.db.execute("PRAGMA max_page_count = 1073741823")  # space freed
+    again = engine.handle(message("Jak odnowić certyfikat TLS?", thread=f"full-{index}"))
+    assert again and again.status == "answered" and again.turn_id == 1
