@@ -5,6 +5,7 @@ for a turn that cannot be recorded, one log line per message, and the engine goe
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,9 @@ import pytest
 
 from docassist.core import i18n
 from docassist.core.answering import ExtractiveAnswerer
-from docassist.core.messages import Command
+from docassist.core.errors import StorageFullError
+from docassist.core.inbox import InboxWorker
+from docassist.core.messages import ChatMessage, Command
 from docassist.core.results import TurnResult
 from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
@@ -131,3 +134,49 @@ def test_a_full_disk_gets_a_clear_reply_and_leaves_no_half_turn(
     store.db.execute("PRAGMA max_page_count = 1073741823")  # space freed
     again = engine.handle(message("Jak odnowić certyfikat TLS?", thread=f"full-{index}"))
     assert again and again.status == "answered" and again.turn_id == 1
+
+
+PAGE_BUDGETS = range(6)
+"""Pages left on the "disk" when the events start: where it runs out differs with each."""
+
+
+@pytest.mark.parametrize("spare_pages", PAGE_BUDGETS)
+def test_a_filling_disk_loses_no_answer_of_the_inbox(
+        spare_pages: int, demo_template: Path, tmp_path: Path, registry: ToolRegistry) -> None:
+    path = tmp_path / "filling.db"
+    shutil.copy(demo_template, path)
+    store = Store(path)
+    engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
+                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        registry=registry)
+    page_count = store.db.execute("PRAGMA page_count").fetchone()[0]
+    store.db.execute(f"PRAGMA max_page_count = {page_count + spare_pages}")
+    delivered: dict[str, list[str]] = {}
+
+    def deliver(sent: ChatMessage, result: TurnResult) -> None:
+        delivered.setdefault(str(sent.event_id), []).append(result.status)
+
+    worker = InboxWorker(engine, store, deliver)
+    submitted: list[str] = []
+    try:
+        for index in range(100):  # until the inbox itself cannot take an event
+            try:
+                worker.submit(message("How do I renew the TLS certificate?",
+                                      thread=f"fill-{index}", event_id=f"E{index}"))
+            except StorageFullError:
+                break  # not stored: Slack gets a 500 and redelivers it later
+            submitted.append(f"E{index}")
+            assert worker.wait_idle()
+        # Every committed turn was delivered, even when marking it in the inbox failed.
+        for row in store.turns():
+            assert delivered[row["event_id"]] == ["answered"]
+        assert all(delivered[event] in (["answered"], ["storage_unavailable"])
+                   for event in submitted)
+        store.db.execute("PRAGMA max_page_count = 1073741823")  # space freed; a restart:
+        worker.resume()
+        assert worker.wait_idle()
+    finally:
+        worker.close()
+    assert sorted(row["event_id"] for row in store.turns()) == sorted(submitted)
+    assert all(delivered[event].count("answered") == 1 for event in submitted)
+    store.close()

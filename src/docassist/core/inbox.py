@@ -18,6 +18,7 @@ from typing import Final, Literal, Protocol
 
 from pydantic import BaseModel
 
+from docassist.core.errors import StorageUnavailableError
 from docassist.core.messages import ChatMessage
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
@@ -135,7 +136,12 @@ class InboxWorker:
             if result is not None and result.status == "storage_unavailable":
                 self._tell_not_saved(event, result)
                 return
-            self.inbox.record_answer(event.id, result)
+            try:
+                self.inbox.record_answer(event.id, result)
+            except StorageUnavailableError as error:
+                # The turn is committed; only this mark failed. Deliver it now: resumed
+                # later, the event is found answered (event_seen) and not run again.
+                logger.error("inbox event %s answered, but not marked so: %s", event.id, error)
         if result is None:  # answered before (a duplicate delivery of the same event)
             self.inbox.finish(event.id, "done")
             return
