@@ -4,9 +4,14 @@ an event that was not stored, so Slack redelivers it), what the user sees, what 
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
@@ -17,11 +22,15 @@ from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
+from tests.conftest import REPO
 from tests.helpers import recording
 from tests.slack.test_slack_http import SECRET, SlackRig, mention
+from tests.slack.test_slack_process import SECRET as PROCESS_SECRET
+from tests.slack.test_slack_process import free_port, signed_event
 from tests.slack_api import FakeSlackApi
 
 UNLIMITED_PAGES = 1073741823
+START_SECONDS = 60
 
 
 @pytest.fixture
@@ -111,3 +120,41 @@ def test_a_full_disk_loses_no_event_and_leaves_no_one_unanswered(
     answers = [post for post in rig.api.posted() if "[DOC-TLS-" in post["text"]]
     assert sorted(post["thread_ts"] for post in answers) == sorted(
         f"{300 + index}.1" for index in range(len(statuses)))
+
+
+def test_the_bot_process_keeps_serving_on_a_read_only_database(db_path: Path) -> None:
+    """`docassist slack --http` on a file it cannot write, trace retention on: it starts (no
+    crash at the retention run, so no restart loop), refuses what it cannot store with one
+    log line and one note, and goes on serving."""
+    port = free_port()
+    with FakeSlackApi() as api:
+        env = {**os.environ, "DOCASSIST_DB": f"file:{db_path}?mode=ro",
+               "SLACK_BOT_TOKEN": "xoxb-process", "SLACK_SIGNING_SECRET": PROCESS_SECRET,
+               "DOCASSIST_SLACK_API_URL": api.url, "DOCASSIST_TRACE_RETENTION_DAYS": "30"}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
+            env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + START_SECONDS
+            while not _healthy(port):
+                assert process.poll() is None, "the bot exited on a read-only database"
+                assert time.monotonic() < deadline, "the bot did not start"
+                time.sleep(0.1)
+            assert signed_event(port).status_code == 500  # not stored: Slack redelivers
+            assert _healthy(port) and process.poll() is None
+        finally:
+            process.terminate()
+            _, stderr = process.communicate(timeout=30)
+    [note] = api.posted()
+    assert note["thread_ts"] == "555.1" and note["text"] == i18n.text("storage_read_only", "en")
+    lines = [line for line in stderr.decode().splitlines() if "read-only" in line]
+    assert [line.split(":")[0] for line in lines] == [
+        "trace retention skipped until the next run", "event EvCrash not stored, Slack gets a "
+        "500 (retry 0)"]
+
+
+def _healthy(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import re
 import threading
 from collections import Counter
@@ -17,7 +18,10 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
+from docassist.core.errors import StorageUnavailableError
 from docassist.storage.database import Store
+
+logger = logging.getLogger(__name__)
 
 ExportFormat = Literal["jsonl", "csv"]
 TURN_COLUMNS: Final = (
@@ -139,9 +143,18 @@ class RetentionScheduler:
         return purge_older_than(self.store, self.age)
 
     def start(self) -> int:
-        deleted = self.run_once()
+        deleted = self._run_logged()
         self._schedule()
         return deleted
+
+    def _run_logged(self) -> int:
+        """A database that takes no writes now (busy, read-only, full) skips this run with one
+        log line; it must not stop the bot at start (a restart loop) nor end the schedule."""
+        try:
+            return self.run_once()
+        except StorageUnavailableError as error:
+            logger.error("trace retention skipped until the next run: %s", error)
+            return 0
 
     def _schedule(self) -> None:
         if self._stopped:
@@ -152,7 +165,7 @@ class RetentionScheduler:
 
     def _tick(self) -> None:
         try:
-            self.run_once()
+            self._run_logged()
         finally:
             self._schedule()
 
