@@ -28,6 +28,7 @@ from tests.slack.test_slack_http import SECRET, SlackRig, mention
 from tests.slack.test_slack_process import SECRET as PROCESS_SECRET
 from tests.slack.test_slack_process import free_port, signed_event
 from tests.slack_api import FakeSlackApi
+from tests.storage.test_storage_faults import SHORT_BUSY_TIMEOUT_MS, LockHolder
 
 UNLIMITED_PAGES = 1073741823
 START_SECONDS = 60
@@ -84,6 +85,25 @@ def test_an_event_a_read_only_database_cannot_store_gets_a_500_and_one_note(
     meta, docs = rig.api.posted("chat.postEphemeral")
     assert meta["text"] == i18n.text("storage_read_only", "en")
     assert "`DOC-TLS`" in docs["text"]
+
+
+def test_an_event_held_up_past_the_busy_bound_gets_a_500_and_its_redelivery_an_answer(
+        rig: SlackRig, store: Store, db_path: Path) -> None:
+    store.db.execute(f"PRAGMA busy_timeout = {SHORT_BUSY_TIMEOUT_MS}")
+    event = mention("How do I renew the TLS certificate?", "400.1")
+    holder = LockHolder(db_path)  # another process keeps the write lock
+    try:
+        assert rig.event(event, "EvBusy").status_code == 500
+    finally:
+        holder.close()
+    [note] = rig.api.posted()
+    assert note["thread_ts"] == "400.1" and note["text"] == i18n.text("storage_busy", "en")
+    assert rig.store.inbox_rows() == []
+    assert rig.event(event, "EvBusy", retry=1).status_code == 200  # Slack's redelivery
+    assert [row["event_id"] for row in store.turns()] == ["EvBusy"]
+    answer = rig.api.posted()[-1]
+    assert answer["thread_ts"] == "400.1" and "[DOC-TLS-" in answer["text"]
+    assert len(rig.api.posted()) == 2
 
 
 def test_a_full_disk_loses_no_event_and_leaves_no_one_unanswered(

@@ -487,8 +487,8 @@ def _storage_error(error: sqlite3.Error) -> StorageError:
     """SQLite's error as ours, by its primary result code."""
     code = _primary_code(error)
     if code in _BUSY_CODES:
-        return StorageBusyError(f"database busy: another connection held the write lock "
-                                f"through {STORAGE_WRITE_ATTEMPTS} attempts ({error})")
+        return StorageBusyError(f"database busy: another connection held the write lock past "
+                                f"the bounded wait ({error})")
     if code == sqlite3.SQLITE_READONLY:
         return StorageReadOnlyError(f"database is read-only: {error}")
     if code == sqlite3.SQLITE_FULL:
