@@ -35,10 +35,11 @@ from microsoft_agents.hosting.core.authorization import Connections
 from docassist.bot.commands import parse_text_command
 from docassist.bot.teams import cards
 from docassist.core import i18n
-from docassist.core.errors import StorageError
+from docassist.core.errors import StorageError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
+from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
@@ -216,9 +217,14 @@ class TeamsAdapter:
             stored = await asyncio.to_thread(self.worker.submit, message)
         except StorageError as error:
             self._forget(event_id)
-            logger.error("activity not stored: %s", error)
-            await context.send_activity(text_activity(i18n.text(
-                "post_failed", self.config.default_language)))
+            logger.error("activity %s not stored: %s", event_id, error)
+            language = self.config.default_language
+            if isinstance(message.text, str) and message.command is None:
+                language = i18n.detect_language(message.text, language)
+            await context.send_activity(text_activity(
+                storage_problem_text(error, language)
+                if isinstance(error, StorageUnavailableError)
+                else i18n.text("post_failed", language)))
             return
         if not stored:  # a redelivery of an activity we have (or are) answering
             self._forget(event_id)

@@ -75,7 +75,7 @@ def _submit(title: str, **data: str) -> dict[str, Any]:
 def _actions(result: TurnResult) -> list[dict[str, Any]]:
     language = _language(result)
     actions = []
-    if result.status != "cleared":
+    if result.status not in ("cleared", "storage_unavailable"):  # nothing to act on
         actions += [_submit(i18n.text("button_show_sources", language), action=SHOW_SOURCES),
                     _submit(i18n.text("button_clear_thread", language), action=CLEAR_THREAD)]
     if result.status in ANSWER_STATUSES:
