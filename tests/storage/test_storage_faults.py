@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from docassist.core.errors import StorageBusyError, StorageFullError, StorageReadOnlyError
-from docassist.core.limits import STORAGE_WRITE_ATTEMPTS
+from docassist.core.limits import STORAGE_RETRY_BACKOFF_SECONDS, STORAGE_WRITE_ATTEMPTS
 from docassist.storage import Store
 from tests.helpers import message
 
@@ -71,7 +71,7 @@ def test_a_busy_write_is_retried_and_succeeds_once_the_lock_is_free(
         database_logger.setLevel(previous_level)
     assert inbox_id is not None
     assert watcher.retries == [f"database busy (attempt 1 of {STORAGE_WRITE_ATTEMPTS}), "
-                               "retrying in 0.10 s"]
+                               f"retrying in {STORAGE_RETRY_BACKOFF_SECONDS:.2f} s"]
     assert [row["event_id"] for row in store.inbox_rows()] == ["Ev1"]
 
 
