@@ -86,3 +86,7 @@ the last, StorageBusyError. Bound: 3 × 2 s + backoff ≈ 6.3 s."""
 
 STORAGE_RETRY_BACKOFF_SECONDS: Final = 0.1
 """Pause before the second attempt to take the write lock, doubled before each further one."""
+
+LEXICAL_INDEX_PAGE_ROWS: Final = 8192
+"""FTS rows read (and tokenized) at a time when the in-memory BM25 index is rebuilt; bounds
+the memory the rebuild needs on top of the index."""

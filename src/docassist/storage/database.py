@@ -44,6 +44,9 @@ from docassist.storage.migrations import migrations
 logger = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = STORAGE_BUSY_TIMEOUT_MS
+FTS_COLUMN_WEIGHTS = (0.0, 2.0, 3.0, 1.0)
+"""bm25() weights of chunks_fts's columns: chunk_id (not indexed), title, section, body."""
+_BM25 = f"bm25(chunks_fts, {', '.join(map(str, FTS_COLUMN_WEIGHTS))})"
 
 
 def _now() -> str:
@@ -201,7 +204,7 @@ class Store:
         """Chunks matching an FTS5 expression, best BM25 first, with their raw bm25 value."""
         sql = (
             "SELECT c.chunk_id, c.document_id, c.ordinal, c.section, c.header, c.text, "
-            "bm25(chunks_fts, 0.0, 2.0, 3.0, 1.0) AS rank_value "
+            f"{_BM25} AS rank_value "
             "FROM chunks_fts JOIN chunks c ON c.chunk_id = chunks_fts.chunk_id "
             "WHERE chunks_fts MATCH ? ORDER BY rank_value LIMIT ?"
         )
@@ -217,6 +220,24 @@ class Store:
             chunk = Chunk.model_validate(row)
             results.append((chunk, documents[chunk.document_id], rank_value))
         return results
+
+    def fts_rows(self, after_rowid: int, limit: int) -> list[tuple[int, str, str, str, str]]:
+        """Searchable rows by rowid, as FTS5 indexed them: rowid, chunk id, and the folded
+        title, section and body. An in-memory index is built from these (storage.search)."""
+        with self._lock:
+            return [tuple(row) for row in self.db.execute(
+                "SELECT rowid, chunk_id, title, section, body FROM chunks_fts WHERE rowid > ? "
+                "ORDER BY rowid LIMIT ?", [after_rowid, limit]).fetchall()]
+
+    def fts_scores(self, match: str) -> list[tuple[int, float]]:
+        """Every row matching an FTS5 expression, by rowid, with its raw bm25 value."""
+        with self._lock:
+            try:
+                return [(int(rowid), float(value)) for rowid, value in self.db.execute(
+                    f"SELECT rowid, {_BM25} FROM chunks_fts WHERE chunks_fts MATCH ?",
+                    [match]).fetchall()]
+            except sqlite3.OperationalError as error:
+                raise StorageError(f"search failed: {error}") from error
 
     # --- embeddings -------------------------------------------------------------------
 
@@ -252,6 +273,28 @@ class Store:
             return [], np.zeros((0, 0), dtype=np.float32)
         matrix = np.vstack([np.frombuffer(row["vector"], dtype=np.float32) for row in rows])
         return chunks, matrix
+
+    def embedding_matrix(self, model: str) -> tuple[list[str], Any]:
+        """Ids of the current chunks with a vector for `model`, and those vectors as one
+        float32 matrix (row i is chunk i), without the chunks' text."""
+        where = ("FROM chunks c JOIN embeddings e ON e.chunk_id = c.chunk_id AND e.model = ? "
+                 "WHERE c.superseded_at IS NULL")
+        with self._lock:
+            connection = self.db.conn
+            connection.execute("BEGIN")  # one snapshot for the count and the rows
+            try:
+                count, dimensions = connection.execute(
+                    f"SELECT count(*), max(e.dimensions) {where}", [model]).fetchone()
+                # Filled row by row: holding every blob and the matrix would double the peak.
+                matrix = np.empty((count, dimensions or 0), dtype=np.float32)
+                chunk_ids: list[str] = []
+                for index, (chunk_id, vector) in enumerate(connection.execute(
+                        f"SELECT c.chunk_id, e.vector {where} ORDER BY c.chunk_id", [model])):
+                    matrix[index] = np.frombuffer(vector, dtype=np.float32)
+                    chunk_ids.append(chunk_id)
+            finally:
+                connection.execute("COMMIT")
+        return chunk_ids, matrix
 
     # --- conversations and traces -------------------------------------------------------
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
-from docassist.core.documents import Chunk, DocumentInfo
+from docassist.core.documents import DocumentInfo
 from docassist.core.limits import (
     DENSE_SIMILARITY_THRESHOLD,
     EMBED_BATCH,
@@ -26,7 +28,7 @@ from docassist.core.limits import (
 )
 from docassist.core.ports import Embedder, SearchHit
 from docassist.storage.database import Store
-from docassist.storage.search import Bm25Retriever
+from docassist.storage.search import Bm25Retriever, best_positions
 
 _EMPTY: Final = np.zeros((0, 0), dtype=np.float32)
 
@@ -50,6 +52,17 @@ def embed_missing(
     return len(chunks)
 
 
+@dataclass(frozen=True)
+class DenseSnapshot:
+    """The vectors of the current chunks as of one index version; no chunk text is held."""
+
+    version: int
+    chunk_ids: list[str]
+    matrix: npt.NDArray[np.float32]
+    positions: dict[str, int]
+    documents: dict[str, DocumentInfo]
+
+
 class DenseRetriever:
     name = "dense"
     default_threshold = DENSE_SIMILARITY_THRESHOLD
@@ -58,35 +71,38 @@ class DenseRetriever:
         self.store = store
         self.embedder = embedder
         self._lock = threading.Lock()
-        self._version = -1
-        self._chunks: list[Chunk] = []
-        self._matrix = _EMPTY
-        self._documents: dict[str, DocumentInfo] = {}
+        self._snapshot = DenseSnapshot(-1, [], _EMPTY, {}, {})
 
-    def _current(self) -> tuple[list[Chunk], np.ndarray, dict[str, DocumentInfo]]:
+    @property
+    def _matrix(self) -> npt.NDArray[np.float32]:
+        return self._snapshot.matrix
+
+    def _current(self) -> DenseSnapshot:
         """The cached matrix; reloaded (embedding what is missing) when the index changed."""
         with self._lock:
             version = self.store.index_version()
-            if version != self._version:
+            if version != self._snapshot.version:
                 embed_missing(self.store, self.embedder)
-                self._chunks, self._matrix = self.store.current_embeddings(self.embedder.name)
-                self._documents = {d.document_id: d for d in self.store.documents()}
-                self._version = version
-            return self._chunks, self._matrix, self._documents
+                self._snapshot = DenseSnapshot(-1, [], _EMPTY, {}, {})  # free the old matrix
+                chunk_ids, matrix = self.store.embedding_matrix(self.embedder.name)
+                self._snapshot = DenseSnapshot(
+                    version, chunk_ids, matrix,
+                    {chunk_id: row for row, chunk_id in enumerate(chunk_ids)},
+                    {d.document_id: d for d in self.store.documents()})
+            return self._snapshot
 
-    def similarities(self, query: str) -> tuple[list[Chunk], np.ndarray, dict[str, DocumentInfo]]:
-        """Every current chunk with its cosine similarity to the query."""
-        chunks, matrix, documents = self._current()
-        if not chunks:
-            return [], np.zeros(0, dtype=np.float32), documents
-        query_vector = self.embedder.embed_queries([query])[0]
-        return chunks, matrix @ query_vector, documents
+    def similarities(self, query: str) -> tuple[DenseSnapshot, npt.NDArray[np.float32]]:
+        """The current vectors and every one's cosine similarity to the query."""
+        snapshot = self._current()
+        if not snapshot.chunk_ids:
+            return snapshot, np.zeros(0, dtype=np.float32)
+        query_vector = np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)
+        return snapshot, snapshot.matrix @ query_vector
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
-        chunks, scores, documents = self.similarities(query)
-        order = np.argsort(-scores, kind="stable")[:top_k]
-        return [SearchHit(chunk=chunks[i], document=documents[chunks[i].document_id],
-                          score=float(scores[i])) for i in order]
+        snapshot, scores = self.similarities(query)
+        return _hits(self.store, snapshot, scores,
+                     [snapshot.chunk_ids[i] for i in best_positions(scores, top_k)], {})
 
 
 class HybridRetriever:
@@ -109,12 +125,8 @@ class HybridRetriever:
         self.min_lexical_score = min_lexical_score
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
-        chunks, scores, documents = self.dense.similarities(query)
-        cosine = {chunk.chunk_id: float(score) for chunk, score in zip(chunks, scores,
-                                                                       strict=True)}
-        by_id = {chunk.chunk_id: chunk for chunk in chunks}
-        dense_order = [chunks[i].chunk_id for i in np.argsort(-scores, kind="stable")
-                       [:HYBRID_CANDIDATES]]
+        snapshot, scores = self.dense.similarities(query)
+        dense_order = [snapshot.chunk_ids[i] for i in best_positions(scores, HYBRID_CANDIDATES)]
         lexical = self.bm25.search(query, HYBRID_CANDIDATES)
         fused: dict[str, float] = {}
         for rank, chunk_id in enumerate(dense_order, start=1):
@@ -126,10 +138,25 @@ class HybridRetriever:
             if hit.score >= self.min_lexical_score:
                 fused[hit.chunk.chunk_id] = (fused.get(hit.chunk.chunk_id, 0.0)
                                              + self.bm25_weight / (self.rrf_k + rank))
-        for hit in lexical:
-            by_id.setdefault(hit.chunk.chunk_id, hit.chunk)
-            documents.setdefault(hit.document.document_id, hit.document)
         best = sorted(fused, key=lambda chunk_id: -fused[chunk_id])[:top_k]
-        return [SearchHit(chunk=by_id[chunk_id],
-                          document=documents[by_id[chunk_id].document_id],
-                          score=cosine.get(chunk_id, 0.0)) for chunk_id in best]
+        return _hits(self.dense.store, snapshot, scores, best,
+                     {hit.chunk.chunk_id: hit for hit in lexical})
+
+
+def _hits(store: Store, snapshot: DenseSnapshot, scores: npt.NDArray[np.float32],
+          chunk_ids: list[str], known: dict[str, SearchHit]) -> list[SearchHit]:
+    """Hits scored by their cosine (0 for a chunk without a vector); chunks are read only for
+    the few returned."""
+    hits: list[SearchHit] = []
+    for chunk_id in chunk_ids:
+        row = snapshot.positions.get(chunk_id)
+        cosine = float(scores[row]) if row is not None else 0.0
+        if chunk_id in known:
+            hits.append(SearchHit(chunk=known[chunk_id].chunk, document=known[chunk_id].document,
+                                  score=cosine))
+            continue
+        chunk = store.chunk(chunk_id)
+        document = snapshot.documents.get(chunk.document_id) if chunk else None
+        if chunk is not None and document is not None:  # else removed since the matrix was read
+            hits.append(SearchHit(chunk=chunk, document=document, score=cosine))
+    return hits

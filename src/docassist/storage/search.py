@@ -1,34 +1,249 @@
-"""BM25 search over the chunk index (SQLite FTS5).
+"""BM25 search over the chunk index.
 
-Scores: FTS5 ranks by BM25; the score we report and apply the similarity threshold to is the
-*coverage*, the share of the query's distinct word stems (first five letters, diacritics
-folded) that the chunk contains, in [0, 1]. It is comparable across queries, unlike raw BM25.
+Ranking is SQLite FTS5's `bm25()` over `chunks_fts` (title, section and body weighted as in
+`FTS_COLUMN_WEIGHTS`), computed with numpy from an in-memory copy of the FTS index: FTS5 has no
+top-k shortcut, so a query whose words occur in most chunks made it score every one of them
+(~250 ms at 100k chunks). The copy is rebuilt when the index version moves, like the dense
+matrix. Single words are scored from the copy with FTS5's formula term by term, so the ranking is
+FTS5's; phrases (hyphenated names), which need word positions, are scored by FTS5 itself and
+added (bm25 is a sum over the query's phrases, each with its own idf).
+
+Scores: the score we report and apply the similarity threshold to is the *coverage*, the share
+of the query's distinct word stems (first five letters, diacritics folded) that the chunk
+contains, in [0, 1]. It is comparable across queries, unlike raw BM25.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import bisect
+import math
+import sqlite3
+import threading
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Final
 
-from docassist.core.limits import BM25_SIMILARITY_THRESHOLD
+import numpy as np
+import numpy.typing as npt
+
+from docassist.core.documents import DocumentInfo
+from docassist.core.limits import BM25_SIMILARITY_THRESHOLD, LEXICAL_INDEX_PAGE_ROWS
 from docassist.core.ports import SearchHit
 from docassist.core.text import stem, terms
-from docassist.storage.database import Store
+from docassist.storage.database import FTS_COLUMN_WEIGHTS, Store
 
-CANDIDATES: Final = 50
+K1: Final = 1.2
+B: Final = 0.75
+"""FTS5's bm25 constants (fts5_aux.c)."""
+
+class FtsTokenizer:
+    """Splits folded text into tokens exactly as FTS5's unicode61 tokenizer does (a test compares
+    the index with FTS5's own vocabulary). In ASCII, tokens are runs of letters and digits.
+    Beyond ASCII, SQLite's Unicode tables decide (private-use and some symbol characters such as
+    emoji are token characters, a few newer letters are not), so each new character is asked
+    of SQLite once. Characters are judged one by one: in scripts whose combining marks survive
+    folding (some Indic, Thai) token boundaries can still differ from FTS5's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._separators = {code: " " for code in range(128) if not chr(code).isalnum()}
+        self._known = {chr(code) for code in range(128)}
+        self._probe: sqlite3.Connection | None = None
+
+    def tokens(self, text: str) -> list[str]:
+        if not text.isascii():
+            with self._lock:
+                unknown = set(text).difference(self._known)
+                if unknown:
+                    self._learn(unknown)
+        return text.translate(self._separators).split()
+
+    def _learn(self, characters: set[str]) -> None:
+        """Ask SQLite which of these characters are token characters (called under the lock)."""
+        if self._probe is None:
+            self._probe = sqlite3.connect(":memory:", check_same_thread=False)
+            self._probe.execute("CREATE VIRTUAL TABLE probe USING fts5(x, tokenize = 'unicode61')")
+            self._probe.execute("CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance)")
+        self._probe.executemany("INSERT INTO probe (rowid, x) VALUES (?, ?)",
+                                [(ord(character), character) for character in characters])
+        kept = {code for (code,) in self._probe.execute("SELECT DISTINCT doc FROM probe_terms")}
+        self._probe.execute("DELETE FROM probe")
+        for character in characters:
+            if ord(character) not in kept:
+                self._separators[ord(character)] = " "
+            self._known.add(character)
+
+
+_TOKENIZER: Final = FtsTokenizer()
+
+_LAST_TOKEN: Final = "\U0010ffff"
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+Int32s = npt.NDArray[np.int32]
+Float32s = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """One part of the query as FTS5 sees it: a word (a stem with `prefix`) or a phrase."""
+
+    tokens: tuple[str, ...]
+    prefix: bool
+
+    def fts(self) -> str:
+        return '"' + " ".join(self.tokens) + '"' + ("*" if self.prefix else "")
+
+
+def query_phrases(query: str, prefix: bool = True) -> list[Phrase]:
+    """The query's words — with `prefix`, their stems as prefixes — hyphenated names as
+    phrases."""
+    phrases: list[Phrase] = []
+    for term in dict.fromkeys(terms(query)):
+        if "-" in term:
+            phrases.append(Phrase(tuple(term.split("-")), prefix=False))
+        else:
+            phrases.append(Phrase((stem(term) if prefix else term,), prefix=prefix))
+    return phrases
 
 
 def fts_query(query: str, prefix: bool = True) -> str | None:
-    """An FTS5 expression: any of the query's words — with `prefix`, their stems as prefixes —
-    hyphenated names as phrases. Every part is quoted, so no query is FTS syntax."""
-    parts: list[str] = []
-    for term in dict.fromkeys(terms(query)):
-        if "-" in term:
-            parts.append('"' + " ".join(term.split("-")) + '"')
-        elif prefix:
-            parts.append(f'"{stem(term)}"*')
-        else:
-            parts.append(f'"{term}"')
+    """An FTS5 expression matching any of the query's phrases. Every part is quoted, so no
+    query is FTS syntax."""
+    parts = [phrase.fts() for phrase in query_phrases(query, prefix)]
     return " OR ".join(parts) if parts else None
+
+
+@dataclass(frozen=True)
+class LexicalIndex:
+    """The FTS table's postings in memory: for each token, the rows holding it and its
+    column-weighted count there. Row positions follow FTS rowid order."""
+
+    version: int
+    chunk_ids: list[str]
+    rowids: Ints
+    length_norm: Floats
+    """Per row: k1 * (1 - b + b * tokens / average tokens), as fts5_aux.c computes it."""
+    tokens: list[str]
+    """The vocabulary, sorted, so a prefix is a range."""
+    offsets: Ints
+    """Postings of tokens[i] are posting_rows[offsets[i]:offsets[i + 1]]."""
+    posting_rows: npt.NDArray[np.int32]
+    posting_frequencies: npt.NDArray[np.float32]
+    documents: dict[str, DocumentInfo]
+
+    @classmethod
+    def build(cls, store: Store) -> LexicalIndex:
+        version = store.index_version()  # read first: a change while reading reloads later
+        documents = {document.document_id: document for document in store.documents()}
+        vocabulary: dict[str, int] = {}
+        chunk_ids: list[str] = []
+        rowids: list[int] = []
+        lengths: list[int] = []
+        pages: list[tuple[Int32s, Int32s, Float32s]] = []
+        after = 0
+        while page := store.fts_rows(after, LEXICAL_INDEX_PAGE_ROWS):
+            pages.append(_page_postings(page, len(chunk_ids), vocabulary, lengths))
+            chunk_ids.extend(row[1] for row in page)
+            rowids.extend(row[0] for row in page)
+            after = page[-1][0]
+        tokens = sorted(vocabulary)
+        rank = np.empty(len(vocabulary), dtype=np.int32)  # first-seen id -> sorted position
+        rank[[vocabulary[token] for token in tokens]] = np.arange(len(tokens), dtype=np.int32)
+        token_of = _joined([rank[page[0]] for page in pages], np.int32)
+        rows = _joined([page[1] for page in pages], np.int32)
+        frequencies = _joined([page[2] for page in pages], np.float32)
+        pages.clear()
+        order = np.argsort(token_of, kind="stable")  # rows stay ascending within a token
+        row_lengths = np.asarray(lengths, dtype=np.float64)
+        average = sum(lengths) / len(lengths) if lengths else 1.0
+        return cls(
+            version=version, chunk_ids=chunk_ids, rowids=np.asarray(rowids, dtype=np.int64),
+            length_norm=K1 * (1 - B + B * row_lengths / average), tokens=tokens,
+            offsets=np.concatenate([[0], np.cumsum(np.bincount(token_of,
+                                                               minlength=len(tokens)))]),
+            posting_rows=rows[order], posting_frequencies=frequencies[order],
+            documents=documents)
+
+    def scores(self, phrases: list[Phrase], store: Store) -> Floats:
+        """FTS5's bm25 of every row for the OR of `phrases`, positive (0 = no match)."""
+        total = np.zeros(len(self.chunk_ids), dtype=np.float64)
+        for phrase in phrases:
+            if len(phrase.tokens) == 1 and _is_one_token(phrase.tokens[0]):
+                rows, frequencies = self._postings(phrase)
+                if len(rows):
+                    hits = len(rows)
+                    idf = math.log((len(total) - hits + 0.5) / (hits + 0.5))
+                    idf = idf if idf > 0.0 else 1e-6  # as FTS5: common words still count a bit
+                    total[rows] += idf * ((frequencies * (K1 + 1.0))
+                                          / (frequencies + self.length_norm[rows]))
+            elif all(self.has(token) for token in phrase.tokens):  # else FTS5 finds none
+                self._add_fts_scores(phrase, store, total)
+        return total
+
+    def _postings(self, phrase: Phrase) -> tuple[Ints, Floats]:
+        """Rows holding the token (or any token with the prefix) and its weighted count."""
+        [token] = phrase.tokens
+        start = bisect.bisect_left(self.tokens, token)
+        end = (bisect.bisect_right(self.tokens, token + _LAST_TOKEN) if phrase.prefix
+               else start + (start < len(self.tokens) and self.tokens[start] == token))
+        low, high = int(self.offsets[start]), int(self.offsets[end])
+        rows = self.posting_rows[low:high].astype(np.int64)
+        frequencies = self.posting_frequencies[low:high].astype(np.float64)
+        if end - start > 1:  # several words share the prefix: one count per row
+            rows, where = np.unique(rows, return_inverse=True)
+            frequencies = np.asarray(np.bincount(where, weights=frequencies, minlength=len(rows)),
+                                     dtype=np.float64)
+        return rows, frequencies
+
+    def _add_fts_scores(self, phrase: Phrase, store: Store, total: Floats) -> None:
+        matches = store.fts_scores(phrase.fts())
+        if not matches:
+            return
+        rowids = np.fromiter((rowid for rowid, _ in matches), dtype=np.int64, count=len(matches))
+        values = np.fromiter((value for _, value in matches), dtype=np.float64,
+                             count=len(matches))
+        positions = np.searchsorted(self.rowids, rowids)
+        known = (positions < len(self.rowids)) & (
+            self.rowids[np.minimum(positions, len(self.rowids) - 1)] == rowids)
+        total[positions[known]] -= values[known]  # bm25() is negative: better is lower
+
+    def has(self, token: str) -> bool:
+        at = bisect.bisect_left(self.tokens, token)
+        return at < len(self.tokens) and self.tokens[at] == token
+
+
+def _is_one_token(text: str) -> bool:
+    return _TOKENIZER.tokens(text) == [text]
+
+
+def _joined(parts: list[Any], dtype: type[np.generic]) -> Any:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _page_postings(page: list[tuple[int, str, str, str, str]], first_row: int,
+                   vocabulary: dict[str, int], lengths: list[int]
+                   ) -> tuple[Int32s, Int32s, Float32s]:
+    """(token id, row, weighted count) for each distinct token of each row of one page, kept
+    small (32 bits: counts are small whole numbers, exact in float32)."""
+    # One list of tokens per (row, column), in order; numpy does the counting.
+    found = [_TOKENIZER.tokens(text) for row in page for text in row[2:]]
+    every_token = list(chain.from_iterable(found))
+    for token in set(every_token).difference(vocabulary):
+        vocabulary[token] = len(vocabulary)
+    token_ids = np.fromiter(map(vocabulary.__getitem__, every_token), dtype=np.int64,
+                            count=len(every_token))
+    sizes = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+    columns = len(FTS_COLUMN_WEIGHTS) - 1
+    lengths.extend(sizes.reshape(-1, columns).sum(axis=1).tolist())
+    row_span = first_row + len(page)
+    rows = np.repeat(np.repeat(np.arange(first_row, row_span, dtype=np.int64), columns), sizes)
+    weights = np.repeat(np.tile(np.asarray(FTS_COLUMN_WEIGHTS[1:]), len(page)), sizes)
+    # One entry per (token, row): key = token * rows in all + row, summed with its weights.
+    unique_keys, where = np.unique(token_ids * row_span + rows, return_inverse=True)
+    counts = np.bincount(where, weights=weights).astype(np.float32)
+    return ((unique_keys // row_span).astype(np.int32), (unique_keys % row_span).astype(np.int32),
+            counts)
 
 
 class Bm25Retriever:
@@ -38,20 +253,48 @@ class Bm25Retriever:
     def __init__(self, store: Store, *, prefix: bool = True) -> None:
         self.store = store
         self.prefix = prefix  # False only to measure what stem prefixes buy (bench/)
+        self._lock = threading.Lock()
+        self._index: LexicalIndex | None = None
+
+    def index(self) -> LexicalIndex:
+        """The in-memory index, rebuilt when the store's index version moved."""
+        with self._lock:
+            if self._index is None or self._index.version != self.store.index_version():
+                self._index = None  # let the old copy go before building the new one
+                self._index = LexicalIndex.build(self.store)
+            return self._index
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
-        match = fts_query(query, self.prefix)
-        if match is None:
+        phrases = query_phrases(query, self.prefix)
+        if not phrases or top_k <= 0:
             return []
+        index = self.index()
+        scores = index.scores(phrases, self.store)
         wanted = {stem(term) for term in terms(query)}
         hits: list[SearchHit] = []
-        for chunk, document, _rank in self.store.search_fts(match, max(CANDIDATES, top_k)):
+        for position in best_positions(scores, top_k, among=np.flatnonzero(scores > 0)):
+            chunk = self.store.chunk(index.chunk_ids[position])
+            document = index.documents.get(chunk.document_id) if chunk else None
+            if chunk is None or document is None:  # pruned or removed since the index was read
+                continue
             present = wanted & _stems_of(f"{document.title} {chunk.section} {chunk.text}")
-            coverage = len(present) / len(wanted) if wanted else 0.0
-            hits.append(SearchHit(chunk=chunk, document=document, score=coverage))
-            if len(hits) >= top_k:
-                break
+            hits.append(SearchHit(chunk=chunk, document=document,
+                                  score=len(present) / len(wanted)))
         return hits
+
+
+def best_positions(scores: npt.NDArray[np.floating], count: int,
+                   among: npt.NDArray[np.intp] | None = None) -> list[int]:
+    """Positions of the `count` highest scores (of positions `among`), best first, ties in
+    position order: what a stable sort of every score gives, without sorting them all."""
+    if count <= 0:
+        return []
+    candidates = np.arange(len(scores)) if among is None else among
+    if len(candidates) > count:
+        cut = np.partition(scores[candidates], len(candidates) - count)[len(candidates) - count]
+        candidates = candidates[scores[candidates] >= cut]  # ties at the cut stay in the race
+    order = np.lexsort((candidates, -scores[candidates]))
+    return [int(position) for position in candidates[order][:count]]
 
 
 def _stems_of(text: str) -> set[str]:

@@ -1,0 +1,98 @@
+"""The in-memory BM25 index against FTS5 itself: same tokens, same scores, same ranking."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docassist.core.documents import parse_document
+from docassist.core.retrieval_eval import load_retrieval_cases
+from docassist.storage import Bm25Retriever, Store
+from docassist.storage.database import FTS_COLUMN_WEIGHTS
+from docassist.storage.search import best_positions, fts_query, query_phrases
+from tests.conftest import REPO
+
+QUESTIONS = [case.question for case in load_retrieval_cases(
+    (REPO / "samples" / "retrieval_dev.jsonl").read_text(encoding="utf-8").splitlines())]
+
+ODD_TEXT = """## Znaki_i liczby
+Zażółć gęślą jaźń; Straße, ŁÓDŹ, naïve café, øre, ı, Ελληνικά, 東京, x² 3.14 v1_2
+snake_case_name, docassist-api, e-mail, TLS-Zertifikat; ½ ⅓ ①; emoji 🙂 tab\there.
+"""
+
+
+@pytest.fixture
+def odd_store(store: Store) -> Store:
+    """The demo corpus plus a document of characters a tokenizer could disagree on."""
+    store.replace_document(parse_document("odd.md", "odd", ODD_TEXT), "/tmp/odd.md")
+    return store
+
+
+def test_the_index_holds_exactly_what_fts5_indexed(odd_store: Store) -> None:
+    index = Bm25Retriever(odd_store).index()
+    odd_store.db.execute(
+        "CREATE VIRTUAL TABLE temp.fts_instances USING fts5vocab(main, chunks_fts, instance)")
+    expected: dict[tuple[str, int], float] = defaultdict(float)
+    for term, rowid, column, _offset in odd_store.db.execute(
+            "SELECT term, doc, col, offset FROM temp.fts_instances"):
+        weight = FTS_COLUMN_WEIGHTS[["chunk_id", "title", "section", "body"].index(column)]
+        expected[term, rowid] += weight
+    ours: dict[tuple[str, int], float] = {}
+    for position, token in enumerate(index.tokens):
+        start, end = int(index.offsets[position]), int(index.offsets[position + 1])
+        for row, frequency in zip(index.posting_rows[start:end],
+                                  index.posting_frequencies[start:end], strict=True):
+            ours[token, int(index.rowids[row])] = float(frequency)
+    assert ours == dict(expected)
+
+
+@pytest.mark.parametrize("prefix", [True, False])
+def test_scores_and_ranking_are_fts5s(odd_store: Store, prefix: bool) -> None:
+    retriever = Bm25Retriever(odd_store, prefix=prefix)
+    index = retriever.index()
+    for question in [*QUESTIONS, "Straße naïve øre x²", "snake_case_name", "e-mail ①"]:
+        match = fts_query(question, prefix)
+        assert match is not None
+        expected = odd_store.fts_scores(match)
+        scores = index.scores(query_phrases(question, prefix), odd_store)
+        by_rowid = dict(zip(index.rowids.tolist(), scores.tolist(), strict=True))
+        assert {rowid for rowid, score in by_rowid.items() if score > 0} == {
+            rowid for rowid, _ in expected}, question
+        for rowid, value in expected:
+            assert by_rowid[rowid] == pytest.approx(-value, rel=1e-12), question
+        ranked = [chunk.chunk_id for chunk, _document, _rank in odd_store.search_fts(match, 20)]
+        assert [hit.chunk.chunk_id for hit in retriever.search(question, 20)] == ranked, question
+
+
+def test_the_index_follows_the_index_version(tmp_path: Path) -> None:
+    store = Store(tmp_path / "x.db")
+    retriever = Bm25Retriever(store)
+    assert retriever.search("kettle", 3) == []  # an empty index
+    store.replace_document(parse_document("k.md", "k", "## Kettle\nDescale the kettle.\n"),
+                           "/tmp/k.md")
+    [hit] = retriever.search("kettle", 3)
+    assert hit.document.document_id == "DOC-K" and hit.score == 1.0
+    index = retriever.index()
+    assert retriever.index() is index  # not rebuilt per query
+    other = Store(store.path)  # another process indexes
+    other.replace_document(parse_document("k.md", "k", "## Teapot\nWarm the teapot.\n"),
+                           "/tmp/k.md")
+    other.close()
+    assert retriever.search("kettle", 3) == []
+    assert retriever.search("teapot", 3)[0].document.document_id == "DOC-K"
+    assert retriever.index() is not index
+    store.close()
+
+
+def test_best_positions_is_a_stable_sort_cut_short() -> None:
+    rng = np.random.default_rng(1)
+    scores = rng.integers(0, 5, 200).astype(np.float32)  # many ties
+    stable = [int(i) for i in np.argsort(-scores, kind="stable")]
+    for count in (0, 1, 7, 50, 200, 300):
+        assert best_positions(scores, count) == stable[:count]
+    positive = np.flatnonzero(scores > 0)
+    assert best_positions(scores, 500, among=positive) == [i for i in stable if scores[i] > 0]
+    assert best_positions(np.zeros(0), 3) == []
