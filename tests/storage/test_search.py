@@ -96,3 +96,12 @@ def test_best_positions_is_a_stable_sort_cut_short() -> None:
     positive = np.flatnonzero(scores > 0)
     assert best_positions(scores, 500, among=positive) == [i for i in stable if scores[i] > 0]
     assert best_positions(np.zeros(0), 3) == []
+
+
+def test_a_chunk_of_punctuation_matches_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path / "x.db")
+    store.replace_document(parse_document("p.md", "p", "## !!!\n... --- ???\n"), "/tmp/p.md")
+    retriever = Bm25Retriever(store)
+    assert retriever.search("anything at all", 3) == []
+    assert not np.isnan(retriever.index().length_norm).any()
+    store.close()

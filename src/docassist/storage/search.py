@@ -156,7 +156,7 @@ class LexicalIndex:
         pages.clear()
         order = np.argsort(token_of, kind="stable")  # rows stay ascending within a token
         row_lengths = np.asarray(lengths, dtype=np.float64)
-        average = sum(lengths) / len(lengths) if lengths else 1.0
+        average = sum(lengths) / len(lengths) if sum(lengths) else 1.0  # no tokens: no match
         return cls(
             version=version, chunk_ids=chunk_ids, rowids=np.asarray(rowids, dtype=np.int64),
             length_norm=K1 * (1 - B + B * row_lengths / average), tokens=tokens,
