@@ -21,6 +21,7 @@ QUESTIONS = [case.question for case in load_retrieval_cases(
 ODD_TEXT = """## Znaki_i liczby
 Zażółć gęślą jaźń; Straße, ŁÓDŹ, naïve café, øre, ı, Ελληνικά, 東京, x² 3.14 v1_2
 snake_case_name, docassist-api, e-mail, TLS-Zertifikat; ½ ⅓ ①; emoji 🙂 tab\there.
+ab\u19b0cd: a letter to Python, a separator to SQLite's Unicode tables.
 """
 
 
@@ -53,7 +54,8 @@ def test_the_index_holds_exactly_what_fts5_indexed(odd_store: Store) -> None:
 def test_scores_and_ranking_are_fts5s(odd_store: Store, prefix: bool) -> None:
     retriever = Bm25Retriever(odd_store, prefix=prefix)
     index = retriever.index()
-    for question in [*QUESTIONS, "Straße naïve øre x²", "snake_case_name", "e-mail ①"]:
+    for question in [*QUESTIONS, "Straße naïve øre x²", "snake_case_name", "e-mail ①",
+                     "ab\u19b0cd", "abcde\u19b0c"]:
         match = fts_query(question, prefix)
         assert match is not None
         expected = odd_store.fts_scores(match)

@@ -177,7 +177,7 @@ class LexicalIndex:
                     idf = idf if idf > 0.0 else 1e-6  # as FTS5: common words still count a bit
                     total[rows] += idf * ((frequencies * (K1 + 1.0))
                                           / (frequencies + self.length_norm[rows]))
-            elif all(self.has(token) for token in phrase.tokens):  # else FTS5 finds none
+            elif self._may_match(phrase):
                 self._add_fts_scores(phrase, store, total)
         return total
 
@@ -207,6 +207,13 @@ class LexicalIndex:
         known = (positions < len(self.rowids)) & (
             self.rowids[np.minimum(positions, len(self.rowids) - 1)] == rowids)
         total[positions[known]] -= values[known]  # bm25() is negative: better is lower
+
+    def _may_match(self, phrase: Phrase) -> bool:
+        """False when FTS5 surely finds no row: a word of the phrase is in no row (a last
+        word with `prefix` is let through)."""
+        words = [word for part in phrase.tokens for word in _TOKENIZER.tokens(part)]
+        return bool(words) and all(self.has(word) for word in words[:-1]) and (
+            phrase.prefix or self.has(words[-1]))
 
     def has(self, token: str) -> bool:
         at = bisect.bisect_left(self.tokens, token)
