@@ -26,6 +26,8 @@ STOPWORDS: Final = frozenset(
 
 def fold(text: str) -> str:
     """Lower case without diacritics (`ł` → `l`), so `zrobic` matches `zrobić`."""
+    if text.isascii():
+        return text.lower()  # the common case, where casefold and NFKD change nothing more
     decomposed = unicodedata.normalize("NFKD", text.casefold().replace("ł", "l"))
     return "".join(char for char in decomposed if not unicodedata.combining(char))
 
