@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ class ModelServer:
     replies: dict[str, deque[Reply]] = field(default_factory=lambda: defaultdict(deque))
     requests: list[Recorded] = field(default_factory=list)
     fallback: dict[str, Reply] = field(default_factory=dict)
+    responders: dict[str, Callable[[Any], Reply]] = field(default_factory=dict)
 
     def script(self, path: str, *replies: Reply) -> None:
         self.replies[path].extend(replies)
@@ -45,6 +47,11 @@ class ModelServer:
     def always(self, path: str, reply: Reply) -> None:
         """Answer every request to `path` with `reply` once the script is used up."""
         self.fallback[path] = reply
+
+    def respond(self, path: str, responder: Callable[[Any], Reply]) -> None:
+        """Answer every request to `path` with `responder(request body)` once the script is
+        used up: a model that answers what it is asked (load tests)."""
+        self.responders[path] = responder
 
     def bodies(self, path: str) -> list[Any]:
         return [r.body for r in self.requests if r.path.split("?")[0] == path]
@@ -65,8 +72,14 @@ class ModelServer:
                 owner.requests.append(Recorded(self.path, dict(self.headers), body))
                 path = self.path.split("?")[0]
                 queue = owner.replies.get(path)
-                reply = queue.popleft() if queue else owner.fallback.get(
-                    path, Reply(status=404, json={"error": f"no scripted reply for {path}"}))
+                responder = owner.responders.get(path)
+                if queue:
+                    reply = queue.popleft()
+                elif responder is not None:
+                    reply = responder(body)
+                else:
+                    reply = owner.fallback.get(
+                        path, Reply(status=404, json={"error": f"no scripted reply for {path}"}))
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.lines is not None:

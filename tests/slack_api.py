@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -16,6 +17,10 @@ from tests.loopback import LoopbackServer, QuietHandler
 class Call:
     method: str
     body: dict[str, Any]
+    at: float = field(default_factory=time.monotonic)
+    """When the call arrived (answer latency in load runs)."""
+    reply: dict[str, Any] = field(default_factory=dict)
+    """What the fake answered (a stream's `ts`, for instance)."""
 
 
 @dataclass
@@ -37,17 +42,43 @@ class FakeSlackApi:
     def posted(self, method: str = "chat.postMessage") -> list[dict[str, Any]]:
         return [call.body for call in self.calls if call.method == method]
 
+    def messages(self, channel: str, thread_ts: str | None) -> list[dict[str, Any]]:
+        """The bot's messages in a thread (or, without `thread_ts`, the channel) as
+        `conversations.replies` / `.history` show them: posts, and streams with the blocks
+        they were stopped with."""
+        found: list[dict[str, Any]] = []
+        streams: dict[str, dict[str, Any]] = {}
+        for call in list(self.calls):
+            body = call.body
+            if call.method in ("chat.postMessage", "chat.startStream") and \
+                    body.get("channel") == channel and \
+                    (thread_ts is None or body.get("thread_ts") == thread_ts):
+                message = {"type": "message", "bot_id": "BBOT", "ts": call.reply.get("ts"),
+                           "thread_ts": body.get("thread_ts"), "text": body.get("text", ""),
+                           "blocks": body.get("blocks") or []}
+                if body.get("metadata"):
+                    message["metadata"] = body["metadata"]
+                streams[str(message["ts"])] = message
+                found.append(message)
+            elif call.method == "chat.stopStream" and body.get("ts") in streams:
+                streams[body["ts"]]["blocks"] = body.get("blocks") or []
+        return found
+
     def __enter__(self) -> FakeSlackApi:
         owner = self
 
         class Handler(QuietHandler):
+            def do_GET(self) -> None:
+                self.do_POST()
+
             def do_POST(self) -> None:
                 if self.path.startswith("/upload/"):
                     owner.uploads.append(self.read_body())
                     self.reply(200, b"OK", "text/plain")
                     return
-                method = self.path.split("?")[0].removeprefix("/api/")
-                raw = self.read_body().decode()
+                method, _, query = self.path.partition("?")
+                method = method.removeprefix("/api/")
+                raw = self.read_body().decode() if self.command == "POST" else query
                 if "json" in (self.headers.get("Content-Type") or ""):
                     body = json.loads(raw or "{}")
                 else:
@@ -67,8 +98,8 @@ class FakeSlackApi:
                     status = statuses.pop(0)
                     self._reply(status, {"ok": False, "error": "fake_failure"})
                     return
-                owner.calls.append(Call(method, body))
                 answer: dict[str, Any] = {"ok": True}
+                owner.calls.append(Call(method, body, reply=answer))
                 if method == "apps.connections.open":
                     answer.update(url=owner.socket_url)
                 elif method == "chat.getPermalink":
@@ -81,9 +112,14 @@ class FakeSlackApi:
                     answer.update(upload_url=f"{base}/upload/F1", file_id="F1")
                 elif method == "files.completeUploadExternal":
                     answer.update(files=[{"id": "F1", "title": "DocAssist traces"}])
+                elif method in ("conversations.replies", "conversations.history"):
+                    answer.update(messages=owner.messages(
+                        str(body.get("channel")),
+                        str(body["ts"]) if method == "conversations.replies" else None),
+                        has_more=False)
                 elif method == "auth.test":
                     answer.update(user_id="UBOT", bot_id="BBOT", team_id="T1", user="docassist")
-                elif method == "chat.postMessage":
+                elif method in ("chat.postMessage", "chat.startStream"):
                     answer.update(channel=body.get("channel"),
                                   ts=f"1800000000.{next(owner._ts):06d}")
                 self._reply(200, answer)

@@ -1,0 +1,373 @@
+"""A Slack load on loopback: conversations × turns sent as signed Events API requests, and
+the checks that every message was answered exactly once, in order, with its state stored.
+
+Used by tests/slack/test_slack_load.py (CI size, a crash mid-load) and bench/load.py (full
+size, figures). Each conversation is one channel thread; its turns are sent one after the
+other (the next as soon as the previous one is acked, as a fast user would type), all
+conversations at once. Stand-ins are only for external systems: the model server answers
+what it is asked after a delay, the fake Slack Web API records what is posted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import httpx
+from slack_sdk.signature import SignatureVerifier
+
+from docassist.core.messages import ConversationKey
+from tests.helpers import proposal
+from tests.model_server import Reply, openai_chat, openai_stream
+from tests.slack_api import FakeSlackApi
+
+REPO: Final = Path(__file__).resolve().parents[1]
+TEAM: Final = "T1"
+CHANNEL: Final = "CLOAD"
+ROOT_BASE: Final = 1_700_000_000
+ACK_TIMEOUT_SECONDS: Final = 30.0
+MODEL_DELAY_SECONDS: Final = 0.2
+"""How long the stand-in model takes per request (selection, then the streamed answer)."""
+QUESTIONS: Final = (
+    "How do I renew the TLS certificate?",
+    "What do I do after changing the docassist-api config?",
+    "How do I restore the database from a backup?",
+)
+BOT_START_SECONDS: Final = 60.0
+_MARKER: Final = re.compile(r"\(load (\d+)\.(\d+)\)")
+
+
+def thread_ts(conversation: int) -> str:
+    return f"{ROOT_BASE + conversation}.000100"
+
+
+def message_ts(conversation: int, turn: int) -> str:
+    """Turn 0 is the thread's root message; later turns are replies in it."""
+    return f"{ROOT_BASE + conversation}.{100 + turn:06d}"
+
+
+def event_id(conversation: int, turn: int) -> str:
+    return f"EvLoad-{conversation}-{turn}"
+
+
+def marker(conversation: int, turn: int) -> str:
+    """Carried by the question, echoed by the model into the answer: which turn a post is."""
+    return f"(load {conversation}.{turn})"
+
+
+def conversation_key(conversation: int) -> ConversationKey:
+    return ConversationKey(platform="slack", workspace=TEAM, channel=CHANNEL,
+                           thread=thread_ts(conversation))
+
+
+def event_body(conversation: int, turn: int) -> str:
+    question = QUESTIONS[(conversation + turn) % len(QUESTIONS)]
+    event: dict[str, Any] = {
+        "type": "app_mention", "user": f"U{conversation:03d}", "team": TEAM,
+        "channel": CHANNEL, "ts": message_ts(conversation, turn),
+        "text": f"<@UBOT> {question} {marker(conversation, turn)}"}
+    if turn:
+        event["thread_ts"] = thread_ts(conversation)
+    return json.dumps({"token": "t", "team_id": TEAM, "api_app_id": "A1",
+                       "type": "event_callback", "event_id": event_id(conversation, turn),
+                       "event_time": ROOT_BASE + conversation, "event": event})
+
+
+# --- the model stand-in --------------------------------------------------------------------
+
+
+def model_responder(delay: float = MODEL_DELAY_SECONDS) -> Callable[[Any], Reply]:
+    """An OpenAI-compatible model that answers what it is asked, after `delay` seconds:
+    selection → answer_from_documents with the standalone question; answer → the question
+    echoed (its load marker included) with the first retrieved chunk cited, streamed when
+    asked to stream."""
+
+    def respond(body: Any) -> Reply:
+        data = json.loads(str(body["messages"][-1]["content"]).split("DATA:\n", 1)[1])
+        if body.get("response_format"):
+            question = data["standalone_question"] or data["user_message"]
+            reply = openai_chat(proposal("tool_call", "answer_from_documents",
+                                         {"question": question}))
+        else:
+            cited = f" [{data['chunks'][0]['id']}]" if data["chunks"] else ""
+            first, second = f"{data['question']} Follow the documented steps{cited}.", \
+                " Then check the service status."
+            reply = openai_stream(first, second) if body.get("stream") else \
+                openai_chat(first + second)
+        reply.delay = delay
+        return reply
+
+    return respond
+
+
+# --- sending -------------------------------------------------------------------------------
+
+
+@dataclass
+class Sent:
+    event_id: str
+    retry: int | None
+    status: int | None
+    """The HTTP status; None when the connection failed (the bot was down or killed)."""
+    started: float
+    ack_ms: float
+
+
+class EventSender:
+    """Signs and posts events over one pooled client (Slack's side of the wire)."""
+
+    def __init__(self, url: str, secret: str, connections: int) -> None:
+        self.url = url
+        self.verifier = SignatureVerifier(secret)
+        # One client for all requests: a new httpx client per request builds an SSL context
+        # (~50 ms of CPU under the GIL), which made the old bench measure itself.
+        self.client = httpx.Client(timeout=ACK_TIMEOUT_SECONDS, limits=httpx.Limits(
+            max_connections=connections, max_keepalive_connections=connections))
+
+    def send(self, conversation: int, turn: int, retry: int | None = None) -> Sent:
+        body = event_body(conversation, turn)
+        timestamp = str(int(time.time()))
+        headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": timestamp,
+                   "X-Slack-Signature": self.verifier.generate_signature(
+                       timestamp=timestamp, body=body)}
+        if retry is not None:
+            headers.update({"X-Slack-Retry-Num": str(retry),
+                            "X-Slack-Retry-Reason": "http_error"})
+        started = time.monotonic()
+        try:
+            status: int | None = self.client.post(self.url, content=body.encode(),
+                                                  headers=headers).status_code
+        except httpx.HTTPError:
+            status = None
+        return Sent(event_id(conversation, turn), retry, status, started,
+                    (time.monotonic() - started) * 1000)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+@dataclass
+class LoadRun:
+    conversations: int
+    turns: int
+    think_seconds: float = 0.0
+    """Pause between a conversation's turns (0: the next one right after the ack)."""
+    sent: list[Sent] = field(default_factory=list)
+    next_turn: dict[int, int] = field(default_factory=dict)
+    """Per conversation: the first turn not acked yet (== turns when all were acked)."""
+    failed: set[tuple[int, int]] = field(default_factory=set)
+    """Turns sent without an ack (Slack would send them again with X-Slack-Retry-Num)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def acked(self) -> int:
+        return sum(1 for sent in self.sent if sent.status == 200)
+
+    def ack_ms(self) -> list[float]:
+        return [sent.ack_ms for sent in self.sent if sent.status == 200]
+
+    def first_sent(self) -> dict[str, float]:
+        first: dict[str, float] = {}
+        for sent in self.sent:
+            first.setdefault(sent.event_id, sent.started)
+        return first
+
+
+def send_load(sender: EventSender, run: LoadRun, stop: threading.Event | None = None) -> None:
+    """Send every conversation's remaining turns, conversations concurrently, turns in order;
+    a conversation stops at its first turn without an ack (or when `stop` is set)."""
+
+    def conversation_thread(conversation: int) -> None:
+        turn = run.next_turn.get(conversation, 0)
+        while turn < run.turns and not (stop is not None and stop.is_set()):
+            retry = 1 if (conversation, turn) in run.failed else None
+            sent = sender.send(conversation, turn, retry)
+            with run._lock:
+                run.sent.append(sent)
+                if sent.status != 200:
+                    run.failed.add((conversation, turn))
+                    return
+                run.failed.discard((conversation, turn))
+                turn += 1
+                run.next_turn[conversation] = turn
+            if run.think_seconds:
+                time.sleep(run.think_seconds)
+
+    threads = [threading.Thread(target=conversation_thread, args=(c,), daemon=True)
+               for c in range(run.conversations)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+# --- what Slack received -------------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    thread_ts: str | None
+    text: str
+    result_id: str | None
+    at: float
+    """When the answer was complete (post, or the stream's stop)."""
+    complete: bool = True
+    """False for a stream that was started and never stopped (its process died)."""
+
+    def turns(self) -> list[tuple[int, int]]:
+        return [(int(c), int(t)) for c, t in _MARKER.findall(self.text)]
+
+
+def _result_id(blocks: Iterable[dict[str, Any]] | None) -> str | None:
+    for block in blocks or []:
+        for element in block.get("elements") or []:
+            value = (element.get("positive_button") or {}).get("value")
+            if value:
+                return str(value).partition(":")[2]
+    return None
+
+
+def _section_text(blocks: Iterable[dict[str, Any]] | None) -> str:
+    return " ".join(str(block["text"]["text"]) for block in blocks or []
+                    if block.get("type") == "section")
+
+
+def answers(api: FakeSlackApi, *, complete: bool = True) -> list[Answer]:
+    """Answers in the order their delivery began: posts, and streams (start → stop). With
+    `complete=False`, only the streams that were started and never stopped."""
+    delivered: list[Answer] = []
+    streams: dict[str, Answer] = {}
+    for call in list(api.calls):
+        body = call.body
+        if call.method == "chat.postMessage":
+            text = _section_text(body.get("blocks")) or str(body.get("text") or "")
+            delivered.append(Answer(body.get("thread_ts"), text,
+                                    _result_id(body.get("blocks")), call.at))
+        elif call.method == "chat.startStream":
+            stream = Answer(body.get("thread_ts"), "", None, call.at, complete=False)
+            streams[str(call.reply.get("ts"))] = stream
+            delivered.append(stream)
+        elif call.method == "chat.appendStream" and body.get("ts") in streams:
+            streams[body["ts"]].text += str(body.get("markdown_text") or "")
+        elif call.method == "chat.stopStream" and body.get("ts") in streams:
+            stream = streams[body["ts"]]
+            stream.result_id, stream.at, stream.complete = (
+                _result_id(body.get("blocks")), call.at, True)
+    return [answer for answer in delivered if answer.complete == complete]
+
+
+def answer_problems(delivered: list[Answer], conversations: int, turns: int) -> list[str]:
+    """Empty when every turn was answered exactly once, in its thread, in order."""
+    problems: list[str] = []
+    by_thread: dict[int, list[int]] = {c: [] for c in range(conversations)}
+    for answer in delivered:
+        found = answer.turns()
+        if len(found) != 1:
+            problems.append(f"an answer in thread {answer.thread_ts} names turns {found}: "
+                            f"{answer.text[:120]!r}")
+            continue
+        conversation, turn = found[0]
+        if answer.thread_ts != thread_ts(conversation):
+            problems.append(f"turn {conversation}.{turn} answered in thread {answer.thread_ts}")
+        by_thread.setdefault(conversation, []).append(turn)
+    for conversation, answered in sorted(by_thread.items()):
+        if answered != list(range(turns)):
+            problems.append(f"conversation {conversation}: answers for turns {answered}")
+    return problems
+
+
+# --- what the SQLite file holds ------------------------------------------------------------
+
+
+def store_problems(db_path: Path, conversations: int, turns: int) -> list[str]:
+    """Empty when the database holds exactly the expected conversations, turns, tool calls
+    and inbox rows: no lost, doubled or half-written state."""
+    problems: list[str] = []
+    with sqlite3.connect(db_path) as connection:
+        connection.row_factory = sqlite3.Row
+        for conversation in range(conversations):
+            conversation_id = conversation_key(conversation).conversation_id
+            row = connection.execute("SELECT version, thread FROM conversations "
+                                     "WHERE conversation_id = ?", [conversation_id]).fetchone()
+            if row is None or row["version"] != turns:
+                problems.append(f"conversation {conversation}: row {dict(row) if row else None}")
+            rows = connection.execute(
+                "SELECT turn_id, event_id, status, result_id, action FROM turns "
+                "WHERE conversation_id = ? ORDER BY turn_id", [conversation_id]).fetchall()
+            expected = [(t + 1, event_id(conversation, t)) for t in range(turns)]
+            if [(r["turn_id"], r["event_id"]) for r in rows] != expected:
+                problems.append(f"conversation {conversation}: turns "
+                                f"{[(r['turn_id'], r['event_id']) for r in rows]}")
+            for turn_row in rows:
+                calls = connection.execute(
+                    "SELECT tool_name, status FROM tool_calls WHERE result_id = ?",
+                    [turn_row["result_id"]]).fetchall()
+                if turn_row["status"] != "answered" or [
+                        (c["tool_name"], c["status"]) for c in calls] != [
+                        ("answer_from_documents", "tool_completed")]:
+                    problems.append(f"turn {turn_row['event_id']}: status "
+                                    f"{turn_row['status']}, tool calls "
+                                    f"{[tuple(c) for c in calls]}")
+        orphans = connection.execute("SELECT COUNT(*) FROM tool_calls WHERE result_id NOT IN "
+                                     "(SELECT result_id FROM turns)").fetchone()[0]
+        if orphans:
+            problems.append(f"{orphans} tool-call rows without their turn")
+        inbox = connection.execute("SELECT event_id, status FROM inbox ORDER BY id").fetchall()
+        if sorted(r["event_id"] for r in inbox) != sorted(
+                event_id(c, t) for c in range(conversations) for t in range(turns)):
+            problems.append(f"inbox holds {len(inbox)} rows for "
+                            f"{conversations * turns} events")
+        unfinished = [tuple(r) for r in inbox if r["status"] != "done"]
+        if unfinished:
+            problems.append(f"inbox rows not done: {unfinished[:10]}")
+    return problems
+
+
+# --- the bot as a real process -------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_bot(db: Path, api: FakeSlackApi, port: int, secret: str,
+              env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """`docassist slack --http` on `port`, returned once /healthz answers. Its stderr goes
+    to `<db>.<port>.log` (a pipe nobody reads would fill up and stall the bot)."""
+    full_env = {**os.environ, "DOCASSIST_DB": str(db), "SLACK_BOT_TOKEN": "xoxb-process",
+                "SLACK_SIGNING_SECRET": secret, "DOCASSIST_SLACK_API_URL": api.url,
+                **(env or {})}
+    log = db.with_name(f"{db.name}.{port}.log")
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
+            env=full_env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
+    deadline = time.monotonic() + BOT_START_SECONDS
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    process.wait(10)
+    raise AssertionError(f"the bot did not start: {log.read_text(errors='replace')}")
+
+
+def model_env(model_url: str) -> dict[str, str]:
+    """The bot's environment for a load: selection and answers by the stand-in model,
+    no rate limits (the load is far above the per-user default on purpose)."""
+    return {"DOCASSIST_MODEL": "openai:load", "DOCASSIST_OPENAI_BASE_URL": f"{model_url}/v1",
+            "DOCASSIST_RATE_PER_USER": "0", "DOCASSIST_RATE_GLOBAL": "0"}
