@@ -36,7 +36,13 @@ from docassist.core.results import TurnResult
 from docassist.core.retrieval_eval import evaluate_retrieval, load_retrieval_cases
 from docassist.core.turn import TurnEngine
 from docassist.doctor import run_checks
-from docassist.runtime import Runtime, ensure_demo_index, index_and_embed, open_runtime
+from docassist.runtime import (
+    Runtime,
+    ensure_demo_index,
+    index_and_embed,
+    open_runtime,
+    warm_up,
+)
 from docassist.storage import IndexReport, Store
 from docassist.storage.exports import (
     RetentionScheduler,
@@ -252,6 +258,7 @@ def slack(
         global_per_minute=runtime.settings.rate_global))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
+    warm_up(runtime)  # before the port opens: no event is acked behind a model load
     resumed = adapter.worker.resume()
     if resumed:
         err.print(f"resumed {resumed} unfinished event(s)")

@@ -39,6 +39,7 @@ from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
+from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 
 logger = logging.getLogger(__name__)
@@ -54,39 +55,58 @@ def _now() -> str:
 
 
 class Store:
-    """One database file; thread-safe through one lock around its connection."""
+    """One database file; thread-safe through one lock around its connection.
+
+    The durable inbox's ack path (`inbox_seen`, `enqueue`) has its own two connections and
+    locks: a platform waits for that ack, so it must not queue behind the turn workers'
+    reads and writes on the shared connection (measured: a 500-event burst had ack p99
+    1.2 s). Its writes are group-committed (see group_commit.py); SQLite (WAL) orders them
+    with the shared connection's writes, and readers never wait for writers.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         try:
-            connection = sqlite3.connect(
-                self.path, check_same_thread=False, isolation_level=None,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                uri=self.path.startswith("file:"),  # e.g. file:/srv/docassist.db?mode=ro
-            )
-            self.db = Database(connection)
+            self.db = Database(self._connect())
             if self.path != ":memory:":
                 self.db.enable_wal()
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             migrations.apply(self.db)
+            # An in-memory database exists once per connection: there the ack path shares it.
+            separate = self.path != ":memory:"
+            self._ack_connection = self._connect() if separate else self.db.conn
+            self._seen_connection = self._connect() if separate else self.db.conn
         except sqlite3.Error as error:
             raise StorageError(f"cannot open database {self.path}: {error}") from error
         self._lock = threading.RLock()
+        self._ack_lock = threading.Lock() if separate else self._lock
+        self._seen_lock = threading.Lock() if separate else self._lock
+        self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
 
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                               timeout=BUSY_TIMEOUT_MS / 1000,
+                               uri=self.path.startswith("file:"))  # e.g. file:/x.db?mode=ro
+
     def close(self) -> None:
+        for connection in (self._ack_connection, self._seen_connection):
+            if connection is not self.db.conn:
+                connection.close()
         self.db.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, ack_path: bool = False) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE … COMMIT: takes the write lock first, so version checks hold.
+        `ack_path`: on the inbox ack connection (see the class docstring).
 
         A lock held by another connection is waited for (busy timeout) and retried a bounded
         number of times; every SQLite error, in the body or at COMMIT, leaves the transaction
         rolled back and surfaces as a StorageError (busy, read-only, full: see `_storage_error`).
         """
-        with self._lock:
-            connection = self.db.conn
+        lock, connection = (self._ack_lock, self._ack_connection) if ack_path else (
+            self._lock, self.db.conn)
+        with lock:
             _begin_immediate(connection)
             try:
                 yield connection
@@ -364,19 +384,27 @@ class Store:
     # --- the durable inbox ------------------------------------------------------------
 
     def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
+        """The ack path: returns once the row is committed, in a transaction shared with the
+        events that arrived meanwhile (one fsync for a burst)."""
         key = message.key
-        with self._transaction() as connection:
-            cursor = connection.execute(
-                "INSERT OR IGNORE INTO inbox (platform, event_id, dedupe_key, conversation_id, "
-                "message, status, attempts, received_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)",
-                [key.platform, message.event_id, dedupe_key, key.conversation_id,
-                 message.model_dump_json(), _now()])
-            return cursor.lastrowid if cursor.rowcount == 1 else None
+        return self._acks.submit([key.platform, message.event_id, dedupe_key,
+                                  key.conversation_id, message.model_dump_json(), _now()])
+
+    def _insert_inbox_rows(self, rows: list[list[Any]]) -> list[int | None]:
+        ids: list[int | None] = []
+        with self._transaction(ack_path=True) as connection:
+            for row in rows:
+                cursor = connection.execute(
+                    "INSERT OR IGNORE INTO inbox (platform, event_id, dedupe_key, "
+                    "conversation_id, message, status, attempts, received_at) "
+                    "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)", row)
+                ids.append(cursor.lastrowid if cursor.rowcount == 1 else None)
+        return ids
 
     def inbox_seen(self, platform: str, event_id: str, dedupe_key: str | None) -> bool:
         """True when this event (or the same message as another event) is already stored."""
-        with self._lock:
-            row = self.db.execute(
+        with self._seen_lock:
+            row = self._seen_connection.execute(
                 "SELECT 1 FROM inbox WHERE platform = ? AND (event_id = ? OR dedupe_key = ?)",
                 [platform, event_id, dedupe_key]).fetchone()
         return row is not None
