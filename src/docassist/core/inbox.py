@@ -4,7 +4,12 @@ after the reply was delivered. On start, what was not finished is resumed: event
 an answer run their turn, answered ones are delivered again.
 
 Statuses: `pending` (stored, not answered) → `answered` (turn committed, result stored) →
-`done` (reply delivered) or `failed` (delivery kept failing; the error is kept).
+`done` (reply delivered) or `failed` (delivery kept failing; the error is kept). The turn's
+commit marks the event `answered` in the same transaction (see ConversationStore.commit_turn).
+
+A process killed between a post and its `done` leaves an `answered` event whose reply may
+already be out: on resume, `already_delivered` (when the platform can tell) is asked first,
+so the reply is not posted twice.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ class Inbox(Protocol):
 
 
 Deliver = Callable[[ChatMessage, TurnResult], None]
+AlreadyDelivered = Callable[[ChatMessage, TurnResult], bool]
 
 
 class InboxWorker:
@@ -67,8 +73,10 @@ class InboxWorker:
                  workers: int = INBOX_WORKERS,
                  on_undeliverable: Callable[[ChatMessage, str], None] | None = None,
                  partial_sink: Callable[[ChatMessage], Callable[[str], None] | None]
-                 | None = None) -> None:
+                 | None = None,
+                 already_delivered: AlreadyDelivered | None = None) -> None:
         self.engine = engine
+        self.already_delivered = already_delivered
         self.partial_sink = partial_sink
         """Gives a per-message receiver of streamed answer sentences (or None)."""
         self.inbox = inbox
@@ -145,6 +153,9 @@ class InboxWorker:
         if result is None:  # answered before (a duplicate delivery of the same event)
             self.inbox.finish(event.id, "done")
             return
+        if event.status == "answered" and self._delivered_before_restart(event, result):
+            self.inbox.finish(event.id, "done")
+            return
         for _ in range(MAX_DELIVERY_ATTEMPTS):
             try:
                 self.deliver(event.message, result)
@@ -172,6 +183,17 @@ class InboxWorker:
         except Exception as error:
             logger.warning("could not tell the user that inbox event %s was not saved: %s",
                            event.id, error)
+
+    def _delivered_before_restart(self, event: InboxEvent, result: TurnResult) -> bool:
+        """A resumed `answered` event: did the previous process get the reply out?"""
+        if self.already_delivered is None:
+            return False
+        try:
+            return self.already_delivered(event.message, result)
+        except Exception as error:  # cannot tell: deliver (a repeat beats silence)
+            logger.warning("could not check inbox event %s for an earlier delivery: %s",
+                           event.id, error)
+            return False
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until no event is queued or running (tests, shutdown)."""

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.messages import ConversationKey
+from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
 
@@ -66,9 +67,14 @@ class ConversationStore(Protocol):
         turn: TurnRecord,
         tool_calls: list[ToolCallRecord],
         shadow: ShadowRecord | None = None,
+        result: TurnResult | None = None,
     ) -> int:
         """Save state, trace rows and the turn's event id in one transaction; return the new
         version. A crash before it leaves nothing, so a resumed event runs again.
+
+        With `result`, a durable-inbox event with the turn's event id is marked answered
+        (with the result to deliver) in the same transaction: a crash right after the commit
+        cannot leave a committed turn whose answer is never delivered.
 
         Raises `ConcurrentUpdateError` when the stored version is not `expected_version`,
         `DuplicateEventError` when the turn's event id was already answered.

@@ -372,7 +372,7 @@ class TurnEngine:
         ]
         saved_state = state.cleared() if clear else state
         self.store.commit_turn(turn.message.key, saved_state, turn.version, record, tool_rows,
-                               self._shadow_record(turn, result))
+                               self._shadow_record(turn, result), result=result)
         return result
 
     def _shadow_record(self, turn: _Turn, result: TurnResult) -> ShadowRecord | None:

@@ -336,6 +336,7 @@ class Store:
         turn: TurnRecord,
         tool_calls: list[ToolCallRecord],
         shadow: ShadowRecord | None = None,
+        result: TurnResult | None = None,
     ) -> int:
         with self._transaction() as connection:
             row = connection.execute(
@@ -368,6 +369,11 @@ class Store:
                 _insert(connection, "tool_calls", _json_columns(call.model_dump()))
             if shadow is not None:
                 _insert(connection, "shadow_decisions", shadow.model_dump())
+            if result is not None and turn.event_id:  # see ConversationStore.commit_turn
+                connection.execute(
+                    "UPDATE inbox SET status = 'answered', result = ? WHERE platform = ? "
+                    "AND event_id = ? AND status = 'pending'",
+                    [result.model_dump_json(), turn.platform, turn.event_id])
         return new_version
 
     def shadow_decisions(self) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ answered by the inbox worker in order per thread, and posted in the thread.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -68,6 +69,23 @@ class SlackConfig:
     global_per_minute: int = DEFAULT_GLOBAL
 
 
+HISTORY_PAGE_SIZE: Final = 200
+HISTORY_PAGES: Final = 5
+"""How far back a restarted bot looks for an answer it may have posted before it died."""
+ANSWER_EVENT_TYPE: Final = "docassist_answer"
+
+
+def _answer_metadata(result: TurnResult) -> dict[str, Any]:
+    return {"event_type": ANSWER_EVENT_TYPE, "event_payload": {"result_id": result.result_id}}
+
+
+def _names_result(message: dict[str, Any], result_id: str) -> bool:
+    payload = (message.get("metadata") or {}).get("event_payload") or {}
+    if payload.get("result_id") == result_id:
+        return True
+    return f":{result_id}" in json.dumps(message.get("blocks") or [])  # feedback button values
+
+
 class SlackStream:
     """One answer streamed into a thread: started on the first sentence, stopped with the
     sources and buttons. Any failure marks it broken and the answer is posted normally."""
@@ -128,7 +146,8 @@ class SlackAdapter:
         self.client = client or web_client(config)
         self.worker = InboxWorker(engine, store, self.deliver,
                                   on_undeliverable=self.tell_undeliverable,
-                                  partial_sink=self.stream_for)
+                                  partial_sink=self.stream_for,
+                                  already_delivered=self.already_delivered)
         self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
         self._streams: dict[str, SlackStream] = {}
         self._streams_lock = threading.Lock()
@@ -235,9 +254,36 @@ class SlackAdapter:
             return  # the answer was streamed; the stream now carries sources and buttons
         if message.key.channel.startswith("D") and message.key.thread != DM_THREAD:
             self._set_status(message.key, "slack_status_writing")
-        for part in render(result):
+        parts = render(result)
+        for index, part in enumerate(parts):
+            # The last part names its result: a restarted bot can see it was posted.
+            metadata = _answer_metadata(result) if index == len(parts) - 1 else None
             self.client.chat_postMessage(channel=message.key.channel,
-                                         thread_ts=self._thread_ts(message.key), **part)
+                                         thread_ts=self._thread_ts(message.key),
+                                         metadata=metadata, **part)
+
+    def already_delivered(self, message: ChatMessage, result: TurnResult) -> bool:
+        """Is the answer with this result id in the thread already (a post's metadata, or the
+        feedback buttons a finished stream carries)? Asked only for events resumed after a
+        restart, whose previous process may have died between the post and `done`."""
+        thread_ts = self._thread_ts(message.key)
+        cursor: str | None = None
+        for _ in range(HISTORY_PAGES):
+            if thread_ts is None:
+                page = self.client.conversations_history(
+                    channel=message.key.channel, limit=HISTORY_PAGE_SIZE, cursor=cursor,
+                    include_all_metadata=True)
+            else:
+                page = self.client.conversations_replies(
+                    channel=message.key.channel, ts=thread_ts, limit=HISTORY_PAGE_SIZE,
+                    cursor=cursor, include_all_metadata=True)
+            messages: list[dict[str, Any]] = page.get("messages") or []
+            if any(_names_result(item, result.result_id) for item in messages):
+                return True
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not page.get("has_more") or not cursor:
+                return False
+        return False
 
     def _set_status(self, key: ConversationKey, text_key: str) -> None:
         """The assistant pane's status line; harmless to fail outside the pane."""
