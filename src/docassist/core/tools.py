@@ -9,6 +9,7 @@ and normalizes what it returns. Every outcome is a value, never an exception.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import time
@@ -242,6 +243,9 @@ class ToolRegistry:
 
     def __init__(self, tools: list[ToolDefinition[Any]]) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        # Built once: pydantic's JSON Schema generation was ~25% of a turn's CPU (several
+        # calls per turn), CPU that Slack acks then waited for under the GIL.
+        self._specs = [tool.spec() for tool in tools]
 
     def get(self, name: str) -> ToolDefinition[Any] | None:
         return self._tools.get(name)
@@ -250,7 +254,7 @@ class ToolRegistry:
         return list(self._tools)
 
     def specs(self) -> list[dict[str, Any]]:
-        return [tool.spec() for tool in self._tools.values()]
+        return copy.deepcopy(self._specs)  # callers may change their copy
 
     def replace_function(self, name: str, function: ToolFunction) -> ToolFunction:
         """Put `function` in place of the tool's function; returns the previous one."""
