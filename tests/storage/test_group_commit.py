@@ -1,0 +1,72 @@
+"""Group commit: concurrent writers share transactions; each gets its own result or error."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from docassist.core.errors import StorageError
+from docassist.storage import Store
+from docassist.storage.group_commit import GroupCommit
+from tests.helpers import message
+
+
+def test_a_burst_shares_transactions_and_every_caller_gets_its_result() -> None:
+    batches: list[list[int]] = []
+    first_batch_writing = threading.Event()
+    release = threading.Event()
+
+    def write(items: list[int]) -> list[int]:
+        batches.append(items)
+        if len(batches) == 1:  # hold the first transaction while the rest queue up
+            first_batch_writing.set()
+            release.wait(10)
+        return [item * 10 for item in items]
+
+    commit: GroupCommit[int, int] = GroupCommit(write)
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        first = pool.submit(commit.submit, 0)
+        assert first_batch_writing.wait(10)
+        rest = [pool.submit(commit.submit, item) for item in range(1, 20)]
+        while sum(len(batch) for batch in batches) + len(commit._queue) < 20:  # all queued
+            threading.Event().wait(0.01)
+        release.set()
+        assert first.result() == 0 and [f.result() for f in rest] == [i * 10 for i in
+                                                                        range(1, 20)]
+    assert batches[0] == [0] and len(batches) == 2  # the 19 others: one transaction
+    assert sorted(batches[1]) == list(range(1, 20))
+
+
+def test_a_failed_transaction_fails_each_of_its_callers_and_not_the_next() -> None:
+    calls: list[list[str]] = []
+
+    def write(items: list[str]) -> list[str]:
+        calls.append(items)
+        if "bad" in items:
+            raise StorageError("disk full")
+        return items
+
+    commit: GroupCommit[str, str] = GroupCommit(write)
+    with pytest.raises(StorageError, match="disk full"):
+        commit.submit("bad")
+    assert commit.submit("good") == "good"
+
+
+def test_a_burst_of_events_is_stored_once_each(db_path: Path) -> None:
+    store = Store(db_path)
+    try:
+        messages = [message("How do I renew TLS?", thread=f"t{i % 5}", event_id=f"Ev{i % 30}")
+                    for i in range(60)]  # every event twice, as Slack retries do
+        with ThreadPoolExecutor(max_workers=30) as pool:
+            ids = list(pool.map(lambda m: store.enqueue(m, dedupe_key=m.event_id), messages))
+        stored = [i for i in ids if i is not None]
+        assert len(stored) == 30 and len(set(stored)) == 30
+        assert sorted(row["event_id"] for row in store.inbox_rows()) == sorted(
+            f"Ev{i}" for i in range(30))
+        assert store.inbox_seen("test", "Ev7", None) and not store.inbox_seen("test", "Ev99",
+                                                                              None)
+    finally:
+        store.close()
