@@ -9,8 +9,10 @@
   corpora (random text and vectors), BM25, dense and hybrid (the default); every chunk matches
   almost every question there, the worst case for BM25;
 - recall@5 and MRR of the default retriever vs a plain `bm25s` baseline on the demo corpus;
-- Slack path: ack latency p99 and messages/s through `POST /slack/events` with the rules
-  backend (the instant model) and a fake Web API;
+- Slack path: messages/s through `POST /slack/events` with the rules backend (the instant
+  model) and a fake Web API; ack p50/p99 (`ack_ms_p99`, the goal figure) under the load test
+  of bench/load.py: `docassist slack --http` as a process, a model answering in 200 ms,
+  50 conversations × 1 turn (quick) or × 10 turns;
 - peak RSS: `peak_rss_mb` serving (this process: the figures above, retrieval over the largest
   corpus included) and `peak_rss_indexing_mb` (building the largest synthetic corpus, in a
   child process).
@@ -26,7 +28,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -207,12 +208,12 @@ def recall_vs_bm25s(folder: Path) -> dict[str, float]:
 
 
 def slack_path(folder: Path, messages: int) -> dict[str, float]:
-    import httpx
-    from slack_sdk.signature import SignatureVerifier
-
+    """Messages/s with the instant model (rules), in process: a burst of `messages`
+    concurrent events, each a new thread, sent over one pooled client."""
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
     from docassist.bot.slack.server import make_server, serve_in_thread
     from tests.slack_api import FakeSlackApi
+    from tests.slack_load import EventSender, LoadRun, send_load
 
     store = Store(folder / "slack.db")
     index_paths(store, [REPO / "samples" / "docs"])
@@ -225,39 +226,33 @@ def slack_path(folder: Path, messages: int) -> dict[str, float]:
             per_user_per_minute=0, global_per_minute=0))
         server = make_server(adapter.app, "127.0.0.1", 0)
         serve_in_thread(server)
-        url = f"http://127.0.0.1:{server.server_address[1]}/slack/events"
-        verifier = SignatureVerifier("s")
-        acks: list[float] = []
-        lock = threading.Lock()
-
-        def send(index: int) -> None:
-            body = json.dumps({"team_id": "T1", "type": "event_callback", "event_id": f"E{index}",
-                               "event": {"type": "app_mention", "user": f"U{index % 7}",
-                                         "ts": f"{index}.1", "channel": "C1", "team": "T1",
-                                         "text": "<@UBOT> How do I renew the TLS certificate?"}})
-            stamp = str(int(time.time()))
-            began = time.perf_counter()
-            httpx.post(url, content=body, timeout=30, headers={
-                "Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp,
-                "X-Slack-Signature": verifier.generate_signature(timestamp=stamp, body=body)})
-            with lock:
-                acks.append((time.perf_counter() - began) * 1000)
-
+        sender = EventSender(f"http://127.0.0.1:{server.server_address[1]}/slack/events", "s",
+                             messages)
+        run = LoadRun(messages, 1)
         started = time.perf_counter()
-        threads = [threading.Thread(target=send, args=(i,)) for i in range(messages)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        send_load(sender, run)
         adapter.worker.wait_idle(120)
         elapsed = time.perf_counter() - started
         answered = len(api.posted())
+        sender.close()
         server.shutdown()
         adapter.worker.close()
     store.close()
-    return {"ack_ms_p99": round(percentile(acks, 0.99), 1),
-            "ack_ms_p50": round(statistics.median(acks), 1),
+    acks = run.ack_ms()
+    return {"slack_instant_ack_ms_p99": round(percentile(acks, 0.99), 1),
+            "slack_instant_ack_ms_p50": round(statistics.median(acks), 1),
             "slack_messages_per_s": round(answered / elapsed, 1), "slack_answered": answered}
+
+
+def slack_load(folder: Path, conversations: int, turns: int) -> dict[str, Any]:
+    """The load test's figures (bench/load.py): the bot as a process, a 200 ms model."""
+    from bench.load import run_load
+
+    figures = run_load(conversations, turns, 0.2, folder)
+    return {"ack_ms_p50": figures["ack_ms_p50"], "ack_ms_p99": figures["ack_ms_p99"],
+            "load": {key: figures[key] for key in (
+                "conversations", "turns", "acked", "answered", "wall_s", "msgs_per_s",
+                "ack_ms_max", "answer_ms_p50", "answer_ms_p99", "problem_count")}}
 
 
 def main() -> None:
@@ -291,6 +286,8 @@ def main() -> None:
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         figures["peak_rss_indexing_mb"] = round(
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+        # After the RSS figures: the load test's bot is a child process too.
+        figures.update(slack_load(folder, 50, 1 if args.quick else 10))
     if args.json:
         print(json.dumps(figures))
     else:
