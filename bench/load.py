@@ -69,7 +69,7 @@ def run_load(conversations: int, turns: int, model_delay: float,
         model.respond("/v1/chat/completions", model_responder(model_delay))
         port = free_port()
         bot = start_bot(db, api, port, SECRET, model_env(model.url))
-        sender = EventSender(f"http://127.0.0.1:{port}/slack/events", SECRET, conversations)
+        sender = EventSender(f"http://127.0.0.1:{port}/slack/events", SECRET)
         try:
             run = LoadRun(conversations, turns)
             started = time.monotonic()

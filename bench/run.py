@@ -226,8 +226,7 @@ def slack_path(folder: Path, messages: int) -> dict[str, float]:
             per_user_per_minute=0, global_per_minute=0))
         server = make_server(adapter.app, "127.0.0.1", 0)
         serve_in_thread(server)
-        sender = EventSender(f"http://127.0.0.1:{server.server_address[1]}/slack/events", "s",
-                             messages)
+        sender = EventSender(f"http://127.0.0.1:{server.server_address[1]}/slack/events", "s")
         run = LoadRun(messages, 1)
         started = time.perf_counter()
         send_load(sender, run)

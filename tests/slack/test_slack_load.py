@@ -61,7 +61,7 @@ def test_every_message_is_answered_once_in_order_under_load(
         model = OpenAIModel("load", client, base_url=f"{model_server.url}/v1",
                             policy=RetryPolicy(attempts=1))
         rig = rig_factory(make_engine(ModelSelector(model), answerer=ModelAnswerer(model)))
-        sender = EventSender(rig.url, SECRET, CONVERSATIONS)
+        sender = EventSender(rig.url, SECRET)
         run = LoadRun(CONVERSATIONS, TURNS)
         send_load(sender, run)
         assert run.acked() == CONVERSATIONS * TURNS  # every event acked at the first try
@@ -104,7 +104,7 @@ def test_killed_mid_load_every_acked_event_is_answered_once_after_restart(
     with FakeSlackApi() as api:
         port = free_port()
         first = start_bot(db_path, api, port, SECRET, model_env(model_server.url))
-        sender = EventSender(f"http://127.0.0.1:{port}/slack/events", SECRET, conversations)
+        sender = EventSender(f"http://127.0.0.1:{port}/slack/events", SECRET)
         run = LoadRun(conversations, turns, think_seconds=THINK_SECONDS)
         loader = threading.Thread(target=send_load, args=(sender, run), daemon=True)
         try:
