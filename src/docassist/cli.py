@@ -308,6 +308,7 @@ def teams(
         credentials = TeamsCredentials(teams_settings.app_id, teams_settings.tenant_id,
                                        teams_settings.app_password.get_secret_value())
     connections = connections_for(credentials)
+    warm_up(runtime)  # before the port opens: no activity waits behind a model load
     adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
         app_id=teams_settings.app_id if credentials else "",
         default_language=runtime.settings.language, admin_users=teams_settings.admins(),

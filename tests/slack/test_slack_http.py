@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.slack.render import CLEAR_THREAD_ACTION, SHOW_SOURCES_ACTION, render, split_text
 from docassist.bot.slack.server import make_server, serve_in_thread
 from docassist.core.results import TurnResult
+from docassist.core.rules import RulesSelector
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
 from tests.conftest import EngineFactory
@@ -37,7 +39,7 @@ class SlackRig:
     store: Store
 
     def send(self, body: str, content_type: str, *, signature: str | None = None,
-             retry: int | None = None) -> httpx.Response:
+             retry: int | None = None, wait: bool = True) -> httpx.Response:
         timestamp = str(int(time.time()))
         headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": timestamp,
                    "X-Slack-Signature": signature or SignatureVerifier(SECRET)
@@ -46,7 +48,8 @@ class SlackRig:
             headers["X-Slack-Retry-Num"] = str(retry)
             headers["X-Slack-Retry-Reason"] = "http_timeout"
         response = httpx.post(self.url, content=body.encode(), headers=headers, timeout=10)
-        assert self.adapter.worker.wait_idle()
+        if wait:
+            assert self.adapter.worker.wait_idle()
         return response
 
     def event(self, event: dict[str, Any], event_id: str, **options: Any) -> httpx.Response:
@@ -355,3 +358,32 @@ def test_slack_secrets_reach_no_log_and_no_trace(rig: SlackRig,
     for secret in ("xoxb-test", SECRET):
         assert secret not in caplog.text and secret not in dumped
     assert "chat.postMessage" in caplog.text  # the SDK did log its calls, without the token
+
+
+class GatedModel:
+    """A selector that answers like the rules once `gate` opens: a slow model."""
+
+    backend, model = "gated", "gated-v1"
+
+    def __init__(self, gate: threading.Event) -> None:
+        self.gate = gate
+        self.rules = RulesSelector()
+
+    def propose(self, request: Any) -> str:
+        assert self.gate.wait(20)
+        return self.rules.propose(request)
+
+
+def test_a_follow_up_sent_before_the_first_answer_is_not_dropped(
+        rig_factory: Any, make_engine: EngineFactory) -> None:
+    gate = threading.Event()
+    rig = rig_factory(make_engine(GatedModel(gate)))
+    rig.event(mention("Co zrobić po zmianie konfiguracji docassist-api?", "980.1"), "Ev1",
+              wait=False)
+    rig.event(channel_message("Jak sprawdzić jej stan?", "980.2", thread_ts="980.1"), "Ev2",
+              wait=False)  # no mention, and no answer in the thread yet
+    gate.set()
+    assert rig.adapter.worker.wait_idle()
+    first, second = rig.api.posted()
+    assert first["thread_ts"] == second["thread_ts"] == "980.1"
+    assert rig.store.turns()[-1]["resolution_status"] == "resolved"

@@ -410,6 +410,14 @@ class Store:
                 [platform, event_id, dedupe_key]).fetchone()
         return row is not None
 
+    def inbox_has_conversation(self, conversation_id: str) -> bool:
+        """True when any event of this conversation is stored, answered or not yet."""
+        with self._seen_lock:
+            row = self._seen_connection.execute(
+                "SELECT 1 FROM inbox WHERE conversation_id = ? LIMIT 1",
+                [conversation_id]).fetchone()
+        return row is not None
+
     def unfinished(self) -> list[InboxEvent]:
         with self._lock:
             rows = list(self.db.query(

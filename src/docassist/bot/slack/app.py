@@ -167,7 +167,10 @@ class SlackAdapter:
         return ConversationKey(platform=PLATFORM, workspace=team, channel=channel, thread=thread)
 
     def _is_bot_thread(self, key: ConversationKey) -> bool:
-        return self.store.load(key).version > 0
+        """A thread DocAssist answers in, or was asked in: under load the first answer may
+        not be committed yet when the follow-up arrives."""
+        return (self.store.inbox_has_conversation(key.conversation_id)
+                or self.store.load(key).version > 0)
 
     def _submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
                       req: BoltRequest | None = None) -> None:
