@@ -37,6 +37,8 @@ Measured (bench/retrieval.py): plain RRF loses recall@1 on cross-language questi
 
 HYBRID_CANDIDATES: Final = 20
 """Chunks each retriever contributes to the fusion."""
+DENSE_PARALLEL_MIN_ROWS: Final = 50_000
+"""From this many vectors the similarity product uses every core (it is memory-bound)."""
 
 EMBED_BATCH: Final = 32
 """Chunks embedded per call while indexing."""

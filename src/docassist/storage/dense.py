@@ -9,6 +9,7 @@ is the chunk's dense cosine, in [-1, 1].
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
 from docassist.core.documents import DocumentInfo
 from docassist.core.limits import (
+    DENSE_PARALLEL_MIN_ROWS,
     DENSE_SIMILARITY_THRESHOLD,
     EMBED_BATCH,
     HYBRID_BM25_WEIGHT,
@@ -32,6 +34,7 @@ from docassist.storage.database import Store
 from docassist.storage.search import Bm25Retriever, best_positions
 
 _EMPTY: Final = np.zeros((0, 0), dtype=np.float32)
+_CORES: Final = os.cpu_count() or 1
 _BLAS: Final = ThreadpoolController()  # finds the BLAS numpy loaded (once: it scans libraries)
 
 
@@ -99,10 +102,13 @@ class DenseRetriever:
         if not snapshot.chunk_ids:
             return snapshot, np.zeros(0, dtype=np.float32)
         query_vector = np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)
-        # One BLAS thread: between queries a second one falls asleep, and waking it on a busy
-        # machine cost more than it saved (p50 9 → 1.1 ms at 10k chunks, 22 → 16 ms at 100k).
-        # The limit is process-wide while it lasts; other BLAS users set their own (USE does).
-        with _BLAS.limit(limits=1, user_api="blas"):
+        # Small matrices on one BLAS thread: between queries a second one falls asleep, and
+        # waking it cost more than it saved (p50 9 → 1.1 ms at 10k chunks on a busy machine).
+        # Large ones are bound by memory bandwidth, which every core adds to (100k chunks,
+        # quiet machine: p50 18 → 10 ms with two). The limit is process-wide while it lasts;
+        # other BLAS users set their own (USE does).
+        threads = 1 if len(snapshot.chunk_ids) < DENSE_PARALLEL_MIN_ROWS else _CORES
+        with _BLAS.limit(limits=threads, user_api="blas"):
             return snapshot, snapshot.matrix @ query_vector
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
