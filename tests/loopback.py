@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import httpx
+
+PROCESS_START_SECONDS = 60.0
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -47,3 +54,27 @@ class LoopbackServer(ThreadingHTTPServer):
     def base_url(self) -> str:
         host, port = self.server_address[:2]
         return f"http://{host!s}:{port}"
+
+
+def free_port() -> int:
+    """A port free right now on 127.0.0.1, for a child process that must be told its port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_healthy(process: subprocess.Popen[bytes], port: int,
+                 describe_failure: Any = lambda: "no start",
+                 seconds: float = PROCESS_START_SECONDS) -> subprocess.Popen[bytes]:
+    """Wait until the child answers `GET /healthz` on `port`; kill it and fail (with
+    `describe_failure()`, e.g. its log) when it dies or does not come up in time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    process.wait(10)
+    raise AssertionError(f"the process did not start: {describe_failure()}")

@@ -14,7 +14,6 @@ import http.client
 import json
 import os
 import re
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -26,11 +25,11 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import httpx
 from slack_sdk.signature import SignatureVerifier
 
 from docassist.core.messages import ConversationKey
 from tests.helpers import proposal
+from tests.loopback import wait_healthy
 from tests.model_server import Reply, openai_chat, openai_stream
 from tests.slack_api import FakeSlackApi
 
@@ -362,11 +361,6 @@ def store_problems(db_path: Path, conversations: int, turns: int) -> list[str]:
 # --- the bot as a real process -------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
 
 def start_bot(db: Path, api: FakeSlackApi, port: int, secret: str,
               env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -380,16 +374,8 @@ def start_bot(db: Path, api: FakeSlackApi, port: int, secret: str,
         process = subprocess.Popen(
             [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
             env=full_env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
-    deadline = time.monotonic() + BOT_START_SECONDS
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    process.wait(10)
-    raise AssertionError(f"the bot did not start: {log.read_text(errors='replace')}")
+    return wait_healthy(process, port, lambda: log.read_text(errors="replace"),
+                        BOT_START_SECONDS)
 
 
 def model_env(model_url: str) -> dict[str, str]:

@@ -37,8 +37,8 @@ from docassist.storage import Store
 from docassist.storage.exports import trace_rows, write_export
 from tests.conftest import REPO, EngineFactory
 from tests.helpers import proposal
+from tests.loopback import free_port
 from tests.model_server import ModelServer, Reply, openai_chat, openai_stream
-from tests.slack.test_slack_process import free_port
 from tests.slack_api import FakeSlackApi
 
 SECRETS = {

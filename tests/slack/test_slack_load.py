@@ -23,6 +23,7 @@ from docassist.models.adapters import ModelAnswerer, ModelSelector
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
+from tests.loopback import free_port
 from tests.model_server import ModelServer
 from tests.slack.test_slack_http import SECRET, SlackRig, mention
 from tests.slack_api import FakeSlackApi
@@ -31,7 +32,6 @@ from tests.slack_load import (
     LoadRun,
     answer_problems,
     answers,
-    free_port,
     model_env,
     model_responder,
     send_load,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,15 +16,11 @@ from slack_sdk.signature import SignatureVerifier
 
 from docassist.storage import Store
 from tests.conftest import REPO
+from tests.loopback import free_port, wait_healthy
 from tests.slack_api import FakeSlackApi
 
 SECRET = "process-signing-secret"
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def start_bot(db: Path, api: FakeSlackApi, port: int) -> subprocess.Popen[bytes]:
@@ -34,15 +29,8 @@ def start_bot(db: Path, api: FakeSlackApi, port: int) -> subprocess.Popen[bytes]
     process = subprocess.Popen(
         [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
         env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError(process.stderr.read().decode() if process.stderr else "no start")
+    return wait_healthy(process, port, lambda: process.stderr.read().decode()
+                        if process.stderr else "no start")
 
 
 def signed_event(port: int) -> httpx.Response:

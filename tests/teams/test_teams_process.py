@@ -16,7 +16,7 @@ import httpx
 
 from docassist.storage import Store
 from tests.conftest import REPO
-from tests.slack.test_slack_process import free_port
+from tests.loopback import free_port, wait_healthy
 from tests.teams_connector import FakeConnector, card_text
 
 
@@ -31,15 +31,8 @@ def start_teams(db: Path, port: int) -> subprocess.Popen[bytes]:
         [sys.executable, "-m", "docassist", "teams", "--port", str(port)],
         env=teams_env(db, DOCASSIST_TEAMS_ANONYMOUS="true"), cwd=REPO,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError(process.stderr.read().decode() if process.stderr else "no start")
+    return wait_healthy(process, port, lambda: process.stderr.read().decode()
+                        if process.stderr else "no start")
 
 
 def activity(connector: FakeConnector, text: str, activity_id: str,
