@@ -255,7 +255,8 @@ def slack(
                               if u.strip()),
         human_channel=runtime.settings.human_channel,
         per_user_per_minute=runtime.settings.rate_per_user,
-        global_per_minute=runtime.settings.rate_global))
+        global_per_minute=runtime.settings.rate_global,
+        inbox_workers=runtime.settings.inbox_workers))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     warm_up(runtime)  # before the port opens: no event is acked behind a model load
@@ -313,7 +314,8 @@ def teams(
         app_id=teams_settings.app_id if credentials else "",
         default_language=runtime.settings.language, admin_users=teams_settings.admins(),
         per_user_per_minute=runtime.settings.rate_per_user,
-        global_per_minute=runtime.settings.rate_global), connections)
+        global_per_minute=runtime.settings.rate_global,
+        inbox_workers=runtime.settings.inbox_workers), connections)
     if teams_settings.anonymous:
         logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
         # Without an app id the SDK warns on every request; in anonymous mode that is expected.

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from docassist.core.inbox import INBOX_WORKERS
 from docassist.core.limits import SUPERSEDED_RETENTION_DAYS
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS
 from docassist.models.ollama import DEFAULT_OLLAMA_URL
@@ -68,6 +69,9 @@ class Settings(BaseSettings):
                                  description="Seconds per model request")
     rate_per_user: int = Field(default=20, ge=0,
                                description="Turns per minute per user (0 = unlimited)")
+    inbox_workers: int = Field(default=INBOX_WORKERS, ge=1, le=64,
+                               description="Slack/Teams turns answered at once (match the "
+                               "model server's capacity)")
     rate_global: int = Field(default=300, ge=0,
                              description="Turns per minute in total (0 = unlimited)")
     trace_retention_days: int = Field(

@@ -107,3 +107,12 @@ def test_killed_after_storing_the_restarted_bot_answers_once(db_path: Path) -> N
     assert len(store.turns()) == 1
     assert store.inbox_rows()[0]["status"] == "done"
     store.close()
+
+
+def test_a_bad_worker_count_is_a_configuration_error(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "docassist", "teams", "--port", "0"],
+                          env=teams_env(tmp_path / "x.db", DOCASSIST_TEAMS_ANONYMOUS="true",
+                                        DOCASSIST_INBOX_WORKERS="0"),
+                          cwd=REPO, capture_output=True, timeout=60)
+    assert done.returncode == 2
+    assert "inbox_workers" in done.stderr.decode()

@@ -35,7 +35,7 @@ from docassist.bot.slack.render import (
 )
 from docassist.core import i18n
 from docassist.core.errors import StorageError, StorageUnavailableError
-from docassist.core.inbox import InboxWorker
+from docassist.core.inbox import INBOX_WORKERS, InboxWorker
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
 from docassist.core.replies import storage_problem_text
@@ -67,6 +67,7 @@ class SlackConfig:
     human_channel: str = "#docassist-help"
     per_user_per_minute: int = DEFAULT_PER_USER
     global_per_minute: int = DEFAULT_GLOBAL
+    inbox_workers: int = INBOX_WORKERS
 
 
 HISTORY_PAGE_SIZE: Final = 200
@@ -144,7 +145,7 @@ class SlackAdapter:
         self.store = store
         self.config = config
         self.client = client or web_client(config)
-        self.worker = InboxWorker(engine, store, self.deliver,
+        self.worker = InboxWorker(engine, store, self.deliver, workers=config.inbox_workers,
                                   on_undeliverable=self.tell_undeliverable,
                                   partial_sink=self.stream_for,
                                   already_delivered=self.already_delivered)

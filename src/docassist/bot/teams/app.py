@@ -36,7 +36,7 @@ from docassist.bot.commands import parse_text_command
 from docassist.bot.teams import cards
 from docassist.core import i18n
 from docassist.core.errors import StorageError, StorageUnavailableError
-from docassist.core.inbox import InboxWorker
+from docassist.core.inbox import INBOX_WORKERS, InboxWorker
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
 from docassist.core.replies import storage_problem_text
@@ -67,6 +67,7 @@ class TeamsConfig:
     """AAD object ids of the users who may run `stats`."""
     per_user_per_minute: int = DEFAULT_PER_USER
     global_per_minute: int = DEFAULT_GLOBAL
+    inbox_workers: int = INBOX_WORKERS
 
 
 def thread_address(activity: Activity) -> tuple[ConversationKey, str]:
@@ -113,7 +114,7 @@ class TeamsAdapter:
         self.engine = engine
         self.store = store
         self.config = config
-        self.worker = InboxWorker(engine, store, self.deliver,
+        self.worker = InboxWorker(engine, store, self.deliver, workers=config.inbox_workers,
                                   on_undeliverable=self.tell_undeliverable)
         self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
         self.cloud = CloudAdapter(connection_manager=connections)
