@@ -97,8 +97,8 @@ def test_killed_after_storing_the_restarted_bot_answers_once(db_path: Path) -> N
         second = start_teams(db_path, free_port())  # resumes unfinished events on start
         try:
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and not connector.messages():
-                time.sleep(0.05)
+            while time.monotonic() < deadline and store.inbox_rows()[0]["status"] != "done":
+                time.sleep(0.05)  # done is marked after the connector took the reply
         finally:
             second.terminate()
             second.wait(10)
