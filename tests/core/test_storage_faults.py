@@ -111,20 +111,29 @@ def test_a_read_only_database_gets_a_clear_reply_and_nothing_runs(
 
 
 def test_a_full_disk_gets_a_clear_reply_and_leaves_no_half_turn(
-        engine: TurnEngine, store: Store, caplog: pytest.LogCaptureFixture) -> None:
+        engine: TurnEngine, store: Store, registry: ToolRegistry,
+        caplog: pytest.LogCaptureFixture) -> None:
     page_count = store.db.execute("PRAGMA page_count").fetchone()[0]
-    store.db.execute(f"PRAGMA max_page_count = {page_count}")  # the disk ends here
+    store.db.execute(f"PRAGMA max_page_count = {page_count + 40}")  # the disk ends soon
     refused: TurnResult | None = None
-    for index in range(200):  # turns add trace rows until SQLite needs a page it cannot get
-        result = engine.handle(message("Jak odnowić certyfikat TLS?", thread=f"full-{index}"))
-        assert result is not None
-        if result.status == "storage_unavailable":
-            refused = result
-            break
-        assert result.status == "answered"
+    runs: list[object] = []
+    real = registry.replace_function("answer_from_documents", lambda arguments, context: (
+        runs.append(arguments), real(arguments, context))[1])  # records, then does the work
+    try:
+        for index in range(200):  # turns add trace rows until the room runs out
+            result = engine.handle(message("Jak odnowić certyfikat TLS?",
+                                           thread=f"full-{index}"))
+            assert result is not None
+            if result.status == "storage_unavailable":
+                refused = result
+                break
+            assert result.status == "answered"
+    finally:
+        registry.replace_function("answer_from_documents", real)
     assert refused is not None, "the database never filled up"
-    # Full shows only when SQLite needs a page, at commit: the read-only search ran, but its
-    # answer is withheld (it could not be traced) and the whole transaction rolled back.
+    # Refused before it acted: the room is checked with the write probe, so the tool that
+    # answered the earlier turns did not run for this one.
+    assert len(runs) == index
     assert refused.answer == i18n.text("storage_full", "pl")
     assert refused.sources == [] and refused.tool.status is None
     assert len(store.turns()) == index and len(store.tool_calls()) == index

@@ -120,6 +120,7 @@ def test_a_full_database_rolls_the_whole_transaction_back(store: Store) -> None:
     with pytest.raises(StorageFullError, match="full"):
         store.enqueue(message("x" * 1500, thread="one-more", event_id="Fmore"))
     assert len(store.inbox_rows()) == stored
-    store.ensure_writable()  # a no-op write needs no new page: full shows only at commit
+    with pytest.raises(StorageFullError, match="page limit"):
+        store.ensure_writable()  # a no-op write would pass; the room check sees the limit
     store.db.execute("PRAGMA max_page_count = 1073741823")  # space freed
     assert store.enqueue(message("x" * 1500, thread="one-more", event_id="Fmore")) is not None

@@ -89,6 +89,13 @@ the last, StorageBusyError. Bound: 3 × 2 s + backoff ≈ 6.3 s."""
 STORAGE_RETRY_BACKOFF_SECONDS: Final = 0.1
 """Pause before the second attempt to take the write lock, doubled before each further one."""
 
+STORAGE_MIN_FREE_PAGES: Final = 32
+"""A turn does not start when the database is this close to its page limit: a turn writes a
+few pages, and a full disk found only at commit would come after the tool ran."""
+
+STORAGE_MIN_FREE_BYTES: Final = 1_000_000
+"""Likewise for the file system holding the database (and its WAL)."""
+
 LEXICAL_INDEX_PAGE_ROWS: Final = 8192
 """FTS rows read (and tokenized) at a time when the in-memory BM25 index is rebuilt; bounds
 the memory the rebuild needs on top of the index."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import sqlite3
 import threading
 import time
@@ -30,6 +31,8 @@ from docassist.core.errors import (
 from docassist.core.inbox import InboxEvent
 from docassist.core.limits import (
     STORAGE_BUSY_TIMEOUT_MS,
+    STORAGE_MIN_FREE_BYTES,
+    STORAGE_MIN_FREE_PAGES,
     STORAGE_RETRY_BACKOFF_SECONDS,
     STORAGE_WRITE_ATTEMPTS,
 )
@@ -114,14 +117,29 @@ class Store:
 
     def ensure_writable(self) -> None:
         """Raise a StorageUnavailableError when a write would fail now (busy past the bounded
-        wait, read-only), before a turn acts. A no-op write in a rolled-back transaction:
-        nothing is stored. A full disk shows only when SQLite needs a new page, at commit."""
+        wait, read-only, no room left), before a turn acts. The probe is a no-op write in a
+        rolled-back transaction: nothing is stored. SQLite itself finds a full disk only when
+        it needs a new page, at commit, so the room is checked here too."""
         try:
             with self._transaction() as connection:
                 connection.execute("UPDATE meta SET value = value WHERE key = 'index_version'")
                 raise _ProbeDone
         except _ProbeDone:
             pass
+        self._ensure_room()
+
+    def _ensure_room(self) -> None:
+        with self._lock:
+            pages = self.db.execute("PRAGMA page_count").fetchone()[0]
+            limit = self.db.execute("PRAGMA max_page_count").fetchone()[0]
+        if limit - pages < STORAGE_MIN_FREE_PAGES:
+            raise StorageFullError("database or disk is full: the database is at its page "
+                                   f"limit ({pages} of {limit} pages)")
+        folder = Path(self.path).parent
+        if not self.path.startswith("file:") and self.path != ":memory:" and folder.is_dir():
+            free = shutil.disk_usage(folder).free
+            if free < STORAGE_MIN_FREE_BYTES:
+                raise StorageFullError(f"database or disk is full: {free} bytes free")
 
     # --- catalog ----------------------------------------------------------------------
 
