@@ -6,6 +6,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -78,3 +79,13 @@ def wait_healthy(process: subprocess.Popen[bytes], port: int,
     process.kill()
     process.wait(10)
     raise AssertionError(f"the process did not start: {describe_failure()}")
+
+
+def wait_until(condition: Callable[[], object], seconds: float = 30.0) -> bool:
+    """Poll `condition` until it is true or `seconds` pass; whether it became true."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True

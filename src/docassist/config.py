@@ -8,8 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from docassist.core.inbox import INBOX_WORKERS
-from docassist.core.limits import SUPERSEDED_RETENTION_DAYS
+from docassist.core.limits import INBOX_WORKERS, SUPERSEDED_RETENTION_DAYS
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS
 from docassist.models.ollama import DEFAULT_OLLAMA_URL
 from docassist.models.openai import DEFAULT_OPENAI_URL

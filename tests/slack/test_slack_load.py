@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from docassist.core.inbox import INBOX_WORKERS
+from docassist.core.limits import INBOX_WORKERS
 from docassist.models.adapters import ModelAnswerer, ModelSelector
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel

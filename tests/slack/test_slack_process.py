@@ -16,7 +16,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from docassist.storage import Store
 from tests.conftest import REPO
-from tests.loopback import free_port, wait_healthy
+from tests.loopback import free_port, wait_healthy, wait_until
 from tests.slack_api import FakeSlackApi
 
 SECRET = "process-signing-secret"
@@ -55,11 +55,8 @@ def test_killed_after_the_ack_the_restarted_bot_answers_once(db_path: Path) -> N
         try:
             assert httpx.get(f"http://127.0.0.1:{port}/healthz").json() == {"ok": True}
             assert signed_event(port).status_code == 200  # acked: Slack will not resend
-            deadline = time.monotonic() + 30
             store = Store(db_path)
-            while time.monotonic() < deadline and not [
-                    row for row in store.inbox_rows() if row["status"] == "answered"]:
-                time.sleep(0.05)
+            wait_until(lambda: [row for row in store.inbox_rows() if row["status"] == "answered"])
             assert store.inbox_rows()[0]["status"] == "answered"
         finally:
             first.send_signal(signal.SIGKILL)
@@ -68,9 +65,8 @@ def test_killed_after_the_ack_the_restarted_bot_answers_once(db_path: Path) -> N
         api.held = None
         second = start_bot(db_path, api, free_port())  # resumes unfinished events on start
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and store.inbox_rows()[0]["status"] != "done":
-                time.sleep(0.05)  # done is marked after the post went out
+            # done is marked after the post went out
+            wait_until(lambda: store.inbox_rows()[0]["status"] == "done")
         finally:
             second.terminate()
             second.wait(10)

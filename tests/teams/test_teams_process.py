@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import httpx
 
 from docassist.storage import Store
 from tests.conftest import REPO
-from tests.loopback import free_port, wait_healthy
+from tests.loopback import free_port, wait_healthy, wait_until
 from tests.teams_connector import FakeConnector, card_text
 
 
@@ -84,10 +83,7 @@ def test_killed_after_storing_the_restarted_bot_answers_once(db_path: Path) -> N
                                   json=activity(connector, "How do I renew TLS?", "crash-1"))
             assert response.status_code == 202  # accepted: Teams will not resend
             store = Store(db_path)
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and not [
-                    row for row in store.inbox_rows() if row["status"] == "answered"]:
-                time.sleep(0.05)
+            wait_until(lambda: [row for row in store.inbox_rows() if row["status"] == "answered"])
             assert store.inbox_rows()[0]["status"] == "answered"
         finally:
             first.send_signal(signal.SIGKILL)
@@ -96,9 +92,8 @@ def test_killed_after_storing_the_restarted_bot_answers_once(db_path: Path) -> N
         connector.held = None
         second = start_teams(db_path, free_port())  # resumes unfinished events on start
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and store.inbox_rows()[0]["status"] != "done":
-                time.sleep(0.05)  # done is marked after the connector took the reply
+            # done is marked after the connector took the reply
+            wait_until(lambda: store.inbox_rows()[0]["status"] == "done")
         finally:
             second.terminate()
             second.wait(10)

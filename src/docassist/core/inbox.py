@@ -24,6 +24,7 @@ from typing import Final, Literal, Protocol
 from pydantic import BaseModel
 
 from docassist.core.errors import StorageUnavailableError
+from docassist.core.limits import INBOX_WORKERS
 from docassist.core.messages import ChatMessage
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
@@ -32,7 +33,6 @@ logger = logging.getLogger(__name__)
 
 InboxStatus = Literal["pending", "answered", "done", "failed"]
 MAX_DELIVERY_ATTEMPTS: Final = 3
-INBOX_WORKERS: Final = 4
 
 
 class InboxEvent(BaseModel):

@@ -292,21 +292,6 @@ class Store:
                     "INSERT OR REPLACE INTO embeddings (chunk_id, model, dimensions, vector) "
                     "VALUES (?, ?, ?, ?)", [chunk_id, model, int(row.shape[0]), row.tobytes()])
 
-    def current_embeddings(self, model: str) -> tuple[list[Chunk], Any]:
-        """Current chunks that have a vector for `model`, and their vectors as one matrix."""
-        with self._lock:
-            rows = list(self.db.query(
-                "SELECT c.chunk_id, c.document_id, c.ordinal, c.section, c.header, c.text, "
-                "e.dimensions, e.vector FROM chunks c JOIN embeddings e "
-                "ON e.chunk_id = c.chunk_id AND e.model = ? "
-                "WHERE c.superseded_at IS NULL ORDER BY c.chunk_id", [model]))
-        chunks = [Chunk.model_validate({k: v for k, v in row.items()
-                                        if k not in ("dimensions", "vector")}) for row in rows]
-        if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        matrix = np.vstack([np.frombuffer(row["vector"], dtype=np.float32) for row in rows])
-        return chunks, matrix
-
     def embedding_matrix(self, model: str) -> tuple[list[str], Any]:
         """Ids of the current chunks with a vector for `model`, and those vectors as one
         float32 matrix (row i is chunk i), without the chunks' text."""
@@ -472,10 +457,18 @@ class Store:
         with self._lock:
             return list(self.db.query("SELECT * FROM inbox ORDER BY id"))
 
-    def turns(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
-        """Assistant-trace rows, oldest first (optionally of one conversation)."""
-        where, params = ("WHERE conversation_id = ?", [conversation_id]) if conversation_id \
-            else ("", [])
+    def turns(self, conversation_id: str | None = None, since: str | None = None,
+              until: str | None = None) -> list[dict[str, Any]]:
+        """Assistant-trace rows, oldest first; optionally of one conversation, and created at
+        or after `since` and before `until` (ISO UTC text, as stored)."""
+        conditions: list[str] = []
+        params: list[str] = []
+        for condition, value in (("conversation_id = ?", conversation_id),
+                                 ("created_at >= ?", since), ("created_at < ?", until)):
+            if value is not None:
+                conditions.append(condition)
+                params.append(value)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         with self._lock:
             return list(self.db.query(
                 f"SELECT * FROM turns {where} ORDER BY created_at, rowid", params))

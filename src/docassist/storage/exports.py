@@ -50,7 +50,7 @@ class ActivitySummary(BaseModel):
 
 def activity_summary(store: Store, days: int = SUMMARY_DAYS) -> ActivitySummary:
     since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
-    turns = [row for row in store.turns() if row["created_at"] >= since]
+    turns = store.turns(since=since)
     recent = {row["result_id"] for row in turns}
     votes = [int(vote["value"]) for vote in store.feedback() if vote["result_id"] in recent]
     return ActivitySummary(
@@ -85,9 +85,7 @@ def parse_age(value: str) -> timedelta:
 def trace_rows(store: Store, since: str | None = None, until: str | None = None,
                conversation_id: str | None = None) -> list[dict[str, Any]]:
     """Turns (oldest first) with their tool attempts nested under `tool_calls`."""
-    rows = [row for row in store.turns(conversation_id)
-            if (since is None or row["created_at"] >= since)
-            and (until is None or row["created_at"] < until)]
+    rows = store.turns(conversation_id, since, until)
     votes: dict[str, int] = {}
     for vote in store.feedback():
         votes[vote["result_id"]] = votes.get(vote["result_id"], 0) + int(vote["value"])

@@ -35,7 +35,8 @@ from docassist.bot.slack.render import (
 )
 from docassist.core import i18n
 from docassist.core.errors import StorageError, StorageUnavailableError
-from docassist.core.inbox import INBOX_WORKERS, InboxWorker
+from docassist.core.inbox import InboxWorker
+from docassist.core.limits import INBOX_WORKERS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
 from docassist.core.replies import storage_problem_text
