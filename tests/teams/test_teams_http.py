@@ -173,7 +173,11 @@ def test_card_actions_show_sources_and_clear(teams: TeamsRig) -> None:
     assert statuses == ["answered", "sources_shown", "cleared", "clarification_needed",
                         "answered", "cleared"]
     replies = teams.connector.messages()
-    assert "(turn 1)" in replies[1].text and "\u00a0DOC-TLS-" in replies[1].text
+    assert "(turn 1)" in replies[1].text and "•\u00a0[DOC-TLS-" in replies[1].text
+    [shown] = replies[1].cards
+    cited = [run for block in shown["body"] for run in block.get("inlines", [])
+             if run["text"].startswith("[DOC-TLS-")]
+    assert cited and all(run["selectAction"]["url"].endswith("/DOC-TLS") for run in cited)
     assert "cleared" in replies[2].text
     assert not [data for data in actions(replies[2]) if data["docassist"] == "clear"]
 

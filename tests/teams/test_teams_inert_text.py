@@ -11,21 +11,13 @@ import pytest
 
 from docassist.storage import Store
 from tests import hostile
-from tests.teams.test_teams_http import TeamsRig, teams_factory
-
-__all__ = ["teams_factory"]
+from tests.teams.test_teams_http import TeamsRig
 
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     path, _ = hostile.hostile_database(tmp_path)
     return path
-
-
-@pytest.fixture
-def teams(teams_factory: Any, engine: Any) -> TeamsRig:
-    rig: TeamsRig = teams_factory(engine)
-    return rig
 
 
 def run(text: str, **style: Any) -> dict[str, Any]:
@@ -46,7 +38,7 @@ def test_an_answer_card_shows_document_text_as_written(teams: TeamsRig, store: S
     teams.post(teams.activity(hostile.QUESTION))
     [reply] = teams.connector.messages()
     [card] = reply.cards
-    cite = run(f"[{chunk}]", isSubtle=True, size="Small")
+    cite = catalog_link(f"[{chunk}]", isSubtle=True, size="Small")
     first, silence, command, read, now, runbook = hostile.SENTENCES
     small = {"size": "Small", "isSubtle": True}
     assert card["body"] == [

@@ -79,7 +79,11 @@ def _link(text: str, url: str | None, **style: Any) -> dict[str, Any]:
     return _run(text, selectAction={"type": "Action.OpenUrl", "url": target}, **style)
 
 
-def _inlines(spans: list[layout.Span]) -> list[dict[str, Any]]:
+Links = dict[str, str | None]
+"""Chunk id → its document's catalog url: a citation links there."""
+
+
+def _inlines(spans: list[layout.Span], links: Links) -> list[dict[str, Any]]:
     runs = []
     for span in spans:
         if span.kind == "code":
@@ -87,13 +91,14 @@ def _inlines(spans: list[layout.Span]) -> list[dict[str, Any]]:
         elif span.kind == "strong":
             runs.append(_run(span.text, weight="Bolder"))
         elif span.kind == "cite":
-            runs.append(_run(f"[{span.text}]", isSubtle=True, size="Small"))
+            runs.append(_link(f"[{span.text}]", links.get(span.text), isSubtle=True,
+                              size="Small"))
         else:
             runs.append(_run(span.text))
     return runs
 
 
-def _elements(block: layout.Block, first: bool) -> list[dict[str, Any]]:
+def _elements(block: layout.Block, first: bool, links: Links) -> list[dict[str, Any]]:
     """One block as card elements: a RichTextBlock per line of prose, point or step (a
     citation stays inside its step); a code block as monospace lines."""
     spacing = "None" if first else "Medium" if block.gap else "Small"
@@ -103,7 +108,7 @@ def _elements(block: layout.Block, first: bool) -> list[dict[str, Any]]:
                       spacing=spacing if index == 0 else "None")
                 for index, line in enumerate(lines)]
     marker = {"point": "•\u00a0", "step": f"{block.number}.\u00a0"}.get(block.kind)
-    inlines = ([_run(marker)] if marker else []) + _inlines(block.spans)
+    inlines = ([_run(marker)] if marker else []) + _inlines(block.spans, links)
     return [_rich(inlines, spacing=spacing)]
 
 
@@ -130,10 +135,11 @@ def _split_block(block: layout.Block, limit: int) -> list[layout.Block]:
             for index, piece in enumerate(pieces)]
 
 
-def answer_bodies(text: str, limit: int = CARD_TEXT_LIMIT) -> list[list[dict[str, Any]]]:
+def answer_bodies(text: str, limit: int = CARD_TEXT_LIMIT, links: Links | None = None
+                  ) -> list[list[dict[str, Any]]]:
     """The card bodies of a reply: whole points and steps per card, cut between them."""
     blocks = [piece for block in layout.parse(text) for piece in _split_block(block, limit)]
-    groups = [_elements(block, first=index == 0) for index, block in enumerate(blocks)]
+    groups = [_elements(block, index == 0, links or {}) for index, block in enumerate(blocks)]
     sizes = [sum(len(element_text(e)) + 1 for e in group) - 1 for group in groups]
     bodies = []
     for part in layout.pack(sizes, limit):
@@ -146,7 +152,7 @@ def answer_bodies(text: str, limit: int = CARD_TEXT_LIMIT) -> list[list[dict[str
 
 def _sources_blocks(result: TurnResult) -> list[dict[str, Any]]:
     cited = set(CITATION.findall(result.answer))
-    shown = [s for s in result.sources if s.chunk_id in cited or result.status == "sources_shown"]
+    shown = [s for s in result.sources if s.chunk_id in cited]
     if not shown:
         return []
     lines = []
@@ -184,8 +190,10 @@ def _actions(result: TurnResult) -> list[dict[str, Any]]:
 
 def render(result: TurnResult) -> list[Card]:
     """One or more cards; the last carries the sources and the actions."""
-    cards = [card(body) for body in answer_bodies(result.answer)]
-    cards[-1]["body"].extend(_sources_blocks(result))
+    links = {source.chunk_id: source.url for source in result.sources}
+    cards = [card(body) for body in answer_bodies(result.answer, links=links)]
+    if result.status != "sources_shown":  # there the answer is the list, its ids linked
+        cards[-1]["body"].extend(_sources_blocks(result))
     actions = _actions(result)
     if actions:
         cards[-1]["actions"] = actions
