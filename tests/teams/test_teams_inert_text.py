@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from docassist.bot.teams import cards
 from docassist.storage import Store
 from tests import hostile
 from tests.teams.test_teams_http import TeamsRig
@@ -41,7 +42,9 @@ def test_an_answer_card_shows_document_text_as_written(teams: TeamsRig, store: S
     cite = catalog_link(f"[{chunk}]", isSubtle=True, size="Small")
     first, silence, command, read, now, runbook = hostile.SENTENCES
     small = {"size": "Small", "isSubtle": True}
-    assert card["body"] == [
+    *shown, first_row, second_row = card["body"]
+    assert first_row["type"] == second_row["type"] == "ActionSet"
+    assert shown == [
         rich(run("According to the documents:"), spacing="None"),
         rich(run("•\u00a0"), run(first + " "), cite, spacing="Small"),
         rich(run("•\u00a0"), run(silence), run(command, fontType="Monospace"), run(read),
@@ -52,7 +55,7 @@ def test_an_answer_card_shows_document_text_as_written(teams: TeamsRig, store: S
              run(" ", **small),
              catalog_link(f"{hostile.TITLE} v1.0 — Zebra alarm paging", **small),
              spacing="None")]
-    assert [action["data"]["docassist"] for action in card["actions"]] == [
+    assert [action["data"]["docassist"] for action in cards.actions(card)] == [
         "show_sources", "clear", "feedback", "feedback"]
 
 
@@ -63,7 +66,9 @@ def test_metadata_and_catalog_cards_show_document_text_as_written(
     meta, docs = teams.connector.messages()
     path = tmp_path / "hostile-docs" / "zebra.md"
     [meta_card] = meta.cards
-    assert meta_card["body"] == [
+    *meta_shown, buttons = meta_card["body"]
+    assert buttons["type"] == "ActionSet"
+    assert meta_shown == [
         rich(run(f"DOC-ZEBRA: {hostile.TITLE}"), spacing="None"),
         rich(run(f"Version: 1.0 · owner: {hostile.OWNER} · language: en · updated: "
                  "2026-11-01 · chunks: 1"), spacing="Small"),

@@ -173,30 +173,43 @@ def _submit(title: str, **data: str) -> dict[str, Any]:
                                                               **data}}
 
 
-def _actions(result: TurnResult) -> list[dict[str, Any]]:
+def _action_rows(result: TurnResult) -> list[list[dict[str, Any]]]:
+    """Two buttons a row: four in one row are cut to "Pokaż źró…" on a phone (and in
+    Teams' narrow panes); two fit."""
     language = _language(result)
-    actions = []
+    rows = []
     if result.status not in ("cleared", "storage_unavailable"):  # nothing to act on
-        actions += [_submit(i18n.text("button_show_sources", language), action=SHOW_SOURCES),
-                    _submit(i18n.text("button_clear_thread", language), action=CLEAR_THREAD)]
+        rows.append([
+            _submit(i18n.text("button_show_sources", language), action=SHOW_SOURCES),
+            _submit(i18n.text("button_clear_thread", language), action=CLEAR_THREAD)])
     if result.status in ANSWER_STATUSES:
-        actions += [
+        rows.append([
             _submit(i18n.text("feedback_good", language), action=FEEDBACK, verdict="good",
                     result_id=result.result_id),
             _submit(i18n.text("feedback_bad", language), action=FEEDBACK, verdict="bad",
-                    result_id=result.result_id)]
-    return actions
+                    result_id=result.result_id)])
+    return rows
+
+
+def actions(content: Card) -> list[dict[str, Any]]:
+    """Every action of a card: its own and those of its ActionSets, in order."""
+    found = list(content.get("actions", []))
+    for element in content.get("body", []):
+        if element.get("type") == "ActionSet":
+            found.extend(element.get("actions", []))
+    return found
 
 
 def render(result: TurnResult) -> list[Card]:
-    """One or more cards; the last carries the sources and the actions."""
+    """One or more cards; the last carries the sources and the buttons."""
     links = {source.chunk_id: source.url for source in result.sources}
     cards = [card(body) for body in answer_bodies(result.answer, links=links)]
+    last = cards[-1]["body"]
     if result.status != "sources_shown":  # there the answer is the list, its ids linked
-        cards[-1]["body"].extend(_sources_blocks(result))
-    actions = _actions(result)
-    if actions:
-        cards[-1]["actions"] = actions
+        last.extend(_sources_blocks(result))
+    for index, row in enumerate(_action_rows(result)):
+        last.append({"type": "ActionSet", "actions": row,
+                     "spacing": "Medium" if index == 0 else "Small"})
     return cards
 
 
