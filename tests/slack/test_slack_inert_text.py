@@ -8,10 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from docassist.bot.slack.render import SHOW_SOURCES_ACTION
+from docassist.bot.slack.render import SECTION_TEXT_LIMIT, SHOW_SOURCES_ACTION, render
+from docassist.core.results import TurnResult
 from docassist.storage import Store
 from tests import hostile
+from tests.model_server import ModelServer, openai_stream
+from tests.slack.test_slack_ai import streaming_rig
 from tests.slack.test_slack_http import CHANNEL, TEAM, SlackRig, mention
+
+__all__ = ["streaming_rig"]
 
 
 @pytest.fixture
@@ -86,3 +91,40 @@ def test_suggested_prompts_are_inert(rig: SlackRig) -> None:
     assert prompts["prompts"] == [{
         "title": "What does “Zebra alarm ‹!channel› & ‹https://evil.example/t|",
         "message": f"What does “{TITLE}” say?"}]
+
+
+def test_a_streamed_answer_is_inert(streaming_rig: tuple[SlackRig, ModelServer],
+                                    store: Store) -> None:
+    rig, server = streaming_rig
+    chunk = hostile.chunk_id(store)
+    server.script("/v1/chat/completions", openai_stream(
+        f"Tell <!channel> & see <https://evil.example|docs> [{chunk}].", " Then mute it."))
+    rig.event(mention(hostile.QUESTION, "300.1"), "Ev1")
+    appended = [call["markdown_text"] for call in rig.api.posted("chat.appendStream")]
+    assert appended == [f"Tell &lt;!channel&gt; &amp; see &lt;https://evil.example|docs&gt; "
+                        f"[{chunk}]. ", "Then mute it. "]
+
+
+def test_a_users_message_reaches_the_core_as_typed(rig: SlackRig) -> None:
+    """Slack sends `<`, `>` and `&` typed by a user as entities; the core gets the
+    characters, and the reply escapes them again."""
+    rig.event(mention("What do I do when the zebra alarm sounds &amp; the &lt;pager&gt; too?",
+                      "400.1"), "Ev1")
+    [turn] = rig.store.turns()
+    state = rig.store.load(rig.adapter.key_for(TEAM, CHANNEL, None, "400.1", "channel"))
+    assert state.state.history[0].content == (
+        "What do I do when the zebra alarm sounds & the <pager> too?")
+    assert turn["status"] == "answered"
+
+
+def test_long_answers_are_cut_between_steps() -> None:
+    steps = [f"{n}. Step {n}: run `check-{n} --all`" + " and wait for it" * 20
+             for n in range(1, 41)]
+    result = TurnResult(result_id="r", conversation_id="c", generation=0, turn_id=1,
+                        status="answered", answer="Do this:\n" + "\n".join(steps),
+                        language="en")
+    sections = [block["text"]["text"] for message in render(result)
+                for block in message["blocks"] if block["type"] == "section"]
+    assert len(sections) > 1 and all(len(text) <= SECTION_TEXT_LIMIT for text in sections)
+    lines = [line for text in sections for line in text.split("\n")]
+    assert lines == ["Do this:", *steps]  # every step whole, on its own line, in order

@@ -66,7 +66,8 @@ def render_result(result: TurnResult, *, debug: bool = False,
         parts.append(styled(result.answer, style if result.status != "answered" else ""))
     if result.sources and result.status == "answered":  # sources_shown lists them already
         label = i18n.text("sources_label", "pl" if result.language == "pl" else "en")
-        lines = Text(f"{label}:", style="bold")
+        lines = Text()
+        lines.append(f"{label}:", style="bold")
         for source in result.sources:
             url = layout.web_url(source.url)
             lines.append("\n  ")
