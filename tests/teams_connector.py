@@ -34,8 +34,14 @@ class Sent:
 
 
 def card_text(card: dict[str, Any]) -> str:
-    return "\n".join(str(block.get("text", "")) for block in card.get("body", [])
-                     if block.get("type") == "TextBlock")
+    """What a card's text elements show, one element a line (a RichTextBlock's runs joined)."""
+    lines = []
+    for block in card.get("body", []):
+        if block.get("type") == "TextBlock":
+            lines.append(str(block.get("text", "")))
+        elif block.get("type") == "RichTextBlock":
+            lines.append("".join(str(run.get("text", "")) for run in block.get("inlines", [])))
+    return "\n".join(lines)
 
 
 @dataclass

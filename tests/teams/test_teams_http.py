@@ -109,7 +109,7 @@ def teams(teams_factory: Any, engine: TurnEngine) -> TeamsRig:
 
 
 def actions(sent: Sent) -> list[dict[str, Any]]:
-    return [action["data"] for card in sent.cards for action in card.get("actions", [])]
+    return [action["data"] for card in sent.cards for action in cards.actions(card)]
 
 
 def test_channel_mention_is_answered_in_its_thread_as_a_card(teams: TeamsRig) -> None:
@@ -123,9 +123,14 @@ def test_channel_mention_is_answered_in_its_thread_as_a_card(teams: TeamsRig) ->
     assert reply.authorization is None  # anonymous mode sends no token
     [card] = reply.cards
     assert card["type"] == "AdaptiveCard"
-    answer, label, sources = card["body"]
-    assert "[DOC-TLS-" in answer["text"]
-    assert label["text"] == "Sources" and "`DOC-TLS-" in sources["text"]
+    labels = [i for i, block in enumerate(card["body"]) if block.get("text") == "Sources"]
+    [label] = labels
+    answer = card["body"][:label]
+    sources = [block for block in card["body"][label + 1:] if block["type"] != "ActionSet"]
+    assert any("[DOC-TLS-" in cards.element_text(block) for block in answer)
+    assert sources and all(cards.element_text(block).startswith("•\u00a0DOC-TLS-")
+                           for block in sources)
+    assert all(block["inlines"][1]["fontType"] == "Monospace" for block in sources)
     assert [data["docassist"] for data in actions(reply)] == [
         "show_sources", "clear", "feedback", "feedback"]
     [turn] = teams.store.turns()
@@ -169,7 +174,11 @@ def test_card_actions_show_sources_and_clear(teams: TeamsRig) -> None:
     assert statuses == ["answered", "sources_shown", "cleared", "clarification_needed",
                         "answered", "cleared"]
     replies = teams.connector.messages()
-    assert "(turn 1)" in replies[1].text and "`DOC-TLS-" in replies[1].text
+    assert "(turn 1)" in replies[1].text and "•\u00a0[DOC-TLS-" in replies[1].text
+    [shown] = replies[1].cards
+    cited = [run for block in shown["body"] for run in block.get("inlines", [])
+             if run["text"].startswith("[DOC-TLS-")]
+    assert cited and all(run["selectAction"]["url"].endswith("/DOC-TLS") for run in cited)
     assert "cleared" in replies[2].text
     assert not [data for data in actions(replies[2]) if data["docassist"] == "clear"]
 
@@ -182,7 +191,9 @@ def test_metadata_docs_and_help_commands(teams: TeamsRig) -> None:
     meta, usage, docs, help_text = teams.connector.messages()
     assert "DOC-TLS: TLS certificate renewal" in meta.text
     assert "meta DOC-" in usage.text
-    assert "`DOC-INSTR`" in docs.text and "`DOC-TLS`" in docs.text
+    assert "•\u00a0DOC-INSTR " in docs.text and "•\u00a0DOC-TLS " in docs.text
+    ids = [block["inlines"][1] for block in docs.cards[0]["body"][1:]]
+    assert {"type": "TextRun", "text": "DOC-TLS", "fontType": "Monospace"} in ids
     assert "Polecenia: meta ID-DOKUMENTU" in help_text.text
     assert [turn["status"] for turn in teams.store.turns()] == ["metadata_shown"]
 
@@ -275,7 +286,7 @@ def test_long_answers_are_split_across_cards_and_nothing_is_lost() -> None:
     result = TurnResult(result_id="r", conversation_id="c", generation=0, turn_id=1,
                         status="answered", answer=answer, language="en")
     rendered = cards.render(result)
-    assert len(rendered) > 1 and "actions" in rendered[-1] and "actions" not in rendered[0]
+    assert len(rendered) > 1 and cards.actions(rendered[-1]) and not cards.actions(rendered[0])
     texts = [card_text(card) for card in rendered]
     assert all(len(text) <= cards.CARD_TEXT_LIMIT for text in texts)
     assert " ".join(" ".join(texts).split()) == " ".join(answer.split())

@@ -6,9 +6,10 @@ import uuid
 from collections.abc import Callable
 
 from rich.console import Console, Group, RenderableType
-from rich.markup import escape
+from rich.style import Style
 from rich.text import Text
 
+from docassist.bot import layout
 from docassist.core import i18n
 from docassist.core.errors import StorageUnavailableError
 from docassist.core.messages import ChatMessage, Command, ConversationKey
@@ -33,6 +34,28 @@ def new_thread_key(thread: str | None = None) -> ConversationKey:
                            thread=thread or uuid.uuid4().hex[:12])
 
 
+CODE_STYLE = "bold cyan"
+_SPAN_STYLE = {"code": CODE_STYLE, "strong": "bold", "cite": "dim"}
+
+
+def styled(text: str, style: str = "") -> Text:
+    """Reply text for the terminal: a line per point and step, commands in colour without
+    their backticks (so they copy clean). Plain Text, never Rich markup: a document's
+    `[link=…]` or `[/]` stays text."""
+    out = Text(style=style)
+    for index, block in enumerate(layout.parse(text)):
+        if index:
+            out.append("\n\n" if block.gap else "\n")
+        if block.kind == "code":
+            out.append(block.spans[0].text, style=CODE_STYLE)
+            continue
+        out.append({"point": "• ", "step": f"{block.number}. "}.get(block.kind, ""))
+        for span in block.spans:
+            shown = f"[{span.text}]" if span.kind == "cite" else span.text
+            out.append(shown, style=_SPAN_STYLE.get(span.kind, ""))
+    return out
+
+
 def render_result(result: TurnResult, *, debug: bool = False,
                   answer_shown: bool = False) -> RenderableType:
     """The answer (unless it was already streamed), its sources with links, and with `debug`
@@ -40,17 +63,20 @@ def render_result(result: TurnResult, *, debug: bool = False,
     style = STATUS_STYLE.get(result.status, "white")
     parts: list[RenderableType] = []
     if not answer_shown:
-        parts.append(Text(result.answer, style=style if result.status != "answered" else ""))
+        parts.append(styled(result.answer, style if result.status != "answered" else ""))
     if result.sources and result.status == "answered":  # sources_shown lists them already
         label = i18n.text("sources_label", "pl" if result.language == "pl" else "en")
-        lines = [f"[bold]{label}:[/bold]"]
+        lines = Text()
+        lines.append(f"{label}:", style="bold")
         for source in result.sources:
-            title = escape(f"{source.title} v{source.version} — {source.section}")
-            if source.url:
-                title = f"[link={source.url}]{title}[/link] ({escape(source.url)})"
-            lines.append(f"  [dim]{escape(source.chunk_id)}[/dim] {title} "
-                         f"[dim](score {source.score:.2f})[/dim]")
-        parts.append(Text.from_markup("\n".join(lines)))
+            url = layout.web_url(source.url)
+            lines.append("\n  ")
+            lines.append(source.chunk_id, style="dim")
+            lines.append(f" {source.title} v{source.version} — {source.section}",
+                         style=Style(link=url) if url else "")
+            lines.append(f" ({url})" if url else "")
+            lines.append(f" (score {source.score:.2f})", style="dim")
+        parts.append(lines)
     for warning in result.warnings:
         parts.append(Text(f"! {warning}", style="yellow"))
     if debug:
@@ -139,7 +165,7 @@ class ChatSession:
 
         def show(sentence: str) -> None:
             streamed.append(sentence)
-            self.console.print(sentence)
+            self.console.print(styled(sentence))
 
         result = self.engine.handle(message, on_partial=show)
         if result is not None:

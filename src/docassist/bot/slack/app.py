@@ -31,7 +31,12 @@ from docassist.bot.slack.render import (
     FEEDBACK_ACTION,
     SHOW_SOURCES_ACTION,
     ask_human_blocks,
+    catalog_message,
+    escape,
+    mrkdwn,
+    prompt_title,
     render,
+    unescape,
 )
 from docassist.core import i18n
 from docassist.core.errors import StorageError, StorageUnavailableError
@@ -113,7 +118,7 @@ class SlackStream:
                     recipient_team_id=self.team, recipient_user_id=self.user)
                 self.ts = str(started["ts"])
             self.client.chat_appendStream(channel=self.channel, ts=self.ts,
-                                          markdown_text=sentence + " ")
+                                          markdown_text=escape(sentence) + " ")
         except Exception as error:
             logger.info("streaming unavailable, falling back to a post: %s", error)
             self.broken = True
@@ -194,7 +199,7 @@ class SlackAdapter:
         if user_team and team and user_team != team:
             self._post_text(key, i18n.text("external_user", language))
             return
-        text = _MENTION.sub("", str(event.get("text") or "")).strip()
+        text = unescape(_MENTION.sub("", str(event.get("text") or ""))).strip()
         if event.get("files"):
             self._post_text(key, i18n.text("attachments_ignored", language))
             if not text:
@@ -303,7 +308,8 @@ class SlackAdapter:
         prompts = []
         for document in self.store.documents()[:PROMPT_COUNT]:
             text = i18n.text("slack_prompt", language, title=document.title)
-            prompts.append({"title": text[:PROMPT_TITLE_CHARS], "message": text})
+            prompts.append({"title": prompt_title(text[:PROMPT_TITLE_CHARS]),
+                            "message": escape(text)})
         return prompts
 
     def _post_text(self, key: ConversationKey, text: str) -> None:
@@ -441,16 +447,14 @@ class SlackAdapter:
                 key=key, user=str(body["user_id"]), text=f"/docassist-meta {body.get('text')}",
                 command=Command.METADATA, command_argument=str(body.get("text") or "")))
             if result is not None:
-                self._ephemeral(body, result.answer)
+                self._ephemeral(body, mrkdwn(result.answer))
 
         @app.command("/docassist-docs")
         def on_docs(ack: Any, body: dict[str, Any]) -> None:
             ack()
-            language = self.config.default_language
-            lines = [i18n.text("docs_header", language)] + [
-                f"• `{d.document_id}` {d.title} (v{d.version})"
-                for d in self.store.documents()]
-            self._ephemeral(body, "\n".join(lines))
+            message = catalog_message(self.store.documents(), self.config.default_language)
+            self.client.chat_postEphemeral(channel=str(body["channel_id"]),
+                                           user=str(body["user_id"]), **message)
 
         @app.command("/docassist-help")
         def on_help(ack: Any, body: dict[str, Any]) -> None:

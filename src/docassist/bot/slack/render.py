@@ -1,11 +1,19 @@
-"""TurnResult → Slack messages (Block Kit). Long answers are split, never cut."""
+"""TurnResult → Slack messages (Block Kit `mrkdwn`). Long answers are split, never cut.
+
+Every piece of text from documents or users is escaped (`&`, `<`, `>`), so `<!channel>` or a
+disguised link `<https://…|label>` in a document is shown as written and pings or links
+nothing; the only links are documents' catalog urls. Points and steps keep one line each,
+commands are code spans or code blocks, and a long answer is split between lines.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from docassist.bot import layout
 from docassist.core import i18n
 from docassist.core.answering import CITATION
+from docassist.core.documents import DocumentInfo
 from docassist.core.results import TurnResult
 from docassist.core.text import split_text
 
@@ -14,18 +22,99 @@ SECTION_TEXT_LIMIT: Final = 3000
 SECTIONS_PER_MESSAGE: Final = 40
 """Slack allows 50 blocks a message; the rest holds context and buttons."""
 FALLBACK_TEXT_LIMIT: Final = 3000
+CONTEXT_ELEMENTS: Final = 10
+"""Slack's limit for the elements of a context block."""
+HEADER_TEXT_LIMIT: Final = 150
+"""Slack's limit for a header block's text."""
 SHOW_SOURCES_ACTION: Final = "docassist_show_sources"
 CLEAR_THREAD_ACTION: Final = "docassist_clear_thread"
 CLEAR_THREAD_SHORTCUT: Final = "docassist_clear_thread_shortcut"
 FEEDBACK_ACTION: Final = "docassist_feedback"
 ASK_HUMAN_ACTION: Final = "docassist_ask_human"
 ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
+_FENCE: Final = "```"
 
 Message = dict[str, Any]
 
 
-def _language(result: TurnResult) -> i18n.Language:
-    return "pl" if result.language == "pl" else "en"
+def escape(text: str) -> str:
+    """Slack's three control characters as entities; Slack shows them as written."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def unescape(text: str) -> str:
+    """A user's message as they typed it (Slack sends `&`, `<`, `>` as entities)."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def link(url: str | None, label: str) -> str:
+    """`label` linked to a catalog url (http or https only); otherwise the label alone."""
+    target = layout.web_url(url)
+    if target is None:
+        return escape(label)
+    safe = escape(target).replace("|", "%7C")
+    return f"<{safe}|{escape(label)}>"
+
+
+def _inline(spans: list[layout.Span]) -> str:
+    parts = []
+    for span in spans:
+        if span.kind == "code":
+            parts.append(f"`{escape(span.text)}`")
+        elif span.kind == "strong":
+            parts.append(f"*{escape(span.text)}*")
+        elif span.kind == "cite":
+            parts.append(f"[{escape(span.text)}]")
+        else:
+            parts.append(escape(span.text))
+    return "".join(parts)
+
+
+def _line(block: layout.Block) -> str:
+    if block.kind == "code":
+        return f"{_FENCE}{escape(block.spans[0].text)}{_FENCE}"
+    if block.kind == "point":
+        return f"• {_inline(block.spans)}"
+    if block.kind == "step":
+        return f"{block.number}. {_inline(block.spans)}"
+    return _inline(block.spans)
+
+
+def _fit(block: layout.Block, limit: int) -> list[str]:
+    """A block's mrkdwn in pieces of at most `limit`; a code block stays fenced."""
+    text = _line(block)
+    if len(text) <= limit:
+        return [text]
+    if block.kind == "code":
+        inner = limit - 2 * len(_FENCE)
+        return [f"{_FENCE}{piece}{_FENCE}"
+                for piece in split_text(escape(block.spans[0].text), inner)]
+    return split_text(text, limit)
+
+
+def _lines(text: str, limit: int) -> list[str]:
+    """Reply text as mrkdwn lines of at most `limit` characters; a paragraph's first line
+    starts with a newline (the blank line before it)."""
+    lines: list[str] = []
+    for block in layout.parse(text):
+        pieces = _fit(block, limit - 1)  # room for the paragraph's newline
+        if block.gap and lines:
+            pieces[0] = "\n" + pieces[0]
+        lines.extend(pieces)
+    return lines
+
+
+def sections(text: str, limit: int = SECTION_TEXT_LIMIT) -> list[str]:
+    """Reply text as mrkdwn, in pieces of at most `limit` characters, cut between lines (a
+    point or a step is cut only when it alone is longer than the limit)."""
+    lines = _lines(text, limit)
+    groups = layout.pack([len(line) for line in lines], limit)
+    return ["\n".join(lines[i] for i in group).strip("\n") for group in groups] or [""]
+
+
+def mrkdwn(text: str) -> str:
+    """Reply text as one escaped mrkdwn string (ephemeral replies, fallback text)."""
+    return "\n".join(_lines(text, max(len(text) * 5, 16))).strip("\n")
 
 
 def _sources_context(result: TurnResult) -> dict[str, Any] | None:
@@ -34,10 +123,10 @@ def _sources_context(result: TurnResult) -> dict[str, Any] | None:
     if not shown:
         return None
     elements = []
-    for source in shown[:10]:  # a context block holds at most 10 elements
+    for source in shown[:CONTEXT_ELEMENTS]:
         title = f"{source.title} v{source.version} — {source.section}"
-        label = f"<{source.url}|{title}>" if source.url else title
-        elements.append({"type": "mrkdwn", "text": f"`{source.chunk_id}` {label}"})
+        elements.append({"type": "mrkdwn",
+                         "text": f"`{escape(source.chunk_id)}` {link(source.url, title)}"})
     return {"type": "context", "elements": elements}
 
 
@@ -51,15 +140,22 @@ def _buttons(result: TurnResult) -> dict[str, Any]:
     ]}
 
 
+def _language(result: TurnResult) -> i18n.Language:
+    return "pl" if result.language == "pl" else "en"
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
 def render(result: TurnResult) -> list[Message]:
     """One or more messages (`text` + `blocks`); the last carries sources and buttons."""
-    pieces = split_text(result.answer, SECTION_TEXT_LIMIT)
+    pieces = sections(result.answer)
     messages: list[Message] = []
     for start in range(0, len(pieces), SECTIONS_PER_MESSAGE):
         chunk = pieces[start:start + SECTIONS_PER_MESSAGE]
-        blocks: list[dict[str, Any]] = [
-            {"type": "section", "text": {"type": "mrkdwn", "text": piece}} for piece in chunk]
-        messages.append({"text": " ".join(chunk)[:FALLBACK_TEXT_LIMIT], "blocks": blocks})
+        messages.append({"text": " ".join(chunk)[:FALLBACK_TEXT_LIMIT],
+                         "blocks": [_section(piece) for piece in chunk]})
     last = messages[-1]["blocks"]
     context = _sources_context(result)
     if context is not None:
@@ -69,6 +165,25 @@ def render(result: TurnResult) -> list[Message]:
     if result.status in ANSWER_STATUSES:
         last.append(feedback_block(result))
     return messages
+
+
+def catalog_message(documents: list[DocumentInfo], language: i18n.Language) -> Message:
+    """`/docassist-docs`: a header and one line per document, its title linked to its
+    catalog url; the text carries the same lines for notifications and clients without
+    blocks."""
+    header = i18n.text("docs_header", language)
+    lines = [f"• `{escape(d.document_id)}` {link(d.url, d.title)} (v{escape(d.version)})"
+             for d in documents]
+    groups = layout.pack([len(line) for line in lines], SECTION_TEXT_LIMIT)
+    blocks = [{"type": "header", "text": {"type": "plain_text",
+                                          "text": header[:HEADER_TEXT_LIMIT]}}]
+    blocks += [_section("\n".join(lines[i] for i in group)) for group in groups]
+    return {"text": "\n".join([escape(header), *lines]), "blocks": blocks}
+
+
+def prompt_title(text: str) -> str:
+    """A suggested prompt's title: shown by Slack's client, never as markup."""
+    return text.replace("<", "‹").replace(">", "›")
 
 
 def feedback_block(result: TurnResult) -> dict[str, Any]:
@@ -86,8 +201,7 @@ def feedback_block(result: TurnResult) -> dict[str, Any]:
 
 def ask_human_blocks(result_id: str, language: i18n.Language) -> list[dict[str, Any]]:
     return [
-        {"type": "section", "text": {"type": "mrkdwn",
-                                     "text": i18n.text("slack_ask_human_offer", language)}},
+        _section(i18n.text("slack_ask_human_offer", language)),
         {"type": "actions", "elements": [{
             "type": "button", "action_id": ASK_HUMAN_ACTION, "value": result_id,
             "text": {"type": "plain_text", "text": i18n.text("slack_ask_human", language)}}]},

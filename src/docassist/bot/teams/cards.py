@@ -1,5 +1,12 @@
-"""TurnResult → Teams messages: an Adaptive Card per message, answer text with its chunk-id
-citations, the cited sources (linked where the document has a url), and the actions.
+"""TurnResult → Teams messages: Adaptive Cards with the answer, its chunk-id citations, the
+cited sources (linked where the document has a catalog url), and the actions.
+
+Written for what Teams shows (learn.microsoft.com, "Format cards in Teams"): a single `\n`
+is no line break in a TextBlock, lists need their own syntax, and there is no preformatted
+text. So every line of prose, point and numbered step is its own RichTextBlock (its
+citation inside it), commands are monospace runs, and a long answer is cut between points,
+never inside one. Reply text goes only into TextRuns, which Adaptive Cards never read as
+markdown: a document's `[label](url)` or `**` stays text; links come from catalog urls.
 
 Card actions are `Action.Submit`: Teams sends them back as a message activity whose `value`
 is the action's `data`, in the same conversation (and channel thread) as the card.
@@ -9,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from docassist.bot import layout
 from docassist.core import i18n
 from docassist.core.answering import CITATION
 from docassist.core.documents import DocumentInfo
@@ -49,22 +57,115 @@ def card(body: list[dict[str, Any]], actions: list[dict[str, Any]] | None = None
 
 
 def text_block(text: str, **style: Any) -> dict[str, Any]:
+    """Our own fixed words (labels, headers); never document or user text, which Teams
+    would read as markdown in a TextBlock."""
     return {"type": "TextBlock", "text": text, "wrap": True, **style}
+
+
+def _run(text: str, **style: Any) -> dict[str, Any]:
+    """A TextRun: Adaptive Cards never read markdown in one, so document text stays text."""
+    return {"type": "TextRun", "text": text, **style}
+
+
+def _rich(inlines: list[dict[str, Any]], **style: Any) -> dict[str, Any]:
+    return {"type": "RichTextBlock", "inlines": inlines, **style}
+
+
+def _link(text: str, url: str | None, **style: Any) -> dict[str, Any]:
+    """A run linked to a catalog url (http or https only)."""
+    target = layout.web_url(url)
+    if target is None:
+        return _run(text, **style)
+    return _run(text, selectAction={"type": "Action.OpenUrl", "url": target}, **style)
+
+
+Links = dict[str, str | None]
+"""Chunk id → its document's catalog url: a citation links there."""
+
+
+def _inlines(spans: list[layout.Span], links: Links) -> list[dict[str, Any]]:
+    runs = []
+    for span in spans:
+        if span.kind == "code":
+            runs.append(_run(span.text, fontType="Monospace"))
+        elif span.kind == "strong":
+            runs.append(_run(span.text, weight="Bolder"))
+        elif span.kind == "cite":
+            runs.append(_link(f"[{span.text}]", links.get(span.text), isSubtle=True,
+                              size="Small"))
+        else:
+            runs.append(_run(span.text))
+    return runs
+
+
+def _elements(block: layout.Block, first: bool, links: Links) -> list[dict[str, Any]]:
+    """One block as card elements: a RichTextBlock per line of prose, point or step (a
+    citation stays inside its step); a code block as monospace lines."""
+    spacing = "None" if first else "Medium" if block.gap else "Small"
+    if block.kind == "code":
+        lines = block.spans[0].text.split("\n")
+        return [_rich([_run(_keep_indent(line) or " ", fontType="Monospace")],
+                      spacing=spacing if index == 0 else "None")
+                for index, line in enumerate(lines)]
+    marker = {"point": "•\u00a0", "step": f"{block.number}.\u00a0"}.get(block.kind)
+    inlines = ([_run(marker)] if marker else []) + _inlines(block.spans, links)
+    return [_rich(inlines, spacing=spacing)]
+
+
+def _keep_indent(line: str) -> str:
+    """Leading spaces as no-break spaces: HTML renderers would collapse them."""
+    stripped = line.lstrip(" ")
+    return "\u00a0" * (len(line) - len(stripped)) + stripped
+
+
+def element_text(element: dict[str, Any]) -> str:
+    """What an element shows, as plain text (card size, tests)."""
+    if element.get("type") == "RichTextBlock":
+        return "".join(str(run.get("text", "")) for run in element.get("inlines", []))
+    return str(element.get("text", ""))
+
+
+def _split_block(block: layout.Block, limit: int) -> list[layout.Block]:
+    """A block longer than a card, in pieces (the rare giant paragraph); others whole."""
+    if len(block.text) <= limit or block.kind == "code":
+        return [block]
+    pieces = split_text(block.text, limit)
+    return [layout.Block(block.kind if index == 0 else "line", layout.spans(piece),
+                         block.number, block.gap and index == 0)
+            for index, piece in enumerate(pieces)]
+
+
+def answer_bodies(text: str, limit: int = CARD_TEXT_LIMIT, links: Links | None = None
+                  ) -> list[list[dict[str, Any]]]:
+    """The card bodies of a reply: whole points and steps per card, cut between them."""
+    blocks = [piece for block in layout.parse(text) for piece in _split_block(block, limit)]
+    groups = [_elements(block, index == 0, links or {}) for index, block in enumerate(blocks)]
+    sizes = [sum(len(element_text(e)) + 1 for e in group) - 1 for group in groups]
+    bodies = []
+    for part in layout.pack(sizes, limit):
+        body = [element for index in part for element in groups[index]]
+        if body:
+            body[0] = {**body[0], "spacing": "None"}
+        bodies.append(body)
+    return bodies or [[text_block("")]]
 
 
 def _sources_blocks(result: TurnResult) -> list[dict[str, Any]]:
     cited = set(CITATION.findall(result.answer))
-    shown = [s for s in result.sources if s.chunk_id in cited or result.status == "sources_shown"]
+    shown = [s for s in result.sources if s.chunk_id in cited]
     if not shown:
         return []
     lines = []
     for source in shown[:MAX_SOURCES_SHOWN]:
         title = f"{source.title} v{source.version} — {source.section}"
-        label = f"[{title}]({source.url})" if source.url else title
-        lines.append(f"- `{source.chunk_id}` {label}")
+        lines.append(_rich([_run("•\u00a0"), _run(source.chunk_id, fontType="Monospace"),
+                            _run(" "), _link(title, source.url)],
+                           spacing="None"))
+    for line in lines:
+        for run in line["inlines"]:
+            run.update(size="Small", isSubtle=True)
     return [text_block(i18n.text("sources_label", _language(result)), weight="Bolder",
-                       spacing="Medium"),
-            text_block("\n".join(lines), size="Small", isSubtle=True, spacing="None")]
+                       spacing="Medium"), *lines]
 
 
 def _submit(title: str, **data: str) -> dict[str, Any]:
@@ -72,39 +173,53 @@ def _submit(title: str, **data: str) -> dict[str, Any]:
                                                               **data}}
 
 
-def _actions(result: TurnResult) -> list[dict[str, Any]]:
+def _action_rows(result: TurnResult) -> list[list[dict[str, Any]]]:
+    """Two buttons a row: four in one row are cut to "Pokaż źró…" on a phone (and in
+    Teams' narrow panes); two fit."""
     language = _language(result)
-    actions = []
+    rows = []
     if result.status not in ("cleared", "storage_unavailable"):  # nothing to act on
-        actions += [_submit(i18n.text("button_show_sources", language), action=SHOW_SOURCES),
-                    _submit(i18n.text("button_clear_thread", language), action=CLEAR_THREAD)]
+        rows.append([
+            _submit(i18n.text("button_show_sources", language), action=SHOW_SOURCES),
+            _submit(i18n.text("button_clear_thread", language), action=CLEAR_THREAD)])
     if result.status in ANSWER_STATUSES:
-        actions += [
+        rows.append([
             _submit(i18n.text("feedback_good", language), action=FEEDBACK, verdict="good",
                     result_id=result.result_id),
             _submit(i18n.text("feedback_bad", language), action=FEEDBACK, verdict="bad",
-                    result_id=result.result_id)]
-    return actions
+                    result_id=result.result_id)])
+    return rows
+
+
+def actions(content: Card) -> list[dict[str, Any]]:
+    """Every action of a card: its own and those of its ActionSets, in order."""
+    found = list(content.get("actions", []))
+    for element in content.get("body", []):
+        if element.get("type") == "ActionSet":
+            found.extend(element.get("actions", []))
+    return found
 
 
 def render(result: TurnResult) -> list[Card]:
-    """One or more cards; the last carries the sources and the actions."""
-    pieces = split_text(result.answer, CARD_TEXT_LIMIT)
-    cards = [card([text_block(piece)]) for piece in pieces]
-    cards[-1]["body"].extend(_sources_blocks(result))
-    actions = _actions(result)
-    if actions:
-        cards[-1]["actions"] = actions
+    """One or more cards; the last carries the sources and the buttons."""
+    links = {source.chunk_id: source.url for source in result.sources}
+    cards = [card(body) for body in answer_bodies(result.answer, links=links)]
+    last = cards[-1]["body"]
+    if result.status != "sources_shown":  # there the answer is the list, its ids linked
+        last.extend(_sources_blocks(result))
+    for index, row in enumerate(_action_rows(result)):
+        last.append({"type": "ActionSet", "actions": row,
+                     "spacing": "Medium" if index == 0 else "Small"})
     return cards
 
 
 def catalog_card(documents: list[DocumentInfo], language: i18n.Language) -> Card:
-    lines = []
-    for document in documents:
-        title = f"[{document.title}]({document.url})" if document.url else document.title
-        lines.append(f"- `{document.document_id}` {title} (v{document.version})")
+    lines = [_rich([_run("•\u00a0"), _run(document.document_id, fontType="Monospace"),
+                    _run(" "), _link(document.title, document.url),
+                    _run(f" (v{document.version})")], spacing="None")
+             for document in documents]
     return card([text_block(i18n.text("docs_header", language), weight="Bolder"),
-                 text_block("\n".join(lines) or "—")])
+                 *(lines or [text_block("—")])])
 
 
 def stats_card(summary: ActivitySummary, language: i18n.Language) -> Card:

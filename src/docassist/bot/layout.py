@@ -1,0 +1,130 @@
+"""Reply text → a small neutral layout that the Slack and Teams renderers share.
+
+Replies are plain text with a few conventions: a line starting with `•`, `-` or `*` is a
+point, `1.` or `1)` a numbered step, ``` fences hold a code block, backticks an inline
+command, `**…**` emphasis and `[CHUNK-ID]` a citation. Each renderer writes these in its
+platform's own terms (Block Kit mrkdwn, Adaptive Card runs) and treats every piece of text as
+data: what a document or a user wrote never becomes platform markup, so nothing here
+unescapes or passes text through.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from docassist.core.answering import CITATION
+
+SpanKind = Literal["text", "code", "strong", "cite"]
+BlockKind = Literal["line", "point", "step", "code"]
+
+_POINT: Final = re.compile(r"^\s*[•*-]\s+(.*)$")
+_STEP: Final = re.compile(r"^\s*(\d{1,3})[.)]\s+(.*)$")
+_FENCE: Final = re.compile(r"^\s*```")
+_CONTINUATION: Final = re.compile(r"^\s{2,}\S")
+_INLINE: Final = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*|" + CITATION.pattern)
+
+
+@dataclass(frozen=True)
+class Span:
+    kind: SpanKind
+    text: str
+
+
+@dataclass
+class Block:
+    """One line of a reply as people should see it: a line of prose, a point, a numbered
+    step or a code block. `gap` marks a blank line before it (a new paragraph)."""
+
+    kind: BlockKind
+    spans: list[Span] = field(default_factory=list)
+    number: int | None = None
+    gap: bool = False
+
+    @property
+    def text(self) -> str:
+        """The block's words without markers, as a person reads them (for sizing)."""
+        return "".join(f"[{s.text}]" if s.kind == "cite" else s.text for s in self.spans)
+
+
+def spans(text: str) -> list[Span]:
+    """Inline pieces of one line: text, `code`, **strong** and [citations]."""
+    found: list[Span] = []
+    position = 0
+    for match in _INLINE.finditer(text):
+        if match.start() > position:
+            found.append(Span("text", text[position:match.start()]))
+        code, strong, cite = match.groups()
+        if code is not None:
+            found.append(Span("code", code))
+        elif strong is not None:
+            found.append(Span("strong", strong))
+        else:
+            found.append(Span("cite", cite))
+        position = match.end()
+    if position < len(text):
+        found.append(Span("text", text[position:]))
+    return found
+
+
+def parse(text: str) -> list[Block]:
+    """The blocks of a reply, in order; nothing of the text is dropped but markers."""
+    blocks: list[Block] = []
+    gap = False
+    code: list[str] | None = None
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        if code is not None:  # inside a fenced block: verbatim until the closing fence
+            if _FENCE.match(raw):
+                blocks.append(Block("code", [Span("code", "\n".join(code))], gap=gap))
+                code, gap = None, False
+            else:
+                code.append(raw)
+            continue
+        if _FENCE.match(raw):
+            code = []
+            continue
+        if not raw.strip():
+            gap = bool(blocks)
+            continue
+        if blocks and not gap and blocks[-1].kind in ("point", "step") \
+                and _CONTINUATION.match(raw):
+            blocks[-1].spans.extend(spans(" " + raw.strip()))
+            continue
+        blocks.append(_line_block(raw, gap))
+        gap = False
+    if code is not None:  # an unclosed fence still shows its lines
+        blocks.append(Block("code", [Span("code", "\n".join(code))], gap=gap))
+    return blocks
+
+
+def _line_block(raw: str, gap: bool) -> Block:
+    if step := _STEP.match(raw):
+        return Block("step", spans(step.group(2).strip()), int(step.group(1)), gap)
+    if point := _POINT.match(raw):
+        return Block("point", spans(point.group(1).strip()), gap=gap)
+    return Block("line", spans(raw.strip()), gap=gap)
+
+
+def pack(sizes: list[int], limit: int, separator: int = 1) -> list[range]:
+    """Consecutive groups of items whose sizes (plus a separator between items) fit within
+    `limit`; an item larger than the limit gets a group of its own."""
+    groups: list[range] = []
+    start, used = 0, 0
+    for index, size in enumerate(sizes):
+        extra = size if index == start else used + separator + size
+        if index > start and extra > limit:
+            groups.append(range(start, index))
+            start, used = index, size
+        else:
+            used = extra
+    if sizes:
+        groups.append(range(start, len(sizes)))
+    return groups
+
+
+def web_url(url: str | None) -> str | None:
+    """A catalog url that may become a link: http(s) only, nothing else is linked."""
+    if url and re.match(r"^https?://[^\s]+$", url, re.IGNORECASE):
+        return url
+    return None
