@@ -54,7 +54,7 @@ def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime
     config = settings.model_config_for(record_path)
     selector = get_selector(settings.model, config)
     answerer = get_answerer(settings.answer_model or settings.model, config)
-    store = Store(settings.db)
+    store = Store(settings.db, save_raw=settings.save_raw)
     retrievers, default = build_retrievers(store, settings, config)
     shadow = get_selector(settings.shadow_model, config) if settings.shadow_model else None
     engine = TurnEngine(
