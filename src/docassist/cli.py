@@ -40,6 +40,7 @@ from docassist.runtime import (
     Runtime,
     ensure_demo_index,
     index_and_embed,
+    needs_first_index,
     open_runtime,
     warm_up,
 )
@@ -141,9 +142,10 @@ def _open(as_json: bool = False, *, index_demo: bool = True,
     try:
         settings = Settings()
         runtime = open_runtime(settings, record_path=record)
-        if index_demo and not runtime.store.documents():
-            err.print(i18n.text("indexing_empty_catalog", settings.language,
-                                path=settings.docs))
+        if index_demo and needs_first_index(runtime.store):
+            started = runtime.store.documents()
+            err.print(i18n.text("indexing_resumed" if started else "indexing_empty_catalog",
+                                settings.language, path=settings.docs))
             with _progress() as progress:
                 bars = _IndexProgress(progress)
                 report = ensure_demo_index(runtime, bars.start, bars.file, bars.embedded)

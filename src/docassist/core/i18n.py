@@ -255,6 +255,10 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
                                "en": "There is no answer to rate yet."},
     "chat_new_thread": {"pl": "Nowy wątek: {thread}", "en": "New thread: {thread}"},
     "chat_debug": {"pl": "Tryb debug: {state}", "en": "Debug mode: {state}"},
+    "indexing_resumed": {
+        "pl": "Pierwsze indeksowanie zostało przerwane — kończę indeksować {path}",
+        "en": "The first indexing was interrupted — finishing indexing {path}",
+    },
     "indexing_empty_catalog": {
         "pl": "Pusta baza — indeksuję korpus demonstracyjny {path}",
         "en": "Empty database — indexing the demo corpus {path}",

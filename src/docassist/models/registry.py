@@ -94,7 +94,8 @@ def get_model_embedder(spec: str, config: ModelConfig) -> Embedder:
 
 def embedder_choices() -> list[str]:
     """What DOCASSIST_EMBEDDER may name: the local embedders, `none`, `<backend>:<model>`."""
-    return [*EMBEDDER_NAMES, "none", *(f"{name}:<model>" for name in sorted(_FACTORIES))]
+    return [*EMBEDDER_NAMES, "none", *(f"{name}:<{'file' if name == 'replay' else 'model'}>"
+                                       for name in sorted(_FACTORIES))]
 
 
 def _ollama(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:

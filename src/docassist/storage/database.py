@@ -182,6 +182,19 @@ class Store:
                                       [source_path]))
         return _document(rows[0]) if rows else None
 
+    def meta_value(self, key: str) -> str | None:
+        with self._lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta_value(self, key: str, value: str | None) -> None:
+        with self._transaction() as connection:
+            if value is None:
+                connection.execute("DELETE FROM meta WHERE key = ?", [key])
+            else:
+                connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                   [key, value])
+
     def index_version(self) -> int:
         """Bumped by every change to the searchable chunks; caches compare against it."""
         with self._lock:
