@@ -110,6 +110,12 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Według dokumentacji:",
         "en": "According to the documents:",
     },
+    "no_supported_answer": {
+        "pl": "Odpowiedź modelu nie powoływała się na żaden z odnalezionych fragmentów, więc jej "
+              "nie pokazuję. Poniżej najbliższe źródła.",
+        "en": "The model's answer cited none of the passages found, so it is not shown. The "
+              "closest sources are listed below.",
+    },
     "no_valid_citation": {
         "pl": "Uwaga: odpowiedź nie ma potwierdzonego źródła.",
         "en": "Note: this answer has no verified source.",
