@@ -107,7 +107,8 @@ def test_purge_0d_leaves_no_question_text_anywhere(db_path: Path, store: Store,
     store.enqueue(message(QUESTION, thread="t-pending", event_id="Ev-pending"))  # unanswered
     raw = run("ask", QUESTION, "--thread", "T1", "--json", db=db_path, DOCASSIST_SAVE_RAW="true")
     assert one_json(raw.stdout)["status"] == "answered", raw.stderr
-    engine.handle(message(QUESTION, thread="t-clarify"))
+    asked = engine.handle(message(f"How do I check its status on {MARKER}?", thread="t-clarify"))
+    assert asked is not None and asked.status == "clarification_needed"
     before = holding(db_path, MARKER)
     assert ("turns", "raw") in before and ("conversations", "state") in before
     assert ("inbox", "message") in before
