@@ -104,8 +104,10 @@ def index_drift(settings: Settings) -> str:
         elif document.content_sha256 != hashlib.sha256(path.read_bytes()).hexdigest():
             changed += 1
     root = catalog_path(folder)
-    gone = sum(1 for source in catalog if Path(source).is_relative_to(root)
-               and not Path(source).exists())
+    from_folder = [source for source in catalog if Path(source).is_relative_to(root)]
+    if not from_folder and not unfinished:
+        return f"the catalog was not built from {folder} ({len(catalog)} documents)"
+    gone = sum(1 for source in from_folder if not Path(source).exists())
     problems = [f"{count} {label}" for count, label in ((missing, "not indexed"),
                 (changed, "changed since indexed"), (gone, "gone from the folder")) if count]
     if unfinished:

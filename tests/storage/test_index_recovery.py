@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from docassist.storage import Bm25Retriever, Store, index_paths
 from tests.bot.test_cli import one_json, run
 from tests.conftest import REPO
@@ -103,3 +105,27 @@ def test_first_start_indexing_killed_midway_is_finished_by_the_next_start(
     [index_check] = [check for check in one_json(doctor.stdout)["checks"]
                      if check["role"] == "index"]
     assert index_check["ok"] and doctor.returncode == 0, index_check
+
+
+def test_doctor_names_what_differs_between_the_index_and_its_folder(tmp_path: Path) -> None:
+    from docassist.config import Settings
+    from docassist.doctor import IndexDrift, index_drift
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\nRotate the keys yearly.\n")
+    (folder / "b.md").write_text("# B\nBack up nightly.\n")
+    store = Store(tmp_path / "d.db")
+    index_paths(store, [folder])
+    store.close()
+    settings = Settings(db=tmp_path / "d.db", docs=folder)
+    assert index_drift(settings) == f"2 files in {folder}, all indexed"
+    (folder / "a.md").write_text("# A\nRotate the keys monthly.\n")
+    (folder / "b.md").unlink()
+    (folder / "c.md").write_text("# C\nNew.\n")
+    with pytest.raises(IndexDrift) as drift:
+        index_drift(settings)
+    assert str(drift.value) == (f"2 files in {folder}: 1 not indexed, 1 changed since indexed, "
+                                f"1 gone from the folder; run `docassist index {folder}`")
+    elsewhere = Settings(db=tmp_path / "d.db", docs=REPO / "samples" / "docs")
+    assert index_drift(elsewhere).startswith("the catalog was not built from")
