@@ -44,6 +44,7 @@ from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
+from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
 
 logger = logging.getLogger(__name__)
 
@@ -67,13 +68,18 @@ class Store:
     writers). Measured on a 500-event burst: ack p99 ~0.9 s before, see README.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, save_raw: bool = False) -> None:
         self.path = str(path)
+        self.save_raw = save_raw
+        """With it off, a finished inbox event keeps ids and hashes only (see privacy.py)."""
         try:
             self.db = Database(self._connect())
             if self.path != ":memory:":
                 self.db.enable_wal()
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # Deleted and overwritten rows are zeroed, not left in free pages: erased text
+            # must not stay readable in the file (privacy.py).
+            self.db.execute("PRAGMA secure_delete = ON")
             migrations.apply(self.db)
             # An in-memory database exists once per connection: there the ack path shares it.
             separate = self.path != ":memory:"
@@ -175,6 +181,19 @@ class Store:
             rows = list(self.db.query("SELECT * FROM documents WHERE source_path = ?",
                                       [source_path]))
         return _document(rows[0]) if rows else None
+
+    def meta_value(self, key: str) -> str | None:
+        with self._lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta_value(self, key: str, value: str | None) -> None:
+        with self._transaction() as connection:
+            if value is None:
+                connection.execute("DELETE FROM meta WHERE key = ?", [key])
+            else:
+                connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                   [key, value])
 
     def index_version(self) -> int:
         """Bumped by every change to the searchable chunks; caches compare against it."""
@@ -439,10 +458,13 @@ class Store:
                 [result.model_dump_json() if result else None, inbox_id])
 
     def finish(self, inbox_id: int, status: str, error: str | None = None) -> None:
+        """Mark an event done or failed; without `save_raw` it keeps ids and hashes only."""
         with self._transaction() as connection:
             connection.execute(
                 "UPDATE inbox SET status = ?, error = COALESCE(?, error), finished_at = ? "
                 "WHERE id = ?", [status, error, _now(), inbox_id])
+            if not self.save_raw:
+                redact_inbox_event(connection, inbox_id)
 
     def delivery_failed(self, inbox_id: int, error: str) -> int:
         with self._transaction() as connection:
@@ -518,13 +540,15 @@ class Store:
         with self._lock:
             return list(self.db.query("SELECT * FROM feedback ORDER BY id"))
 
-    def delete_traces_before(self, cutoff: str) -> int:
+    def erase_before(self, cutoff: str) -> Erasure:
+        """Every stored copy of user text written before `cutoff` (see privacy.py); then the
+        WAL is checkpointed and truncated, so no older page version keeps it either (a
+        reader in another process may hold the checkpoint back until the next one)."""
         with self._transaction() as connection:
-            for table in ("tool_calls", "shadow_decisions", "feedback"):
-                connection.execute(f"DELETE FROM {table} WHERE result_id IN "
-                                   "(SELECT result_id FROM turns WHERE created_at < ?)", [cutoff])
-            return connection.execute("DELETE FROM turns WHERE created_at < ?",
-                                      [cutoff]).rowcount
+            erased = erase_before(connection, cutoff, _now())
+        with self._lock:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return erased
 
     def tool_calls(self, result_id: str | None = None) -> list[dict[str, Any]]:
         where, params = ("WHERE result_id = ?", [result_id]) if result_id else ("", [])
