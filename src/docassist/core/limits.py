@@ -101,3 +101,14 @@ LEXICAL_INDEX_PAGE_ROWS: Final = 8192
 the memory the rebuild needs on top of the index."""
 INBOX_WORKERS: Final = 4
 """Default number of conversations whose turns run at once (DOCASSIST_INBOX_WORKERS)."""
+
+ACK_DEADLINE_SECONDS: Final = 2.0
+"""An event not stored within this time is answered 503 (the platform retries): Slack gives
+up on an ack after 3 s, and a write behind another connection's lock may wait ~6.3 s."""
+
+ACK_WRITERS: Final = 32
+"""Threads that store arriving events; a burst shares their transactions (group commit)."""
+
+HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
+"""A client that sends nothing for this long (headers or body) is answered 408 and dropped,
+so a stalled connection does not hold a server thread."""

@@ -144,8 +144,13 @@ class Store:
     # --- catalog ----------------------------------------------------------------------
 
     def documents(self) -> list[DocumentInfo]:
-        with self._lock:
-            rows = list(self.db.query("SELECT * FROM documents ORDER BY document_id"))
+        """Read on the ack path's own connection: listing the catalog never waits for a
+        writer (WAL readers don't), so `/docassist-docs` or prompts answer under a lock."""
+        with self._seen_lock:
+            cursor = self._seen_connection.execute(
+                "SELECT * FROM documents ORDER BY document_id")
+            names = [column[0] for column in cursor.description]
+            rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         return [_document(row) for row in rows]
 
     def document(self, document_id: str) -> DocumentInfo | None:
@@ -413,12 +418,14 @@ class Store:
                 [platform, event_id, dedupe_key]).fetchone()
         return row is not None
 
-    def inbox_has_conversation(self, conversation_id: str) -> bool:
-        """True when any event of this conversation is stored, answered or not yet."""
+    def conversation_known(self, conversation_id: str) -> bool:
+        """True when the conversation has a committed turn or a stored event: a thread the
+        bot takes part in. Read on the ack path's connection, so it never waits for writers."""
         with self._seen_lock:
             row = self._seen_connection.execute(
+                "SELECT 1 FROM conversations WHERE conversation_id = ? UNION ALL "
                 "SELECT 1 FROM inbox WHERE conversation_id = ? LIMIT 1",
-                [conversation_id]).fetchone()
+                [conversation_id, conversation_id]).fetchone()
         return row is not None
 
     def unfinished(self) -> list[InboxEvent]:
@@ -496,15 +503,25 @@ class Store:
                                       "ORDER BY created_at"))
 
     def record_feedback(self, result_id: str, user: str, positive: bool) -> None:
-        """A 👍 or 👎 on one answer; the user is stored as a hash."""
+        """A 👍 or 👎 on one answer; the user is stored as a hash. One vote per user per
+        answer: a later click replaces the earlier one."""
         with self._transaction() as connection:
-            known = connection.execute("SELECT 1 FROM turns WHERE result_id = ?",
-                                       [result_id]).fetchone()
-            if known is None:
-                raise StorageError(f"no turn with result id {result_id}")
-            _insert(connection, "feedback", {
-                "result_id": result_id, "user_sha256": sha256_text(user),
-                "value": 1 if positive else -1, "created_at": _now()})
+            _require_turn(connection, result_id)
+            connection.execute(
+                "INSERT INTO feedback (result_id, user_sha256, value, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (result_id, user_sha256) DO UPDATE SET "
+                "value = excluded.value, created_at = excluded.created_at",
+                [result_id, sha256_text(user), 1 if positive else -1, _now()])
+
+    def record_escalation(self, result_id: str, user: str) -> bool:
+        """An "Ask a human" request on one answer: True for the first, False when that
+        answer was escalated already (by anyone)."""
+        with self._transaction() as connection:
+            _require_turn(connection, result_id)
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO escalations (result_id, user_sha256, created_at) "
+                "VALUES (?, ?, ?)", [result_id, sha256_text(user), _now()])
+            return cursor.rowcount == 1
 
     def conversation_of_result(self, result_id: str) -> list[dict[str, Any]]:
         """The conversation key columns of the turn with this result id (zero or one row)."""
@@ -557,6 +574,12 @@ def _begin_immediate(connection: sqlite3.Connection) -> None:
                         attempt, STORAGE_WRITE_ATTEMPTS, pause)
             time.sleep(pause)
             pause *= 2
+
+
+def _require_turn(connection: sqlite3.Connection, result_id: str) -> None:
+    if connection.execute("SELECT 1 FROM turns WHERE result_id = ?",
+                          [result_id]).fetchone() is None:
+        raise StorageError(f"no turn with result id {result_id}")
 
 
 def _roll_back(connection: sqlite3.Connection) -> None:
