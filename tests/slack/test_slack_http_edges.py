@@ -19,7 +19,9 @@ import httpx
 import pytest
 from slack_sdk.signature import SignatureVerifier
 
+from docassist.core import i18n
 from docassist.core.tools import ToolRegistry
+from docassist.storage import Store
 from tests.helpers import recording
 from tests.loopback import wait_until
 from tests.slack.test_slack_http import (
@@ -228,3 +230,26 @@ def test_acks_stay_within_slacks_3_s_while_another_connection_holds_the_lock(
     assert sorted(row["event_id"] for row in rig.store.turns()) == [
         "EvBefore", "EvFollowUp", "EvLocked"]
     assert {row["status"] for row in rig.store.inbox_rows()} == {"done"}
+
+
+def test_an_event_whose_late_write_gives_up_is_told_once_and_answered_on_redelivery(
+        rig: SlackRig, store: Store, db_path: Path) -> None:
+    store.db.execute("PRAGMA busy_timeout = 1000")  # the store gives up after ~3.3 s
+    event = mention("How do I renew the TLS certificate?", "7.1")
+    lock = WriteLock(db_path)
+    try:
+        assert timed_event(rig, event, "EvGivenUp").status_code == 503
+        assert wait_until(lambda: len(rig.api.posted()) == 1, 10)  # the write gave up
+        assert timed_event(rig, event, "EvGivenUp", retry=1).status_code == 503
+    finally:
+        lock.release()
+    # The first delivery's write gave up (one note); the retry's write lands once the lock
+    # is gone and is answered; Slack's last retry is then a duplicate.
+    assert wait_until(lambda: len(rig.api.posted()) == 2, 15)
+    assert timed_event(rig, event, "EvGivenUp", retry=2).status_code == 200
+    assert rig.adapter.worker.wait_idle()
+    note, answer = rig.api.posted()
+    assert note["thread_ts"] == "7.1" and note["text"] == i18n.text("storage_busy", "en")
+    assert answer["thread_ts"] == "7.1" and "[DOC-TLS-" in answer["text"]
+    assert [row["event_id"] for row in rig.store.turns()] == ["EvGivenUp"]
+    assert [row["status"] for row in rig.store.inbox_rows()] == ["done"]
