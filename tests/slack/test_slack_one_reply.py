@@ -13,6 +13,7 @@ from typing import Any
 
 from docassist.core.tools import ToolRegistry
 from tests.helpers import recording
+from tests.loopback import wait_until
 from tests.slack.test_slack_ai import PANE
 from tests.slack.test_slack_http import (
     CHANNEL,
@@ -148,6 +149,20 @@ def test_one_vote_per_user_per_answer_and_one_escalation(rig: SlackRig) -> None:
     assert len(replies) == 4 and sum("already" in text for text in replies) == 3
 
 
+def test_an_escalation_that_could_not_be_posted_can_be_asked_again(rig: SlackRig) -> None:
+    rig.event(mention("How do I renew the TLS certificate?", "1100.1"), "Ev1")
+    result_id = rig.store.turns()[0]["result_id"]
+    ask = {"action_id": "docassist_ask_human", "value": result_id, "action_ts": "1100.9"}
+    rig.api.fail("chat.postMessage", 500, 500, 500)  # Slack down for the SDK's retries too
+    rig.interactive({**feedback_payload("", user="U2"), "actions": [ask]})
+    assert wait_until(lambda: any("couldn't post" in post["text"]  # after the SDK's retries
+                                  for post in rig.api.posted("chat.postEphemeral")))
+    rig.interactive({**feedback_payload("", user="U2"), "actions": [ask]})
+    human = [post for post in rig.api.posted() if post["channel"] == "C-HUMANS"]
+    assert len(human) == 1 and "passed your question" in rig.api.posted(
+        "chat.postEphemeral")[-1]["text"]
+
+
 def test_a_retry_after_the_answer_leaves_the_pane_status_alone(rig: SlackRig) -> None:
     event = {**PANE, "type": "message", "text": "How do I renew the TLS certificate?",
              "ts": "1200.2", "thread_ts": "1200.1"}
@@ -178,3 +193,15 @@ def test_a_broadcast_reply_is_answered_and_system_messages_are_not(
     assert all(recorder.calls == [] for recorder in recorders.values())
     assert [row["event_id"] for row in rig.store.inbox_rows()] == ["Ev1", "EvBroadcast"]
     assert len(rig.store.turns()) == 2
+
+
+def test_a_refusal_does_not_make_the_thread_the_bots(rig: SlackRig) -> None:
+    rig.adapter.limiter.per_user = 1
+    rig.event(mention("How do I renew TLS?", "1400.2", thread_ts="1400.1",
+                      user_team="T-OTHER"), "EvExternal")  # counts, and is refused
+    rig.event(mention("How do I renew TLS?", "1500.2", thread_ts="1500.1"), "EvLimited")
+    for root in ("1400.1", "1500.1"):  # later chatter in those threads, without a mention
+        rig.event(channel_message("lunch at noon?", f"{root[:4]}.3", thread_ts=root),
+                  f"EvChatter{root}")
+    assert [len(thread_posts(rig, root)) for root in ("1400.1", "1500.1")] == [1, 1]
+    assert [row["event_id"] for row in rig.store.inbox_rows()] == ["EvExternal", "EvLimited"]

@@ -396,8 +396,11 @@ class Store:
         """The ack path: returns once the row is committed, in a transaction shared with the
         events that arrived meanwhile (one fsync for a burst)."""
         key = message.key
+        notice = message.notice
+        refusal = notice.kind if notice is not None and notice.replaces_turn else None
         return self._acks.submit([key.platform, message.event_id, dedupe_key,
-                                  key.conversation_id, message.model_dump_json(), _now()])
+                                  key.conversation_id, message.model_dump_json(), _now(),
+                                  refusal])
 
     def _insert_inbox_rows(self, rows: list[list[Any]]) -> list[int | None]:
         ids: list[int | None] = []
@@ -405,8 +408,8 @@ class Store:
             for row in rows:
                 cursor = connection.execute(
                     "INSERT OR IGNORE INTO inbox (platform, event_id, dedupe_key, "
-                    "conversation_id, message, status, attempts, received_at) "
-                    "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)", row)
+                    "conversation_id, message, status, attempts, received_at, refusal) "
+                    "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)", row)
                 ids.append(cursor.lastrowid if cursor.rowcount == 1 else None)
         return ids
 
@@ -419,12 +422,13 @@ class Store:
         return row is not None
 
     def conversation_known(self, conversation_id: str) -> bool:
-        """True when the conversation has a committed turn or a stored event: a thread the
-        bot takes part in. Read on the ack path's connection, so it never waits for writers."""
+        """True when the conversation has a committed turn or a stored event that runs one
+        (a refusal does not make a thread the bot's): a thread the bot takes part in. Read on
+        the ack path's connection, so it never waits for writers."""
         with self._seen_lock:
             row = self._seen_connection.execute(
                 "SELECT 1 FROM conversations WHERE conversation_id = ? UNION ALL "
-                "SELECT 1 FROM inbox WHERE conversation_id = ? LIMIT 1",
+                "SELECT 1 FROM inbox WHERE conversation_id = ? AND refusal IS NULL LIMIT 1",
                 [conversation_id, conversation_id]).fetchone()
         return row is not None
 
@@ -522,6 +526,11 @@ class Store:
                 "INSERT OR IGNORE INTO escalations (result_id, user_sha256, created_at) "
                 "VALUES (?, ?, ?)", [result_id, sha256_text(user), _now()])
             return cursor.rowcount == 1
+
+    def withdraw_escalation(self, result_id: str) -> None:
+        """The request could not be posted: the next click may try again."""
+        with self._transaction() as connection:
+            connection.execute("DELETE FROM escalations WHERE result_id = ?", [result_id])
 
     def conversation_of_result(self, result_id: str) -> list[dict[str, Any]]:
         """The conversation key columns of the turn with this result id (zero or one row)."""

@@ -230,3 +230,6 @@ def m008_one_vote_per_user_and_escalations(db: Database) -> None:
     db.table("feedback").create_index(["result_id", "user_sha256"], unique=True)
     db.table("escalations").create(
         {"result_id": str, "user_sha256": str, "created_at": str}, pk="result_id")
+    # The kind of refusal decided at admission (external_user, rate_limited, …), NULL when
+    # the event runs a turn: a refused message does not make its thread the bot's.
+    db.table("inbox").add_column("refusal", str)

@@ -254,12 +254,20 @@ def _escalate(adapter: SlackAdapter, request: Interaction, result_id: str) -> No
         return
     human_channel = adapter.config.human_channel
     if first:
-        thread = adapter.thread_of_result(result_id)
-        link = thread
-        if thread is not None:
-            link = str(client.chat_getPermalink(channel=channel, message_ts=thread)["permalink"])
-        client.chat_postMessage(channel=human_channel, text=i18n.text(
-            "slack_human_request", language, user=user, link=link or channel))
+        try:
+            thread = adapter.thread_of_result(result_id)
+            link = thread
+            if thread is not None:
+                link = str(client.chat_getPermalink(channel=channel,
+                                                    message_ts=thread)["permalink"])
+            client.chat_postMessage(channel=human_channel, text=i18n.text(
+                "slack_human_request", language, user=user, link=link or channel))
+        except Exception as error:  # not passed on: a later click tries again
+            logger.warning("escalation of %s not posted: %s", result_id, error)
+            adapter.store.withdraw_escalation(result_id)
+            client.chat_postEphemeral(channel=channel, user=user,
+                                      text=i18n.text("post_failed", language))
+            return
     text_key = "slack_human_requested" if first else "slack_human_already_requested"
     client.chat_postEphemeral(channel=channel, user=user,
                               text=i18n.text(text_key, language, channel=human_channel))
