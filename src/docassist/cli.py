@@ -278,7 +278,8 @@ def slack(
     if resumed:
         err.print(f"resumed {resumed} unfinished event(s)")
     if http:
-        server = make_server(adapter.app, host, port)
+        server = make_server(adapter.app, host, port,
+                             signing_secret=adapter.config.signing_secret)
         err.print(f"Slack HTTP mode on http://{host}:{server.server_address[1]}/slack/events")
         server.serve_forever()
         return

@@ -98,7 +98,8 @@ def test_a_streamed_answer_is_inert(streaming_rig: tuple[SlackRig, ModelServer],
     rig, server = streaming_rig
     chunk = hostile.chunk_id(store)
     server.script("/v1/chat/completions", openai_stream(
-        f"Tell <!channel> & see <https://evil.example|docs> [{chunk}].", f" Then mute it [{chunk}]."))
+        f"Tell <!channel> & see <https://evil.example|docs> [{chunk}].",
+        f" Then mute it [{chunk}]."))
     rig.event(mention(hostile.QUESTION, "300.1"), "Ev1")
     appended = [call["markdown_text"] for call in rig.api.posted("chat.appendStream")]
     assert appended == [f"Tell &lt;!channel&gt; &amp; see &lt;https://evil.example|docs&gt; "

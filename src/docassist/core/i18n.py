@@ -197,6 +197,10 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Przekazałem pytanie na {channel}.",
         "en": "I've passed your question to {channel}.",
     },
+    "slack_human_already_requested": {
+        "pl": "To pytanie jest już przekazane na {channel}.",
+        "en": "This question has already been passed to {channel}.",
+    },
     "admin_refused": {
         "pl": "To polecenie jest tylko dla administratorów DocAssist.",
         "en": "This command is for DocAssist administrators only.",

@@ -120,3 +120,13 @@ most a few dozen, the largest Python HOWTO page ~120)."""
 MAX_RETENTION_DAYS: Final = 36_500
 """Largest retention a setting or `--older-than` may name (100 years); beyond, the cutoff date
 is out of the calendar's range (800,000 days crashed the bot at start)."""
+ACK_DEADLINE_SECONDS: Final = 2.0
+"""An event not stored within this time is answered 503 (the platform retries): Slack gives
+up on an ack after 3 s, and a write behind another connection's lock may wait ~6.3 s."""
+
+ACK_WRITERS: Final = 32
+"""Threads that store arriving events; a burst shares their transactions (group commit)."""
+
+HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
+"""A client that sends nothing for this long (headers or body) is answered 408 and dropped,
+so a stalled connection does not hold a server thread."""

@@ -42,6 +42,7 @@ def redacted_message(message_json: str) -> str:
         "key": message.get("key"),
         "event_id": message.get("event_id"),
         "command": message.get("command"),
+        "notice": message.get("notice"),  # a kind, a language and a wait: no user text
         "received_at": message.get("received_at"),
         "user_sha256": sha256_text(str(message.get("user", ""))),
         "text_sha256": sha256_text(text) if isinstance(text, str) else None,
