@@ -102,8 +102,9 @@ def model_responder(delay: float = MODEL_DELAY_SECONDS) -> Callable[[Any], Reply
                                          {"question": question}))
         else:
             cited = f" [{data['chunks'][0]['id']}]" if data["chunks"] else ""
-            first, second = f"{data['question']} Follow the documented steps{cited}.", \
-                " Then check the service status."
+            # Every sentence cites a chunk: uncited sentences of model answers are dropped.
+            first, second = f"{data['question']}{cited} Follow the documented steps{cited}.", \
+                f" Then check the service status{cited}."
             reply = openai_stream(first, second) if body.get("stream") else \
                 openai_chat(first + second)
         reply.delay = delay

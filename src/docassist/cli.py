@@ -40,6 +40,7 @@ from docassist.runtime import (
     Runtime,
     ensure_demo_index,
     index_and_embed,
+    needs_first_index,
     open_runtime,
     warm_up,
 )
@@ -80,6 +81,15 @@ def _fail(message: str, as_json: bool) -> typer.Exit:
     if as_json:
         _emit_json({"error": message})
     return typer.Exit(code=2)
+
+
+def _is_utf8(value: str) -> bool:
+    """False for arguments whose bytes were not UTF-8 (Python keeps them as surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _progress() -> Progress:
@@ -132,9 +142,10 @@ def _open(as_json: bool = False, *, index_demo: bool = True,
     try:
         settings = Settings()
         runtime = open_runtime(settings, record_path=record)
-        if index_demo and not runtime.store.documents():
-            err.print(i18n.text("indexing_empty_catalog", settings.language,
-                                path=settings.docs))
+        if index_demo and needs_first_index(runtime.store):
+            started = runtime.store.documents()
+            err.print(i18n.text("indexing_resumed" if started else "indexing_empty_catalog",
+                                settings.language, path=settings.docs))
             with _progress() as progress:
                 bars = _IndexProgress(progress)
                 report = ensure_demo_index(runtime, bars.start, bars.file, bars.embedded)
@@ -196,6 +207,9 @@ def ask(
     record: RecordOption = None,
 ) -> None:
     """One turn; a new one-turn conversation unless --thread names one."""
+    for name, value in (("TEXT", text), ("--thread", thread)):
+        if value is not None and not _is_utf8(value):
+            raise _fail(f"{name} is not valid UTF-8 text", as_json)
     runtime = _open(as_json, record=record)
     message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text)
     streamed: list[str] = []
@@ -264,7 +278,8 @@ def slack(
     if resumed:
         err.print(f"resumed {resumed} unfinished event(s)")
     if http:
-        server = make_server(adapter.app, host, port)
+        server = make_server(adapter.app, host, port,
+                             signing_secret=adapter.config.signing_secret)
         err.print(f"Slack HTTP mode on http://{host}:{server.server_address[1]}/slack/events")
         server.serve_forever()
         return
@@ -608,17 +623,26 @@ def traces_purge(
     older_than: Annotated[str, typer.Option("--older-than", help="e.g. 90d, 12h, 30m")],
     as_json: JsonOption = False,
 ) -> None:
-    """Delete traces older than the given age."""
+    """Erase every stored copy of user text older than the given age (README, Privacy)."""
     try:
         age = parse_age(older_than)
     except ValueError as error:
         raise _fail(str(error), as_json) from error
     runtime = _open(as_json, index_demo=False)
-    deleted = purge_older_than(runtime.store, age)
+    try:
+        erased = purge_older_than(runtime.store, age)
+    except DocAssistError as error:
+        raise _fail(str(error), as_json) from error
     if as_json:
-        _emit_json({"deleted_turns": deleted})
+        _emit_json({"deleted_turns": erased.turns, "deleted_tool_calls": erased.tool_calls,
+                    "deleted_shadow_decisions": erased.shadow_decisions,
+                    "deleted_feedback": erased.feedback,
+                    "deleted_inbox_events": erased.inbox_events,
+                    "emptied_conversations": erased.conversations_emptied})
     else:
-        out.print(f"deleted {deleted} turn(s) older than {older_than}")
+        out.print(f"deleted {erased.turns} turn(s), {erased.inbox_events} inbox event(s) and "
+                  f"{erased.shadow_decisions} shadow record(s) older than {older_than}; "
+                  f"emptied {erased.conversations_emptied} conversation(s) idle since then")
 
 
 @app.command()

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from docassist.core.limits import INBOX_WORKERS, SUPERSEDED_RETENTION_DAYS
+from docassist.core.limits import INBOX_WORKERS, MAX_RETENTION_DAYS, SUPERSEDED_RETENTION_DAYS
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS
 from docassist.models.ollama import DEFAULT_OLLAMA_URL
 from docassist.models.openai import DEFAULT_OPENAI_URL
@@ -54,7 +54,7 @@ class Settings(BaseSettings):
         default="hybrid", description="Retriever answers use (bm25 when embedder is none)"
     )
     superseded_retention_days: int = Field(
-        default=SUPERSEDED_RETENTION_DAYS, ge=0,
+        default=SUPERSEDED_RETENTION_DAYS, ge=0, le=MAX_RETENTION_DAYS,
         description="Days chunks of replaced document versions are kept",
     )
     ollama_url: str = Field(default=DEFAULT_OLLAMA_URL, description="Ollama server")
@@ -74,7 +74,7 @@ class Settings(BaseSettings):
     rate_global: int = Field(default=300, ge=0,
                              description="Turns per minute in total (0 = unlimited)")
     trace_retention_days: int = Field(
-        default=0, ge=0,
+        default=0, ge=0, le=MAX_RETENTION_DAYS,
         description="Delete traces older than this many days, daily, while the bot runs "
         "(0 keeps them)")
     save_raw: bool = Field(default=False, description="Store raw text and prompts in traces")

@@ -1,9 +1,12 @@
-"""`docassist doctor`: does each configured backend answer, and how fast."""
+"""`docassist doctor`: does each configured backend answer, and how fast; does the index
+match its corpus folder."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -11,7 +14,10 @@ from docassist.config import Settings
 from docassist.core.errors import DocAssistError
 from docassist.models import chat_model, get_model_embedder
 from docassist.models.registry import RULES
+from docassist.runtime import FIRST_INDEX_KEY
 from docassist.storage import Store
+from docassist.storage.formats import SUPPORTED_SUFFIXES
+from docassist.storage.indexer import catalog_path, collect_files
 
 PING = "Reply with the single word OK."
 
@@ -68,4 +74,45 @@ def run_checks(settings: Settings) -> list[Check]:
             store.close()
 
     checks.append(_timed("database", str(settings.db), database))
+    checks.append(_timed("index", str(settings.docs), lambda: index_drift(settings)))
     return checks
+
+
+class IndexDrift(DocAssistError):
+    """The catalog differs from the corpus folder it was built from."""
+
+
+def index_drift(settings: Settings) -> str:
+    """Compare the catalog with the configured corpus folder: files not indexed, changed
+    since, or gone; an unfinished first-start indexing. Raises IndexDrift naming them."""
+    store = Store(settings.db)
+    try:
+        unfinished = store.meta_value(FIRST_INDEX_KEY) is not None
+        catalog = {document.source_path: document for document in store.documents()}
+    finally:
+        store.close()
+    folder = settings.docs
+    if not folder.is_dir():
+        return f"no corpus folder {folder}; {len(catalog)} documents in the catalog"
+    files, _, _ = collect_files([folder])
+    files = [path for path in files if path.suffix.lower() in SUPPORTED_SUFFIXES]
+    missing = changed = 0
+    for path in files:
+        document = catalog.get(str(catalog_path(path)))
+        if document is None:
+            missing += 1
+        elif document.content_sha256 != hashlib.sha256(path.read_bytes()).hexdigest():
+            changed += 1
+    root = catalog_path(folder)
+    from_folder = [source for source in catalog if Path(source).is_relative_to(root)]
+    if not from_folder and not unfinished:
+        return f"the catalog was not built from {folder} ({len(catalog)} documents)"
+    gone = sum(1 for source in from_folder if not Path(source).exists())
+    problems = [f"{count} {label}" for count, label in ((missing, "not indexed"),
+                (changed, "changed since indexed"), (gone, "gone from the folder")) if count]
+    if unfinished:
+        problems.insert(0, "the first indexing did not finish")
+    if problems:
+        raise IndexDrift(f"{len(files)} files in {folder}: {', '.join(problems)}; run "
+                         f"`docassist index {folder}`")
+    return f"{len(files)} files in {folder}, all indexed"

@@ -54,7 +54,7 @@ def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime
     config = settings.model_config_for(record_path)
     selector = get_selector(settings.model, config)
     answerer = get_answerer(settings.answer_model or settings.model, config)
-    store = Store(settings.db)
+    store = Store(settings.db, save_raw=settings.save_raw)
     retrievers, default = build_retrievers(store, settings, config)
     shadow = get_selector(settings.shadow_model, config) if settings.shadow_model else None
     engine = TurnEngine(
@@ -101,17 +101,33 @@ def index_and_embed(
     return report
 
 
+FIRST_INDEX_KEY = "first_index"
+"""Meta key set while the first-start indexing runs and cleared when it (embeddings
+included) has finished: a process killed midway leaves it set, and the next start
+finishes the job instead of taking the partial catalog for a complete one."""
+
+
+def needs_first_index(store: Store) -> bool:
+    """The catalog is empty, or the first-start indexing did not finish."""
+    return store.meta_value(FIRST_INDEX_KEY) is not None or not store.documents()
+
+
 def ensure_demo_index(
     runtime: Runtime,
     on_start: Progress | None = None,
     on_file: Callable[[Path], None] | None = None,
     on_embed: Progress | None = None,
 ) -> IndexReport | None:
-    """Index the configured corpus when the catalog is empty (the first start)."""
-    if runtime.store.documents():
+    """Index the configured corpus on the first start, or finish a first start that was
+    interrupted (indexing is incremental: what was stored is skipped as unchanged)."""
+    store = runtime.store
+    if not needs_first_index(store):
         return None
     docs = runtime.settings.docs
     if not docs.is_dir():
         raise ConfigurationError(f"the catalog is empty and the corpus {docs} does not exist; "
                                  "run `docassist index PATH` or set DOCASSIST_DOCS")
-    return index_and_embed(runtime, [docs], on_start, on_file, on_embed)
+    store.set_meta_value(FIRST_INDEX_KEY, str(docs))
+    report = index_and_embed(runtime, [docs], on_start, on_file, on_embed)
+    store.set_meta_value(FIRST_INDEX_KEY, None)
+    return report

@@ -84,10 +84,14 @@ def test_purge(traced_db: Path) -> None:
     assert bad.returncode == 2 and "not a duration" in one_json(bad.stdout)["error"]
     kept = one_json(run("traces", "purge", "--older-than", "90d", "--json",
                         db=traced_db).stdout)
-    assert kept == {"deleted_turns": 0}
+    assert kept == {"deleted_turns": 0, "deleted_tool_calls": 0, "deleted_shadow_decisions": 0,
+                    "deleted_feedback": 0, "deleted_inbox_events": 0,
+                    "emptied_conversations": 0}
     gone = one_json(run("traces", "purge", "--older-than", "0m", "--json",
                         db=traced_db).stdout)
-    assert gone == {"deleted_turns": 3}
+    assert gone == {"deleted_turns": 3, "deleted_tool_calls": 2, "deleted_shadow_decisions": 0,
+                    "deleted_feedback": 0, "deleted_inbox_events": 0,
+                    "emptied_conversations": 2}
     store = Store(traced_db)
     assert store.turns() == [] and store.tool_calls() == []
     store.close()

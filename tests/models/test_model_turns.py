@@ -64,7 +64,9 @@ def test_model_selects_and_answers_with_checked_citations(
     result = engine.handle(message("How do I renew the TLS certificate?"))
     assert result and result.status == "answered"
     assert f"[{chunk_id}]" in result.answer and "DOC-FAKE" not in result.answer
-    assert result.warnings == ["removed_citation:DOC-FAKE-0123456789-0001"]
+    assert "Ask Bob" not in result.answer  # left without a valid citation: dropped
+    assert result.warnings == ["removed_citation:DOC-FAKE-0123456789-0001",
+                               "dropped_uncited_sentences:1"]
     selection_body, answer_body = server.bodies(CHAT)
     assert selection_body["response_format"]["json_schema"]["schema"]["required"] == [
         "decision", "action", "arguments", "message"]
@@ -139,9 +141,12 @@ def test_streamed_answer_is_released_sentence_by_sentence(
     released: list[str] = []
     result = engine.handle(message("How do I renew the TLS certificate?"),
                            on_partial=released.append)
-    assert released == [f"Renew the certificate early. [{chunk_id}]", "Then reload.", "Done."]
+    # "Then reload" cited only a chunk it was not given, "Done." cites nothing: not released.
+    assert released == [f"Renew the certificate early. [{chunk_id}]"]
     assert result and result.status == "answered"
     assert "DOC-FAKE" not in result.answer and f"[{chunk_id}]" in result.answer
+    assert result.answer == released[0]  # the stream and the stored answer agree
+    assert "dropped_uncited_sentences:2" in result.warnings
     assert server.bodies(CHAT)[0]["stream"] is True
 
 

@@ -53,7 +53,8 @@ def test_answers_stream_sentence_by_sentence(streaming_rig: tuple[SlackRig, Mode
     rig, server = streaming_rig
     chunk = rig.adapter.engine.retriever.search("How do I renew the TLS certificate?", 1)[0]
     server.script("/v1/chat/completions", openai_stream(
-        "Renew 30 days", f" ahead [{chunk.chunk.chunk_id}]. Then", " reload the gateway."))
+        "Renew 30 days", f" ahead [{chunk.chunk.chunk_id}]. Then", " reload the gateway "
+        f"[{chunk.chunk.chunk_id}]."))
     rig.event(mention("How do I renew the TLS certificate?", "1300.1"), "Ev1")
     methods = [call.method for call in rig.api.calls
                if call.method.startswith("chat.") and "Stream" in call.method]
@@ -63,7 +64,7 @@ def test_answers_stream_sentence_by_sentence(streaming_rig: tuple[SlackRig, Mode
     assert (started["thread_ts"], started["recipient_user_id"]) == ("1300.1", "U1")
     appended = [call["markdown_text"] for call in rig.api.posted("chat.appendStream")]
     assert appended == [f"Renew 30 days ahead [{chunk.chunk.chunk_id}]. ",
-                        "Then reload the gateway. "]
+                        f"Then reload the gateway [{chunk.chunk.chunk_id}]. "]
     final = rig.api.posted("chat.stopStream")[0]["blocks"]
     assert {block["type"] for block in final} >= {"context", "actions", "context_actions"}
     assert rig.api.posted() == []  # no separate post: the stream is the answer
@@ -73,11 +74,14 @@ def test_streaming_falls_back_to_a_single_post(streaming_rig: tuple[SlackRig, Mo
                                                ) -> None:
     rig, server = streaming_rig
     rig.api.fail("chat.startStream", 400)
-    server.script("/v1/chat/completions", openai_stream("Renew early. ", "Then reload."))
+    cited = rig.adapter.engine.retriever.search("How do I renew the TLS certificate?", 1)[
+        0].chunk.chunk_id
+    server.script("/v1/chat/completions", openai_stream(f"Renew early [{cited}]. ",
+                                                        f"Then reload [{cited}]."))
     rig.event(mention("How do I renew the TLS certificate?", "1400.1"), "Ev1")
     [post] = rig.api.posted()
     assert post["thread_ts"] == "1400.1"
-    assert "Renew early. Then reload." in post["blocks"][0]["text"]["text"]
+    assert f"Renew early [{cited}]. Then reload [{cited}]." in post["blocks"][0]["text"]["text"]
     assert rig.api.posted("chat.appendStream") == []
 
 

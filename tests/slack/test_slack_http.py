@@ -27,6 +27,8 @@ from tests.helpers import MODEL_DOWN, ScriptedSelector
 from tests.slack_api import FakeSlackApi
 
 SECRET = "slack-signing-secret"
+READ_TIMEOUT = 1.0
+"""Short, so that the stalled-client tests end quickly."""
 TEAM = "T1"
 CHANNEL = "C1"
 
@@ -98,7 +100,8 @@ def rig_factory(store: Store) -> Iterator[Any]:
         adapter = SlackAdapter(engine, store, SlackConfig(
             bot_token="xoxb-test", signing_secret=SECRET, api_url=api.url,
             admin_users=frozenset({"UADMIN"}), human_channel="C-HUMANS"))
-        server = make_server(adapter.app, "127.0.0.1", 0)
+        server = make_server(adapter.app, "127.0.0.1", 0, signing_secret=SECRET,
+                             read_timeout=READ_TIMEOUT)
         serve_in_thread(server)
         servers.append((server, adapter))
         port = server.server_address[1]
@@ -108,7 +111,7 @@ def rig_factory(store: Store) -> Iterator[Any]:
     for server, adapter in servers:
         server.shutdown()
         server.server_close()
-        adapter.worker.close()
+        adapter.close()
     for api in apis:
         api.__exit__()
 

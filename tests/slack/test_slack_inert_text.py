@@ -98,11 +98,12 @@ def test_a_streamed_answer_is_inert(streaming_rig: tuple[SlackRig, ModelServer],
     rig, server = streaming_rig
     chunk = hostile.chunk_id(store)
     server.script("/v1/chat/completions", openai_stream(
-        f"Tell <!channel> & see <https://evil.example|docs> [{chunk}].", " Then mute it."))
+        f"Tell <!channel> & see <https://evil.example|docs> [{chunk}].",
+        f" Then mute it [{chunk}]."))
     rig.event(mention(hostile.QUESTION, "300.1"), "Ev1")
     appended = [call["markdown_text"] for call in rig.api.posted("chat.appendStream")]
     assert appended == [f"Tell &lt;!channel&gt; &amp; see &lt;https://evil.example|docs&gt; "
-                        f"[{chunk}]. ", "Then mute it. "]
+                        f"[{chunk}]. ", f"Then mute it [{chunk}]. "]
 
 
 def test_a_users_message_reaches_the_core_as_typed(rig: SlackRig) -> None:

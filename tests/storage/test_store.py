@@ -94,7 +94,7 @@ def test_retention_deletes_old_traces_daily(store: Store) -> None:
     store.record_feedback("old", "U1", positive=False)
     scheduler = RetentionScheduler(store, days=30)
     try:
-        assert scheduler.start() == 1
+        assert scheduler.start().turns == 1
     finally:
         scheduler.stop()
     assert [row["result_id"] for row in store.turns()] == ["new"]

@@ -89,7 +89,7 @@ def teams_factory(store: Store) -> Iterator[Any]:
         adapter = TeamsAdapter(engine, store, TeamsConfig(
             app_id=credentials.app_id if credentials else "",
             admin_users=frozenset({ADMIN}), **config), connections)
-        server = TeamsServer(make_app(adapter, connections))
+        server = TeamsServer(make_app(adapter, connections, read_timeout=1.0))
         port = server.start()
         started.append((server, adapter, connector))
         return TeamsRig(connector, adapter, f"http://127.0.0.1:{port}/api/messages", store,

@@ -103,14 +103,12 @@ def answer_question(
                 yield delta
 
         for sentence in release_sentences(collect(stream(question, kept, language)),
-                                          retrieved_ids):
+                                          retrieved_ids, drop_uncited=True):
             on_partial(sentence)
         draft = "".join(deltas)
     else:
         draft = answerer.compose(question, kept, language)
-    answer, _cited, warnings = check_citations(draft, retrieved_ids)
-    if "no_valid_citation" in warnings:
-        answer = f"{answer}\n\n{i18n.text('no_valid_citation', language)}"
+    answer, warnings = _checked_answer(draft, retrieved_ids, answerer, language)
     return RagResult(
         rag_id=rag_id,
         status="answered",
@@ -124,24 +122,80 @@ def answer_question(
     )
 
 
-_SENTENCE_END: Final = re.compile(r"[.!?…](?:\s*\[[^\]\s]*\])*(?=\s+[^\s\[])|\n\s*\n")
+_SENTENCE_END: Final = re.compile(
+    r"(?<!\b\w)(?<!\b\w\w)(?<!\d)[.!?…](?:\s*\[[^\]\s]*\])*"
+    r"(?=\s+[^\s\[])(?!\s+[a-ząćęłńóśźżа-яё`])|\n\s*\n")
+"""Where a sentence ends: `.`, `!`, `?` (with the citations written right after it) before
+space and more text that does not go on in lower case, or a blank line. Not after a number
+or a word of one or two letters (`1.`, `np.`, `e.g.`): when unsure, two sentences stay one,
+since a sentence is what a citation must support (see _checked_answer)."""
 
 
-def release_sentences(deltas: Iterable[str], retrieved_ids: set[str]) -> Iterator[str]:
+def _checked_answer(draft: str, retrieved_ids: set[str], answerer: Answerer,
+                    language: i18n.Language) -> tuple[str, list[str]]:
+    """The answer shown on every platform, and its warnings.
+
+    Every citation outside the retrieved chunks is removed and flagged. A model's sentences
+    without a valid citation are dropped (counted in `dropped_uncited_sentences:N`): what
+    users see is what the documents support; when nothing supported is left, a note says
+    so. The extractive answerer quotes chunks line by line with their ids: its answers
+    only get the citation check.
+    """
+    warnings = check_citations(draft, retrieved_ids)[2]
+    if answerer.backend == ExtractiveAnswerer.backend:
+        answer = check_citations(draft, retrieved_ids)[0]
+        if "no_valid_citation" in warnings:
+            answer = f"{answer}\n\n{i18n.text('no_valid_citation', language)}"
+        return answer, warnings
+    kept, dropped = keep_cited_sentences(draft, retrieved_ids)
+    if dropped:
+        warnings.append(f"dropped_uncited_sentences:{dropped}")
+    if "no_valid_citation" in warnings:
+        return i18n.text("no_supported_answer", language), warnings
+    return check_citations(kept, retrieved_ids)[0], warnings
+
+
+def _supported(sentence: str, retrieved_ids: set[str]) -> bool:
+    """A sentence cites a retrieved chunk, or only leads in to what follows (`Steps:`)."""
+    return (any(match.group(1) in retrieved_ids for match in CITATION.finditer(sentence))
+            or sentence.rstrip().endswith(":"))
+
+
+def keep_cited_sentences(text: str, retrieved_ids: set[str]) -> tuple[str, int]:
+    """`text` without its sentences that cite no retrieved chunk (layout kept); how many
+    were dropped. The same sentences as release_sentences streams."""
+    kept: list[str] = []
+    dropped = 0
+    start = 0
+    for end in [match.end() for match in _SENTENCE_END.finditer(text)] + [len(text)]:
+        sentence, start = text[start:end], end
+        if _supported(sentence, retrieved_ids):
+            kept.append(sentence)
+        elif sentence.strip():
+            dropped += 1
+    return "".join(kept).strip(), dropped
+
+
+def release_sentences(deltas: Iterable[str], retrieved_ids: set[str], *,
+                      drop_uncited: bool = False) -> Iterator[str]:
     """Complete sentences from a stream of text deltas, each with its citations checked
-    and surrounding space stripped.
+    and surrounding space stripped; with `drop_uncited`, sentences that cite no retrieved
+    chunk are not released (as the final answer drops them, see _checked_answer).
 
-    A sentence ends at `.`, `!`, `?` — with any citations written right after it — followed
-    by space and more text, or at a blank line.
+    A sentence ends as _SENTENCE_END says, or with the stream.
     """
     buffer = ""
     for delta in deltas:
         buffer += delta
         while (match := _SENTENCE_END.search(buffer)) is not None:
             sentence, buffer = buffer[: match.end()], buffer[match.end():]
+            if drop_uncited and not _supported(sentence, retrieved_ids):
+                continue
             cleaned = check_citations(sentence, retrieved_ids)[0]
             if cleaned:
                 yield cleaned
+    if drop_uncited and not _supported(buffer, retrieved_ids):
+        return
     rest = check_citations(buffer, retrieved_ids)[0]
     if rest:
         yield rest

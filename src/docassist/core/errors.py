@@ -11,6 +11,7 @@ DocAssistError
  │    ├── DuplicateEventError    the platform event was already answered
  │    └── StorageUnavailableError  writes are impossible now -> "can't save" reply, nothing runs
  │         ├── StorageBusyError      another writer held the lock past the bounded wait
+ │         │    └── AckDeadlineError  an event not stored within the platform's ack time
  │         ├── StorageReadOnlyError  the file or connection is read-only
  │         └── StorageFullError      no space: disk full or the database's page limit
  └── ToolError               a tool argument or state check failed
@@ -65,6 +66,11 @@ class StorageUnavailableError(StorageError):
 
 class StorageBusyError(StorageUnavailableError):
     pass
+
+
+class AckDeadlineError(StorageBusyError):
+    """The event was not stored in time to acknowledge it (the platform gets a 503 and
+    retries). Its write goes on: stored later, it is answered; a retry is then a duplicate."""
 
 
 class StorageReadOnlyError(StorageUnavailableError):

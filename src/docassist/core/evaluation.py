@@ -130,7 +130,8 @@ CaseT = TypeVar("CaseT", bound=BaseModel)
 
 
 def load_jsonl(lines: Iterable[str], model: type[CaseT]) -> list[CaseT]:
-    """One JSON object a line; blank lines skipped; a bad line is a ValueError naming it."""
+    """One JSON object a line; blank lines skipped; a bad line is a ValueError naming it, and
+    so is a file without any case (a run of 0 cases measures nothing)."""
     cases = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -139,6 +140,10 @@ def load_jsonl(lines: Iterable[str], model: type[CaseT]) -> list[CaseT]:
             cases.append(model.model_validate(json.loads(line)))
         except ValueError as error:
             raise ValueError(f"line {number}: {error}") from error
+        except RecursionError as error:  # the json module recurses once per nesting level
+            raise ValueError(f"line {number}: JSON nested too deeply") from error
+    if not cases:
+        raise ValueError("no cases: the file holds no JSON line")
     return cases
 
 

@@ -110,6 +110,12 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Według dokumentacji:",
         "en": "According to the documents:",
     },
+    "no_supported_answer": {
+        "pl": "Odpowiedź modelu nie powoływała się na żaden z odnalezionych fragmentów, więc jej "
+              "nie pokazuję. Poniżej najbliższe źródła.",
+        "en": "The model's answer cited none of the passages found, so it is not shown. The "
+              "closest sources are listed below.",
+    },
     "no_valid_citation": {
         "pl": "Uwaga: odpowiedź nie ma potwierdzonego źródła.",
         "en": "Note: this answer has no verified source.",
@@ -191,6 +197,10 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Przekazałem pytanie na {channel}.",
         "en": "I've passed your question to {channel}.",
     },
+    "slack_human_already_requested": {
+        "pl": "To pytanie jest już przekazane na {channel}.",
+        "en": "This question has already been passed to {channel}.",
+    },
     "admin_refused": {
         "pl": "To polecenie jest tylko dla administratorów DocAssist.",
         "en": "This command is for DocAssist administrators only.",
@@ -255,6 +265,10 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
                                "en": "There is no answer to rate yet."},
     "chat_new_thread": {"pl": "Nowy wątek: {thread}", "en": "New thread: {thread}"},
     "chat_debug": {"pl": "Tryb debug: {state}", "en": "Debug mode: {state}"},
+    "indexing_resumed": {
+        "pl": "Pierwsze indeksowanie zostało przerwane — kończę indeksować {path}",
+        "en": "The first indexing was interrupted — finishing indexing {path}",
+    },
     "indexing_empty_catalog": {
         "pl": "Pusta baza — indeksuję korpus demonstracyjny {path}",
         "en": "Empty database — indexing the demo corpus {path}",

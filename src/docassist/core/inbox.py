@@ -7,6 +7,10 @@ Statuses: `pending` (stored, not answered) → `answered` (turn committed, resul
 `done` (reply delivered) or `failed` (delivery kept failing; the error is kept). The turn's
 commit marks the event `answered` in the same transaction (see ConversationStore.commit_turn).
 
+An event stored with a notice (a refusal or note decided at admission, see admission.py)
+gets that notice delivered by the worker like an answer: once per message, whatever the
+platform's retries; a refusal runs no turn.
+
 A process killed between a post and its `done` leaves an `answered` event whose reply may
 already be out: on resume, `already_delivered` (when the platform can tell) is asked first,
 so the reply is not posted twice.
@@ -19,12 +23,13 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Final, Literal, Protocol
 
 from pydantic import BaseModel
 
-from docassist.core.errors import StorageUnavailableError
-from docassist.core.limits import INBOX_WORKERS
+from docassist.core.errors import AckDeadlineError, StorageUnavailableError
+from docassist.core.limits import ACK_WRITERS, INBOX_WORKERS
 from docassist.core.messages import ChatMessage
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
@@ -66,6 +71,8 @@ class Inbox(Protocol):
 
 Deliver = Callable[[ChatMessage, TurnResult], None]
 AlreadyDelivered = Callable[[ChatMessage, TurnResult], bool]
+DeliverNotice = Callable[[ChatMessage, str], None]
+LateFailure = Callable[[StorageUnavailableError], None]
 
 
 class InboxWorker:
@@ -74,8 +81,13 @@ class InboxWorker:
                  on_undeliverable: Callable[[ChatMessage, str], None] | None = None,
                  partial_sink: Callable[[ChatMessage], Callable[[str], None] | None]
                  | None = None,
-                 already_delivered: AlreadyDelivered | None = None) -> None:
+                 already_delivered: AlreadyDelivered | None = None,
+                 deliver_notice: DeliverNotice | None = None,
+                 before_turn: Callable[[ChatMessage], None] | None = None) -> None:
         self.engine = engine
+        self.deliver_notice = deliver_notice
+        self.before_turn = before_turn
+        """Called right before a turn runs (never for a duplicate or a refusal)."""
         self.already_delivered = already_delivered
         self.partial_sink = partial_sink
         """Gives a per-message receiver of streamed answer sentences (or None)."""
@@ -83,27 +95,62 @@ class InboxWorker:
         self.deliver = deliver
         self.on_undeliverable = on_undeliverable
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="inbox")
+        self._writers = ThreadPoolExecutor(max_workers=ACK_WRITERS,
+                                           thread_name_prefix="inbox-ack")
         self._queues: dict[str, deque[InboxEvent]] = {}
         self._active: set[str] = set()
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._futures: list[Future[None]] = []
 
-    def submit(self, message: ChatMessage, dedupe_key: str | None = None) -> bool:
+    def submit(self, message: ChatMessage, dedupe_key: str | None = None,
+               deadline: float | None = None,
+               on_late_failure: LateFailure | None = None) -> bool:
         """Store the event (do this before acking the platform) and schedule it.
 
-        False when it is a duplicate: ack it, it is (being) answered already.
+        False when it is a duplicate: ack it, it is (being) answered already. With a
+        `deadline` (seconds), an event not stored by then raises AckDeadlineError; its write
+        goes on and, once stored, the event is scheduled (a failure goes to
+        `on_late_failure`), so the platform's retry finds it a duplicate.
         """
         if message.event_id is None:
             raise ValueError("inbox events need an event id")
-        inbox_id = self.inbox.enqueue(message, dedupe_key)
+        if deadline is None:
+            return self._schedule_stored(message, self.inbox.enqueue(message, dedupe_key))
+        writing = self._writers.submit(self.inbox.enqueue, message, dedupe_key)
+        try:
+            inbox_id = writing.result(timeout=deadline)
+        except FutureTimeout:
+            writing.add_done_callback(lambda done: self._stored_late(message, done,
+                                                                     on_late_failure))
+            raise AckDeadlineError(f"event {message.event_id} not stored within "
+                                   f"{deadline:g} s") from None
+        return self._schedule_stored(message, inbox_id)
+
+    def _schedule_stored(self, message: ChatMessage, inbox_id: int | None) -> bool:
         if inbox_id is None:
             return False
         self._schedule(InboxEvent(id=inbox_id, platform=message.key.platform,
-                                  event_id=message.event_id,
+                                  event_id=str(message.event_id),
                                   conversation_id=message.key.conversation_id,
                                   message=message, status="pending"))
         return True
+
+    def _stored_late(self, message: ChatMessage, done: Future[int | None],
+                     on_late_failure: LateFailure | None) -> None:
+        error = done.exception()
+        if error is None:
+            if self._schedule_stored(message, done.result()):
+                logger.warning("event %s stored after its ack deadline; answering it",
+                               message.event_id)
+            return
+        logger.error("event %s not stored after its ack deadline: %s", message.event_id, error)
+        if on_late_failure is not None and isinstance(error, StorageUnavailableError):
+            try:
+                on_late_failure(error)
+            except Exception:
+                logger.exception("could not report that event %s was not stored",
+                                 message.event_id)
 
     def resume(self) -> int:
         """Schedule every unfinished event, in arrival order; returns how many."""
@@ -138,7 +185,18 @@ class InboxWorker:
 
     def _process(self, event: InboxEvent) -> None:
         result = event.result
+        notice = event.message.notice
+        if event.status == "pending" and notice is not None:
+            delivered = self._deliver_with_retries(
+                event, lambda: self._send_notice(event.message, notice.text()))
+            if not delivered:
+                return
+            if notice.replaces_turn:  # a refusal: the notice is the whole reply, no turn runs
+                self.inbox.finish(event.id, "done")
+                return
         if event.status == "pending":
+            if self.before_turn is not None:
+                self._call_quietly(self.before_turn, event)
             sink = self.partial_sink(event.message) if self.partial_sink else None
             result = self.engine.handle(event.message, on_partial=sink)
             if result is not None and result.status == "storage_unavailable":
@@ -156,23 +214,41 @@ class InboxWorker:
         if event.status == "answered" and self._delivered_before_restart(event, result):
             self.inbox.finish(event.id, "done")
             return
+        answer = result
+        if self._deliver_with_retries(event, lambda: self.deliver(event.message, answer)):
+            self.inbox.finish(event.id, "done")
+
+    def _send_notice(self, message: ChatMessage, text: str) -> None:
+        if self.deliver_notice is None:
+            raise RuntimeError("this worker cannot deliver notices")
+        self.deliver_notice(message, text)
+
+    def _deliver_with_retries(self, event: InboxEvent, send: Callable[[], None]) -> bool:
+        """Send, retried; True once sent. After the last failure the event is `failed`."""
         for _ in range(MAX_DELIVERY_ATTEMPTS):
             try:
-                self.deliver(event.message, result)
+                send()
             except Exception as error:
                 attempts = self.inbox.delivery_failed(event.id, f"{type(error).__name__}: "
                                                                 f"{error}")
                 logger.warning("delivery of inbox event %s failed (attempt %d): %s",
                                event.id, attempts, error)
                 continue
-            self.inbox.finish(event.id, "done")
-            return
+            return True
         self.inbox.finish(event.id, "failed")  # the last delivery error stays recorded
         if self.on_undeliverable is not None:
             try:  # never silence: tell the user if the platform lets us say anything at all
                 self.on_undeliverable(event.message, "delivery kept failing")
             except Exception:
                 logger.exception("could not tell the user about inbox event %s", event.id)
+        return False
+
+    @staticmethod
+    def _call_quietly(hook: Callable[[ChatMessage], None], event: InboxEvent) -> None:
+        try:
+            hook(event.message)
+        except Exception as error:  # a status line must never cost the answer
+            logger.info("before-turn hook failed for inbox event %s: %s", event.id, error)
 
     def _tell_not_saved(self, event: InboxEvent, result: TurnResult) -> None:
         """The database refused the turn (logged once by the engine): tell the user once, and
@@ -201,4 +277,5 @@ class InboxWorker:
             return self._idle.wait_for(lambda: not self._active, timeout=timeout)
 
     def close(self) -> None:
+        self._writers.shutdown(wait=True)
         self._pool.shutdown(wait=True)

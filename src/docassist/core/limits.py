@@ -101,3 +101,32 @@ LEXICAL_INDEX_PAGE_ROWS: Final = 8192
 the memory the rebuild needs on top of the index."""
 INBOX_WORKERS: Final = 4
 """Default number of conversations whose turns run at once (DOCASSIST_INBOX_WORKERS)."""
+
+MAX_EXPANDED_BYTES: Final = 10_000_000
+"""What a packed file (a DOCX is a zip) may unpack to, all members together, checked from the
+zip's directory before anything is parsed. A 108 KB DOCX that unpacked to 20 MB of XML took
+242 s to index and made 12,788 chunks; real documents of 5 MB (mostly images) unpack to a
+few MB."""
+
+MAX_DOCUMENT_TEXT_CHARS: Final = 1_000_000
+"""Text one document may yield, whatever its format (about 400 pages); beyond it the file is
+refused with a note rather than cut."""
+
+MAX_CHUNKS_PER_DOCUMENT: Final = 2_000
+"""Chunks one document may make; a document beyond it is refused with a note. Prose at the
+text limit makes ~1,250 windows; many tiny sections make more (the demo documents make at
+most a few dozen, the largest Python HOWTO page ~120)."""
+
+MAX_RETENTION_DAYS: Final = 36_500
+"""Largest retention a setting or `--older-than` may name (100 years); beyond, the cutoff date
+is out of the calendar's range (800,000 days crashed the bot at start)."""
+ACK_DEADLINE_SECONDS: Final = 2.0
+"""An event not stored within this time is answered 503 (the platform retries): Slack gives
+up on an ack after 3 s, and a write behind another connection's lock may wait ~6.3 s."""
+
+ACK_WRITERS: Final = 32
+"""Threads that store arriving events; a burst shares their transactions (group commit)."""
+
+HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
+"""A client that sends nothing for this long (headers or body) is answered 408 and dropped,
+so a stalled connection does not hold a server thread."""

@@ -10,11 +10,18 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from docassist.core import i18n
+from docassist.core.i18n import Language
 from docassist.core.limits import MAX_MESSAGE_CHARS
 
 _ALLOWED_CONTROL: Final = frozenset("\n\t\r")
 
 MessageProblem = Literal["empty_message", "message_too_long", "invalid_message"]
+NoticeKind = Literal["external_user", "rate_limited", "attachments_only", "attachments_ignored"]
+"""Replies the admission step decides before any turn (see core/admission.py)."""
+_NOTICE_TEXT: Final[dict[str, str]] = {
+    "external_user": "external_user", "rate_limited": "rate_limited",
+    "attachments_only": "attachments_ignored", "attachments_ignored": "attachments_ignored"}
 
 
 class Command(StrEnum):
@@ -42,6 +49,26 @@ class ConversationKey(BaseModel):
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+class Notice(BaseModel):
+    """A reply decided at admission, delivered by the inbox once per message. All kinds but
+    `attachments_ignored` (said before the answer) replace the turn: nothing runs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: NoticeKind
+    language: Language
+    seconds: int = 0
+    """For `rate_limited`: when to try again."""
+
+    @property
+    def replaces_turn(self) -> bool:
+        return self.kind != "attachments_ignored"
+
+    def text(self) -> str:
+        values = {"seconds": self.seconds} if self.kind == "rate_limited" else {}
+        return i18n.text(_NOTICE_TEXT[self.kind], self.language, **values)
+
+
 class ChatMessage(BaseModel):
     """One user message as an adapter hands it to the core.
 
@@ -61,6 +88,9 @@ class ChatMessage(BaseModel):
     reply_to: str | None = Field(
         default=None, description="Where the adapter sends the reply (opaque to the core); kept "
         "with the stored event so a reply after a restart still finds its way")
+    notice: Notice | None = Field(
+        default=None, description="A reply decided at admission (refusal or note), stored "
+        "with the event so that retries and restarts deliver it once")
 
 
 class InvalidMessage(ValueError):

@@ -1,4 +1,9 @@
-"""Turns per minute, per user and in total: a sliding window that says when to try again."""
+"""Turns per minute, per user and in total: a sliding window that says when to try again.
+
+Each arrival is counted once, by its id: a platform's concurrent duplicate deliveries of one
+message (retries, or one message sent as two event types) get the verdict of the first and
+take no more budget.
+"""
 
 from __future__ import annotations
 
@@ -22,21 +27,41 @@ class RateLimiter:
         self.clock = clock
         self._users: dict[str, deque[float]] = {}
         self._all: deque[float] = deque()
+        self._verdicts: dict[str, tuple[float, int]] = {}
+        """Arrival id → (when, verdict) for the ids seen in the window."""
         self._lock = threading.Lock()
 
-    def check(self, user: str) -> int:
-        """0 and the turn is counted, or the whole seconds to wait before trying again."""
+    def check(self, user: str, arrival_id: str | None = None) -> int:
+        """0 and the turn is counted, or the whole seconds to wait before trying again.
+        An `arrival_id` seen within the window gets its first verdict again, uncounted."""
         now = self.clock()
         with self._lock:
-            mine = self._users.setdefault(user, deque())
-            for window in (mine, self._all):
-                while window and window[0] <= now - WINDOW_SECONDS:
-                    window.popleft()
-            waits = [window[0] + WINDOW_SECONDS - now
-                     for window, limit in ((mine, self.per_user), (self._all, self.global_limit))
-                     if limit > 0 and len(window) >= limit]
-            if waits:
-                return max(1, math.ceil(max(waits)))
-            mine.append(now)
-            self._all.append(now)
-            return 0
+            self._forget_before(now - WINDOW_SECONDS)
+            if arrival_id is not None and arrival_id in self._verdicts:
+                return self._verdicts[arrival_id][1]
+            verdict = self._count(user, now)
+            if arrival_id is not None:
+                self._verdicts[arrival_id] = (now, verdict)
+            return verdict
+
+    def _count(self, user: str, now: float) -> int:
+        mine = self._users.setdefault(user, deque())
+        for window in (mine, self._all):
+            while window and window[0] <= now - WINDOW_SECONDS:
+                window.popleft()
+        waits = [window[0] + WINDOW_SECONDS - now
+                 for window, limit in ((mine, self.per_user), (self._all, self.global_limit))
+                 if limit > 0 and len(window) >= limit]
+        if waits:
+            return max(1, math.ceil(max(waits)))
+        mine.append(now)
+        self._all.append(now)
+        return 0
+
+    def _forget_before(self, cutoff: float) -> None:
+        """Drop remembered verdicts older than the window (dicts keep insertion order)."""
+        while self._verdicts:
+            oldest, (when, _) = next(iter(self._verdicts.items()))
+            if when > cutoff:
+                return
+            del self._verdicts[oldest]

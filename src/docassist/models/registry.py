@@ -86,7 +86,16 @@ def get_model_embedder(spec: str, config: ModelConfig) -> Embedder:
     """A local embedder (`use`, `e5`) or one served by a backend (`ollama:<model>`…)."""
     if spec in EMBEDDER_NAMES:
         return get_embedder(spec)
+    if spec.strip().partition(":")[0] not in _FACTORIES:
+        raise ConfigurationError(f"unknown embedder {spec!r} (available: "
+                                 f"{', '.join(embedder_choices())})")
     return ModelEmbedder(chat_model(spec, config))
+
+
+def embedder_choices() -> list[str]:
+    """What DOCASSIST_EMBEDDER may name: the local embedders, `none`, `<backend>:<model>`."""
+    return [*EMBEDDER_NAMES, "none", *(f"{name}:<{'file' if name == 'replay' else 'model'}>"
+                                       for name in sorted(_FACTORIES))]
 
 
 def _ollama(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:

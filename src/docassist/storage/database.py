@@ -44,6 +44,7 @@ from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
+from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
 
 logger = logging.getLogger(__name__)
 
@@ -67,13 +68,18 @@ class Store:
     writers). Measured on a 500-event burst: ack p99 ~0.9 s before, see README.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, save_raw: bool = False) -> None:
         self.path = str(path)
+        self.save_raw = save_raw
+        """With it off, a finished inbox event keeps ids and hashes only (see privacy.py)."""
         try:
             self.db = Database(self._connect())
             if self.path != ":memory:":
                 self.db.enable_wal()
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # Deleted and overwritten rows are zeroed, not left in free pages: erased text
+            # must not stay readable in the file (privacy.py).
+            self.db.execute("PRAGMA secure_delete = ON")
             migrations.apply(self.db)
             # An in-memory database exists once per connection: there the ack path shares it.
             separate = self.path != ":memory:"
@@ -144,8 +150,13 @@ class Store:
     # --- catalog ----------------------------------------------------------------------
 
     def documents(self) -> list[DocumentInfo]:
-        with self._lock:
-            rows = list(self.db.query("SELECT * FROM documents ORDER BY document_id"))
+        """Read on the ack path's own connection: listing the catalog never waits for a
+        writer (WAL readers don't), so `/docassist-docs` or prompts answer under a lock."""
+        with self._seen_lock:
+            cursor = self._seen_connection.execute(
+                "SELECT * FROM documents ORDER BY document_id")
+            names = [column[0] for column in cursor.description]
+            rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         return [_document(row) for row in rows]
 
     def document(self, document_id: str) -> DocumentInfo | None:
@@ -175,6 +186,19 @@ class Store:
             rows = list(self.db.query("SELECT * FROM documents WHERE source_path = ?",
                                       [source_path]))
         return _document(rows[0]) if rows else None
+
+    def meta_value(self, key: str) -> str | None:
+        with self._lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta_value(self, key: str, value: str | None) -> None:
+        with self._transaction() as connection:
+            if value is None:
+                connection.execute("DELETE FROM meta WHERE key = ?", [key])
+            else:
+                connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                   [key, value])
 
     def index_version(self) -> int:
         """Bumped by every change to the searchable chunks; caches compare against it."""
@@ -391,8 +415,11 @@ class Store:
         """The ack path: returns once the row is committed, in a transaction shared with the
         events that arrived meanwhile (one fsync for a burst)."""
         key = message.key
+        notice = message.notice
+        refusal = notice.kind if notice is not None and notice.replaces_turn else None
         return self._acks.submit([key.platform, message.event_id, dedupe_key,
-                                  key.conversation_id, message.model_dump_json(), _now()])
+                                  key.conversation_id, message.model_dump_json(), _now(),
+                                  refusal])
 
     def _insert_inbox_rows(self, rows: list[list[Any]]) -> list[int | None]:
         ids: list[int | None] = []
@@ -400,8 +427,8 @@ class Store:
             for row in rows:
                 cursor = connection.execute(
                     "INSERT OR IGNORE INTO inbox (platform, event_id, dedupe_key, "
-                    "conversation_id, message, status, attempts, received_at) "
-                    "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)", row)
+                    "conversation_id, message, status, attempts, received_at, refusal) "
+                    "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)", row)
                 ids.append(cursor.lastrowid if cursor.rowcount == 1 else None)
         return ids
 
@@ -413,12 +440,15 @@ class Store:
                 [platform, event_id, dedupe_key]).fetchone()
         return row is not None
 
-    def inbox_has_conversation(self, conversation_id: str) -> bool:
-        """True when any event of this conversation is stored, answered or not yet."""
+    def conversation_known(self, conversation_id: str) -> bool:
+        """True when the conversation has a committed turn or a stored event that runs one
+        (a refusal does not make a thread the bot's): a thread the bot takes part in. Read on
+        the ack path's connection, so it never waits for writers."""
         with self._seen_lock:
             row = self._seen_connection.execute(
-                "SELECT 1 FROM inbox WHERE conversation_id = ? LIMIT 1",
-                [conversation_id]).fetchone()
+                "SELECT 1 FROM conversations WHERE conversation_id = ? UNION ALL "
+                "SELECT 1 FROM inbox WHERE conversation_id = ? AND refusal IS NULL LIMIT 1",
+                [conversation_id, conversation_id]).fetchone()
         return row is not None
 
     def unfinished(self) -> list[InboxEvent]:
@@ -439,10 +469,13 @@ class Store:
                 [result.model_dump_json() if result else None, inbox_id])
 
     def finish(self, inbox_id: int, status: str, error: str | None = None) -> None:
+        """Mark an event done or failed; without `save_raw` it keeps ids and hashes only."""
         with self._transaction() as connection:
             connection.execute(
                 "UPDATE inbox SET status = ?, error = COALESCE(?, error), finished_at = ? "
                 "WHERE id = ?", [status, error, _now(), inbox_id])
+            if not self.save_raw:
+                redact_inbox_event(connection, inbox_id)
 
     def delivery_failed(self, inbox_id: int, error: str) -> int:
         with self._transaction() as connection:
@@ -496,15 +529,30 @@ class Store:
                                       "ORDER BY created_at"))
 
     def record_feedback(self, result_id: str, user: str, positive: bool) -> None:
-        """A 👍 or 👎 on one answer; the user is stored as a hash."""
+        """A 👍 or 👎 on one answer; the user is stored as a hash. One vote per user per
+        answer: a later click replaces the earlier one."""
         with self._transaction() as connection:
-            known = connection.execute("SELECT 1 FROM turns WHERE result_id = ?",
-                                       [result_id]).fetchone()
-            if known is None:
-                raise StorageError(f"no turn with result id {result_id}")
-            _insert(connection, "feedback", {
-                "result_id": result_id, "user_sha256": sha256_text(user),
-                "value": 1 if positive else -1, "created_at": _now()})
+            _require_turn(connection, result_id)
+            connection.execute(
+                "INSERT INTO feedback (result_id, user_sha256, value, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (result_id, user_sha256) DO UPDATE SET "
+                "value = excluded.value, created_at = excluded.created_at",
+                [result_id, sha256_text(user), 1 if positive else -1, _now()])
+
+    def record_escalation(self, result_id: str, user: str) -> bool:
+        """An "Ask a human" request on one answer: True for the first, False when that
+        answer was escalated already (by anyone)."""
+        with self._transaction() as connection:
+            _require_turn(connection, result_id)
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO escalations (result_id, user_sha256, created_at) "
+                "VALUES (?, ?, ?)", [result_id, sha256_text(user), _now()])
+            return cursor.rowcount == 1
+
+    def withdraw_escalation(self, result_id: str) -> None:
+        """The request could not be posted: the next click may try again."""
+        with self._transaction() as connection:
+            connection.execute("DELETE FROM escalations WHERE result_id = ?", [result_id])
 
     def conversation_of_result(self, result_id: str) -> list[dict[str, Any]]:
         """The conversation key columns of the turn with this result id (zero or one row)."""
@@ -518,13 +566,15 @@ class Store:
         with self._lock:
             return list(self.db.query("SELECT * FROM feedback ORDER BY id"))
 
-    def delete_traces_before(self, cutoff: str) -> int:
+    def erase_before(self, cutoff: str) -> Erasure:
+        """Every stored copy of user text written before `cutoff` (see privacy.py); then the
+        WAL is checkpointed and truncated, so no older page version keeps it either (a
+        reader in another process may hold the checkpoint back until the next one)."""
         with self._transaction() as connection:
-            for table in ("tool_calls", "shadow_decisions", "feedback"):
-                connection.execute(f"DELETE FROM {table} WHERE result_id IN "
-                                   "(SELECT result_id FROM turns WHERE created_at < ?)", [cutoff])
-            return connection.execute("DELETE FROM turns WHERE created_at < ?",
-                                      [cutoff]).rowcount
+            erased = erase_before(connection, cutoff, _now())
+        with self._lock:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return erased
 
     def tool_calls(self, result_id: str | None = None) -> list[dict[str, Any]]:
         where, params = ("WHERE result_id = ?", [result_id]) if result_id else ("", [])
@@ -557,6 +607,12 @@ def _begin_immediate(connection: sqlite3.Connection) -> None:
                         attempt, STORAGE_WRITE_ATTEMPTS, pause)
             time.sleep(pause)
             pause *= 2
+
+
+def _require_turn(connection: sqlite3.Connection, result_id: str) -> None:
+    if connection.execute("SELECT 1 FROM turns WHERE result_id = ?",
+                          [result_id]).fetchone() is None:
+        raise StorageError(f"no turn with result id {result_id}")
 
 
 def _roll_back(connection: sqlite3.Connection) -> None:

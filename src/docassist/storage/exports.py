@@ -19,7 +19,9 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel
 
 from docassist.core.errors import StorageUnavailableError
+from docassist.core.limits import MAX_RETENTION_DAYS
 from docassist.storage.database import Store
+from docassist.storage.privacy import Erasure
 
 logger = logging.getLogger(__name__)
 
@@ -73,13 +75,16 @@ def parse_time(value: str | None, name: str) -> str | None:
 
 
 def parse_age(value: str) -> timedelta:
-    """`90d`, `12h`, `30m`; ValueError otherwise."""
+    """`90d`, `12h`, `30m`, at most MAX_RETENTION_DAYS; ValueError otherwise."""
     match = _DURATION.match(value.strip())
-    if not match:
+    if not match or len(match.group(1)) > len(str(MAX_RETENTION_DAYS * 24 * 60)):
         raise ValueError(f"not a duration like 90d, 12h or 30m: {value!r}")
     amount, unit = int(match.group(1)), match.group(2)
-    return {"d": timedelta(days=amount), "h": timedelta(hours=amount),
-            "m": timedelta(minutes=amount)}[unit]
+    age = {"d": timedelta(days=amount), "h": timedelta(hours=amount),
+           "m": timedelta(minutes=amount)}[unit]
+    if age > timedelta(days=MAX_RETENTION_DAYS):
+        raise ValueError(f"{value!r} is longer than {MAX_RETENTION_DAYS} days")
+    return age
 
 
 def trace_rows(store: Store, since: str | None = None, until: str | None = None,
@@ -129,7 +134,8 @@ RETENTION_PERIOD_SECONDS: Final = 24 * 60 * 60
 
 
 class RetentionScheduler:
-    """Applies the trace retention setting now and then once a day (long-running processes)."""
+    """Applies the retention setting now and then once a day (long-running processes): every
+    copy of user text older than it is erased (see purge_older_than)."""
 
     def __init__(self, store: Store, days: int) -> None:
         self.store = store
@@ -137,22 +143,22 @@ class RetentionScheduler:
         self._timer: threading.Timer | None = None
         self._stopped = False
 
-    def run_once(self) -> int:
+    def run_once(self) -> Erasure:
         return purge_older_than(self.store, self.age)
 
-    def start(self) -> int:
-        deleted = self._run_logged()
+    def start(self) -> Erasure:
+        erased = self._run_logged()
         self._schedule()
-        return deleted
+        return erased
 
-    def _run_logged(self) -> int:
+    def _run_logged(self) -> Erasure:
         """A database that takes no writes now (busy, read-only, full) skips this run with one
         log line; it must not stop the bot at start (a restart loop) nor end the schedule."""
         try:
             return self.run_once()
         except StorageUnavailableError as error:
             logger.error("trace retention skipped until the next run: %s", error)
-            return 0
+            return Erasure()
 
     def _schedule(self) -> None:
         if self._stopped:
@@ -173,7 +179,8 @@ class RetentionScheduler:
             self._timer.cancel()
 
 
-def purge_older_than(store: Store, age: timedelta) -> int:
-    """Delete turns and tool attempts older than `age`; returns the number of turns."""
+def purge_older_than(store: Store, age: timedelta) -> Erasure:
+    """Erase every stored copy of user text older than `age`: traces, inbox events, shadow
+    records, votes, and the history of conversations idle since then (privacy.py)."""
     cutoff = (datetime.now(UTC) - age).isoformat(timespec="milliseconds")
-    return store.delete_traces_before(cutoff)
+    return store.erase_before(cutoff)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import io
 import re
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from docassist.core.limits import MAX_DOCUMENT_BYTES
+from docassist.core.limits import MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TEXT_CHARS, MAX_EXPANDED_BYTES
 
 TEXT_SUFFIXES: Final = frozenset({".txt", ".md", ".markdown"})
 HTML_SUFFIXES: Final = frozenset({".html", ".htm"})
@@ -70,9 +71,22 @@ def read_html(data: bytes) -> str:
     return _front_matter(meta) + "\n".join(lines)
 
 
+def check_unpacked_size(data: bytes) -> None:
+    """Refuse a zip-based file (DOCX) whose members unpack beyond MAX_EXPANDED_BYTES, from the
+    sizes its directory declares, before anything is inflated; the inflating reader stops
+    at the declared size, so a directory that lies cannot expand further either."""
+    # A broken zip raises BadZipFile, which read_document reports as an unreadable file.
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        unpacked = sum(member.file_size for member in archive.infolist())
+    if unpacked > MAX_EXPANDED_BYTES:
+        raise ValueError(f"unpacks to too much ({unpacked} bytes from {len(data)}, limit "
+                         f"{MAX_EXPANDED_BYTES})")
+
+
 def read_docx(data: bytes) -> str:
     import docx
 
+    check_unpacked_size(data)
     document = docx.Document(io.BytesIO(data))
     properties = document.core_properties
     meta: dict[str, str | None] = {
@@ -106,9 +120,11 @@ def read_pdf(data: bytes) -> str:
 
     try:
         reader = PdfReader(io.BytesIO(data))
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = _pdf_pages(reader)
         headings = _pdf_outline(reader)
         info = reader.metadata
+    except TooMuchText:
+        raise
     except (PdfReadError, ValueError, KeyError) as error:
         raise ValueError(f"unreadable PDF ({error})") from error
     meta: dict[str, str | None] = {
@@ -123,6 +139,26 @@ def read_pdf(data: bytes) -> str:
         lines.extend(f"\n## {title}\n" for title in titles)
         lines.append(text)
     return _front_matter(meta) + "\n".join(lines)
+
+
+def _pdf_pages(reader: Any) -> list[str]:
+    """Each page's text, stopping as soon as the document's text passes the limit (a small
+    PDF's compressed streams can expand to far more text than its size suggests)."""
+    pages: list[str] = []
+    total = 0
+    for page in reader.pages:
+        pages.append(page.extract_text() or "")
+        total += len(pages[-1])
+        if total > MAX_DOCUMENT_TEXT_CHARS:
+            raise TooMuchText()
+    return pages
+
+
+class TooMuchText(ValueError):
+    """A document whose text passes MAX_DOCUMENT_TEXT_CHARS: refused, not cut."""
+
+    def __init__(self) -> None:
+        super().__init__(f"too much text (more than {MAX_DOCUMENT_TEXT_CHARS} characters)")
 
 
 def _pdf_outline(reader: Any) -> dict[int, list[str]]:
@@ -169,4 +205,6 @@ def read_document(path: Path) -> tuple[str, bytes]:
         raise ValueError(f"unreadable {path.suffix.lower()} file ({error})") from error
     if not text.strip():
         raise ValueError("empty")
+    if len(text) > MAX_DOCUMENT_TEXT_CHARS:
+        raise TooMuchText()
     return text, data

@@ -8,13 +8,14 @@ folder leaves the catalog. Superseded chunks older than the retention are pruned
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from docassist.core.documents import ChunkSizes, parse_document
-from docassist.core.limits import SUPERSEDED_RETENTION_DAYS
+from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT, SUPERSEDED_RETENTION_DAYS
 from docassist.storage.database import Store
 from docassist.storage.formats import read_document
 
@@ -35,13 +36,28 @@ def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[Path], list[s
     notes: list[str] = []
     for path in paths:
         if path.is_dir():
-            folders.append(path.resolve())
+            folders.append(catalog_path(path))
             files.extend(sorted(p for p in path.rglob("*") if p.is_file()))
         elif path.is_file():
             files.append(path)
         else:
             notes.append(f"{path}: not found")
     return files, folders, notes
+
+
+def catalog_path(path: Path) -> Path:
+    """The absolute path a file is catalogued under, symlinks NOT resolved: a symlinked
+    file's entry is its link, so deleting the link removes the document (resolved to its
+    target outside the folder, it stayed in the catalog and kept being cited)."""
+    return Path(os.path.abspath(path))
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    """One file under two names (e.g. catalogued before through its resolved path)."""
+    try:
+        return first.samefile(second)
+    except OSError:
+        return False
 
 
 def index_paths(
@@ -85,7 +101,7 @@ def _index_file(
     report: IndexReport,
     sizes: ChunkSizes,
 ) -> None:
-    source_path = str(path.resolve())
+    source_path = str(catalog_path(path))
     text, data = read_document(path)
     digest = hashlib.sha256(data).hexdigest()
     seen_paths.add(source_path)
@@ -97,12 +113,16 @@ def _index_file(
     parsed = parse_document(path.name, path.stem, text, content_sha256=digest, sizes=sizes)
     if not parsed.chunks:
         raise ValueError("no text to index")
+    if len(parsed.chunks) > MAX_CHUNKS_PER_DOCUMENT:
+        raise ValueError(f"too many chunks ({len(parsed.chunks)}, limit "
+                         f"{MAX_CHUNKS_PER_DOCUMENT})")
     document_id = parsed.info.document_id
     earlier = seen_ids.get(document_id)
     if earlier is None:
         holder = store.document(document_id)
         if holder is not None and holder.source_path != source_path \
-                and Path(holder.source_path).exists():
+                and Path(holder.source_path).exists() \
+                and not _same_file(Path(holder.source_path), path):
             earlier = Path(holder.source_path)
     if earlier is not None:
         raise ValueError(f"duplicate document id {document_id} (also in {earlier})")

@@ -220,3 +220,16 @@ def m006_feedback(db: Database) -> None:
 def m007_answer_backend(db: Database) -> None:
     db.table("turns").add_column("answer_backend", str)
     db.table("turns").add_column("retriever", str)
+
+
+@migrations()
+def m008_one_vote_per_user_and_escalations(db: Database) -> None:
+    """One vote per user per answer (the last one counts); one escalation per answer."""
+    db.execute("DELETE FROM feedback WHERE id NOT IN (SELECT max(id) FROM feedback "
+               "GROUP BY result_id, user_sha256)")
+    db.table("feedback").create_index(["result_id", "user_sha256"], unique=True)
+    db.table("escalations").create(
+        {"result_id": str, "user_sha256": str, "created_at": str}, pk="result_id")
+    # The kind of refusal decided at admission (external_user, rate_limited, …), NULL when
+    # the event runs a turn: a refused message does not make its thread the bot's.
+    db.table("inbox").add_column("refusal", str)

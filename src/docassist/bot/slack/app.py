@@ -11,10 +11,12 @@ import logging
 import re
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Final
 
-from slack_bolt import App, Assistant, BoltRequest
+from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
@@ -24,29 +26,17 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from docassist.bot.commands import parse_text_command
 from docassist.bot.slack.admin import AdminCommands
-from docassist.bot.slack.render import (
-    ASK_HUMAN_ACTION,
-    CLEAR_THREAD_ACTION,
-    CLEAR_THREAD_SHORTCUT,
-    FEEDBACK_ACTION,
-    SHOW_SOURCES_ACTION,
-    ask_human_blocks,
-    catalog_message,
-    escape,
-    mrkdwn,
-    prompt_title,
-    render,
-    unescape,
-)
+from docassist.bot.slack.listeners import register_listeners
+from docassist.bot.slack.render import escape, prompt_title, render, unescape
 from docassist.core import i18n
-from docassist.core.errors import StorageError, StorageUnavailableError
+from docassist.core.admission import Admission, Arrival, Verdict
+from docassist.core.errors import AckDeadlineError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
-from docassist.core.limits import INBOX_WORKERS
+from docassist.core.limits import ACK_DEADLINE_SECONDS, INBOX_WORKERS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
-from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
 
@@ -58,9 +48,11 @@ DM_THREAD: Final = "dm"
 _MENTION: Final = re.compile(r"<@[A-Z0-9]+>")
 PROMPT_COUNT: Final = 4
 PROMPT_TITLE_CHARS: Final = 60
-_IGNORED_SUBTYPES: Final = frozenset({
-    "message_changed", "message_deleted", "bot_message", "channel_join", "channel_leave",
-    "message_replied", "thread_broadcast", "channel_topic", "channel_purpose"})
+ANSWERED_SUBTYPES: Final = frozenset({None, "thread_broadcast", "file_share", "me_message"})
+"""Messages people write (a reply also sent to the channel is one). Everything else — edits,
+deletions, bots, and system messages such as channel_join, channel_name or pinned_item — is
+not a question, even in a thread DocAssist answers in."""
+BACKGROUND_WORKERS: Final = 8
 
 
 @dataclass(frozen=True)
@@ -154,8 +146,13 @@ class SlackAdapter:
         self.worker = InboxWorker(engine, store, self.deliver, workers=config.inbox_workers,
                                   on_undeliverable=self.tell_undeliverable,
                                   partial_sink=self.stream_for,
-                                  already_delivered=self.already_delivered)
+                                  already_delivered=self.already_delivered,
+                                  deliver_notice=self.deliver_notice,
+                                  before_turn=self.before_turn)
         self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
+        self.admission = Admission(store, self.limiter, self.worker)
+        self._background = ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS,
+                                              thread_name_prefix="slack-work")
         self._streams: dict[str, SlackStream] = {}
         self._streams_lock = threading.Lock()
         # The bot token lives in the client; Bolt uses the client's.
@@ -163,7 +160,7 @@ class SlackAdapter:
                        process_before_response=True)
         self.admin = AdminCommands(store, self.client, config.admin_users,
                                    config.default_language)
-        self._register()
+        register_listeners(self)
 
     # --- translation ------------------------------------------------------------------
 
@@ -173,85 +170,136 @@ class SlackAdapter:
         thread = DM_THREAD if channel_type == "im" and not thread_ts else thread_ts or ts
         return ConversationKey(platform=PLATFORM, workspace=team, channel=channel, thread=thread)
 
+    @staticmethod
+    def slash_key(team: str, channel: str, user: str) -> ConversationKey:
+        """Slash commands answer ephemerally: one conversation per user and channel."""
+        return ConversationKey(platform=PLATFORM, workspace=team, channel=channel,
+                               thread=f"slash-{user}")
+
+    @staticmethod
+    def title_for(text: str) -> str:
+        return text[:PROMPT_TITLE_CHARS]
+
     def _is_bot_thread(self, key: ConversationKey) -> bool:
         """A thread DocAssist answers in, or was asked in: under load the first answer may
         not be committed yet when the follow-up arrives."""
-        return (self.store.inbox_has_conversation(key.conversation_id)
-                or self.store.load(key).version > 0)
+        return self.store.conversation_known(key.conversation_id)
 
-    def _submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
-                      req: BoltRequest | None = None) -> None:
-        if event.get("subtype") in _IGNORED_SUBTYPES or event.get("bot_id"):
-            return  # edits, deletions, bots (our own messages included)
+    def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
+                     retry: str | None = None) -> Verdict | None:
+        """Translate a message event and hand it to admission; None when it is not for us.
+        Raises when it was not stored (Slack gets a 5xx and redelivers)."""
+        if event.get("subtype") not in ANSWERED_SUBTYPES or event.get("bot_id"):
+            return None  # edits, deletions, system messages, bots (our own included)
         team = str(body.get("team_id") or event.get("team") or "")
         channel, ts = str(event.get("channel")), str(event.get("ts"))
         channel_type = event.get("channel_type")
         key = self.key_for(team, channel, event.get("thread_ts"), ts, channel_type)
         in_dm = channel_type == "im"
         if not (mentioned or in_dm or (event.get("thread_ts") and self._is_bot_thread(key))):
-            return  # channel chatter that is not addressed to us
+            return None  # channel chatter that is not addressed to us
         event_id, dedupe_key = str(body.get("event_id") or f"{channel}:{ts}"), f"{channel}:{ts}"
-        if self.store.inbox_seen(PLATFORM, event_id, dedupe_key):
-            return  # a retry or the same message as another event: already handled
-        language = i18n.detect_language(str(event.get("text") or ""),
-                                        self.config.default_language)
-        user_team = event.get("user_team")
-        if user_team and team and user_team != team:
-            self._post_text(key, i18n.text("external_user", language))
-            return
-        text = unescape(_MENTION.sub("", str(event.get("text") or ""))).strip()
-        if event.get("files"):
-            self._post_text(key, i18n.text("attachments_ignored", language))
-            if not text:
-                return
-        wait = self.limiter.check(str(event.get("user")))
-        if wait:
-            logger.warning("rate limit: event %s from %s answered with a retry hint",
-                           body.get("event_id"), sha256_text(str(event.get("user"))))
-            self._post_text(key, i18n.text("rate_limited", language, seconds=wait))
-            return
+        raw = str(event.get("text") or "")
+        language = i18n.detect_language(raw, self.config.default_language)
+        text = unescape(_MENTION.sub("", raw)).strip()
         parsed = parse_text_command(text)
         command = Command.CLEAR if parsed is not None and parsed.name == "clear" else None
         message = ChatMessage(key=key, user=str(event.get("user")), text=text, command=command,
                               event_id=event_id)
+        user_team = event.get("user_team")
+        arrival = Arrival(message, language, dedupe_key,
+                          external_user=bool(user_team and team and user_team != team),
+                          attachments=bool(event.get("files")))
+        told = retry is not None  # the user hears about a storage problem once, first time
+
+        def tell_late(error: StorageUnavailableError) -> None:
+            if not told:
+                self.tell_not_stored(key, language, error)
+
         try:
-            self.worker.submit(message, dedupe_key=dedupe_key)
+            return self.admission.admit(arrival, on_late_failure=tell_late)
+        except AckDeadlineError as error:
+            logger.warning("event %s not stored in time, Slack gets a 503 (retry %s): %s",
+                           event_id, retry or 0, error)
+            raise
         except StorageUnavailableError as error:
-            # Not stored, so not acked: Bolt answers 500 and Slack redelivers the event (up to
+            # Not stored, so not acked: Slack gets a 500 and redelivers the event (up to
             # three times). The user hears about it once, on the first delivery.
-            retries = req.headers.get("x-slack-retry-num") if req else None
-            retry = retries[0] if retries else None
             logger.error("event %s not stored, Slack gets a 500 (retry %s): %s",
                          event_id, retry or 0, error)
-            if retry is None:
-                self._tell_not_stored(key, language, error)
+            if not told:
+                self.tell_not_stored(key, language, error)
             raise
 
-    def _submit_command(self, key: ConversationKey, user: str, event_id: str,
-                        command: Command) -> None:
+    def submit_command(self, key: ConversationKey, user: str, event_id: str,
+                       command: Command) -> None:
+        """A button or shortcut: rate-limited (told ephemerally), then through the inbox."""
+        language = self.config.default_language
+        limited = self.admission.limit(user, event_id, language)
+        if limited is not None:
+            self.client.chat_postEphemeral(channel=key.channel, user=user, text=limited.text(),
+                                           thread_ts=self.thread_ts(key))
+            return
         try:
             self.worker.submit(ChatMessage(key=key, user=user, text="", command=command,
-                                           event_id=event_id))
+                                           event_id=event_id),
+                               deadline=ACK_DEADLINE_SECONDS,
+                               on_late_failure=lambda error: self.tell_not_stored(
+                                   key, language, error))
+        except AckDeadlineError as error:  # stored later and answered, or told then
+            logger.warning("action %s not stored in time: %s", event_id, error)
         except StorageUnavailableError as error:  # Slack does not redeliver button presses
             logger.error("action %s not stored: %s", event_id, error)
-            self._tell_not_stored(key, self.config.default_language, error)
+            self.tell_not_stored(key, language, error)
 
-    def _tell_not_stored(self, key: ConversationKey, language: i18n.Language,
+    def soon(self, task: Callable[[], None], what: str) -> None:
+        """Work that needs the database but is not an event (commands, feedback): off the
+        request thread, waited for up to the ack deadline, then left to finish in the
+        background — Slack's ack never waits for a database lock held elsewhere."""
+        def run() -> None:
+            try:
+                task()
+            except Exception:
+                logger.exception("%s failed", what)
+
+        future = self._background.submit(run)
+        try:
+            future.result(timeout=ACK_DEADLINE_SECONDS)
+        except FutureTimeout:
+            logger.warning("%s outlived the ack deadline; it finishes in the background", what)
+
+    def tell_not_stored(self, key: ConversationKey, language: i18n.Language,
                          error: StorageUnavailableError) -> None:
         try:
-            self._post_text(key, storage_problem_text(error, language))
+            self.post_text(key, storage_problem_text(error, language))
         except Exception as problem:
             logger.warning("could not tell the user that an event was not stored: %s", problem)
 
     # --- posting ----------------------------------------------------------------------
 
     @staticmethod
-    def _thread_ts(key: ConversationKey) -> str | None:
+    def thread_ts(key: ConversationKey) -> str | None:
         return None if key.thread == DM_THREAD else key.thread
+
+    @staticmethod
+    def _in_assistant_thread(key: ConversationKey) -> bool:
+        return key.channel.startswith("D") and key.thread != DM_THREAD
+
+    def before_turn(self, message: ChatMessage) -> None:
+        """The assistant pane's "Searching documents…", set by the worker as the turn starts:
+        after the event was stored and before its answer (which clears it), never for a
+        retry or a refusal."""
+        if self._in_assistant_thread(message.key):
+            text = message.text if isinstance(message.text, str) else ""
+            self._set_status(message.key, "slack_status_searching",
+                             i18n.detect_language(text, self.config.default_language))
+
+    def deliver_notice(self, message: ChatMessage, text: str) -> None:
+        self.post_text(message.key, text)
 
     def stream_for(self, message: ChatMessage) -> Callable[[str], None]:
         """Streamed sentences go to a Slack message stream (where the workspace allows)."""
-        stream = SlackStream(self.client, message.key.channel, self._thread_ts(message.key),
+        stream = SlackStream(self.client, message.key.channel, self.thread_ts(message.key),
                              message.key.workspace, message.user)
         with self._streams_lock:
             self._streams[str(message.event_id)] = stream
@@ -262,21 +310,21 @@ class SlackAdapter:
             stream = self._streams.pop(str(message.event_id), None)
         if stream is not None and stream.finish(result):
             return  # the answer was streamed; the stream now carries sources and buttons
-        if message.key.channel.startswith("D") and message.key.thread != DM_THREAD:
+        if self._in_assistant_thread(message.key):
             self._set_status(message.key, "slack_status_writing")
         parts = render(result)
         for index, part in enumerate(parts):
             # The last part names its result: a restarted bot can see it was posted.
             metadata = _answer_metadata(result) if index == len(parts) - 1 else None
             self.client.chat_postMessage(channel=message.key.channel,
-                                         thread_ts=self._thread_ts(message.key),
+                                         thread_ts=self.thread_ts(message.key),
                                          metadata=metadata, **part)
 
     def already_delivered(self, message: ChatMessage, result: TurnResult) -> bool:
         """Is the answer with this result id in the thread already (a post's metadata, or the
         feedback buttons a finished stream carries)? Asked only for events resumed after a
         restart, whose previous process may have died between the post and `done`."""
-        thread_ts = self._thread_ts(message.key)
+        thread_ts = self.thread_ts(message.key)
         cursor: str | None = None
         for _ in range(HISTORY_PAGES):
             if thread_ts is None:
@@ -295,12 +343,13 @@ class SlackAdapter:
                 return False
         return False
 
-    def _set_status(self, key: ConversationKey, text_key: str) -> None:
+    def _set_status(self, key: ConversationKey, text_key: str,
+                    language: i18n.Language | None = None) -> None:
         """The assistant pane's status line; harmless to fail outside the pane."""
         try:
             self.client.assistant_threads_setStatus(
                 channel_id=key.channel, thread_ts=key.thread,
-                status=i18n.text(text_key, self.config.default_language))
+                status=i18n.text(text_key, language or self.config.default_language))
         except Exception as error:
             logger.info("status not set: %s", error)
 
@@ -312,169 +361,22 @@ class SlackAdapter:
                             "message": escape(text)})
         return prompts
 
-    def _post_text(self, key: ConversationKey, text: str) -> None:
-        self.client.chat_postMessage(channel=key.channel, thread_ts=self._thread_ts(key),
+    def post_text(self, key: ConversationKey, text: str) -> None:
+        self.client.chat_postMessage(channel=key.channel, thread_ts=self.thread_ts(key),
                                      text=text)
 
     def tell_undeliverable(self, message: ChatMessage, _reason: str) -> None:
-        self._post_text(message.key, i18n.text("post_failed",
+        self.post_text(message.key, i18n.text("post_failed",
                                                self.config.default_language))
 
-    # --- listeners --------------------------------------------------------------------
-
-    def _register(self) -> None:
-        app = self.app
-        assistant = Assistant()
-
-        @assistant.thread_started
-        def on_thread_started(set_suggested_prompts: Any) -> None:
-            language = self.config.default_language
-            set_suggested_prompts(prompts=self.suggested_prompts(language),
-                                  title=i18n.text("slack_prompts_title", language))
-
-        @assistant.user_message
-        def on_assistant_message(body: dict[str, Any], event: dict[str, Any], req: BoltRequest,
-                                 set_title: Any, set_status: Any) -> None:
-            self._submit_event(body, event, mentioned=True, req=req)  # stored first
-            text = str(event.get("text") or "")
-            language = i18n.detect_language(text, self.config.default_language)
-            try:  # a DM thread outside the pane has no title or status to set
-                set_title(text[:PROMPT_TITLE_CHARS])
-                set_status(i18n.text("slack_status_searching", language))
-            except Exception as error:
-                logger.info("assistant title/status not set: %s", error)
-
-        app.assistant(assistant)
-
-        @app.event("app_mention")
-        def on_mention(body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
-            self._submit_event(body, event, mentioned=True, req=req)
-
-        @app.event("message")
-        def on_message(body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
-            self._submit_event(body, event, mentioned=False, req=req)
-
-        @app.error
-        def on_error(error: Exception, logger: logging.Logger) -> None:
-            if isinstance(error, StorageUnavailableError):
-                return  # logged once where it happened; Bolt still answers 500
-            logger.exception(f"Failed to run listener function (error: {error})")
-
-        def on_button(command: Command) -> Any:
-            def listener(ack: Any, body: dict[str, Any]) -> None:
-                ack()
-                container = body.get("container") or {}
-                message = body.get("message") or {}
-                team = str((body.get("team") or {}).get("id") or "")
-                channel = str(container.get("channel_id") or (body.get("channel") or {})["id"])
-                thread = message.get("thread_ts") or container.get("thread_ts")
-                channel_type = "im" if channel.startswith("D") else None
-                key = self.key_for(team, channel, thread, str(message.get("ts")), channel_type)
-                action_ts = str(body["actions"][0].get("action_ts") or body.get("trigger_id"))
-                self._submit_command(key, str(body["user"]["id"]), f"action:{action_ts}",
-                                     command)
-            return listener
-
-        app.action(SHOW_SOURCES_ACTION)(on_button(Command.SHOW_SOURCES))
-        app.action(CLEAR_THREAD_ACTION)(on_button(Command.CLEAR))
-
-        @app.shortcut(CLEAR_THREAD_SHORTCUT)
-        def on_clear_shortcut(ack: Any, body: dict[str, Any]) -> None:
-            ack()
-            message = body["message"]
-            channel = str(body["channel"]["id"])
-            team = str((body.get("team") or {}).get("id") or "")
-            channel_type = "im" if channel.startswith("D") else None
-            key = self.key_for(team, channel, message.get("thread_ts"), str(message["ts"]),
-                               channel_type)
-            self._submit_command(key, str(body["user"]["id"]),
-                                 f"shortcut:{body.get('trigger_id')}", Command.CLEAR)
-
-        @app.action(FEEDBACK_ACTION)
-        def on_feedback(ack: Any, body: dict[str, Any]) -> None:
-            ack()
-            verdict, _, result_id = str(body["actions"][0].get("value", "")).partition(":")
-            user, channel = str(body["user"]["id"]), self._action_channel(body)
-            language = self.config.default_language
-            try:
-                self.store.record_feedback(result_id, user, positive=verdict == "good")
-            except StorageError as error:
-                logger.warning("feedback not stored: %s", error)
-                if isinstance(error, StorageUnavailableError):
-                    self.client.chat_postEphemeral(channel=channel, user=user,
-                                                   text=storage_problem_text(error, language))
-                return
-            if verdict == "good":
-                self.client.chat_postEphemeral(channel=channel, user=user,
-                                               text=i18n.text("feedback_thanks", language))
-            else:
-                self.client.chat_postEphemeral(
-                    channel=channel, user=user, blocks=ask_human_blocks(result_id, language),
-                    text=i18n.text("slack_ask_human_offer", language))
-
-        @app.action(ASK_HUMAN_ACTION)
-        def on_ask_human(ack: Any, body: dict[str, Any]) -> None:
-            ack()
-            user, channel = str(body["user"]["id"]), self._action_channel(body)
-            language = self.config.default_language
-            thread = self._thread_of_result(str(body["actions"][0].get("value", "")))
-            link = thread
-            if thread is not None:
-                link = str(self.client.chat_getPermalink(channel=channel,
-                                                         message_ts=thread)["permalink"])
-            self.client.chat_postMessage(
-                channel=self.config.human_channel,
-                text=i18n.text("slack_human_request", language, user=user,
-                               link=link or channel))
-            self.client.chat_postEphemeral(
-                channel=channel, user=user,
-                text=i18n.text("slack_human_requested", language,
-                               channel=self.config.human_channel))
-
-        @app.command("/docassist-admin")
-        def on_admin(ack: Any, body: dict[str, Any]) -> None:
-            ack()
-            self.admin.handle(str(body["user_id"]), str(body["channel_id"]),
-                              str(body.get("text") or ""))
-
-        @app.command("/docassist-meta")
-        def on_meta(ack: Any, body: dict[str, Any]) -> None:
-            ack()
-            key = ConversationKey(platform=PLATFORM, workspace=str(body.get("team_id")),
-                                  channel=str(body["channel_id"]),
-                                  thread=f"slash-{body['user_id']}")
-            result = self.engine.handle(ChatMessage(
-                key=key, user=str(body["user_id"]), text=f"/docassist-meta {body.get('text')}",
-                command=Command.METADATA, command_argument=str(body.get("text") or "")))
-            if result is not None:
-                self._ephemeral(body, mrkdwn(result.answer))
-
-        @app.command("/docassist-docs")
-        def on_docs(ack: Any, body: dict[str, Any]) -> None:
-            ack()
-            message = catalog_message(self.store.documents(), self.config.default_language)
-            self.client.chat_postEphemeral(channel=str(body["channel_id"]),
-                                           user=str(body["user_id"]), **message)
-
-        @app.command("/docassist-help")
-        def on_help(ack: Any, body: dict[str, Any]) -> None:
-            ack()
-            language = i18n.detect_language(str(body.get("text") or ""),
-                                            self.config.default_language)
-            self._ephemeral(body, i18n.text("slack_help", language))
-
-    @staticmethod
-    def _action_channel(body: dict[str, Any]) -> str:
-        container = body.get("container") or {}
-        return str(container.get("channel_id") or (body.get("channel") or {}).get("id"))
-
-    def _thread_of_result(self, result_id: str) -> str | None:
+    def thread_of_result(self, result_id: str) -> str | None:
         """The Slack thread ts of the turn a result id belongs to."""
         for row in self.store.conversation_of_result(result_id):
             thread = str(row["thread"])
             return None if thread == DM_THREAD else thread
         return None
 
-    def _ephemeral(self, body: dict[str, Any], text: str) -> None:
-        self.client.chat_postEphemeral(channel=str(body["channel_id"]),
-                                       user=str(body["user_id"]), text=text)
+    def close(self) -> None:
+        self._background.shutdown(wait=True)
+        self.worker.close()
+

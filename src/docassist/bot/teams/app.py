@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from microsoft_agents.activity import (
@@ -33,9 +33,11 @@ from microsoft_agents.hosting.core import (
 from microsoft_agents.hosting.core.authorization import Connections
 
 from docassist.bot.commands import parse_text_command
+from docassist.bot.hygiene import without_lone_surrogates
 from docassist.bot.teams import cards
 from docassist.core import i18n
-from docassist.core.errors import StorageError, StorageUnavailableError
+from docassist.core.admission import Admission, Arrival
+from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
 from docassist.core.limits import INBOX_WORKERS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
@@ -109,6 +111,15 @@ def text_activity(text: str) -> Activity:
     return Activity(type=ActivityTypes.message, text=text)
 
 
+@dataclass
+class _Waiting:
+    """A turn whose caller waits for the replies in the HTTP response (expectReplies)."""
+
+    future: asyncio.Future[list[Activity]]
+    notes: list[Activity] = field(default_factory=list)
+    """A note said before the answer (attachments not read), sent with it."""
+
+
 class TeamsAdapter:
     def __init__(self, engine: TurnEngine, store: Store, config: TeamsConfig,
                  connections: Connections) -> None:
@@ -116,8 +127,10 @@ class TeamsAdapter:
         self.store = store
         self.config = config
         self.worker = InboxWorker(engine, store, self.deliver, workers=config.inbox_workers,
-                                  on_undeliverable=self.tell_undeliverable)
+                                  on_undeliverable=self.tell_undeliverable,
+                                  deliver_notice=self.deliver_notice)
         self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
+        self.admission = Admission(store, self.limiter, self.worker)
         self.cloud = CloudAdapter(connection_manager=connections)
         # The SDK's default handler posts the exception text into the conversation; ours
         # lets it propagate: inbound, the request fails (and the platform retries); outbound,
@@ -127,8 +140,7 @@ class TeamsAdapter:
             storage=MemoryStorage(), connection_manager=connections,
             start_typing_timer=False, remove_recipient_mention=False)
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._waiting: dict[str, asyncio.Future[TurnResult]] = {}
-        """Turns whose caller waits for the replies in the HTTP response (expectReplies)."""
+        self._waiting: dict[str, _Waiting] = {}
         self._waiting_lock = threading.Lock()
         self.agent.activity(ActivityTypes.message)(self.on_message)
         self.agent.members_added()(self.on_members_added)
@@ -153,16 +165,10 @@ class TeamsAdapter:
         activity = context.activity
         key, reply_conversation = thread_address(activity)
         event_id = f"{reply_conversation}|{activity.id}"
-        if await asyncio.to_thread(self.store.inbox_seen, PLATFORM, event_id, None):
-            return  # a redelivery: answered (or being answered) already, and not counted again
         user = user_id(activity)
-        text = activity.remove_recipient_mention() if activity.text else ""
+        text = without_lone_surrogates(activity.remove_recipient_mention()
+                                       if activity.text else "")
         language = i18n.detect_language(text, self.config.default_language)
-        if any(a.content_type not in READABLE_ATTACHMENTS for a in activity.attachments or []):
-            await context.send_activity(text_activity(i18n.text("attachments_ignored",
-                                                                language)))
-            if not text and activity.value is None:
-                return
         value = activity.value if isinstance(activity.value, dict) else {}
         action = value.get(cards.ACTION_KEY)
         if action == cards.FEEDBACK:
@@ -176,83 +182,90 @@ class TeamsAdapter:
             command = Command.CLEAR
         elif action is None:
             parsed = parse_text_command(text)
-            if parsed is not None and parsed.name in ("docs", "help", "stats"):
-                await self._direct_command(context, parsed.name, user, language)
+            if parsed is not None and (parsed.name in ("docs", "help", "stats")
+                                       or (parsed.name == "meta" and not parsed.argument)):
+                await self._direct_command(context, parsed.name, user, language, event_id)
                 return
             if parsed is not None and parsed.name == "meta":
-                if not parsed.argument:
-                    example = next((d.document_id for d in self.store.documents()), "DOC-ID")
-                    await context.send_activity(text_activity(
-                        i18n.text("teams_meta_usage", language, example=example)))
-                    return
                 command, argument = Command.METADATA, parsed.argument
             elif parsed is not None and parsed.name == "clear":
                 command = Command.CLEAR
         else:
             return  # another app's card data: not ours to act on
-        wait = self.limiter.check(user)
-        if wait:
-            logger.warning("rate limit: activity from %s answered with a retry hint",
-                           sha256_text(user))
-            await context.send_activity(text_activity(i18n.text("rate_limited", language,
-                                                                seconds=wait)))
-            return
         reference = activity.get_conversation_reference()
         reference.conversation.id = reply_conversation
         message = ChatMessage(
             key=key, user=user, text=text, command=command, command_argument=argument,
             event_id=event_id,
             reply_to=reference.model_dump_json(by_alias=True, exclude_none=True))
-        await self._submit(context, message)
+        attachments = any(a.content_type not in READABLE_ATTACHMENTS
+                          for a in activity.attachments or [])
+        await self._submit(context, Arrival(message, language, attachments=attachments))
 
-    async def _submit(self, context: TurnContext, message: ChatMessage) -> None:
-        """Store the event before answering the request; wait for the turn when the caller
-        expects the replies inline."""
+    async def _submit(self, context: TurnContext, arrival: Arrival) -> None:
+        """Admit the message (stored before the request is answered); wait for the turn when
+        the caller expects the replies inline."""
+        message = arrival.message
         expects_replies = context.activity.delivery_mode == DeliveryModes.expect_replies
         event_id = str(message.event_id)
-        waiter: asyncio.Future[TurnResult] | None = None
+        waiting: _Waiting | None = None
         if expects_replies:
-            waiter = asyncio.get_running_loop().create_future()
+            waiting = _Waiting(asyncio.get_running_loop().create_future())
             with self._waiting_lock:
-                self._waiting[event_id] = waiter
+                self._waiting[event_id] = waiting
+
+        def tell_late(error: StorageUnavailableError) -> None:
+            self._send_from_thread(message, [text_activity(
+                storage_problem_text(error, arrival.language))])
+
         try:
-            stored = await asyncio.to_thread(self.worker.submit, message)
+            verdict = await asyncio.to_thread(self.admission.admit, arrival, tell_late)
+        except AckDeadlineError as error:
+            self._forget(event_id)
+            logger.warning("activity %s not stored in time, answered 503: %s", event_id, error)
+            raise  # the endpoint answers 503 (see server.py)
         except StorageError as error:
             self._forget(event_id)
             logger.error("activity %s not stored: %s", event_id, error)
-            language = self.config.default_language
-            if isinstance(message.text, str) and message.command is None:
-                language = i18n.detect_language(message.text, language)
             await context.send_activity(text_activity(
-                storage_problem_text(error, language)
+                storage_problem_text(error, arrival.language)
                 if isinstance(error, StorageUnavailableError)
-                else i18n.text("post_failed", language)))
+                else i18n.text("post_failed", arrival.language)))
             return
-        if not stored:  # a redelivery of an activity we have (or are) answering
+        if verdict == "duplicate":  # a redelivery of an activity we have (or are) answering
             self._forget(event_id)
             return
-        if waiter is None:
+        if waiting is None:
             return
         try:
-            result = await asyncio.wait_for(waiter, EXPECT_REPLIES_TIMEOUT_SECONDS)
+            activities = await asyncio.wait_for(waiting.future, EXPECT_REPLIES_TIMEOUT_SECONDS)
         except TimeoutError:
             self._forget(event_id)
             logger.warning("expectReplies turn %s outlived the request", event_id)
             return
-        for card in cards.render(result):
-            await context.send_activity(reply_activity(card))
+        for activity in activities:
+            await context.send_activity(activity)
 
     def _forget(self, event_id: str) -> None:
         with self._waiting_lock:
             self._waiting.pop(event_id, None)
 
     async def _direct_command(self, context: TurnContext, name: str, user: str,
-                              language: i18n.Language) -> None:
-        if name == "help":
+                              language: i18n.Language, event_id: str) -> None:
+        """Commands answered at once (no turn), rate-limited like the rest."""
+        limited = self.admission.limit(user, event_id, language)
+        if limited is not None:
+            await context.send_activity(text_activity(limited.text()))
+        elif name == "meta":
+            documents = await asyncio.to_thread(self.store.documents)
+            example = next((d.document_id for d in documents), "DOC-ID")
+            await context.send_activity(text_activity(
+                i18n.text("teams_meta_usage", language, example=example)))
+        elif name == "help":
             await context.send_activity(text_activity(i18n.text("teams_help", language)))
         elif name == "docs":
-            await context.send_activity(reply_activity(
-                cards.catalog_card(self.store.documents(), language)))
+            documents = await asyncio.to_thread(self.store.documents)
+            await context.send_activity(reply_activity(cards.catalog_card(documents, language)))
         elif user not in self.config.admin_users:
             logger.warning("refused stats from user %s", sha256_text(user))
             await context.send_activity(text_activity(i18n.text("admin_refused", language)))
@@ -275,13 +288,28 @@ class TeamsAdapter:
 
     def deliver(self, message: ChatMessage, result: TurnResult) -> None:
         with self._waiting_lock:
-            waiter = self._waiting.pop(str(message.event_id), None)
-        loop = self._require_loop()
-        if waiter is not None:
-            loop.call_soon_threadsafe(_settle, waiter, result)
-            return
+            waiting = self._waiting.pop(str(message.event_id), None)
         activities = [reply_activity(card) for card in cards.render(result)]
+        if waiting is not None:
+            self._require_loop().call_soon_threadsafe(_settle, waiting.future,
+                                                      waiting.notes + activities)
+            return
         self._send_from_thread(message, activities)
+
+    def deliver_notice(self, message: ChatMessage, text: str) -> None:
+        """A refusal or note decided at admission: inline when the caller waits for it."""
+        final = message.notice is None or message.notice.replaces_turn
+        with self._waiting_lock:
+            waiting = self._waiting.get(str(message.event_id))
+            if waiting is not None and final:
+                del self._waiting[str(message.event_id)]
+        if waiting is None:
+            self._send_from_thread(message, [text_activity(text)])
+        elif final:
+            self._require_loop().call_soon_threadsafe(
+                _settle, waiting.future, [*waiting.notes, text_activity(text)])
+        else:
+            waiting.notes.append(text_activity(text))
 
     def tell_undeliverable(self, message: ChatMessage, _reason: str) -> None:
         self._send_from_thread(message, [text_activity(
@@ -321,6 +349,6 @@ async def _propagate(_context: TurnContext, error: Exception) -> None:
     raise error
 
 
-def _settle(waiter: asyncio.Future[TurnResult], result: TurnResult) -> None:
+def _settle(waiter: asyncio.Future[list[Activity]], activities: list[Activity]) -> None:
     if not waiter.done():
-        waiter.set_result(result)
+        waiter.set_result(activities)

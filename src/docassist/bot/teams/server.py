@@ -1,20 +1,28 @@
 """The Teams endpoint: aiohttp `POST /api/messages` (JWT-checked by the SDK unless anonymous
-mode was asked for explicitly) and `GET /healthz`. The handler only hands the request to the
-SDK's `CloudAdapter`, which runs the agent application."""
+mode was asked for explicitly) and `GET /healthz`. The handler hands the activity to the
+SDK's `CloudAdapter`, which runs the agent application.
+
+Before that, after the JWT check, the body is checked: sent within the read timeout (else
+408), UTF-8 JSON, an Activity the SDK can read, and for a message the fields a reply needs
+(id, conversation, sender, serviceUrl) — else 400, nothing run. A lone surrogate escape
+becomes U+FFFD (it could not be stored). An activity not stored within the ack deadline is
+answered 503, so the channel retries."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Any, Final, cast
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
+from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.authentication.msal import MsalConnectionManager
-from microsoft_agents.hosting.aiohttp import jwt_authorization_decorator, start_agent_process
+from microsoft_agents.hosting.aiohttp import jwt_authorization_decorator
 from microsoft_agents.hosting.core import (
     AgentAuthConfiguration,
     AnonymousTokenProvider,
@@ -22,7 +30,10 @@ from microsoft_agents.hosting.core import (
 )
 from microsoft_agents.hosting.core.authorization import AuthTypes, Connections
 
+from docassist.bot.hygiene import MalformedRequest, without_lone_surrogates
 from docassist.bot.teams.app import TeamsAdapter
+from docassist.core.errors import AckDeadlineError
+from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +70,74 @@ def connections_for(credentials: TeamsCredentials | None) -> Connections:
     return MsalConnectionManager(connections_configurations={SERVICE_CONNECTION: config})
 
 
-def make_app(adapter: TeamsAdapter, connections: Connections) -> web.Application:
+def activity_body(raw: bytes) -> dict[str, Any]:
+    """The activity as the SDK will read it, or MalformedRequest saying what is wrong."""
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise MalformedRequest("body is not UTF-8 JSON") from None
+    if not isinstance(body, dict):
+        raise MalformedRequest("body is not a JSON object")
+    checked: dict[str, Any] = without_lone_surrogates(body)
+    try:
+        activity = Activity.model_validate(checked)
+    except ValueError as error:
+        raise MalformedRequest(f"not an activity: {error}".splitlines()[0]) from None
+    if not activity.type or activity.conversation is None or not activity.conversation.id:
+        raise MalformedRequest("activity without a type or conversation")
+    if activity.type == ActivityTypes.message and not (
+            activity.id and activity.service_url and activity.from_property is not None
+            and activity.from_property.id):
+        raise MalformedRequest("message without an id, serviceUrl or sender")
+    return checked
+
+
+class _CheckedRequest:
+    """The request as the SDK reads it (its HttpRequestProtocol), with the checked body."""
+
+    def __init__(self, request: web.Request, body: dict[str, Any]) -> None:
+        self._request = request
+        self._body = body
+
+    @property
+    def method(self) -> str:
+        return self._request.method
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._request.headers
+
+    async def json(self) -> dict[str, Any]:
+        return self._body
+
+    def get_claims_identity(self) -> Any:
+        return self._request.get("claims_identity")
+
+    def get_path_param(self, name: str) -> str:
+        return self._request.match_info[name]
+
+
+def make_app(adapter: TeamsAdapter, connections: Connections,
+             read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> web.Application:
     async def process(request: web.Request) -> web.StreamResponse:
-        response = await start_agent_process(request, adapter.agent, adapter.cloud)
-        return response if response is not None else web.Response(status=202)
+        try:
+            raw = await asyncio.wait_for(request.read(), read_timeout)
+            body = activity_body(raw)
+        except TimeoutError:
+            return web.Response(status=408, text="request timeout")
+        except MalformedRequest as problem:
+            logger.warning("Teams request refused (400): %s", problem)
+            return web.Response(status=400, text="malformed activity")
+        try:
+            response = await adapter.cloud.process_request(_CheckedRequest(request, body),
+                                                           adapter.agent)
+        except AckDeadlineError:  # logged where it happened
+            return web.Response(status=503, text="busy, please retry")
+        if response.body is not None:
+            return web.json_response(response.body, status=response.status_code,
+                                     headers=response.headers)
+        return web.Response(status=response.status_code, headers=response.headers,
+                            content_type=response.content_type)
 
     # The SDK's check: a valid Bot Framework / Entra JWT, or none at all in anonymous mode.
     messages = cast(Handler, jwt_authorization_decorator(process))  # type: ignore[no-untyped-call]

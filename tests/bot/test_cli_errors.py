@@ -1,0 +1,90 @@
+"""Bad input at the command line ends in one clear line and exit 2, never a traceback, and
+nothing is run or stored."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from docassist.storage import Store
+from tests.bot.test_cli import one_json, run
+from tests.conftest import DEMO_DOCS, REPO
+
+BM25_ONLY = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
+
+
+def assert_clear_failure(done: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and fragment in done.stderr
+    assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1
+
+
+def nothing_stored(db: Path) -> None:
+    store = Store(db)
+    assert store.turns() == [] and store.tool_calls() == [] and store.eval_runs() == []
+    store.close()
+
+
+@pytest.mark.parametrize("argv", [
+    [b"ask", b"How do I renew TLS?", b"--thread", b"\xff\xfe"],
+    [b"ask", b"How do I renew \xff TLS?"],
+])
+def test_arguments_that_are_not_utf8_are_refused(db_path: Path, argv: list[bytes]) -> None:
+    done = subprocess.run([sys.executable.encode(), b"-m", b"docassist", *argv, b"--json"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60, check=False,
+                          env={**os.environ, "DOCASSIST_DB": str(db_path), "COLUMNS": "200"})
+    assert_clear_failure(done, "is not valid UTF-8 text")
+    assert one_json(done.stdout)["error"].endswith("is not valid UTF-8 text")
+    nothing_stored(db_path)  # no turn, no trace row, no tool attempt
+
+
+@pytest.mark.parametrize(("args", "variable"), [
+    (["slack", "--http", "--port", "0"], "DOCASSIST_TRACE_RETENTION_DAYS"),
+    (["index", str(DEMO_DOCS)], "DOCASSIST_SUPERSEDED_RETENTION_DAYS"),
+    (["traces", "purge", "--older-than", "1d"], "DOCASSIST_TRACE_RETENTION_DAYS"),
+])
+def test_a_retention_of_800000_days_is_refused_at_configuration(
+        tmp_path: Path, args: list[str], variable: str) -> None:
+    db = tmp_path / "fresh.db"
+    done = run(*args, db=db, SLACK_BOT_TOKEN="xoxb-x", SLACK_SIGNING_SECRET="s",
+               **{variable: "800000"}, **BM25_ONLY)
+    assert_clear_failure(done, "less than or equal to 36500")
+    if db.exists():  # nothing was committed before the refusal
+        store = Store(db)
+        assert store.documents() == []
+        store.close()
+
+
+def test_purging_older_than_800000_days_is_refused(db_path: Path) -> None:
+    done = run("traces", "purge", "--older-than", "800000d", db=db_path)
+    assert_clear_failure(done, "'800000d' is longer than 36500 days")
+
+
+def test_deeply_nested_json_in_an_eval_file_is_a_clear_error(db_path: Path,
+                                                             tmp_path: Path) -> None:
+    cases = tmp_path / "deep.jsonl"
+    cases.write_text("[" * 100_000 + "\n")
+    for kind in ("decisions", "answers", "retrieval"):
+        done = run("eval", kind, str(cases), db=db_path, **BM25_ONLY)
+        assert_clear_failure(done, "line 1: JSON nested too deeply")
+    nothing_stored(db_path)
+
+
+def test_an_empty_cases_file_is_a_clear_error_and_no_run_is_stored(db_path: Path,
+                                                                   tmp_path: Path) -> None:
+    cases = tmp_path / "empty.jsonl"
+    cases.write_text("\n\n")
+    done = run("eval", "decisions", str(cases), "--json", db=db_path, **BM25_ONLY)
+    assert_clear_failure(done, "no cases")
+    assert "no cases" in one_json(done.stdout)["error"]
+    nothing_stored(db_path)
+
+
+def test_an_unknown_embedder_lists_the_embedders(db_path: Path) -> None:
+    done = run("docs", db=db_path, DOCASSIST_EMBEDDER="sentence-bert")
+    assert_clear_failure(done, "unknown embedder 'sentence-bert' (available: use, e5, none, "
+                               "ollama:<model>, openai:<model>, replay:<file>)")
