@@ -37,8 +37,6 @@ Measured (bench/retrieval.py): plain RRF loses recall@1 on cross-language questi
 
 HYBRID_CANDIDATES: Final = 20
 """Chunks each retriever contributes to the fusion."""
-DENSE_PARALLEL_MIN_ROWS: Final = 50_000
-"""From this many vectors the similarity product uses every core (it is memory-bound)."""
 
 EMBED_BATCH: Final = 32
 """Chunks embedded per call while indexing."""
@@ -130,3 +128,19 @@ ACK_WRITERS: Final = 32
 HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
 """A client that sends nothing for this long (headers or body) is answered 408 and dropped,
 so a stalled connection does not hold a server thread."""
+
+ANN_MIN_ROWS: Final = 50_000
+"""From this many chunk vectors the dense side searches an approximate index (faiss IVF,
+8-bit); below it an exact matrix product is as fast and exact (bench/ann_candidates.py)."""
+ANN_LISTS_PER_SQRT: Final = 4.0
+"""IVF groups: this many times the square root of the vector count (1,264 at 100k)."""
+ANN_PROBE_SHARE: Final = 1 / 16
+"""Share of the IVF groups a question scans; chosen so the top 10 agree with exact search
+on ≥ 0.98 of real embeddings (bench/run.py `ann_agreement_at_10`)."""
+ANN_RERANK_CANDIDATES: Final = 50
+"""Candidates the IVF index finds for a question, ranked again by the stored int8 vectors."""
+EMBED_WORKERS: Final = 2
+"""Threads embedding batches at once while the indexer stores finished ones."""
+WARM_POLL_SECONDS: Final = 1.0
+"""How often a serving process looks for a changed index, to rebuild its search indexes
+before the next question needs them."""
