@@ -94,7 +94,8 @@ def candidates(vectors: Any) -> dict[str, Callable[[], tuple[Callable[[Any], Any
     return {"exact_f32": exact32, "exact_i8": exact8, "usearch_hnsw_f32": usearch("f32"),
             "usearch_hnsw_f16": usearch("f16"), "usearch_hnsw_i8": usearch("i8"),
             "faiss_hnsw_flat": faiss_index("HNSW32,Flat"),
-            "faiss_hnsw_sq8": faiss_index("HNSW32,SQ8"), "faiss_ivf_flat": faiss_index("IVF{lists},Flat"),
+            "faiss_hnsw_sq8": faiss_index("HNSW32,SQ8"),
+            "faiss_ivf_flat": faiss_index("IVF{lists},Flat"),
             "faiss_ivf_sq8": faiss_index("IVF{lists},SQ8")}
 
 
@@ -126,7 +127,8 @@ def main() -> None:
         built = time.perf_counter() - began
         found, p50, p95 = _timed(search, queries)
         figures[name] = {"build_s": round(built, 1), "p50_ms": round(p50, 2),
-                         "p95_ms": round(p95, 2), "agreement_at_10": round(agreement(found, truth), 4),
+                         "p95_ms": round(p95, 2),
+                         "agreement_at_10": round(agreement(found, truth), 4),
                          "bytes_per_vector": round(size / len(vectors))}
         print(name, figures[name], file=sys.stderr, flush=True)
     print(json.dumps(figures))

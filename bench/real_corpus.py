@@ -68,7 +68,7 @@ def _manual_page(path: Path) -> str | None:
     rendered = subprocess.run(["mandoc", "-T", "utf8", "-O", "width=100", str(path)],
                               capture_output=True, check=False)
     text = rendered.stdout.decode("utf-8", "replace")
-    lines = [line for line in text.replace("\b", "").splitlines()[1:-1]]
+    lines = text.replace("\b", "").splitlines()[1:-1]
     if not lines:
         return None
     body = "\n".join(f"## {line}" if line[:1].strip() else line for line in lines)
