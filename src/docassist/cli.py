@@ -50,6 +50,7 @@ from docassist.runtime import (
     ensure_demo_index,
     index_and_embed,
     interrupted_index,
+    keep_warm,
     needs_first_index,
     open_runtime,
     warm_up,
@@ -262,6 +263,7 @@ def ask(
 def chat(record: RecordOption = None) -> None:
     """Terminal chat over the indexed documents (one session = one thread)."""
     runtime = _open(record=record)
+    keep_warm(runtime)
     session = ChatSession(runtime.engine, out, runtime.settings.language,
                           feedback_sink=runtime.store.record_feedback)
     try:

@@ -92,8 +92,17 @@ def warm_up(runtime: Runtime) -> None:
     loading USE lazily inside the first turn held the GIL for ~2 s and pushed the Slack ack
     p99 of a 500-event burst to ~1.2 s; rebuilding at 100k chunks takes seconds."""
     runtime.engine.retriever.search(WARM_UP_QUERY, 1)
+    keep_warm(runtime)
+
+
+def keep_warm(runtime: Runtime) -> None:
+    """Build the search indexes now on a thread, and again whenever the index changes (the
+    terminal chat starts it before the first prompt, so the first question rarely waits)."""
     if runtime.warmer is None:
-        runtime.warmer = IndexWarmer(runtime.store, list(runtime.retrievers.values()))
+        default = runtime.engine.retriever
+        in_use = ([default.bm25, default.dense] if isinstance(default, HybridRetriever)
+                  else [default])
+        runtime.warmer = IndexWarmer(runtime.store, in_use)
         runtime.warmer.start()
 
 
@@ -119,7 +128,7 @@ class IndexWarmer(threading.Thread):
 
     def run(self) -> None:
         seen = -1
-        while not self.stopped.wait(WARM_POLL_SECONDS):
+        while True:
             try:
                 version = self.store.index_version()
                 if version != seen:
@@ -128,6 +137,8 @@ class IndexWarmer(threading.Thread):
             except DocAssistError as error:  # a closed or busy store: the next look retries
                 log.debug("index warm-up skipped: %s", error)
             except sqlite3.ProgrammingError:  # the store was closed: the process is ending
+                return
+            if self.stopped.wait(WARM_POLL_SECONDS):
                 return
 
 

@@ -95,3 +95,28 @@ def test_nearest_on_tiny_corpora(count: int) -> None:
             continue
         rows, _ = index.nearest(_clustered(1, 1, seed=4)[0], 5)
         assert sorted(rows.tolist()) == list(range(count))
+
+
+def test_the_warmer_rebuilds_both_indexes_before_a_question_asks(store: Store) -> None:
+    from docassist.core.documents import parse_document
+    from docassist.runtime import IndexWarmer
+    from tests.loopback import wait_until
+
+    bm25, dense = Bm25Retriever(store), DenseRetriever(store, get_embedder("use"))
+    warmer = IndexWarmer(store, [bm25, dense])
+    warmer.start()
+    try:
+        assert wait_until(lambda: dense._snapshot.version == store.index_version()
+                          and bm25.index().version == store.index_version(), seconds=30)
+        other = Store(store.path)  # another process indexes a document
+        other.replace_document(parse_document(
+            "plants.md", "plants", "## Ficus\nWater the office ficus every Monday.\n"),
+            "/tmp/plants.md")
+        other.close()
+        version = store.index_version()
+        assert wait_until(lambda: dense._snapshot.version == version, seconds=30)
+        assert "DOC-PLANTS" in dense._snapshot.documents  # built (and embedded) unasked
+        assert bm25._index is not None and bm25._index.version == version
+    finally:
+        warmer.stopped.set()
+        warmer.join(5)
