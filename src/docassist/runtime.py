@@ -100,8 +100,8 @@ def keep_warm(runtime: Runtime) -> None:
     terminal chat starts it before the first prompt, so the first question rarely waits)."""
     if runtime.warmer is None:
         default = runtime.engine.retriever
-        in_use = ([default.bm25, default.dense] if isinstance(default, HybridRetriever)
-                  else [default])
+        in_use: list[Retriever] = ([default.bm25, default.dense]
+                                   if isinstance(default, HybridRetriever) else [default])
         runtime.warmer = IndexWarmer(runtime.store, in_use)
         runtime.warmer.start()
 
