@@ -175,26 +175,39 @@ def retrieval_latency(folder: Path, sizes: list[int], queries: int) -> dict[str,
 
 def ann_agreement() -> dict[str, Any]:
     """Top-10 agreement of the dense search the product runs at scale (IVF over the int8
-    rows the store keeps) with exact float32 search, on real embeddings of public text
-    (bench/real_corpus.py: built and cached on first use, which takes a while)."""
+    rows the store keeps) with exact float32 search: real questions (the repository's
+    labelled retrieval sets) over real embeddings of public text (bench/real_corpus.py:
+    built and cached on first use, which takes a while)."""
     from real_corpus import load
 
     from docassist.storage.vectors import IvfIndex, decode_vector, encode_vector
 
-    rows, vectors, queries = load()
+    rows, vectors, titles = load()
+    files = [REPO / "samples" / "retrieval_dev.jsonl",
+             *sorted((REPO / "samples" / "public").rglob("*.jsonl"))]
+    questions = [json.loads(line)["question"] for file in files
+                 for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    queries = get_embedder("use").embed_queries(questions)
     stored = np.stack([decode_vector(encode_vector(row), vectors.shape[1]) for row in vectors])
     began = time.perf_counter()
     index = IvfIndex(stored)
     built = time.perf_counter() - began
-    agreement, timings = [], []
-    for query in queries:
+    timings: list[float] = []
+
+    def agrees(query: Any) -> float:
         truth = set(np.argsort(-(vectors @ query), kind="stable")[:10].tolist())
         began = time.perf_counter()
         found, _ = index.nearest(query, 10)
         timings.append((time.perf_counter() - began) * 1000)
-        agreement.append(len(truth & set(found.tolist())) / 10)
+        return len(truth & set(found.tolist())) / 10
+
+    agreement = [agrees(query) for query in queries]
+    # Section titles as queries: many are generic ("OPTIONS", "Notes") and tie with hundreds
+    # of chunks, so their top 10 is barely defined; reported beside, not as the goal figure.
+    titles_agreement = [agrees(query) for query in titles]
     return {"ann_agreement_at_10": round(float(np.mean(agreement)), 4),
-            "ann_real": {"chunks": len(rows), "queries": len(queries), "lists": index.lists,
+            "ann_agreement_at_10_section_titles": round(float(np.mean(titles_agreement)), 4),
+            "ann_real": {"chunks": len(rows), "questions": len(queries), "lists": index.lists,
                          "probes": index.index.nprobe, "build_s": round(built, 1),
                          "search_ms_p50": round(statistics.median(timings), 2),
                          "search_ms_p95": round(percentile(timings, 0.95), 2)}}

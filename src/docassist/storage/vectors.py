@@ -102,7 +102,7 @@ class IvfIndex:
         index: Any = faiss.index_factory(dimensions, f"IVF{lists},SQ8",
                                          faiss.METRIC_INNER_PRODUCT)
         # A sample trains k-means as well as every vector, in a fraction of the time.
-        sample = np.random.default_rng(0).choice(count, min(count, 2 * TRAIN_PER_LIST * lists),
+        sample = np.random.default_rng(0).choice(count, min(count, TRAIN_PER_LIST * lists),
                                                  replace=False)
         index.train(matrix[np.sort(sample)])
         index.add(matrix)
