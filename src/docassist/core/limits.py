@@ -31,10 +31,6 @@ RRF_K: Final = 60
 HYBRID_BM25_WEIGHT: Final = 1.0
 """Weight of a BM25 vote in the fusion (dense has 1.0)."""
 
-HYBRID_MIN_BM25_SCORE: Final = 0.6
-"""A BM25 hit votes in the fusion only when it matches this share of the question's stems.
-Measured (bench/retrieval.py): plain RRF loses recall@1 on cross-language questions."""
-
 HYBRID_CANDIDATES: Final = 20
 """Chunks each retriever contributes to the fusion."""
 DENSE_PARALLEL_MIN_ROWS: Final = 50_000
