@@ -97,3 +97,6 @@ LEXICAL_INDEX_PAGE_ROWS: Final = 8192
 the memory the rebuild needs on top of the index."""
 INBOX_WORKERS: Final = 4
 """Default number of conversations whose turns run at once (DOCASSIST_INBOX_WORKERS)."""
+
+MAX_TRANSLATIONS: Final = 3
+"""Translations of the question a selector may add to `answer_from_documents` (each searched)."""

@@ -41,9 +41,11 @@ from docassist.core.limits import (
     MAX_QUESTION_CHARS,
     MAX_RESULT_CHARS,
     MAX_TOP_K,
+    MAX_TRANSLATIONS,
 )
 from docassist.core.messages import InvalidMessage, validate_message
 from docassist.core.ports import Answerer, Catalog, Retriever
+from docassist.core.retrieval import TranslatedSearch
 from docassist.core.state import ConversationState
 
 logger = logging.getLogger(__name__)
@@ -91,6 +93,15 @@ class AnswerArguments(BaseModel):
     ] = Field(description="The standalone question to search the documents for.")
     top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K)] = Field(
         default=DEFAULT_TOP_K, description="How many chunks to retrieve."
+    )
+    translations: Annotated[
+        list[Annotated[str, StringConstraints(max_length=MAX_QUESTION_CHARS),
+                       AfterValidator(_checked_question)]],
+        Field(max_length=MAX_TRANSLATIONS),
+    ] = Field(
+        default_factory=list,
+        description="Optional: the same question in the languages the documents are written "
+        "in, when they differ from the question's (each is searched too).",
     )
     similarity_threshold: Annotated[float, Field(ge=-1, le=1)] | None = Field(
         default=None,
@@ -158,7 +169,8 @@ def _error_code(error: ValidationError) -> str:
     if first["type"] == "missing":
         return "missing_argument"
     field = str(first["loc"][0]) if first["loc"] else "arguments"
-    return {"top_k": "invalid_top_k", "similarity_threshold": "invalid_threshold"}.get(
+    return {"top_k": "invalid_top_k", "similarity_threshold": "invalid_threshold",
+            "translations": "invalid_translations"}.get(
         field, f"invalid_{field}"
     )
 
@@ -167,12 +179,14 @@ def _error_code(error: ValidationError) -> str:
 
 
 def run_answer_from_documents(arguments: AnswerArguments, context: ToolContext) -> dict[str, Any]:
+    retriever = (TranslatedSearch(context.retriever, arguments.translations)
+                 if arguments.translations else context.retriever)
     result = answer_question(
         arguments.question,
-        retriever=context.retriever,
+        retriever=retriever,
         answerer=context.answerer,
         top_k=arguments.top_k,
-        threshold=arguments.threshold_for(context.retriever),
+        threshold=arguments.threshold_for(retriever),
         language=context.language,
         catalog=context.catalog,
         on_partial=context.on_partial,

@@ -2,8 +2,8 @@
 
 Dense: cosine similarity between the query vector and every current chunk's vector, held in
 memory as one matrix and reloaded only when the index changes (another process may index).
-Hybrid: BM25 and dense rankings fused by reciprocal rank (RRF); its score — the one the similarity threshold applies to —
-is the chunk's dense cosine, in [-1, 1].
+Hybrid: BM25 and dense rankings fused by reciprocal rank (RRF), every hit of both voting; its
+score — the one the similarity threshold applies to — is the chunk's dense cosine, in [-1, 1].
 """
 
 from __future__ import annotations
