@@ -138,13 +138,16 @@ class HybridRetriever:
         lexical = self.bm25.search(query, HYBRID_CANDIDATES)
         # Every hit of both rankings votes by its rank (reciprocal rank fusion): no gate drops
         # one retriever's evidence, so a word only one page holds (a library's name) keeps
-        # the rank BM25 gives it, and a question in another language keeps dense's.
+        # the rank BM25 gives it. BM25's votes weigh as much of the question as the corpus
+        # knows: a question in another language than the pages, most of whose words no page
+        # holds, leans on dense (measured on the tune split, README).
+        weight = self.bm25_weight * self.bm25.vocabulary_share(query) if lexical else 0.0
         fused: dict[str, float] = {}
         for rank, chunk_id in enumerate(dense_order, start=1):
             fused[chunk_id] = 1.0 / (self.rrf_k + rank)
         for rank, hit in enumerate(lexical, start=1):
             fused[hit.chunk.chunk_id] = (fused.get(hit.chunk.chunk_id, 0.0)
-                                         + self.bm25_weight / (self.rrf_k + rank))
+                                         + weight / (self.rrf_k + rank))
         best = sorted(fused, key=lambda chunk_id: -fused[chunk_id])[:top_k]
         return _hits(self.dense.store, snapshot, scores, best,
                      {hit.chunk.chunk_id: hit for hit in lexical})

@@ -243,6 +243,17 @@ class LexicalIndex:
         return bool(words) and all(self.has(word) for word in words[:-1]) and (
             phrase.match != "exact" or self.has(words[-1]))
 
+    def knows(self, phrase: Phrase) -> bool:
+        """Whether any row could hold the phrase: its stem, prefix or every word is indexed."""
+        [first, *rest] = phrase.tokens
+        if rest or phrase.match == "exact":
+            words = [word for part in phrase.tokens for word in _TOKENIZER.tokens(part)]
+            return bool(words) and all(self.has(word) for word in words)
+        if phrase.match == "stem":
+            return first in self.stem_tokens
+        at = bisect.bisect_left(self.tokens, first)
+        return at < len(self.tokens) and self.tokens[at].startswith(first)
+
     def has(self, token: str) -> bool:
         at = bisect.bisect_left(self.tokens, token)
         return at < len(self.tokens) and self.tokens[at] == token
@@ -300,7 +311,20 @@ class Bm25Retriever:
                 self._index = LexicalIndex.build(self.store, self.stemmer)
             return self._index
 
+    def vocabulary_share(self, query: str) -> float:
+        """Share of the query's words (stems; hyphenated names whole) that the corpus holds
+        at all: low for a question in another language than the documents."""
+        phrases = query_phrases(query, self.match, self.stemmer)
+        if not phrases:
+            return 0.0
+        index = self.index()
+        return sum(1 for phrase in phrases if index.knows(phrase)) / len(phrases)
+
     def search(self, query: str, top_k: int) -> list[SearchHit]:
+        return [hit for hit, _ in self.ranked(query, top_k)]
+
+    def ranked(self, query: str, top_k: int) -> list[tuple[SearchHit, float]]:
+        """The best hits (scored by coverage) with their raw BM25 scores, best first."""
         phrases = query_phrases(query, self.match, self.stemmer)
         if not phrases or top_k <= 0:
             return []
@@ -308,7 +332,7 @@ class Bm25Retriever:
         scores = index.scores(phrases, self.store)
         stemmer = self.stemmer
         wanted = {stemmer(term) for term in terms(query)}
-        hits: list[SearchHit] = []
+        hits: list[tuple[SearchHit, float]] = []
         for position in best_positions(scores, top_k, among=np.flatnonzero(scores > 0)):
             chunk = self.store.chunk(index.chunk_ids[position])
             document = index.documents.get(chunk.document_id) if chunk else None
@@ -316,8 +340,8 @@ class Bm25Retriever:
                 continue
             present = wanted & _stems_of(f"{document.title} {chunk.section} {chunk.text}",
                                          stemmer)
-            hits.append(SearchHit(chunk=chunk, document=document,
-                                  score=len(present) / len(wanted)))
+            hits.append((SearchHit(chunk=chunk, document=document,
+                                   score=len(present) / len(wanted)), float(scores[position])))
         return hits
 
 
