@@ -49,7 +49,7 @@ def selector() -> Iterator[tuple[ModelSelector, ModelServer]]:
 def _engine(store: Store, selector: ModelSelector) -> TurnEngine:
     return TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
                       selector=selector, answerer=ExtractiveAnswerer(),
-                      registry=default_registry(), options=EngineOptions())
+                      registry=default_registry(translations=True), options=EngineOptions())
 
 
 def test_translations_find_pages_in_another_language_and_are_traced_as_hashes(
@@ -67,11 +67,11 @@ def test_translations_find_pages_in_another_language_and_are_traced_as_hashes(
     both = engine.handle(message(QUESTION, thread="t2"))
     assert both is not None and both.status == "answered"
     assert both.sources[0].document_id == "DOC-KETTLE"
-    system, user = server.bodies(CHAT)[0]["messages"]
-    assert "arguments.translations" in system["content"]  # the rule
+    _, user = server.bodies(CHAT)[0]["messages"]
     [spec] = [spec for spec in json.loads(user["content"].removeprefix("DATA:"))["tool_specs"]
               if spec["name"] == "answer_from_documents"]
-    assert spec["parameters"]["properties"]["translations"]["maxItems"] == 3  # the schema
+    translations = spec["parameters"]["properties"]["translations"]
+    assert translations["maxItems"] == 3 and "other languages" in translations["description"]
     _, row = english_store.tool_calls()
     arguments = json.loads(row["arguments"])
     assert arguments["translations"] == [{"sha256": arguments["translations"][0]["sha256"]}]
@@ -107,3 +107,13 @@ def test_every_phrasing_votes_and_the_best_score_is_kept(english_store: Store) -
     assert all(hit.score == 1.0 for hit in hits)  # each fully matched by one phrasing
     assert search.name == "bm25+translations"
     assert search.default_threshold == bm25.default_threshold
+
+
+def test_only_a_model_selector_is_offered_translations() -> None:
+    """The rules selector never writes them; its tool catalog (and catalog version) is the
+    one it had."""
+    plain = {spec["name"]: spec for spec in default_registry().specs()}
+    offered = {spec["name"]: spec for spec in default_registry(translations=True).specs()}
+    assert "translations" not in plain["answer_from_documents"]["parameters"]["properties"]
+    assert "translations" in offered["answer_from_documents"]["parameters"]["properties"]
+    assert plain["show_last_sources"] == offered["show_last_sources"]

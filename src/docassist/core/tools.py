@@ -94,15 +94,6 @@ class AnswerArguments(BaseModel):
     top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K)] = Field(
         default=DEFAULT_TOP_K, description="How many chunks to retrieve."
     )
-    translations: Annotated[
-        list[Annotated[str, StringConstraints(max_length=MAX_QUESTION_CHARS),
-                       AfterValidator(_checked_question)]],
-        Field(max_length=MAX_TRANSLATIONS),
-    ] = Field(
-        default_factory=list,
-        description="Optional: the same question in the languages the documents are written "
-        "in, when they differ from the question's (each is searched too).",
-    )
     similarity_threshold: Annotated[float, Field(ge=-1, le=1)] | None = Field(
         default=None,
         description="Minimum score a chunk needs on the retriever's scale; omit it for the "
@@ -114,6 +105,20 @@ class AnswerArguments(BaseModel):
         if "similarity_threshold" in self.model_fields_set:
             return self.similarity_threshold
         return retriever.default_threshold
+
+
+class TranslatedAnswerArguments(AnswerArguments):
+    """`answer_from_documents` as a model selector sees it: it may add translations."""
+
+    translations: Annotated[
+        list[Annotated[str, StringConstraints(max_length=MAX_QUESTION_CHARS),
+                       AfterValidator(_checked_question)]],
+        Field(max_length=MAX_TRANSLATIONS),
+    ] = Field(
+        default_factory=list,
+        description="Optional. If the documents may be in other languages than the question, "
+        "the standalone question in those languages (each is searched too).",
+    )
 
 
 class NoArguments(BaseModel):
@@ -179,8 +184,9 @@ def _error_code(error: ValidationError) -> str:
 
 
 def run_answer_from_documents(arguments: AnswerArguments, context: ToolContext) -> dict[str, Any]:
-    retriever = (TranslatedSearch(context.retriever, arguments.translations)
-                 if arguments.translations else context.retriever)
+    translations = getattr(arguments, "translations", [])
+    retriever = (TranslatedSearch(context.retriever, translations) if translations
+                 else context.retriever)
     result = answer_question(
         arguments.question,
         retriever=retriever,
@@ -234,6 +240,12 @@ ANSWER_FROM_DOCUMENTS: ToolDefinition[AnswerArguments] = ToolDefinition(
     arguments_model=AnswerArguments,
     function=run_answer_from_documents,
 )
+ANSWER_FROM_DOCUMENTS_TRANSLATED: ToolDefinition[TranslatedAnswerArguments] = ToolDefinition(
+    name=ANSWER_FROM_DOCUMENTS.name,
+    description=ANSWER_FROM_DOCUMENTS.description,
+    arguments_model=TranslatedAnswerArguments,
+    function=run_answer_from_documents,
+)
 SHOW_LAST_SOURCES: ToolDefinition[NoArguments] = ToolDefinition(
     name="show_last_sources",
     description="Show the sources of this conversation's previous answer (no new search). "
@@ -279,8 +291,11 @@ class ToolRegistry:
         return tool.function
 
 
-def default_registry() -> ToolRegistry:
-    return ToolRegistry([ANSWER_FROM_DOCUMENTS, SHOW_LAST_SOURCES, GET_DOCUMENT_METADATA])
+def default_registry(*, translations: bool = False) -> ToolRegistry:
+    """The three tools; with `translations` (a model selects), `answer_from_documents` also
+    takes the question in the documents' languages. The rules selector never writes them."""
+    answer = ANSWER_FROM_DOCUMENTS_TRANSLATED if translations else ANSWER_FROM_DOCUMENTS
+    return ToolRegistry([answer, SHOW_LAST_SOURCES, GET_DOCUMENT_METADATA])
 
 
 class ToolOutcome(BaseModel):
