@@ -13,7 +13,7 @@ import snowballstemmer  # type: ignore[import-untyped]
 
 STEM_CHARS: Final = 5
 """The old stem: the first five letters (kept to measure against, bench/retrieval.py)."""
-STEM_CACHE_WORDS: Final = 500_000
+STEM_CACHE_WORDS: Final = 200_000
 """Distinct words whose stems are remembered (an index's vocabulary is stemmed once)."""
 
 _TERM: Final = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)
