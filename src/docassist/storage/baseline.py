@@ -58,9 +58,10 @@ class Bm25sRetriever:
             return []
         results, scores = model.retrieve(tokens, k=min(top_k, len(chunks)), show_progress=False)
         hits = []
+        # Plain: all k results as bm25s ranks them, zero scores included (bench/run.py did so).
         for position, score in zip(results[0], scores[0], strict=True):
             chunk = chunks[int(position)]
             document = documents.get(chunk.document_id)
-            if float(score) > 0 and document is not None:
+            if document is not None:
                 hits.append(SearchHit(chunk=chunk, document=document, score=float(score)))
         return hits
