@@ -31,10 +31,6 @@ RRF_K: Final = 60
 HYBRID_BM25_WEIGHT: Final = 1.0
 """Weight of a BM25 vote in the fusion (dense has 1.0)."""
 
-HYBRID_MIN_BM25_SCORE: Final = 0.6
-"""A BM25 hit votes in the fusion only when it matches this share of the question's stems.
-Measured (bench/retrieval.py): plain RRF loses recall@1 on cross-language questions."""
-
 HYBRID_CANDIDATES: Final = 20
 """Chunks each retriever contributes to the fusion."""
 DENSE_PARALLEL_MIN_ROWS: Final = 50_000
@@ -130,3 +126,5 @@ ACK_WRITERS: Final = 32
 HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
 """A client that sends nothing for this long (headers or body) is answered 408 and dropped,
 so a stalled connection does not hold a server thread."""
+MAX_TRANSLATIONS: Final = 3
+"""Translations of the question a selector may add to `answer_from_documents` (each searched)."""
