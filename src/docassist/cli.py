@@ -42,7 +42,11 @@ from docassist.core.evaluation import (
 )
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
-from docassist.core.retrieval_eval import evaluate_retrieval, load_retrieval_cases
+from docassist.core.retrieval_eval import (
+    evaluate_retrieval,
+    load_retrieval_cases,
+    with_documents_by_path,
+)
 from docassist.core.turn import TurnEngine
 from docassist.doctor import run_checks
 from docassist.runtime import (
@@ -56,6 +60,7 @@ from docassist.runtime import (
     warm_up,
 )
 from docassist.storage import IndexReport, Store
+from docassist.storage.baseline import Bm25sRetriever, bm25s_available
 from docassist.storage.exports import (
     RetentionScheduler,
     parse_age,
@@ -592,26 +597,55 @@ def eval_runs(as_json: JsonOption = False) -> None:
 @eval_app.command("retrieval")
 def eval_retrieval(
     file: Annotated[Path, typer.Argument(help="JSONL cases (see samples/retrieval_dev.jsonl).")],
+    root: Annotated[Path | None, typer.Option(
+        help="Corpus root that `expected_paths` are relative to (indexed beforehand).")] = None,
+    split: Annotated[str | None, typer.Option(
+        help="Only cases of this split (e.g. test: the held-out part).")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Recall@1/3/5 and MRR of every retriever on labelled questions."""
+    """Recall@1/3/5 and MRR of every retriever (and of plain bm25s) on labelled questions."""
     runtime = _open(as_json)
     cases = _read_cases(file, load_retrieval_cases, as_json)
+    if split is not None:
+        cases = [case for case in cases if case.split == split]
+    try:
+        cases = with_documents_by_path(cases, _ids_by_path(runtime, root))
+    except ValueError as error:
+        raise _fail(f"{file}: {error}", as_json) from error
+    baselines = {"bm25s": Bm25sRetriever(runtime.store)} if bm25s_available() else {}
+    if not baselines:
+        err.print("bm25s is not installed (pip install -e '.[dev]'): the baseline is left out")
     with _progress() as progress:
-        task = progress.add_task("evaluating", total=len(cases) * len(runtime.retrievers))
+        task = progress.add_task("evaluating",
+                                 total=len(cases) * (len(runtime.retrievers) + len(baselines)))
         report = evaluate_retrieval(cases, runtime.retrievers, runtime.default_retriever,
-                                    on_step=lambda: progress.advance(task))
+                                    on_step=lambda: progress.advance(task), baselines=baselines)
     if as_json:
         _emit_json(report.model_dump(mode="json"))
         return
-    table = Table("retriever", "recall@1", "recall@3", "recall@5", "MRR")
-    for name, scores in report.retrievers.items():
-        label = f"{name} (default)" if name == report.default else name
-        table.add_row(label, f"{scores.recall_at_1:.3f}", f"{scores.recall_at_3:.3f}",
-                      f"{scores.recall_at_5:.3f}", f"{scores.mrr:.3f}")
-    out.print(table)
+    every = {**report.retrievers, **report.baselines}
+    for group, scores_by_name in [("all", every), *report.groups.items()]:
+        table = Table("retriever", "recall@1", "recall@3", "recall@5", "MRR", title=group)
+        for name, scores in scores_by_name.items():
+            label = f"{name} (default)" if name == report.default else name
+            table.add_row(label, f"{scores.recall_at_1:.3f}", f"{scores.recall_at_3:.3f}",
+                          f"{scores.recall_at_5:.3f}", f"{scores.mrr:.3f}")
+        out.print(table)
     misses = [case.id for case in report.cases if case.ranks[report.default] is None]
     out.print(f"{report.total} questions; missed by {report.default}: {', '.join(misses) or '-'}")
+
+
+def _ids_by_path(runtime: Runtime, root: Path | None) -> dict[str, str]:
+    """Catalog ids by path relative to `root` (POSIX separators); none without a root."""
+    if root is None:
+        return {}
+    base = root.resolve()
+    ids: dict[str, str] = {}
+    for document in runtime.store.documents():
+        source = Path(document.source_path)
+        if source.is_relative_to(base):
+            ids[source.relative_to(base).as_posix()] = document.document_id
+    return ids
 
 
 class TraceFormat(StrEnum):

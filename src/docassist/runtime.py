@@ -18,6 +18,7 @@ from docassist.core.ports import Retriever
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
+from docassist.models.registry import RULES
 from docassist.storage import Bm25Retriever, IndexReport, Store, index_paths
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 
@@ -72,7 +73,8 @@ def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime
         selector=selector,
         answerer=answerer,
         shadow=shadow,
-        registry=default_registry(),
+        # A model selector may add the question in the documents' languages (README).
+        registry=default_registry(translations=settings.model != RULES),
         options=EngineOptions(
             default_language=settings.language,
             human_channel=settings.human_channel,

@@ -11,8 +11,10 @@ from docassist.core.text import fold
 
 
 def folded_by_definition(text: str) -> str:
-    """Case-folded, `ł` as `l`, compatibility-decomposed, every combining mark dropped."""
+    """Case-folded, `ł` as `l`, compatibility-decomposed, `и` + breve as `й`, every other
+    combining mark dropped."""
     decomposed = unicodedata.normalize("NFKD", text.casefold().replace("ł", "l"))
+    decomposed = decomposed.replace("и\u0306", "й")
     return "".join(char for char in decomposed if not unicodedata.combining(char))
 
 
@@ -26,3 +28,4 @@ def test_fold_examples() -> None:
     assert fold("Straße ﬁ") == "strasse fi"
     assert fold("e\u0301\U0001d165x") == "ex"  # marks outside the basic plane too
     assert fold("Restart docassist-API") == "restart docassist-api"
+    assert fold("Настройка ЙОД ёлка") == "настройка йод елка"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from docassist.storage import Store
 from tests.bot.test_cli import one_json, run
 from tests.helpers import proposal
 from tests.model_server import ModelServer, Reply, ollama_embed, openai_chat
@@ -83,3 +84,24 @@ def test_invalid_configuration_is_a_clear_error(db_path: Path) -> None:
     assert "replay file /nope.jsonl does not exist" in one_json(missing.stdout)["error"]
     bare = run("ask", "hi", "--json", db=db_path, DOCASSIST_MODEL="ollama")
     assert "needs a model: ollama:<model>" in one_json(bare.stdout)["error"]
+
+
+def test_a_configured_model_may_search_with_translations(db_path: Path,
+                                                         server: ModelServer) -> None:
+    """Wiring: with a model selector the catalog offers `translations`, the tool searches
+    with them, and the trace names the retriever."""
+    server.always("/v1/chat/completions", openai_chat(proposal(
+        "tool_call", "answer_from_documents",
+        {"question": "Jak odnowić certyfikat TLS?",
+         "translations": ["How do I renew the TLS certificate?"]})))
+    done = run("ask", "Jak odnowić certyfikat TLS?", "--json", db=db_path,
+               **model_env(server, DOCASSIST_ANSWER_MODEL="rules"))
+    assert done.returncode == 0, done.stderr
+    result = one_json(done.stdout)
+    assert result["status"] == "answered" and result["tool"]["status"] == "tool_completed"
+    [body] = server.bodies("/v1/chat/completions")
+    assert '\\"translations\\"' in json.dumps(body["messages"][1]["content"])
+    store = Store(db_path)
+    assert store.turns()[-1]["retriever"] == "hybrid+translations"
+    assert "How do I renew" not in json.dumps(store.tool_calls())  # hashed, not raw
+    store.close()

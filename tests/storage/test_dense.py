@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -72,3 +74,33 @@ def test_hybrid_uses_strong_lexical_matches(store: Store, dense: DenseRetriever)
         @ dense.embedder.embed_passages([best.chunk.text])[0]), abs=1e-3)
     assert len(hybrid.search("restart", 5)) == 5
     assert hybrid.search("", 3) == [] or all(hit.score < 0.5 for hit in hybrid.search("", 3))
+
+
+RARE_TERM_PAGES = {
+    "install": "## Installing libraries\nInstall a library with the package manager before "
+               "you import it.",
+    "venv": "## Virtual environments\nCreate a virtual environment, then install the "
+            "libraries your project needs.",
+    "upgrade": "## Upgrading packages\nUpgrade an installed library to its newest release "
+               "with one command.",
+    "render": "## Rendering engine\nThe renderer draws HTML with weasyprint before the "
+              "document is saved.",
+    "images": "## Images\nImages are resized to fit the page width.",
+}
+
+
+def test_a_rare_term_keeps_its_weight_when_the_other_words_are_in_another_language(
+        tmp_path: Path) -> None:
+    """One English page names the library; the Polish question's other words are in no page.
+    Dense alone ranks that page below the generic install pages; the fusion keeps BM25's
+    evidence (no gate drops a hit that matches only one word of the question)."""
+    store = Store(tmp_path / "x.db")
+    for name, text in RARE_TERM_PAGES.items():
+        store.replace_document(parse_document(f"{name}.md", name, text), f"/d/{name}.md")
+    bm25, dense = Bm25Retriever(store), DenseRetriever(store, get_embedder("use"))
+    question = "Jak zainstalować bibliotekę weasyprint?"
+    assert bm25.vocabulary_share(question) == pytest.approx(1 / 3)  # only the library's name
+    assert dense.search(question, 1)[0].document.document_id != "DOC-RENDER"
+    assert HybridRetriever(bm25, dense).search(question, 1)[0].document.document_id == (
+        "DOC-RENDER")
+    store.close()

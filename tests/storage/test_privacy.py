@@ -148,3 +148,17 @@ def test_retention_erases_old_inbox_events_and_idle_histories(engine: TurnEngine
     assert store.load(key("old")).state == ConversationState(generation=1)
     assert MARKER in store.load(key("recent")).state.history[0].content
     assert len(store.turns()) == 1
+
+
+def test_retention_erases_escalations_of_old_answers(engine: TurnEngine, store: Store) -> None:
+    old = engine.handle(message(QUESTION, thread="old"))
+    recent = engine.handle(message(QUESTION, thread="recent"))
+    assert old is not None and recent is not None
+    assert store.record_escalation(old.result_id, "U1")
+    assert store.record_escalation(recent.result_id, "U1")
+    long_ago = "2020-01-01T00:00:00.000+00:00"
+    store.db.execute("UPDATE turns SET created_at = ? WHERE result_id = ?",
+                     [long_ago, old.result_id])
+    erased = RetentionScheduler(store, days=30).run_once()
+    assert erased.escalations == 1
+    assert [row["result_id"] for row in store.db["escalations"].rows] == [recent.result_id]

@@ -12,7 +12,7 @@ from docassist.core.documents import parse_document
 from docassist.core.retrieval_eval import load_retrieval_cases
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
-from docassist.storage.search import best_positions, fts_query, query_phrases
+from docassist.storage.search import Match, best_positions, fts_query, query_phrases
 from tests.conftest import REPO
 
 QUESTIONS = [case.question for case in load_retrieval_cases(
@@ -52,20 +52,23 @@ def test_the_index_holds_exactly_what_fts5_indexed(odd_store: Store) -> None:
 
 @pytest.mark.parametrize("prefix", [True, False])
 def test_scores_and_ranking_are_fts5s(odd_store: Store, prefix: bool) -> None:
-    retriever = Bm25Retriever(odd_store, prefix=prefix)
+    # Prefixes and exact words are what FTS5 can express; stems are tested by their matches.
+    match: Match = "prefix" if prefix else "exact"
+    retriever = Bm25Retriever(odd_store, match=match)
     index = retriever.index()
     for question in [*QUESTIONS, "Straße naïve øre x²", "snake_case_name", "e-mail ①",
                      "ab\u19b0cd", "abcde\u19b0c"]:
-        match = fts_query(question, prefix)
-        assert match is not None
-        expected = odd_store.fts_scores(match)
-        scores = index.scores(query_phrases(question, prefix), odd_store)
+        expression = fts_query(question, match)
+        assert expression is not None
+        expected = odd_store.fts_scores(expression)
+        scores = index.scores(query_phrases(question, match), odd_store)
         by_rowid = dict(zip(index.rowids.tolist(), scores.tolist(), strict=True))
         assert {rowid for rowid, score in by_rowid.items() if score > 0} == {
             rowid for rowid, _ in expected}, question
         for rowid, value in expected:
             assert by_rowid[rowid] == pytest.approx(-value, rel=1e-12), question
-        ranked = [chunk.chunk_id for chunk, _document, _rank in odd_store.search_fts(match, 20)]
+        ranked = [chunk.chunk_id for chunk, _document, _rank
+                  in odd_store.search_fts(expression, 20)]
         assert [hit.chunk.chunk_id for hit in retriever.search(question, 20)] == ranked, question
 
 
@@ -106,4 +109,24 @@ def test_a_chunk_of_punctuation_matches_nothing(tmp_path: Path) -> None:
     retriever = Bm25Retriever(store)
     assert retriever.search("anything at all", 3) == []
     assert not np.isnan(retriever.index().length_norm).any()
+    store.close()
+
+
+def test_words_match_other_forms_of_the_same_word(tmp_path: Path) -> None:
+    """Stems, not five-letter prefixes: inflected Polish, Russian and English forms find the
+    page, and words that only share a prefix do not."""
+    store = Store(tmp_path / "x.db")
+    pages = {"pl": "## Zmiana konfiguracji\nPo zmianie konfiguracji uruchom usługę ponownie.\n",
+             "ru": "## Настройки\nФайлы настройки пользователя лежат в домашнем каталоге.\n",
+             "en": "## Installing\nThe installer configures libraries automatically.\n",
+             "xx": "## Konfetti\nKonfetti and configurable widgets.\n"}
+    for name, text in pages.items():
+        store.replace_document(parse_document(f"{name}.md", name, text), f"/tmp/{name}.md")
+    retriever = Bm25Retriever(store)
+    for question, expected in [("konfiguracja zmiany", "DOC-PL"), ("файл пользователей", "DOC-RU"),
+                               ("installing configured libraries", "DOC-EN")]:
+        hits = retriever.search(question, 5)
+        assert hits[0].document.document_id == expected, question
+        assert hits[0].score == 1.0, question  # every word of the question found, in other forms
+    assert [h.document.document_id for h in retriever.search("konfiguracja", 5)] == ["DOC-PL"]
     store.close()

@@ -9,7 +9,7 @@ from sqlite_utils import Database
 
 from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
 from docassist.core.state import ConversationState
-from docassist.storage import Store
+from docassist.storage import Bm25Retriever, Store
 from docassist.storage.migrations import migrations
 from tests.core.test_tools import _turn_record
 from tests.helpers import key
@@ -99,3 +99,27 @@ def test_retention_deletes_old_traces_daily(store: Store) -> None:
         scheduler.stop()
     assert [row["result_id"] for row in store.turns()] == ["new"]
     assert store.feedback() == []
+
+
+def test_a_database_folded_before_short_i_was_kept_is_folded_again(tmp_path: Path) -> None:
+    """Rows indexed when folding turned `й` into `и` are folded again on open, so Russian
+    inflections (`-ей`) match by stem without re-indexing."""
+    path = tmp_path / "old.db"
+    db = Database(path)
+    migrations.apply(db, stop_before="m009_fold_keeps_short_i")
+    db["documents"].insert({"document_id": "DOC-RU", "title": "Настройки", "source_path": "/x",
+                            "content_sha256": "0" * 64, "version": "1", "chunk_count": 1,
+                            "services": "[]", "extra": "{}"})
+    text = "ru.md | version=1 | Файлы\nФайлы настройки пользователей."
+    db["chunks"].insert({"chunk_id": "DOC-RU-0000000000-0001", "document_id": "DOC-RU",
+                         "ordinal": 1, "section": "Файлы", "header": text.split("\n")[0],
+                         "text": text})
+    db.execute("INSERT INTO chunks_fts (chunk_id, title, section, body) VALUES (?, ?, ?, ?)",
+               ["DOC-RU-0000000000-0001", "настроики", "фаилы", "фаилы настроики пользователеи."])
+    db.close()
+    store = Store(path)
+    body = store.db.execute("SELECT body FROM chunks_fts").fetchone()[0]
+    assert body == "файлы настройки пользователей."
+    hits = Bm25Retriever(store).search("настройка пользователя", 1)
+    assert hits and hits[0].score == 1.0
+    store.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -74,6 +75,8 @@ class ChunkSizes:
 class ParsedDocument:
     info: DocumentInfo
     chunks: list[Chunk]
+    declared_id: bool = False
+    """True when the document names its own id (front matter), rather than getting one."""
 
 
 def is_document_id(value: str) -> bool:
@@ -85,6 +88,34 @@ def document_id_from_stem(stem: str) -> str:
     """`DOC-` + the upper-case file stem with anything but letters and digits turned to `-`."""
     cleaned = re.sub(r"[^A-Z0-9]+", "-", stem.upper()).strip("-") or "UNTITLED"
     return f"DOC-{cleaned}"[:MAX_DOCUMENT_ID_CHARS]
+
+
+def document_id_from_path(relative: PurePosixPath) -> str:
+    """The id of a file at `relative` (to the indexed folder) without a front-matter id: a file
+    directly in the folder keeps `DOC-<STEM>`; a nested one adds its folders, upper-cased and
+    joined with `_` (`ru/guides/generate-pdf.md` → `DOC-RU_GUIDES_GENERATE-PDF`). Too long for
+    an id, it is cut and ends in the path's hash, so two long paths still differ."""
+    parts = [_id_part(folder) for folder in relative.parent.parts if _id_part(folder)]
+    if not parts:
+        return document_id_from_stem(PurePosixPath(relative.name).stem)
+    whole = "DOC-" + "_".join([*parts, _id_part(PurePosixPath(relative.name).stem) or "UNTITLED"])
+    if len(whole) <= MAX_DOCUMENT_ID_CHARS:
+        return whole
+    cut = whole[: MAX_DOCUMENT_ID_CHARS - len(PATH_HASH_SUFFIX_EXAMPLE)].rstrip("-_")
+    return f"{cut}-{path_hash(relative)}"
+
+
+PATH_HASH_SUFFIX_EXAMPLE: Final = "-ABCDEF"
+
+
+def path_hash(relative: PurePosixPath) -> str:
+    """First 6 hex digits of the SHA-256 of the path, upper-cased: what tells apart two paths
+    whose ids would be the same."""
+    return hashlib.sha256(str(relative).encode("utf-8")).hexdigest()[:6].upper()
+
+
+def _id_part(name: str) -> str:
+    return re.sub(r"[^A-Z0-9]+", "-", name.upper()).strip("-")
 
 
 def chunk_id(document_id: str, content_sha256: str, ordinal: int) -> str:
@@ -129,17 +160,20 @@ def parse_document(
     *,
     content_sha256: str | None = None,
     sizes: ChunkSizes = ChunkSizes(),
+    default_id: str | None = None,
 ) -> ParsedDocument:
     """Split one document into its catalog entry and chunks: by headings, then by size.
 
     `content_sha256` is the hash of the file's bytes (defaults to the text's); it names the
-    version in every chunk id.
+    version in every chunk id. Without a front-matter id, the id is `default_id` (the indexer
+    derives it from the path) or else `DOC-` + the stem.
     """
     content_sha256 = content_sha256 or hashlib.sha256(raw.encode("utf-8")).hexdigest()
     meta, body = split_front_matter(raw)
     sections = _sections(body)
     first_heading = next((title for title, level, _ in sections if level == 1), None)
-    document_id = meta.get("id", "").strip().upper() or document_id_from_stem(stem)
+    declared = meta.get("id", "").strip().upper()
+    document_id = declared or default_id or document_id_from_stem(stem)
     title = meta.get("title") or first_heading or stem
     version = meta.get("version") or content_sha256[:10]
     chunks: list[Chunk] = []
@@ -160,7 +194,7 @@ def parse_document(
                     text=f"{header}\n{window}",
                 )
             )
-    declared = {name.strip() for name in meta.get("services", "").split(",") if name.strip()}
+    services = {name.strip() for name in meta.get("services", "").split(",") if name.strip()}
     info = DocumentInfo(
         document_id=document_id,
         title=title,
@@ -172,10 +206,10 @@ def parse_document(
         source_path=file_name,
         content_sha256=content_sha256,
         chunk_count=len(chunks),
-        services=sorted(declared | find_service_names(body)),
+        services=sorted(services | find_service_names(body)),
         extra={k: v for k, v in meta.items() if k not in KNOWN_FRONT_MATTER_KEYS},
     )
-    return ParsedDocument(info=info, chunks=chunks)
+    return ParsedDocument(info=info, chunks=chunks, declared_id=bool(declared))
 
 
 def split_by_size(text: str, max_chars: int, target_chars: int, overlap_chars: int) -> list[str]:

@@ -31,10 +31,6 @@ RRF_K: Final = 60
 HYBRID_BM25_WEIGHT: Final = 1.0
 """Weight of a BM25 vote in the fusion (dense has 1.0)."""
 
-HYBRID_MIN_BM25_SCORE: Final = 0.6
-"""A BM25 hit votes in the fusion only when it matches this share of the question's stems.
-Measured (bench/retrieval.py): plain RRF loses recall@1 on cross-language questions."""
-
 HYBRID_CANDIDATES: Final = 20
 """Chunks each retriever contributes to the fusion."""
 
@@ -147,3 +143,5 @@ EMBED_WORKERS: Final = 2
 WARM_POLL_SECONDS: Final = 1.0
 """How often a serving process looks for a changed index, to rebuild its search indexes
 before the next question needs them."""
+MAX_TRANSLATIONS: Final = 3
+"""Translations of the question a selector may add to `answer_from_documents` (each searched)."""

@@ -1,15 +1,18 @@
 """Ranking quality of retrievers on labelled questions: recall@1/3/5 and MRR.
 
 A case hits at k when any of the top-k chunks belongs to an expected document; no
-threshold is applied (this measures ranking, not the answer/no-answer cut).
+threshold is applied (this measures ranking, not the answer/no-answer cut). Cases name their
+expected documents by id (`expected_documents`) or by path relative to the corpus root
+(`expected_paths`, mapped to ids through the catalog); held-out sets also carry `set`,
+`language` and `split`, and the report gives the scores per set and language too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Final
+from typing import Final, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from docassist.core.evaluation import load_jsonl
 from docassist.core.ports import Retriever
@@ -24,7 +27,22 @@ class RetrievalCase(BaseModel):
 
     id: str
     question: str
-    expected_documents: list[str] = Field(min_length=1)
+    expected_documents: list[str] = Field(default_factory=list)
+    expected_paths: list[str] = Field(default_factory=list)
+    set: str | None = None
+    language: str | None = None
+    split: str | None = None
+
+    @model_validator(mode="after")
+    def _expects_something(self) -> Self:
+        if not self.expected_documents and not self.expected_paths:
+            raise ValueError("a case needs expected_documents or expected_paths")
+        return self
+
+    @property
+    def group(self) -> str:
+        """`set/language` for the per-group scores (`-` where a case does not say)."""
+        return f"{self.set or '-'}/{self.language or '-'}"
 
 
 class RetrieverScores(BaseModel):
@@ -39,6 +57,9 @@ class RetrievalCaseResult(BaseModel):
     expected_documents: list[str]
     ranks: dict[str, int | None]
     top_documents: dict[str, list[str]]
+    set: str | None = None
+    language: str | None = None
+    split: str | None = None
 
 
 class RetrievalReport(BaseModel):
@@ -46,10 +67,30 @@ class RetrievalReport(BaseModel):
     default: str
     retrievers: dict[str, RetrieverScores]
     cases: list[RetrievalCaseResult]
+    baselines: dict[str, RetrieverScores] = Field(default_factory=dict)
+    """Reference retrievers that are not ours (plain `bm25s`), over the same chunks."""
+    groups: dict[str, dict[str, RetrieverScores]] = Field(default_factory=dict)
+    """Scores per `set/language` (ours and the baselines), when the cases say."""
 
 
 def load_retrieval_cases(lines: Iterable[str]) -> list[RetrievalCase]:
     return load_jsonl(lines, RetrievalCase)
+
+
+def with_documents_by_path(cases: list[RetrievalCase],
+                           ids_by_path: Mapping[str, str]) -> list[RetrievalCase]:
+    """Cases whose `expected_paths` are turned into document ids; a path the catalog does not
+    hold is a ValueError naming it (the corpus was not indexed, or indexed from elsewhere)."""
+    resolved = []
+    missing = sorted({path for case in cases for path in case.expected_paths
+                      if path not in ids_by_path})
+    if missing:
+        raise ValueError(f"{len(missing)} expected path(s) not in the catalog under this root, "
+                         f"e.g. {', '.join(missing[:3])}")
+    for case in cases:
+        ids = [*case.expected_documents, *(ids_by_path[path] for path in case.expected_paths)]
+        resolved.append(case.model_copy(update={"expected_documents": list(dict.fromkeys(ids))}))
+    return resolved
 
 
 def first_hit_rank(retriever: Retriever, case: RetrievalCase) -> tuple[int | None, list[str]]:
@@ -66,19 +107,43 @@ def evaluate_retrieval(
     retrievers: Mapping[str, Retriever],
     default: str,
     on_step: Callable[[], None] | None = None,
+    baselines: Mapping[str, Retriever] | None = None,
 ) -> RetrievalReport:
+    """Every retriever (and baseline) on every case; per-case ranks name them all."""
+    every = {**retrievers, **(baselines or {})}
     results = []
     for case in cases:
         ranks: dict[str, int | None] = {}
         tops: dict[str, list[str]] = {}
-        for name, retriever in retrievers.items():
+        for name, retriever in every.items():
             ranks[name], documents = first_hit_rank(retriever, case)
             tops[name] = documents[:5]
             if on_step is not None:
                 on_step()
-        results.append(RetrievalCaseResult(id=case.id, expected_documents=case.expected_documents,
-                                           ranks=ranks, top_documents=tops))
+        results.append(RetrievalCaseResult(
+            id=case.id, expected_documents=case.expected_documents, ranks=ranks,
+            top_documents=tops, set=case.set, language=case.language, split=case.split))
+    groups: dict[str, list[RetrievalCaseResult]] = {}
+    for case, result in zip(cases, results, strict=True):
+        if case.set or case.language:
+            groups.setdefault(case.group, []).append(result)
+    return RetrievalReport(
+        total=len(results),
+        default=default,
+        retrievers=scores_of(results, list(retrievers)),
+        cases=results,
+        baselines=scores_of(results, list(baselines or {})),
+        groups={group: scores_of(members, list(every))
+                for group, members in sorted(groups.items())},
+    )
+
+
+def scores_of(results: list[RetrievalCaseResult],
+              names: list[str]) -> dict[str, RetrieverScores]:
+    """Recall@1/3/5 and MRR of each retriever over these case results."""
     total = len(results)
+    if not total:
+        return {}
 
     def scores(name: str) -> RetrieverScores:
         ranks = [result.ranks[name] for result in results]
@@ -90,9 +155,4 @@ def evaluate_retrieval(
         return RetrieverScores(recall_at_1=recall(1), recall_at_3=recall(3),
                                recall_at_5=recall(5), mrr=mrr)
 
-    return RetrievalReport(
-        total=total,
-        default=default,
-        retrievers={name: scores(name) for name in retrievers} if total else {},
-        cases=results,
-    )
+    return {name: scores(name) for name in names}

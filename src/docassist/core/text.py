@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
 from typing import Final
 
+import snowballstemmer  # type: ignore[import-untyped]
+
 STEM_CHARS: Final = 5
-"""Polish inflects word endings; comparing the first five letters catches most forms."""
+"""The old stem: the first five letters (kept to measure against, bench/retrieval.py)."""
+STEM_CACHE_WORDS: Final = 200_000
+"""Distinct words whose stems are remembered (an index's vocabulary is stemmed once)."""
 
 _TERM: Final = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)
 _SENTENCE_END: Final = re.compile(
     r"(?<=[.!?])\s+(?=[A-ZĄĆĘŁŃÓŚŹŻ`\"„(\d-])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
 )
-STOPWORDS: Final = frozenset(
+_STOPWORDS: Final = (
     """a an the and or but if then so of in on at to for with from by about into is are was were
     be been being do does did how what when where which who why can could should would will may i
     you we it its this that these those my our your me us there here not no yes please after
@@ -28,10 +35,13 @@ _NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
 
 
 def fold(text: str) -> str:
-    """Lower case without diacritics (`ł` → `l`), so `zrobic` matches `zrobić`."""
+    """Lower case without diacritics (`ł` → `l`), so `zrobic` matches `zrobić`. Russian `й`
+    stays: it is a letter of its own, and its endings (`-ей`, `-ий`) are what the Russian
+    stemmer removes."""
     if text.isascii():
         return text.lower()  # the common case, where casefold and NFKD change nothing more
     decomposed = unicodedata.normalize("NFKD", text.casefold().replace("ł", "l"))
+    decomposed = decomposed.replace("\u0438\u0306", "\u0439")  # и + breve → й
     # The few distinct combining marks are removed by one regex in C: a character-by-character
     # filter in Python cost most of the lexical coverage score (bench/run.py).
     marks = sorted(c for c in set(_NON_ASCII.findall(decomposed)) if unicodedata.combining(c))
@@ -40,17 +50,48 @@ def fold(text: str) -> str:
     return re.sub("[" + "".join(map(re.escape, marks)) + "]", "", decomposed)
 
 
+STOPWORDS: Final = frozenset(fold(word) for word in _STOPWORDS)
+"""Folded, like the words they are compared with (`który` is dropped as `ktory`)."""
+
+
 def terms(text: str) -> list[str]:
     """Content words of `text`, folded, stopwords removed, in order."""
     return [word for word in _TERM.findall(fold(text)) if word not in STOPWORDS and len(word) > 1]
 
 
+_CYRILLIC: Final = re.compile("[\u0400-\u04ff]")
+_SNOWBALL_LOCK: Final = threading.Lock()  # a Snowball stemmer object keeps state per call
+_ENGLISH: Final = snowballstemmer.stemmer("english")
+_POLISH: Final = snowballstemmer.stemmer("polish")
+_RUSSIAN: Final = snowballstemmer.stemmer("russian")
+
+
+@lru_cache(maxsize=STEM_CACHE_WORDS)
 def stem(term: str) -> str:
+    """A folded word's stem (Snowball: Russian for Cyrillic; Polish, then English, for Latin
+    letters: one key for both, since a page and a question need not say which language they
+    are in). Hyphenated names stay whole. Chosen by the numbers in README."""
+    if "-" in term:
+        return term
+    if _CYRILLIC.search(term):
+        with _SNOWBALL_LOCK:
+            return str(_RUSSIAN.stemWord(term))
+    if term.isascii():
+        with _SNOWBALL_LOCK:
+            return str(_ENGLISH.stemWord(_POLISH.stemWord(term)))
+    return term
+
+
+def prefix_stem(term: str) -> str:
+    """The old stem, five letters (bench/retrieval.py measures it against `stem`)."""
     return term if "-" in term else term[:STEM_CHARS]
 
 
-def stems(text: str) -> set[str]:
-    return {stem(term) for term in terms(text)}
+Stemmer = Callable[[str], str]
+
+
+def stems(text: str, stemmer: Stemmer = stem) -> set[str]:
+    return {stemmer(term) for term in terms(text)}
 
 
 _ABBREVIATION: Final = re.compile(r"\b(?:np|e\.g|i\.e|itp|itd|tzn|tj|m\.in|ok|etc|vs|nr|ul)\.$",

@@ -41,9 +41,11 @@ from docassist.core.limits import (
     MAX_QUESTION_CHARS,
     MAX_RESULT_CHARS,
     MAX_TOP_K,
+    MAX_TRANSLATIONS,
 )
 from docassist.core.messages import InvalidMessage, validate_message
 from docassist.core.ports import Answerer, Catalog, Retriever
+from docassist.core.retrieval import TranslatedSearch
 from docassist.core.state import ConversationState
 
 logger = logging.getLogger(__name__)
@@ -105,6 +107,20 @@ class AnswerArguments(BaseModel):
         return retriever.default_threshold
 
 
+class TranslatedAnswerArguments(AnswerArguments):
+    """`answer_from_documents` as a model selector sees it: it may add translations."""
+
+    translations: Annotated[
+        list[Annotated[str, StringConstraints(max_length=MAX_QUESTION_CHARS),
+                       AfterValidator(_checked_question)]],
+        Field(max_length=MAX_TRANSLATIONS),
+    ] = Field(
+        default_factory=list,
+        description="Optional. If the documents may be in other languages than the question, "
+        "the standalone question in those languages (each is searched too).",
+    )
+
+
 class NoArguments(BaseModel):
     """`show_last_sources` takes nothing."""
 
@@ -158,7 +174,8 @@ def _error_code(error: ValidationError) -> str:
     if first["type"] == "missing":
         return "missing_argument"
     field = str(first["loc"][0]) if first["loc"] else "arguments"
-    return {"top_k": "invalid_top_k", "similarity_threshold": "invalid_threshold"}.get(
+    return {"top_k": "invalid_top_k", "similarity_threshold": "invalid_threshold",
+            "translations": "invalid_translations"}.get(
         field, f"invalid_{field}"
     )
 
@@ -167,12 +184,15 @@ def _error_code(error: ValidationError) -> str:
 
 
 def run_answer_from_documents(arguments: AnswerArguments, context: ToolContext) -> dict[str, Any]:
+    translations = getattr(arguments, "translations", [])
+    retriever = (TranslatedSearch(context.retriever, translations) if translations
+                 else context.retriever)
     result = answer_question(
         arguments.question,
-        retriever=context.retriever,
+        retriever=retriever,
         answerer=context.answerer,
         top_k=arguments.top_k,
-        threshold=arguments.threshold_for(context.retriever),
+        threshold=arguments.threshold_for(retriever),
         language=context.language,
         catalog=context.catalog,
         on_partial=context.on_partial,
@@ -220,6 +240,12 @@ ANSWER_FROM_DOCUMENTS: ToolDefinition[AnswerArguments] = ToolDefinition(
     arguments_model=AnswerArguments,
     function=run_answer_from_documents,
 )
+ANSWER_FROM_DOCUMENTS_TRANSLATED: ToolDefinition[TranslatedAnswerArguments] = ToolDefinition(
+    name=ANSWER_FROM_DOCUMENTS.name,
+    description=ANSWER_FROM_DOCUMENTS.description,
+    arguments_model=TranslatedAnswerArguments,
+    function=run_answer_from_documents,
+)
 SHOW_LAST_SOURCES: ToolDefinition[NoArguments] = ToolDefinition(
     name="show_last_sources",
     description="Show the sources of this conversation's previous answer (no new search). "
@@ -265,8 +291,11 @@ class ToolRegistry:
         return tool.function
 
 
-def default_registry() -> ToolRegistry:
-    return ToolRegistry([ANSWER_FROM_DOCUMENTS, SHOW_LAST_SOURCES, GET_DOCUMENT_METADATA])
+def default_registry(*, translations: bool = False) -> ToolRegistry:
+    """The three tools; with `translations` (a model selects), `answer_from_documents` also
+    takes the question in the documents' languages. The rules selector never writes them."""
+    answer = ANSWER_FROM_DOCUMENTS_TRANSLATED if translations else ANSWER_FROM_DOCUMENTS
+    return ToolRegistry([answer, SHOW_LAST_SOURCES, GET_DOCUMENT_METADATA])
 
 
 class ToolOutcome(BaseModel):

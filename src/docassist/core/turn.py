@@ -500,11 +500,15 @@ def _private_arguments(arguments: dict[str, Any], save_raw: bool) -> dict[str, A
     """Text arguments become hashes unless raw saving is on; ids and numbers stay."""
     if save_raw:
         return arguments
-    return {
-        name: {"sha256": sha256_text(value)} if isinstance(value, str) and name == "question"
-        else value
-        for name, value in arguments.items()
-    }
+    private: dict[str, Any] = {}
+    for name, value in arguments.items():
+        if isinstance(value, str) and name == "question":
+            private[name] = {"sha256": sha256_text(value)}
+        elif name == "translations" and isinstance(value, list):
+            private[name] = [{"sha256": sha256_text(str(text))} for text in value]
+        else:
+            private[name] = value
+    return private
 
 
 def _decision_view(plan: Plan | None) -> DecisionView:

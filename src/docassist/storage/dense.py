@@ -2,9 +2,8 @@
 
 Dense: cosine similarity between the query vector and every current chunk's vector, held in
 memory as one matrix and reloaded only when the index changes (another process may index).
-Hybrid: BM25 and dense rankings fused by reciprocal rank (RRF), BM25 voting only with chunks
-that match most of the question; its score — the one the similarity threshold applies to —
-is the chunk's dense cosine, in [-1, 1].
+Hybrid: BM25 and dense rankings fused by reciprocal rank (RRF), every hit of both voting; its
+score — the one the similarity threshold applies to — is the chunk's dense cosine, in [-1, 1].
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ from docassist.core.limits import (
     EMBED_WORKERS,
     HYBRID_BM25_WEIGHT,
     HYBRID_CANDIDATES,
-    HYBRID_MIN_BM25_SCORE,
     RRF_K,
 )
 from docassist.core.ports import Embedder, SearchHit
@@ -180,13 +178,11 @@ class HybridRetriever:
         *,
         bm25_weight: float = HYBRID_BM25_WEIGHT,
         rrf_k: int = RRF_K,
-        min_lexical_score: float = HYBRID_MIN_BM25_SCORE,
     ) -> None:
         self.bm25 = bm25
         self.dense = dense
         self.bm25_weight = bm25_weight
         self.rrf_k = rrf_k
-        self.min_lexical_score = min_lexical_score
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
         # BM25 runs on a second thread while this one embeds the question and searches the
@@ -195,16 +191,18 @@ class HybridRetriever:
         dense = self.dense.nearest(query, HYBRID_CANDIDATES)
         lexical = lexical_future.result()
         dense_order = dense.chunk_ids
+        # Every hit of both rankings votes by its rank (reciprocal rank fusion): no gate drops
+        # one retriever's evidence, so a word only one page holds (a library's name) keeps
+        # the rank BM25 gives it. BM25's votes weigh as much of the question as the corpus
+        # knows: a question in another language than the pages, most of whose words no page
+        # holds, leans on dense (measured on the tune split, README).
+        weight = self.bm25_weight * self.bm25.vocabulary_share(query) if lexical else 0.0
         fused: dict[str, float] = {}
         for rank, chunk_id in enumerate(dense_order, start=1):
             fused[chunk_id] = 1.0 / (self.rrf_k + rank)
         for rank, hit in enumerate(lexical, start=1):
-            # Only strong lexical matches vote: a question in another language than the
-            # document shares a word or two (a service name) with the wrong chunks, and RRF
-            # lets even a weak vote reorder close dense ranks (bench/retrieval.py).
-            if hit.score >= self.min_lexical_score:
-                fused[hit.chunk.chunk_id] = (fused.get(hit.chunk.chunk_id, 0.0)
-                                             + self.bm25_weight / (self.rrf_k + rank))
+            fused[hit.chunk.chunk_id] = (fused.get(hit.chunk.chunk_id, 0.0)
+                                         + weight / (self.rrf_k + rank))
         best = sorted(fused, key=lambda chunk_id: -fused[chunk_id])[:top_k]
         return _hits(self.dense.store, dense, best, {hit.chunk.chunk_id: hit for hit in lexical})
 

@@ -12,9 +12,15 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from docassist.core.documents import ChunkSizes, parse_document
+from docassist.core.documents import (
+    ChunkSizes,
+    DocumentInfo,
+    document_id_from_path,
+    parse_document,
+    path_hash,
+)
 from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT, SUPERSEDED_RETENTION_DAYS
 from docassist.storage.database import Store
 from docassist.storage.formats import read_document
@@ -36,17 +42,27 @@ class IndexReport:
         return self.embedded / self.embed_seconds if self.embed_seconds > 0 else 0.0
 
 
-def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[Path], list[str]]:
+@dataclass(frozen=True)
+class FoundFile:
+    """A file to index and its path relative to the folder it was found in (its name alone
+    when it was named directly): the path its id comes from."""
+
+    path: Path
+    relative: PurePosixPath
+
+
+def collect_files(paths: Iterable[Path]) -> tuple[list[FoundFile], list[Path], list[str]]:
     """Files under the given paths (folders recursively, sorted), the folders, and notes."""
-    files: list[Path] = []
+    files: list[FoundFile] = []
     folders: list[Path] = []
     notes: list[str] = []
     for path in paths:
         if path.is_dir():
             folders.append(catalog_path(path))
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file()))
+            files.extend(FoundFile(p, PurePosixPath(p.relative_to(path).as_posix()))
+                         for p in sorted(path.rglob("*")) if p.is_file())
         elif path.is_file():
-            files.append(path)
+            files.append(FoundFile(path, PurePosixPath(path.name)))
         else:
             notes.append(f"{path}: not found")
     return files, folders, notes
@@ -79,20 +95,21 @@ def index_paths(
     report = IndexReport(notes=notes)
     if on_start is not None:
         on_start(len(files))
-    seen_ids: dict[str, Path] = {}
-    seen_paths: set[str] = set()
-    for path in files:
+    run = _Run(store, report, sizes)
+    for found in files:  # a front-matter id never takes the id another file's path gives it
+        run.path_ids.setdefault(document_id_from_path(found.relative), found.path)
+    for found in files:
         try:
-            _index_file(store, path, seen_ids, seen_paths, report, sizes)
+            run.index_file(found)
         except (OSError, ValueError) as error:
-            report.notes.append(f"{path}: skipped: {error}")
+            report.notes.append(f"{found.path}: skipped: {error}")
         finally:
             if on_file is not None:
-                on_file(path)
+                on_file(found.path)
     for document in store.documents():
         source = Path(document.source_path)
         in_folder = any(source.is_relative_to(folder) for folder in folders)
-        if in_folder and document.source_path not in seen_paths and not source.exists():
+        if in_folder and document.source_path not in run.seen_paths and not source.exists():
             store.remove_document(document.document_id)
             report.removed.append(document.document_id)
     cutoff = datetime.now(UTC) - timedelta(days=retention_days)
@@ -100,41 +117,77 @@ def index_paths(
     return report
 
 
-def _index_file(
-    store: Store,
-    path: Path,
-    seen_ids: dict[str, Path],
-    seen_paths: set[str],
-    report: IndexReport,
-    sizes: ChunkSizes,
-) -> None:
-    source_path = str(catalog_path(path))
-    text, data = read_document(path)
-    digest = hashlib.sha256(data).hexdigest()
-    seen_paths.add(source_path)
-    previous = store.document_at(source_path)
-    if previous is not None and previous.content_sha256 == digest:
-        seen_ids[previous.document_id] = path
-        report.unchanged.append(previous.document_id)
-        return
-    parsed = parse_document(path.name, path.stem, text, content_sha256=digest, sizes=sizes)
-    if not parsed.chunks:
-        raise ValueError("no text to index")
-    if len(parsed.chunks) > MAX_CHUNKS_PER_DOCUMENT:
-        raise ValueError(f"too many chunks ({len(parsed.chunks)}, limit "
-                         f"{MAX_CHUNKS_PER_DOCUMENT})")
-    document_id = parsed.info.document_id
-    earlier = seen_ids.get(document_id)
-    if earlier is None:
-        holder = store.document(document_id)
+@dataclass
+class _Run:
+    """One indexing run: the ids handed out so far, by the file that holds them."""
+
+    store: Store
+    report: IndexReport
+    sizes: ChunkSizes
+    seen_ids: dict[str, Path] = field(default_factory=dict)
+    seen_paths: set[str] = field(default_factory=set)
+    path_ids: dict[str, Path] = field(default_factory=dict)
+
+    def index_file(self, found: FoundFile) -> None:
+        path = found.path
+        source_path = str(catalog_path(path))
+        text, data = read_document(path)
+        digest = hashlib.sha256(data).hexdigest()
+        self.seen_paths.add(source_path)
+        previous = self.store.document_at(source_path)
+        if previous is not None and previous.content_sha256 == digest:
+            self.seen_ids[previous.document_id] = path
+            self.report.unchanged.append(previous.document_id)
+            return
+        # Nested files name their path in the chunk header: a tree has many `index.md`.
+        label = path.name if len(found.relative.parts) == 1 else str(found.relative)
+        path_id = document_id_from_path(found.relative)
+        parsed = parse_document(label, path.stem, text, content_sha256=digest, sizes=self.sizes,
+                                default_id=path_id)
+        if not parsed.chunks:
+            raise ValueError("no text to index")
+        if len(parsed.chunks) > MAX_CHUNKS_PER_DOCUMENT:
+            raise ValueError(f"too many chunks ({len(parsed.chunks)}, limit "
+                             f"{MAX_CHUNKS_PER_DOCUMENT})")
+        if parsed.declared_id:
+            document_id = parsed.info.document_id
+            by_path = self.path_ids.get(document_id)
+            earlier = self._holder(document_id, source_path) or (
+                by_path if by_path != path else None)
+            if earlier is not None:
+                raise ValueError(f"duplicate document id {document_id} (also in {earlier})")
+        else:
+            document_id = self._free_path_id(path_id, found.relative, source_path, previous)
+            if document_id != path_id:
+                parsed = parse_document(label, path.stem, text, content_sha256=digest,
+                                        sizes=self.sizes, default_id=document_id)
+        if previous is not None and previous.document_id != document_id:
+            self.store.remove_document(previous.document_id)  # the file now has another id
+        self.seen_ids[document_id] = path
+        self.store.replace_document(parsed, source_path)
+        self.report.indexed.append(document_id)
+
+    def _free_path_id(self, path_id: str, relative: PurePosixPath, source_path: str,
+                      previous: DocumentInfo | None) -> str:
+        """The path's id, or — held by another file — the id plus the path's hash. A file
+        keeps the id it had, so re-indexing never renames a document."""
+        suffixed = f"{path_id}-{path_hash(relative)}"
+        if previous is not None and previous.document_id in (path_id, suffixed):
+            return previous.document_id
+        for candidate in (path_id, suffixed):
+            if self._holder(candidate, source_path) is None:
+                return candidate
+        raise ValueError(f"duplicate document id {suffixed} (also in "
+                         f"{self._holder(suffixed, source_path)})")
+
+    def _holder(self, document_id: str, source_path: str) -> Path | None:
+        """Another existing file holding `document_id`, in this run or in the catalog."""
+        earlier = self.seen_ids.get(document_id)
+        if earlier is not None:
+            return earlier
+        holder = self.store.document(document_id)
         if holder is not None and holder.source_path != source_path \
                 and Path(holder.source_path).exists() \
-                and not _same_file(Path(holder.source_path), path):
-            earlier = Path(holder.source_path)
-    if earlier is not None:
-        raise ValueError(f"duplicate document id {document_id} (also in {earlier})")
-    if previous is not None and previous.document_id != document_id:
-        store.remove_document(previous.document_id)  # the file now declares another id
-    seen_ids[document_id] = path
-    store.replace_document(parsed, source_path)
-    report.indexed.append(document_id)
+                and not _same_file(Path(holder.source_path), Path(source_path)):
+            return Path(holder.source_path)
+        return None

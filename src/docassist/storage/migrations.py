@@ -233,3 +233,21 @@ def m008_one_vote_per_user_and_escalations(db: Database) -> None:
     # The kind of refusal decided at admission (external_user, rate_limited, …), NULL when
     # the event runs a turn: a refused message does not make its thread the bot's.
     db.table("inbox").add_column("refusal", str)
+def m009_fold_keeps_short_i(db: Database) -> None:
+    # Folding now keeps Russian `й` (stems need it); searchable rows holding it are folded
+    # again, so stored text and queries fold alike. Later changes to folding add their own.
+    from docassist.core.text import fold
+
+    rows = list(db.query(
+        "SELECT c.chunk_id, d.title, c.section, c.text FROM chunks c "
+        "JOIN documents d ON d.document_id = c.document_id WHERE c.superseded_at IS NULL "
+        "AND (instr(c.text, 'й') OR instr(c.text, 'Й') OR instr(d.title, 'й') "
+        "OR instr(d.title, 'Й') OR instr(c.section, 'й') OR instr(c.section, 'Й'))"))
+    for row in rows:
+        body = row["text"].split("\n", 1)[-1]
+        db.execute("DELETE FROM chunks_fts WHERE chunk_id = ?", [row["chunk_id"]])
+        db.execute("INSERT INTO chunks_fts (chunk_id, title, section, body) VALUES (?, ?, ?, ?)",
+                   [row["chunk_id"], fold(row["title"]), fold(row["section"]), fold(body)])
+    if rows:
+        db.execute("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+                   "WHERE key = 'index_version'")

@@ -28,6 +28,7 @@ class Erasure(BaseModel):
     tool_calls: int = 0
     shadow_decisions: int = 0
     feedback: int = 0
+    escalations: int = 0
     inbox_events: int = 0
     conversations_emptied: int = 0
 
@@ -71,6 +72,7 @@ def erase_before(connection: sqlite3.Connection, cutoff: str, now: str) -> Erasu
     erased.tool_calls = _delete(connection, "tool_calls", cutoff)
     erased.shadow_decisions = _delete(connection, "shadow_decisions", cutoff)
     erased.feedback = _delete(connection, "feedback", cutoff)
+    erased.escalations = _delete(connection, "escalations", cutoff)
     erased.turns = _delete(connection, "turns", cutoff)
     erased.inbox_events = connection.execute(
         "DELETE FROM inbox WHERE received_at < ?", [cutoff]).rowcount

@@ -8,9 +8,13 @@ matrix. Single words are scored from the copy with FTS5's formula term by term, 
 FTS5's; phrases (hyphenated names), which need word positions, are scored by FTS5 itself and
 added (bm25 is a sum over the query's phrases, each with its own idf).
 
+Words match by stem (Snowball for English, Polish and Russian, `core.text.stem`): the index's
+vocabulary is stemmed once per build, and a query word's postings are those of every indexed
+word with its stem.
+
 Scores: the score we report and apply the similarity threshold to is the *coverage*, the share
-of the query's distinct word stems (first five letters, diacritics folded) that the chunk
-contains, in [0, 1]. It is comparable across queries, unlike raw BM25.
+of the query's distinct word stems (diacritics folded) that the chunk contains, in [0, 1]. It
+is comparable across queries, unlike raw BM25.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +33,7 @@ import numpy.typing as npt
 from docassist.core.documents import DocumentInfo
 from docassist.core.limits import BM25_SIMILARITY_THRESHOLD, LEXICAL_INDEX_PAGE_ROWS
 from docassist.core.ports import SearchHit
-from docassist.core.text import stem, terms
+from docassist.core.text import Stemmer, prefix_stem, stem, terms
 from docassist.storage.database import FTS_COLUMN_WEIGHTS, Store
 
 K1: Final = 1.2
@@ -86,31 +90,42 @@ Float32s = npt.NDArray[np.float32]
 
 @dataclass(frozen=True)
 class Phrase:
-    """One part of the query as FTS5 sees it: a word (a stem with `prefix`) or a phrase."""
+    """One part of the query: a word, a stem (any word with it), a prefix (any word starting
+    with it) or a phrase (words in a row, exact)."""
 
     tokens: tuple[str, ...]
-    prefix: bool
+    match: Match
 
     def fts(self) -> str:
-        return '"' + " ".join(self.tokens) + '"' + ("*" if self.prefix else "")
+        """As FTS5 syntax; a stem (rarely sent: only a word FTS5 splits) becomes a prefix."""
+        return '"' + " ".join(self.tokens) + '"' + ("" if self.match == "exact" else "*")
 
 
-def query_phrases(query: str, prefix: bool = True) -> list[Phrase]:
-    """The query's words — with `prefix`, their stems as prefixes — hyphenated names as
+Match = Literal["stem", "prefix", "exact"]
+"""How a query word matches the index: by its stem (the default), by its first five letters
+(what we had; measured against in bench/retrieval.py), or exactly."""
+
+
+def query_phrases(query: str, match: Match = "stem", stemmer: Stemmer = stem) -> list[Phrase]:
+    """The query's words — as stems, prefixes or exact words — and hyphenated names as
     phrases."""
     phrases: list[Phrase] = []
     for term in dict.fromkeys(terms(query)):
         if "-" in term:
-            phrases.append(Phrase(tuple(term.split("-")), prefix=False))
+            phrases.append(Phrase(tuple(term.split("-")), "exact"))
+        elif match == "stem":
+            phrases.append(Phrase((stemmer(term),), "stem"))
+        elif match == "prefix":
+            phrases.append(Phrase((prefix_stem(term),), "prefix"))
         else:
-            phrases.append(Phrase((stem(term) if prefix else term,), prefix=prefix))
+            phrases.append(Phrase((term,), "exact"))
     return phrases
 
 
-def fts_query(query: str, prefix: bool = True) -> str | None:
+def fts_query(query: str, match: Match = "stem") -> str | None:
     """An FTS5 expression matching any of the query's phrases. Every part is quoted, so no
     query is FTS syntax."""
-    parts = [phrase.fts() for phrase in query_phrases(query, prefix)]
+    parts = [phrase.fts() for phrase in query_phrases(query, match)]
     return " OR ".join(parts) if parts else None
 
 
@@ -125,7 +140,9 @@ class LexicalIndex:
     length_norm: Floats
     """Per row: k1 * (1 - b + b * tokens / average tokens), as fts5_aux.c computes it."""
     tokens: list[str]
-    """The vocabulary, sorted, so a prefix is a range."""
+    """The vocabulary, sorted."""
+    stem_tokens: dict[str, list[int]]
+    """Positions in `tokens` of the words with each stem."""
     offsets: Ints
     """Postings of tokens[i] are posting_rows[offsets[i]:offsets[i + 1]]."""
     posting_rows: npt.NDArray[np.int32]
@@ -133,7 +150,7 @@ class LexicalIndex:
     documents: dict[str, DocumentInfo]
 
     @classmethod
-    def build(cls, store: Store) -> LexicalIndex:
+    def build(cls, store: Store, stemmer: Stemmer = stem) -> LexicalIndex:
         version = store.index_version()  # read first: a change while reading reloads later
         documents = {document.document_id: document for document in store.documents()}
         vocabulary: dict[str, int] = {}
@@ -156,10 +173,14 @@ class LexicalIndex:
         pages.clear()
         order = np.argsort(token_of, kind="stable")  # rows stay ascending within a token
         row_lengths = np.asarray(lengths, dtype=np.float64)
+        stem_tokens: dict[str, list[int]] = {}
+        for position, token in enumerate(tokens):
+            stem_tokens.setdefault(stemmer(token), []).append(position)
         average = sum(lengths) / len(lengths) if sum(lengths) else 1.0  # no tokens: no match
         return cls(
             version=version, chunk_ids=chunk_ids, rowids=np.asarray(rowids, dtype=np.int64),
             length_norm=K1 * (1 - B + B * row_lengths / average), tokens=tokens,
+            stem_tokens=stem_tokens,
             offsets=np.concatenate([[0], np.cumsum(np.bincount(token_of,
                                                                minlength=len(tokens)))]),
             posting_rows=rows[order], posting_frequencies=frequencies[order],
@@ -182,15 +203,22 @@ class LexicalIndex:
         return total
 
     def _postings(self, phrase: Phrase) -> tuple[Ints, Floats]:
-        """Rows holding the token (or any token with the prefix) and its weighted count."""
+        """Rows holding the token (or any token with the stem) and its weighted count."""
         [token] = phrase.tokens
-        start = bisect.bisect_left(self.tokens, token)
-        end = (bisect.bisect_right(self.tokens, token + _LAST_TOKEN) if phrase.prefix
-               else start + (start < len(self.tokens) and self.tokens[start] == token))
-        low, high = int(self.offsets[start]), int(self.offsets[end])
-        rows = self.posting_rows[low:high].astype(np.int64)
-        frequencies = self.posting_frequencies[low:high].astype(np.float64)
-        if end - start > 1:  # several words share the prefix: one count per row
+        if phrase.match == "stem":
+            positions = self.stem_tokens.get(token, [])
+        elif phrase.match == "prefix":
+            start = bisect.bisect_left(self.tokens, token)
+            positions = list(range(start, bisect.bisect_right(self.tokens, token + _LAST_TOKEN)))
+        else:
+            at = bisect.bisect_left(self.tokens, token)
+            positions = [at] if at < len(self.tokens) and self.tokens[at] == token else []
+        spans = [(int(self.offsets[p]), int(self.offsets[p + 1])) for p in positions]
+        rows = _joined([self.posting_rows[low:high] for low, high in spans],
+                       np.int32).astype(np.int64)
+        frequencies = _joined([self.posting_frequencies[low:high] for low, high in spans],
+                              np.float32).astype(np.float64)
+        if len(positions) > 1:  # several words share the stem: one count per row
             rows, where = np.unique(rows, return_inverse=True)
             frequencies = np.asarray(np.bincount(where, weights=frequencies, minlength=len(rows)),
                                      dtype=np.float64)
@@ -210,10 +238,21 @@ class LexicalIndex:
 
     def _may_match(self, phrase: Phrase) -> bool:
         """False when FTS5 surely finds no row: a word of the phrase is in no row (a last
-        word with `prefix` is let through)."""
+        word that is a stem, matched as a prefix, is let through)."""
         words = [word for part in phrase.tokens for word in _TOKENIZER.tokens(part)]
         return bool(words) and all(self.has(word) for word in words[:-1]) and (
-            phrase.prefix or self.has(words[-1]))
+            phrase.match != "exact" or self.has(words[-1]))
+
+    def knows(self, phrase: Phrase) -> bool:
+        """Whether any row could hold the phrase: its stem, prefix or every word is indexed."""
+        [first, *rest] = phrase.tokens
+        if rest or phrase.match == "exact":
+            words = [word for part in phrase.tokens for word in _TOKENIZER.tokens(part)]
+            return bool(words) and all(self.has(word) for word in words)
+        if phrase.match == "stem":
+            return first in self.stem_tokens
+        at = bisect.bisect_left(self.tokens, first)
+        return at < len(self.tokens) and self.tokens[at].startswith(first)
 
     def has(self, token: str) -> bool:
         at = bisect.bisect_left(self.tokens, token)
@@ -257,9 +296,10 @@ class Bm25Retriever:
     name = "bm25"
     default_threshold = BM25_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: Store, *, prefix: bool = True) -> None:
+    def __init__(self, store: Store, *, match: Match = "stem", stemmer: Stemmer = stem) -> None:
         self.store = store
-        self.prefix = prefix  # False only to measure what stem prefixes buy (bench/)
+        self.match = match  # others only to measure what stems buy (bench/)
+        self.stemmer = {"stem": stemmer, "prefix": prefix_stem}.get(match, _exact)
         self._lock = threading.Lock()
         self._index: LexicalIndex | None = None
 
@@ -268,25 +308,40 @@ class Bm25Retriever:
         with self._lock:
             if self._index is None or self._index.version != self.store.index_version():
                 self._index = None  # let the old copy go before building the new one
-                self._index = LexicalIndex.build(self.store)
+                self._index = LexicalIndex.build(self.store, self.stemmer)
             return self._index
 
+    def vocabulary_share(self, query: str) -> float:
+        """Share of the query's words (stems; hyphenated names whole) that the corpus holds
+        at all: low for a question in another language than the documents."""
+        phrases = query_phrases(query, self.match, self.stemmer)
+        if not phrases:
+            return 0.0
+        index = self.index()
+        return sum(1 for phrase in phrases if index.knows(phrase)) / len(phrases)
+
     def search(self, query: str, top_k: int) -> list[SearchHit]:
-        phrases = query_phrases(query, self.prefix)
+        return [hit for hit, _ in self.ranked(query, top_k)]
+
+    def ranked(self, query: str, top_k: int) -> list[tuple[SearchHit, float]]:
+        """The best hits (scored by coverage) with their raw BM25 scores, best first."""
+        phrases = query_phrases(query, self.match, self.stemmer)
         if not phrases or top_k <= 0:
             return []
         index = self.index()
         scores = index.scores(phrases, self.store)
-        wanted = {stem(term) for term in terms(query)}
-        hits: list[SearchHit] = []
+        stemmer = self.stemmer
+        wanted = {stemmer(term) for term in terms(query)}
+        hits: list[tuple[SearchHit, float]] = []
         for position in best_positions(scores, top_k, among=np.flatnonzero(scores > 0)):
             chunk = self.store.chunk(index.chunk_ids[position])
             document = index.documents.get(chunk.document_id) if chunk else None
             if chunk is None or document is None:  # pruned or removed since the index was read
                 continue
-            present = wanted & _stems_of(f"{document.title} {chunk.section} {chunk.text}")
-            hits.append(SearchHit(chunk=chunk, document=document,
-                                  score=len(present) / len(wanted)))
+            present = wanted & _stems_of(f"{document.title} {chunk.section} {chunk.text}",
+                                         stemmer)
+            hits.append((SearchHit(chunk=chunk, document=document,
+                                   score=len(present) / len(wanted)), float(scores[position])))
         return hits
 
 
@@ -304,11 +359,15 @@ def best_positions(scores: npt.NDArray[np.floating], count: int,
     return [int(position) for position in candidates[order][:count]]
 
 
-def _stems_of(text: str) -> set[str]:
+def _stems_of(text: str, stemmer: Stemmer) -> set[str]:
     """Stems of every word, plus whole hyphenated names and their parts."""
     found: set[str] = set()
     for word in terms(text):
-        found.add(stem(word))
+        found.add(stemmer(word))
         if "-" in word:
-            found.update(stem(part) for part in word.split("-"))
+            found.update(stemmer(part) for part in word.split("-"))
     return found
+
+
+def _exact(term: str) -> str:
+    return term
