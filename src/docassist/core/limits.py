@@ -93,6 +93,8 @@ STORAGE_MIN_FREE_BYTES: Final = 1_000_000
 LEXICAL_INDEX_PAGE_ROWS: Final = 8192
 """FTS rows read (and tokenized) at a time when the in-memory BM25 index is rebuilt; bounds
 the memory the rebuild needs on top of the index."""
+LEXICAL_TERM_CACHE_POSTINGS: Final = 8_000_000
+"""Postings whose BM25 term scores are kept between questions (16 bytes each: 128 MB)."""
 INBOX_WORKERS: Final = 4
 """Default number of conversations whose turns run at once (DOCASSIST_INBOX_WORKERS)."""
 

@@ -187,7 +187,8 @@ class HybridRetriever:
     def search(self, query: str, top_k: int) -> list[SearchHit]:
         # BM25 runs on a second thread while this one embeds the question and searches the
         # vectors: most of both is numpy and SQLite, which release the GIL.
-        lexical_future = _LEXICAL_POOL.submit(self.bm25.search, query, HYBRID_CANDIDATES)
+        lexical_future = _LEXICAL_POOL.submit(self.bm25.search, query, HYBRID_CANDIDATES,
+                                              coverage=False)
         dense = self.dense.nearest(query, HYBRID_CANDIDATES)
         lexical = lexical_future.result()
         dense_order = dense.chunk_ids
