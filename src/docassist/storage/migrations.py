@@ -233,6 +233,9 @@ def m008_one_vote_per_user_and_escalations(db: Database) -> None:
     # The kind of refusal decided at admission (external_user, rate_limited, …), NULL when
     # the event runs a turn: a refused message does not make its thread the bot's.
     db.table("inbox").add_column("refusal", str)
+
+
+@migrations()
 def m009_fold_keeps_short_i(db: Database) -> None:
     # Folding now keeps Russian `й` (stems need it); searchable rows holding it are folded
     # again, so stored text and queries fold alike. Later changes to folding add their own.
