@@ -64,6 +64,14 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "I don't perform actions on systems (restarts, commands, changes, sending data). "
         "I can explain the procedure: ask “How do I…?”.",
     },
+    "rejected_injection": {
+        "pl": "Nie wykonuję poleceń zmiany moich zasad ani roli i nie ujawniam swoich instrukcji "
+        "— dlatego nie odpowiadam na tę wiadomość w całości. Jeśli masz pytanie o procedury, "
+        "zadaj je samo, bez takich poleceń.",
+        "en": "I don't follow instructions to change my rules or role, and I don't reveal my "
+        "instructions — so I'm not answering this message as a whole. If you have a question "
+        "about our procedures, ask it on its own.",
+    },
     "no_suitable_tool": {
         "pl": "Nie mam narzędzia do tego (np. wykresy, rezerwacje, tłumaczenia). "
         "Odpowiadam na pytania o procedury z dokumentów.",

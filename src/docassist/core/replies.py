@@ -66,7 +66,8 @@ def compose_reply(
     if decision.status == "parse_error":
         return Reply("parse_error", i18n.text("parse_error", language))
     if decision.status == "rejected":
-        return Reply("rejected", i18n.text("rejected", language))
+        key = "rejected_injection" if intents.is_injection(plan.message) else "rejected"
+        return Reply("rejected", i18n.text(key, language))
     if decision.status == "no_suitable_tool":
         if intents.is_greeting(plan.message):
             return Reply("no_suitable_tool", i18n.text("greeting", language))

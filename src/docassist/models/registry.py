@@ -17,6 +17,7 @@ import httpx
 
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError
+from docassist.core.nearest import NearestExamples
 from docassist.core.ports import Answerer, Embedder, SelectorModel
 from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer, ModelEmbedder, ModelSelector
@@ -27,6 +28,9 @@ from docassist.models.openai import DEFAULT_OPENAI_URL, OpenAIModel
 from docassist.models.replay import ReplayModel
 
 RULES: Final = "rules"
+RULES_NEAREST: Final = "rules+nearest"
+"""The rules, plus nearest labelled examples in the `use` embedding space for what they
+would search (`core/nearest.py`); measured against plain rules in README."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ def register(name: str, factory: ChatModelFactory) -> None:
 
 
 def backend_names() -> list[str]:
-    return [RULES, *sorted(_FACTORIES)]
+    return [RULES, RULES_NEAREST, *sorted(_FACTORIES)]
 
 
 def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = None
@@ -73,11 +77,13 @@ def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = Non
 def get_selector(spec: str, config: ModelConfig) -> SelectorModel:
     if spec.strip() == RULES:
         return RulesSelector()
+    if spec.strip() == RULES_NEAREST:
+        return RulesSelector(NearestExamples(get_embedder("use")))
     return ModelSelector(chat_model(spec, config))
 
 
 def get_answerer(spec: str, config: ModelConfig) -> Answerer:
-    if spec.strip() == RULES:
+    if spec.strip() in (RULES, RULES_NEAREST):
         return ExtractiveAnswerer()
     return ModelAnswerer(chat_model(spec, config))
 
