@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from docassist.core import intents
+from docassist.core.nearest import bank_digest
+from docassist.models.embedders import get_embedder
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = (REPO / "samples" / "decisions_dev.jsonl",
@@ -58,7 +62,12 @@ def main() -> None:
                 rows.append({"id": case["id"], "intent": intent, "text": case["message"]})
     BANK.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
                     encoding="utf-8")
-    print(f"{len(rows)} examples -> {BANK.relative_to(REPO)}")
+    # Shipped vectors for the default embedder, so a process need not embed the bank.
+    vectors = get_embedder("use").embed_passages([row["text"] for row in rows])
+    cache = BANK.with_name("intent_examples.use.npy")
+    np.save(cache, vectors.astype(np.float16), allow_pickle=False)
+    cache.with_suffix(".sha256").write_text(bank_digest([row["text"] for row in rows]) + "\n")
+    print(f"{len(rows)} examples -> {BANK.relative_to(REPO)} (+ {cache.name})")
 
 
 if __name__ == "__main__":

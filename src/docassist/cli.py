@@ -382,10 +382,13 @@ def eval_decisions(
     file: Annotated[Path, typer.Argument(help="JSONL cases (see samples/decisions_dev.jsonl).")],
     as_json: JsonOption = False,
     record: RecordOption = None,
+    split: Annotated[str | None, typer.Option(
+        help="Only cases of this split (held-out sets: tune, test).")] = None,
 ) -> None:
     """Accuracy of the configured selector on labelled decision cases."""
     runtime = _open(as_json, record=record)
-    cases = _read_cases(file, load_cases, as_json)
+    cases = [case for case in _read_cases(file, load_cases, as_json)
+             if split is None or case.split == split]
     with _progress() as progress:
         task = progress.add_task("evaluating", total=len(cases))
         report = evaluate_decisions(
@@ -413,6 +416,10 @@ def eval_decisions(
               f"clarifications {errors.unnecessary_clarifications}, wrong refusals "
               f"{errors.wrong_refusals}, tool hallucination rate "
               f"{errors.tool_hallucination_rate:.1%}")
+    for group, scores in (("language", report.by_language), ("kind", report.by_kind)):
+        for name, score in scores.items():
+            out.print(f"{group} {name}: {score.accuracy:.1%} ({score.correct}/{score.total}), "
+                      f"macro-F1 {score.macro_f1:.3f}")
     out.print(f"backend={report.backend} model={report.model} "
               f"catalog={report.catalog_version} run={run_id}")
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
 from docassist.models import chat_model, get_model_embedder
-from docassist.models.registry import RULES, RULES_NEAREST
+from docassist.models.registry import RULES
 from docassist.storage import Store
 
 PING = "Reply with the single word OK."
@@ -39,7 +39,7 @@ def run_checks(settings: Settings) -> list[Check]:
     checks: list[Check] = []
     for role, spec in (("selection", settings.model),
                        ("answers", settings.answer_model or settings.model)):
-        if spec in (RULES, RULES_NEAREST):
+        if spec == RULES:
             checks.append(Check(role=role, spec=spec, ok=True, latency_ms=0.0,
                                 detail="built-in rules, no model"))
             continue

@@ -11,6 +11,7 @@ since a question the documents do not cover ends in `no_answer` anyway.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections import defaultdict
@@ -44,6 +45,10 @@ class IntentGuess:
         return self.similarity >= MIN_SIMILARITY and self.margin >= MIN_MARGIN
 
 
+def bank_digest(texts: list[str]) -> str:
+    return hashlib.sha256("\n".join(texts).encode()).hexdigest()
+
+
 def load_bank(path: Path = BANK_PATH) -> list[tuple[str, Intent]]:
     examples: list[tuple[str, Intent]] = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -67,8 +72,23 @@ class NearestExamples:
     def _bank(self) -> np.ndarray:
         with self._lock:  # embedded once, at the first message that needs it
             if self._vectors is None:
+                self._vectors = self._cached()
+            if self._vectors is None:
                 self._vectors = self._embedder.embed_passages([t for t, _ in self._examples])
             return self._vectors
+
+    def _cached(self) -> np.ndarray | None:
+        """Vectors shipped beside the bank for this embedder (embedding it takes ~2 s);
+        used only when they were made from exactly these texts."""
+        name = getattr(self._embedder, "name", None)
+        path = BANK_PATH.with_name(f"intent_examples.{name}.npy")
+        if name is None or not path.exists():
+            return None
+        stored = np.load(path, allow_pickle=False)
+        digest = bank_digest([text for text, _ in self._examples])
+        if path.with_suffix(".sha256").read_text().strip() != digest:
+            return None
+        return stored.astype(np.float32) if len(stored) == len(self._examples) else None
 
     def guess(self, text: str) -> IntentGuess:
         similarities = self._bank() @ self._embedder.embed_queries([text])[0]

@@ -28,9 +28,6 @@ from docassist.models.openai import DEFAULT_OPENAI_URL, OpenAIModel
 from docassist.models.replay import ReplayModel
 
 RULES: Final = "rules"
-RULES_NEAREST: Final = "rules+nearest"
-"""The rules, plus nearest labelled examples in the `use` embedding space for what they
-would search (`core/nearest.py`); measured against plain rules in README."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +53,7 @@ def register(name: str, factory: ChatModelFactory) -> None:
 
 
 def backend_names() -> list[str]:
-    return [RULES, RULES_NEAREST, *sorted(_FACTORIES)]
+    return [RULES, *sorted(_FACTORIES)]
 
 
 def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = None
@@ -74,16 +71,18 @@ def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = Non
     return built
 
 
-def get_selector(spec: str, config: ModelConfig) -> SelectorModel:
+def get_selector(spec: str, config: ModelConfig, embedder: str = "none") -> SelectorModel:
+    """With a local embedder (`use`, `e5`), the rules also consult the nearest labelled
+    examples (`core/nearest.py`): measured better on the held-out set, see README."""
     if spec.strip() == RULES:
+        if embedder in EMBEDDER_NAMES:
+            return RulesSelector(NearestExamples(get_embedder(embedder)))
         return RulesSelector()
-    if spec.strip() == RULES_NEAREST:
-        return RulesSelector(NearestExamples(get_embedder("use")))
     return ModelSelector(chat_model(spec, config))
 
 
 def get_answerer(spec: str, config: ModelConfig) -> Answerer:
-    if spec.strip() in (RULES, RULES_NEAREST):
+    if spec.strip() == RULES:
         return ExtractiveAnswerer()
     return ModelAnswerer(chat_model(spec, config))
 
