@@ -8,8 +8,15 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from docassist.core import i18n
-from docassist.core.limits import MAX_ANSWER_QUOTES, SNIPPET_CHARS
+from docassist.core.limits import (
+    MAX_ANSWER_QUOTES,
+    MAX_PROCEDURE_STEPS,
+    SNIPPET_CHARS,
+    STEP_CHARS,
+    STEP_SENTENCES,
+)
 from docassist.core.ports import Answerer, Catalog, Retriever, SearchHit
+from docassist.core.procedure import procedure_window
 from docassist.core.state import RagResult, Source
 from docassist.core.text import sentences, stems
 
@@ -92,6 +99,11 @@ def answer_question(
             retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
             similarity_threshold=threshold,
         )
+    # A how-to question gets the whole run of steps of its best document, in order.
+    window = procedure_window(question, kept, catalog.chunk)
+    if window:
+        in_window = {hit.chunk.chunk_id for hit in window}
+        kept = window + [hit for hit in kept if hit.chunk.chunk_id not in in_window]
     retrieved_ids = {hit.chunk.chunk_id for hit in kept}
     stream = getattr(answerer, "compose_stream", None)
     if on_partial is not None and stream is not None:
@@ -148,11 +160,19 @@ def release_sentences(deltas: Iterable[str], retrieved_ids: set[str]) -> Iterato
 
 
 class ExtractiveAnswerer:
-    """The `rules` answerer: quotes the sentences of the best chunks that match the question."""
+    """The `rules` answerer: for a how-to question, the steps of the best document in order;
+    otherwise the sentences of the best chunks that match the question."""
 
     backend = "rules"
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
+        by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}
+        steps = procedure_window(question, hits, by_id.get)
+        if steps:
+            return compose_procedure(steps, "pl" if language == "pl" else "en")
+        return self._quotes(question, hits, language)
+
+    def _quotes(self, question: str, hits: list[SearchHit], language: str) -> str:
         wanted = stems(question)
         scored: list[tuple[float, int, int, str, str]] = []
         for rank, hit in enumerate(hits):
@@ -171,3 +191,40 @@ class ExtractiveAnswerer:
         intro = i18n.text("answer_intro", "pl" if language == "pl" else "en")
         lines = [f"• {sentence} [{chunk_id}]" for _, _, _, sentence, chunk_id in chosen]
         return "\n".join([intro, *lines])
+
+
+_LIST_NUMBER: Final = re.compile(r"^\d+[.)]$")
+
+
+def _items(chunk_text: str) -> list[str]:
+    """Sentences and list items; a list number cut off as a sentence ("1.") rejoins its item."""
+    items: list[str] = []
+    for sentence in sentences(chunk_body(chunk_text)):
+        if items and _LIST_NUMBER.match(items[-1]):
+            items[-1] = f"{items[-1]} {sentence}"
+        else:
+            items.append(sentence)
+    return items
+
+
+def _step_text(chunk_text: str) -> str:
+    picked: list[str] = []
+    for sentence in _items(chunk_text):
+        if picked and (len(picked) >= STEP_SENTENCES
+                       or sum(map(len, picked)) + len(sentence) > STEP_CHARS):
+            break
+        picked.append(sentence)
+    return " ".join(picked)
+
+
+def compose_procedure(steps: list[SearchHit], language: i18n.Language) -> str:
+    """Numbered steps, each cited: one per section, or the items of a one-section procedure."""
+    intro = i18n.text("answer_procedure_intro", language, title=steps[0].document.title)
+    if len(steps) == 1:
+        chunk = steps[0].chunk
+        items = _items(chunk.text)[:MAX_PROCEDURE_STEPS]
+        lines = [f"{n}. {item} [{chunk.chunk_id}]" for n, item in enumerate(items, start=1)]
+    else:
+        lines = [f"{n}. {hit.chunk.section}: {_step_text(hit.chunk.text)} [{hit.chunk.chunk_id}]"
+                 for n, hit in enumerate(steps, start=1)]
+    return "\n".join([intro, *lines])

@@ -64,6 +64,10 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "I don't perform actions on systems (restarts, commands, changes, sending data). "
         "I can explain the procedure: ask “How do I…?”.",
     },
+    "answer_procedure_intro": {
+        "pl": "Procedura według dokumentu „{title}”:",
+        "en": "The procedure, from “{title}”:",
+    },
     "rejected_injection": {
         "pl": "Nie wykonuję poleceń zmiany moich zasad ani roli i nie ujawniam swoich instrukcji "
         "— dlatego nie odpowiadam na tę wiadomość w całości. Jeśli masz pytanie o procedury, "
