@@ -491,8 +491,9 @@ def eval_answers(
                       and case.citations_valid else "[red]✗[/red]")
     out.print(table)
     out.print(f"answered as expected {report.answered_as_expected:.1%}; cites an expected "
-              f"document {report.cites_expected:.1%}; invalid citations "
-              f"{report.invalid_citations}")
+              f"document {report.cites_expected:.1%}; cites an expected section "
+              f"{report.cites_expected_section:.1%} (of {report.section_cases} answered cases "
+              f"with sections); invalid citations {report.invalid_citations}")
 
 
 @eval_app.command("harvest")

@@ -15,7 +15,7 @@ from docassist.core.limits import (
     STEP_CHARS,
     STEP_SENTENCES,
 )
-from docassist.core.ports import Answerer, Catalog, Retriever, SearchHit
+from docassist.core.ports import Answerer, Catalog, Embedder, Retriever, SearchHit
 from docassist.core.procedure import procedure_window
 from docassist.core.state import RagResult, Source
 from docassist.core.text import sentences, stems
@@ -23,6 +23,8 @@ from docassist.core.text import sentences, stems
 CITATION: Final = re.compile(r"\[([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*-[0-9a-f]{10}-\d{4})\]")
 _CITATION_WITH_SPACE: Final = re.compile(r"[ \t]?" + CITATION.pattern)
 CLOSEST_DOCUMENTS: Final = 3
+NEAREST_SENTENCE_CHUNKS: Final = 2
+"""Chunks whose sentences are embedded when words do not match (~10 sentences, ~70 ms)."""
 
 
 def chunk_body(text: str) -> str:
@@ -165,6 +167,11 @@ class ExtractiveAnswerer:
 
     backend = "rules"
 
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder
+        """When no sentence shares a word with the question (a Polish question over an
+        English document), the sentences nearest to it in this embedding space are quoted."""
+
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
         by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}
         steps = procedure_window(question, hits, by_id.get)
@@ -183,14 +190,28 @@ class ExtractiveAnswerer:
                     scored.append((overlap - 0.5 * rank, rank, position, sentence,
                                    hit.chunk.chunk_id))
         if not scored:
-            best = hits[0]
-            scored = [(0.0, 0, i, s, best.chunk.chunk_id)
-                      for i, s in enumerate(sentences(chunk_body(best.chunk.text))[:2])]
+            scored = self._nearest_sentences(question, hits)
         chosen = sorted(scored, key=lambda item: -item[0])[:MAX_ANSWER_QUOTES]
         chosen.sort(key=lambda item: (item[1], item[2]))
         intro = i18n.text("answer_intro", "pl" if language == "pl" else "en")
         lines = [f"• {sentence} [{chunk_id}]" for _, _, _, sentence, chunk_id in chosen]
         return "\n".join([intro, *lines])
+
+
+    def _nearest_sentences(self, question: str, hits: list[SearchHit]
+                           ) -> list[tuple[float, int, int, str, str]]:
+        candidates = [(rank, position, sentence, hit.chunk.chunk_id)
+                      for rank, hit in enumerate(hits[:NEAREST_SENTENCE_CHUNKS])
+                      for position, sentence in enumerate(sentences(chunk_body(hit.chunk.text)))]
+        if self.embedder is None or not candidates:
+            best = hits[0]
+            return [(0.0, 0, i, s, best.chunk.chunk_id)
+                    for i, s in enumerate(sentences(chunk_body(best.chunk.text))[:2])]
+        vectors = self.embedder.embed_passages([sentence for _, _, sentence, _ in candidates])
+        similarity = vectors @ self.embedder.embed_queries([question])[0]
+        return [(float(score), rank, position, sentence, chunk_id)
+                for score, (rank, position, sentence, chunk_id) in zip(similarity, candidates,
+                                                                       strict=True)]
 
 
 _LIST_NUMBER: Final = re.compile(r"^\d+[.)]$")

@@ -81,9 +81,9 @@ def get_selector(spec: str, config: ModelConfig, embedder: str = "none") -> Sele
     return ModelSelector(chat_model(spec, config))
 
 
-def get_answerer(spec: str, config: ModelConfig) -> Answerer:
+def get_answerer(spec: str, config: ModelConfig, embedder: str = "none") -> Answerer:
     if spec.strip() == RULES:
-        return ExtractiveAnswerer()
+        return ExtractiveAnswerer(get_embedder(embedder) if embedder in EMBEDDER_NAMES else None)
     return ModelAnswerer(chat_model(spec, config))
 
 
