@@ -55,7 +55,7 @@ _GENERIC: Final = frozenset(
     sprawdzić sprawdzic sprawdzam stan status zrobić zrobic zrestartować zrestartowac restart
     uruchomić uruchomic działa dziala nie działa powiedzie uda udało udalo zrobię potem
     logi log co teraz znaczy oznacza je ich they them their mogę moge można mozna long
-    ile kto komu kogo czym whom whose many much""".split()
+    ile kto komu kogo czym whom whose many much gdzie leży leżą lezy leza znajdę znajde""".split()
 )
 
 _PRONOUNS_PL: Final[dict[str, tuple[frozenset[Gender] | None, bool | None]]] = {
@@ -66,7 +66,8 @@ _PRONOUNS_PL: Final[dict[str, tuple[frozenset[Gender] | None, bool | None]]] = {
 _MARKERS_PL: Final = re.compile(
     r"\b(?:jej|jego|ją|nią|niego|niej|nim|go|je|ich|nich|nimi|tej\s+usługi|tej\s+usłudze|"
     r"ta\s+usługa|tę\s+usługę|tej\s+bazy|tego\s+certyfikatu|co\s+teraz|a\s+teraz|"
-    r"stan\s+to\s+failed|jest\s+w\s+stanie\s+failed|ma\s+stan\s+failed)\b",
+    r"stan\s+to\s+failed|jest\s+w\s+stanie\s+failed|ma\s+stan\s+failed|"
+    r"(?<=jak\s)to(?=\s+\w+[ćc]\b))\b",
     re.IGNORECASE,
 )
 _MARKERS_EN: Final = re.compile(
@@ -94,11 +95,11 @@ _VERB_FITS: Final = (
     (re.compile(r"\b(?:uruchom\w*|zatrzym\w*|wy[lł][aą]cz\w*|w[lł][aą]cz\w*|start\w*|stop\w*)",
                 re.I), {"service", "job"}),
     (re.compile(r"\b(?:renew\w*|odn[oó]w\w*|odnawia\w*|wygas\w*|wygaś\w*|expir\w*|valid\w*|"
-                r"ważn\w*|wazn\w*)", re.I), {"tls_certificate"}),
+                r"ważn\w*|wazn\w*)", re.I), {"tls_certificate", "access", "account"}),
     (re.compile(r"\b(?:restor\w*|odtw[oó]rz\w*|odtwarza\w*|przywr[oó]\w*|recover\w*)", re.I),
      {"backup", "database"}),
     (re.compile(r"\b(?:cordon\w*|uncordon\w*|drain\w*)", re.I), {"node"}),
-    (re.compile(r"\b(?:approv\w*|zatwierdz\w*|akceptuj\w*)", re.I), {"access_request"}),
+    (re.compile(r"\b(?:approv\w*|zatwierdz\w*|akceptuj\w*)", re.I), {"access_request", "access"}),
     (re.compile(r"\b(?:clos\w*|zamkn\w*|zamyka\w*)", re.I), {"incident", "ticket"}),
     (re.compile(r"\b(?:requeue\w*|retr(?:y|ied|ies)\w*|ponow\w*)", re.I), {"job"}),
     (re.compile(r"\b(?:kept|keep\w*|retain\w*|przechow\w*|trzyma\w*|zachowa\w*)", re.I),
@@ -273,6 +274,7 @@ def _replacements(subject: Subject) -> tuple[tuple[str, str], ...]:
         (r"\b(?:ją|go|je|nią|tę\s+usługę)\b", subject.accusative),
         (r"\b(?:nim|nimi|tej\s+usłudze)\b", subject.instrumental),
         (r"\bta\s+usługa\b", subject.nominative),
+        (r"\b(jak)\s+to\s+(\w+[ćc])\b", rf"\1 \2 {subject.accusative}"),
         (r"\b(?:its|their)\s+(\w+)", rf"the \1 of {subject.english}"),
         (r"\b(?:that|this|the)\s+(?:service|one)\b", subject.english),
         (r"\b(?:it|they|them)\b", subject.english),

@@ -284,7 +284,7 @@ _POLISH_WORDS: Final = frozenset(
     "dokumenty statystyki metadane".split()
 )
 _ENGLISH_WORDS: Final = frozenset(
-    "the how what is do does i to of a an it its my me you can could should please show "
+    "the how what is do does i to of an it its my me you can could should please show "
     "sources where when why who which status service after before with for and or this that "
     "restart check about document metadata clear help docs documents stats".split()
 )

@@ -29,14 +29,16 @@ _IMPERATIVES_EN: Final = frozenset(
     "send email mail forward post share upload deploy rollback stop kill shutdown start grant "
     "give revoke renew restore reset open create file apply install reload flush scale disable "
     "enable rotate approve add push trigger submit escalate notify migrate truncate terminate "
-    "cancel rerun retry fix unlock lock requeue cordon uncordon drain pause resume".split()
+    "cancel rerun retry fix unlock lock requeue cordon uncordon drain pause resume bounce "
+    "provision".split()
 )
 _IMPERATIVES_PL: Final = frozenset(
     "zrestartuj restartuj uruchom odpal wykonaj usuń usun skasuj zmień zmien zmodyfikuj edytuj "
     "zaktualizuj ustaw wyślij wyslij prześlij przeslij wdróż wdroz zatrzymaj wyłącz wylacz włącz "
     "wlacz zabij nadaj przyznaj daj odbierz cofnij odnów odnow przywróć przywroc zresetuj otwórz "
     "otworz utwórz utworz załóż zaloz zgłoś zglos zainstaluj przeładuj przeladuj dodaj zatwierdź "
-    "zatwierdz powiadom wycofaj anuluj napraw odtwórz odtworz odblokuj zablokuj".split()
+    "zatwierdz powiadom wycofaj anuluj napraw odtwórz odtworz odblokuj zablokuj zrób zrob "
+    "zaakceptuj akceptuj".split()
 )
 _INFINITIVES_PL: Final = (
     r"(?:z?restartować|uruchomić|wykonać|usunąć|skasować|zmienić|wysłać|przesłać|wdrożyć|"
@@ -88,14 +90,24 @@ _SOURCES_PHRASES: Final = re.compile(
     r"\bwhere\s+(?:does|did)\s+(?:it|that|this)\s+say\b|\bwhat'?s\s+your\s+source|"
     r"\b(?:z|w)\s+(?:którego|ktorego|jakiego|jakim|którym|ktorym)\s+dokument\w*|"
     r"\bgdzie\s+(?:to\s+)?(?:jest\s+)?(?:napisane|zapisane)\b|"
-    r"\bsk[aą]d\s+(?:ta|te|ten|tę)\s+\w+|"
-    r"\b(?:link|links|linki|linku|url)\s+(?:do|to)\s+(?:the\s+)?(?:dokument\w*|źród\w*|zrod\w*|"
+    r"\bsk[aą]d\s+(?:ta|te|ten|tę|masz|bierzesz|wziął\w*|wzięł\w*|pochodz\w*)\b|"
+    r"\bna\s+czym\s+(?:to\s+)?(?:opierasz|oparł\w*|bazujesz|się\s+opiera\w*)|"
+    r"\bz\s+czego\s+(?:to\s+)?(?:wziął\w*|wzięł\w*|masz|korzysta\w*)|"
+    r"\bwhere(?:'s|\s+is|\s+was)\s+(?:this|that|it)\s+from\b|"
+    r"\bwhat\s+(?:did|do)\s+you\s+base\b|\bbased\s+on\s+what\b|"
+    r"\b(?:docs?|documents?|sources?|pages?)\s+(?:did\s+)?you\s+(?:used?|cited?|quoted?)\b|"
+    r"\bwhere\s+can\s+i\s+read\s+more\s+about\s+(?:that|this|it)\b|"
+    r"\bgdzie\s+mo[gż]\w*\s+(?:o\s+tym\s+)?(?:prze|po)czyta\w*(?:\s+o\s+tym|\s+więcej)?\s*\W*$|"
+    r"^\W*(?:links?|linki?|źródło|zrodlo|source)\W*$|"
+    r"\b(?:link|links|linki|linku|url)\s+(?:do|to)\s+(?:the\s+|this\s+|that\s+|tego\s+|tej\s+)?"
+    r"(?:dokument\w*|źród\w*|zrod\w*|"
     r"document\w*|source\w*)",
     re.IGNORECASE,
 )
 _SOURCES_REFERENCE: Final = re.compile(
     r"\b(?:show|list|give|display|what|which|where|your|that|this|previous|last|answer|"
-    r"pokaż|pokaz|pokazać|pokazac|podaj|wymień|jakie|tej|tego|poprzedniej|ostatniej|odpowiedzi)\b",
+    r"pokaż|pokaz|pokazać|pokazac|podaj|podać|podac|daj|dać|wymień|jakie|tej|tego|poprzedniej|"
+    r"ostatniej|odpowiedzi|see|cite|send|document|doc|dokument\w*)\b",
     re.IGNORECASE,
 )
 _METADATA_WORDS: Final = re.compile(
@@ -103,7 +115,8 @@ _METADATA_WORDS: Final = re.compile(
     r"last\s+update\w*|właściciel\w*|wlasciciel\w*|wersj\w+|aktualizowan\w*|aktualizacj\w+|"
     r"zaktualizowan\w*|details|szczegóły|info|informacje|maintains?|maintained|maintainer|"
     r"utrzymuj\w*|odpowiada\s+za|responsible|catalog\s+entry|up\s+to\s+date|last\s+changed|"
-    r"changed|team|zesp[oó]ł\w*)\b",
+    r"changed|team|zesp[oó]ł\w*|author\w*|autor\w*|wrote|written|napisał\w*|zmieniano|"
+    r"zmienion\w*|zmieniony|current|still\s+valid)\b",
     re.IGNORECASE,
 )
 _DOCUMENT_WORDS: Final = re.compile(r"\b(?:document\w*|doc|dokument\w*|plik\w*|file)\b", re.I)
@@ -127,13 +140,16 @@ _CREATE_CONTENT: Final = re.compile(
     r"\b(?:napisz|napisać|napisac|wygeneruj|stwórz|stworz|przygotuj|zredaguj|ułóż|uloz)\s+"
     r"(?:mi\s+)?(?:\w+\s+)?(?:skrypt\w*|mail\w*|e-mail\w*|list\w*|wiersz\w*|tekst\w*|"
     r"podsumowani\w*|streszczeni\w*|kod\w*|program\w*|funkcj\w*|szablon\w*|prezentacj\w*|"
-    r"piosenk\w*|opowiadani\w*)",
+    r"piosenk\w*|opowiadani\w*)|"
+    r"^(?:write|draft|compose|generate|napisz|wygeneruj|zredaguj)\b|"
+    r"\b(?:summari[sz]e|podsumuj|streść|stresc)\b",
     re.IGNORECASE,
 )
 _COMPUTE: Final = re.compile(
     r"\d\s*(?:[-+*/^×÷]|\*\*|divided\s+by|times|plus|minus|razy|podzielon\w*\s+przez|"
     r"dzielone\s+przez)\s*\d|\b(?:calculate|compute|oblicz\w*|policz\w*|przelicz\w*|convert|"
-    r"konwertuj\w*|skonwertuj\w*)\b",
+    r"konwertuj\w*|skonwertuj\w*)\b|\d\s*%\s*(?:of|z)\s*\d|\bhow\s+much\s+is\s+\d|"
+    r"\bile\s+(?:to\s+)?(?:jest\s+)?\d",
     re.IGNORECASE,
 )
 _LIVE_NOW: Final = re.compile(
@@ -144,6 +160,14 @@ _LIVE_NOW: Final = re.compile(
 _LIVE_STATE: Final = re.compile(
     r"\b(?:up|down|running|online|offline|pending|waiting|how\s+many|ile|działa\w*|dziala\w*|"
     r"leży|lezy|price|prices|cena|ceny|kurs\w*|stock|weather|pogod\w*|temperatur\w*|czeka\w*)\b",
+    re.IGNORECASE,
+)
+# Live data a question asks for even without a time word: prices, rates, the clock, "is X up?".
+_LIVE_ALWAYS: Final = re.compile(
+    r"\b(?:exchange\s+rate|kurs\w*\s+(?:walut\w*|akcji|dolara|euro)|stock\s+price|share\s+price|"
+    r"what\s+time\s+is\s+it|któr[aą]\s+(?:jest\s+)?godzin\w*|weather(?!-)|pogod\w*)\b|"
+    r"^\s*(?:is|are)\s+[\w\s-]{1,40}?\s+(?:up|down|running|online|offline)\s*(?:right\s+now|now)?"
+    r"\W*$|^\s*czy\s+[\w\s-]{1,40}?\s+(?:działa|dziala|leży|lezy|chodzi)\W*$",
     re.IGNORECASE,
 )
 _HOW_TO: Final = re.compile(
@@ -168,7 +192,14 @@ _INJECTION: Final = re.compile(
     r"\bact\s+as\s+(?:a|an|my|the)?\s*(?:shell|terminal|root|admin\w*|linux|bash|system)\b|"
     r"\bdeveloper\s+mode\b|\bjailbreak|\bjeste[sś]\s+teraz\b|\bod\s+teraz\s+(?:jeste[sś]|"
     r"odpowiadasz|działasz|dzialasz|wykonujesz)|\bnowa\s+rola\b|\budawaj\b|\bwciel\s+si[eę]\b|"
-    r"\bbez\s+(?:żadnych\s+)?ogranicze[nń]\b",
+    r"\bbez\s+(?:żadnych\s+)?ogranicze[nń]\b|\bwithout\s+(?:any\s+)?(?:limits|restrictions|rules)\b|"
+    r"\b(?:swój|swoj|twój|twoj|your)\s+(?:\w+\s+)?prompt\w*|\bfrom\s+now\s+on\s+you\b|"
+    r"\b(?:ignore|zignoruj|ignoruj)\s+(?:the\s+|all\s+)?(?:above|previous|prior|powyższe|powyzsze|"
+    r"wcześniejsze|wczesniejsze|poprzednie)\b|\bwhat\s+(?:were|are)\s+you\s+told\b|"
+    r"\bco\s+ci\s+(?:powiedziano|kazano|napisano)\b|"
+    r"\bnie\s+(?:stosuj|przestrzegaj|trzymaj)\w*\s+(?:się\s+)?(?:do\s+)?(?:swoich\s+|twoich\s+)?"
+    r"(?:zasad|reguł|regul|instrukcj)|\b(?:don't|do\s+not|stop)\s+follow\w*\s+(?:your\s+|the\s+)?"
+    r"(?:rules|instructions)|^\W*system\s*:|\badmin\s+mode\b|\btryb\s+(?:admin\w*|dewelopersk\w*)",
     re.IGNORECASE,
 )
 _GREETING: Final = re.compile(
@@ -232,7 +263,7 @@ def is_unsupported_request(text: str) -> bool:
         return True
     if _HOW_TO.match(core):
         return False
-    return bool(_CREATE_CONTENT.search(core) or _COMPUTE.search(core)
+    return bool(_CREATE_CONTENT.search(core) or _COMPUTE.search(core) or _LIVE_ALWAYS.search(core)
                 or (_LIVE_NOW.search(core) and _LIVE_STATE.search(core)))
 
 

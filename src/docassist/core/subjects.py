@@ -109,6 +109,11 @@ BUILTIN_SUBJECTS: Final = (
           r"|\b(?:access\s+)?requests?\s+for\s+access\b|\baccess\s+requests?\b",
           ("wniosek o dostęp", "wniosku o dostęp", "wniosek o dostęp", "wnioskiem o dostęp",
            "the access request"), "m", r"\bwnioski\b|\bwniosków\b|\brequests\b"),
+    _kind("access",
+          r"\b(?:production|prod|admin\w*|operator|test|emergency)\s+access\b"
+          r"|\bdost[eę]p\w*\s+(?:do\s+produkcji|produkcyjn\w*|administracyjn\w*|testow\w*|awaryjn\w*)",
+          ("dostęp produkcyjny", "dostępu produkcyjnego", "dostęp produkcyjny",
+           "dostępem produkcyjnym", "production access"), "m"),
     _kind("account", r"\bkont(?:o|a|em|u)\b|\baccounts?\b",
           ("konto", "konta", "konto", "kontem", "the account"), "n", r"\baccounts\b"),
     _kind("logs", r"\blog(?:i|ów|ach|ami)\b|\blogs\b",
