@@ -38,7 +38,7 @@ _IMPERATIVES_PL: Final = frozenset(
     "wlacz zabij nadaj przyznaj daj odbierz cofnij odnów odnow przywróć przywroc zresetuj otwórz "
     "otworz utwórz utworz załóż zaloz zgłoś zglos zainstaluj przeładuj przeladuj dodaj zatwierdź "
     "zatwierdz powiadom wycofaj anuluj napraw odtwórz odtworz odblokuj zablokuj zrób zrob "
-    "zaakceptuj akceptuj".split()
+    "zaakceptuj akceptuj restartnij zrestartnij".split()
 )
 _INFINITIVES_PL: Final = (
     r"(?:z?restartować|uruchomić|wykonać|usunąć|skasować|zmienić|wysłać|przesłać|wdrożyć|"
@@ -88,9 +88,12 @@ _SOURCES_PHRASES: Final = re.compile(
     r"\b(?:which|what)\s+(?:document|doc|page|source)\s+(?:is\s+|was\s+)?(?:that|this|it)\b|"
     r"\b(?:that|this|it)\s+(?:comes?|came)\s+from\b|\bwhere\s+(?:it|that|this)\s+says\b|"
     r"\bwhere\s+(?:does|did)\s+(?:it|that|this)\s+say\b|\bwhat'?s\s+your\s+source|"
-    r"\b(?:z|w)\s+(?:którego|ktorego|jakiego|jakim|którym|ktorym)\s+dokument\w*|"
+    r"\b(?:z|w)\s+(?:którego|ktorego|jakiego|jakim|którym|ktorym)\s+dokumen\w*|"
     r"\bgdzie\s+(?:to\s+)?(?:jest\s+)?(?:napisane|zapisane)\b|"
-    r"\bsk[aą]d\s+(?:ta|te|ten|tę|masz|bierzesz|wziął\w*|wzięł\w*|pochodz\w*)\b|"
+    r"\bsk[aą]d\s+(?:(?:to|ta|te|ten|tę)\s+)?(?:masz|wiesz|bierzesz|wziął\w*|wzięł\w*|wzial\w*|"
+    r"pochodz\w*|info\w*)\b|\bsk[aą]d\s+(?:ta|te|ten|tę)\s+\w+|"
+    r"\b(?:daj|podaj|wyślij|wyslij|podeślij|podeslij|send|give)\s+(?:mi\s+|me\s+)?(?:the\s+|a\s+)?"
+    r"link\w*\b|"
     r"\bna\s+czym\s+(?:to\s+)?(?:opierasz|oparł\w*|bazujesz|się\s+opiera\w*)|"
     r"\bz\s+czego\s+(?:to\s+)?(?:wziął\w*|wzięł\w*|masz|korzysta\w*)|"
     r"\bwhere(?:'s|\s+is|\s+was)\s+(?:this|that|it)\s+from\b|"
@@ -100,14 +103,14 @@ _SOURCES_PHRASES: Final = re.compile(
     r"\bgdzie\s+mo[gż]\w*\s+(?:o\s+tym\s+)?(?:prze|po)czyta\w*(?:\s+o\s+tym|\s+więcej)?\s*\W*$|"
     r"^\W*(?:links?|linki?|źródło|zrodlo|source)\W*$|"
     r"\b(?:link|links|linki|linku|url)\s+(?:do|to)\s+(?:the\s+|this\s+|that\s+|tego\s+|tej\s+)?"
-    r"(?:dokument\w*|źród\w*|zrod\w*|"
+    r"(?:dokumen\w*|źród\w*|zrod\w*|"
     r"document\w*|source\w*)",
     re.IGNORECASE,
 )
 _SOURCES_REFERENCE: Final = re.compile(
     r"\b(?:show|list|give|display|what|which|where|your|that|this|previous|last|answer|"
     r"pokaż|pokaz|pokazać|pokazac|podaj|podać|podac|daj|dać|wymień|jakie|tej|tego|poprzedniej|"
-    r"ostatniej|odpowiedzi|see|cite|send|document|doc|dokument\w*)\b",
+    r"ostatniej|odpowiedzi|see|cite|send|document|doc|dokumen\w*)\b",
     re.IGNORECASE,
 )
 _METADATA_WORDS: Final = re.compile(
@@ -115,11 +118,11 @@ _METADATA_WORDS: Final = re.compile(
     r"last\s+update\w*|właściciel\w*|wlasciciel\w*|wersj\w+|aktualizowan\w*|aktualizacj\w+|"
     r"zaktualizowan\w*|details|szczegóły|info|informacje|maintains?|maintained|maintainer|"
     r"utrzymuj\w*|odpowiada\s+za|responsible|catalog\s+entry|up\s+to\s+date|last\s+changed|"
-    r"changed|team|zesp[oó]ł\w*|author\w*|autor\w*|wrote|written|napisał\w*|zmieniano|"
+    r"chang(?:e|ed|es)|aktualn\w*|team|zesp[oó]ł\w*|author\w*|autor\w*|wrote|written|napisał\w*|zmieniano|"
     r"zmienion\w*|zmieniony|current|still\s+valid)\b",
     re.IGNORECASE,
 )
-_DOCUMENT_WORDS: Final = re.compile(r"\b(?:document\w*|doc|dokument\w*|plik\w*|file)\b", re.I)
+_DOCUMENT_WORDS: Final = re.compile(r"\b(?:document\w*|doc|dokumen\w*|plik\w*|file)\b", re.I)
 _STRONG_METADATA: Final = re.compile(
     r"\b(?:metadata|metadane\w*|who\s+owns|kto\s+jest\s+właścicielem)\b", re.IGNORECASE
 )
@@ -188,7 +191,7 @@ _INJECTION: Final = re.compile(
     r"\b(?:swoje|twoje|ukryte|masz|tajne)\s+(?:\w+\s+)?instrukcj\w*|\binstrukcj\w*\s+w\s+prompc\w*|"
     r"\b(?:repeat|print|output|reveal|paste|show)\b[^.?!]{0,40}\b(?:above|verbatim)\b|"
     r"\bpowt[oó]rz\w*\b[^.?!]{0,40}(?:powyżej|powyzej|wyżej|wyzej|słowo\s+w\s+słowo)|"
-    r"\byou\s+are\s+now\b|\bnew\s+role\b|\bpretend\s+(?:you(?:'re|\s+are)|to\s+be)\b|"
+    r"\byou\s+are\s+now\b|\byou(?:'re|\s+are)\s+no\s+longer\b|\bnie\s+jeste[sś]\s+ju[zż]\b|\bnew\s+role\b|\bpretend\s+(?:you(?:'re|\s+are)|to\s+be)\b|"
     r"\bact\s+as\s+(?:a|an|my|the)?\s*(?:shell|terminal|root|admin\w*|linux|bash|system)\b|"
     r"\bdeveloper\s+mode\b|\bjailbreak|\bjeste[sś]\s+teraz\b|\bod\s+teraz\s+(?:jeste[sś]|"
     r"odpowiadasz|działasz|dzialasz|wykonujesz)|\bnowa\s+rola\b|\budawaj\b|\bwciel\s+si[eę]\b|"
@@ -207,6 +210,10 @@ _GREETING: Final = re.compile(
     r"thanks|thank\s+you|dzięki|dzieki|dziękuję|dziekuje)\W*$",
     re.IGNORECASE,
 )
+
+
+_ENDS_AS_QUESTION: Final = re.compile(
+    r"\b(?:jak|how|dlaczego|why|kiedy|when|gdzie|where)\s*\?+\s*$", re.IGNORECASE)
 
 
 def words(text: str) -> list[str]:
@@ -275,6 +282,8 @@ def is_injection(text: str) -> bool:
 def is_action_request(text: str) -> bool:
     """Asking DocAssist to *perform* an action, as opposed to asking how to do it."""
     core = strip_filler(text)
+    if _ENDS_AS_QUESTION.search(core):
+        return False  # "restart api - jak?" asks how
     first = words(core)[:1]
     if first and (first[0] in _IMPERATIVES_EN or first[0] in _IMPERATIVES_PL):
         # "Update: it failed" is a status report, "Restart procedure?" a question.
