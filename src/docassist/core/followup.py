@@ -62,16 +62,21 @@ _PRONOUNS_PL: Final[dict[str, tuple[frozenset[Gender] | None, bool | None]]] = {
     **dict.fromkeys(("jej", "ją", "nią", "niej"), (frozenset({"f"}), False)),
     **dict.fromkeys(("jego", "go", "niego", "nim", "mu", "niemu"), (frozenset({"m", "n"}), False)),
     **dict.fromkeys(("je", "ich", "nich", "nimi", "im"), (None, True)),
+    **dict.fromkeys(("tego", "tym", "ten"), (frozenset({"m", "n"}), False)),
+    **dict.fromkeys(("tej", "tę", "tą"), (frozenset({"f"}), False)),
 }
 _MARKERS_PL: Final = re.compile(
     r"\b(?:jej|jego|ją|nią|niego|niej|nim|go|je|ich|nich|nimi|tej\s+usługi|tej\s+usłudze|"
     r"ta\s+usługa|tę\s+usługę|tej\s+bazy|tego\s+certyfikatu|co\s+teraz|a\s+teraz|"
     r"stan\s+to\s+failed|jest\s+w\s+stanie\s+failed|ma\s+stan\s+failed|"
-    r"(?<=jak\s)to(?=\s+\w+[ćc]\b))\b",
+    r"(?<=jak\s)to(?=\s+\w+[ćc]\b)|"
+    # a demonstrative standing alone: "jak tego uniknąć?", "co z tym zrobić?"
+    r"(?:tego|tym|tej|tę|ten|tą)(?=\s*(?:[?.,!]|$)|\s+\w+[ćc]\b))\b",
     re.IGNORECASE,
 )
 _MARKERS_EN: Final = re.compile(
     r"\b(?:its|it|they|them|their|that\s+service|this\s+service|the\s+service|that\s+one|"
+    r"this\s+one|(?:that|this)(?=\s*(?:[?.!]|$))|"
     r"what\s+now|status\s+is\s+failed|state\s+is\s+failed|it\s+failed)\b",
     re.IGNORECASE,
 )
@@ -107,6 +112,8 @@ _VERB_FITS: Final = (
     (re.compile(r"\b(?:read\w*|przeczyt\w*|czyta\w*)", re.I), {"logs"}),
     (re.compile(r"\b(?:consisten\w*|spójn\w*|spojn\w*)", re.I), {"database", "backup"}),
     (re.compile(r"\b(?:unlock\w*|odblok\w*)", re.I), {"account"}),
+    (re.compile(r"\b(?:roll\w*\s+(?:\w+\s+)?back|rollback|wycof\w*|revert\w*|cofn\w*)", re.I),
+     {"tls_certificate", "service"}),
     # Things that run have a state; a backup or logs do not.
     (re.compile(r"\b(?:stan\w*|status\w*|state)\b", re.I),
      {"service", "database", "node", "job", "incident", "ticket", "access_request", "account",
@@ -274,10 +281,9 @@ def _replacements(subject: Subject) -> tuple[tuple[str, str], ...]:
         (r"\b(?:ją|go|je|nią|tę\s+usługę)\b", subject.accusative),
         (r"\b(?:nim|nimi|tej\s+usłudze)\b", subject.instrumental),
         (r"\bta\s+usługa\b", subject.nominative),
-        (r"\b(jak)\s+to\s+(\w+[ćc])\b", rf"\1 \2 {subject.accusative}"),
         (r"\b(?:its|their)\s+(\w+)", rf"the \1 of {subject.english}"),
         (r"\b(?:that|this|the)\s+(?:service|one)\b", subject.english),
-        (r"\b(?:it|they|them)\b", subject.english),
+        (r"\b(?:it|they|them|this|that)\b", subject.english),
     )
 
 

@@ -58,10 +58,20 @@ class Mention:
         return genders is None or self.gender is None or self.gender in genders
 
 
+# Polish case endings written onto a service name ("docassist-workera", "gatewayem").
+_SERVICE_ENDINGS: Final = r"(?:a|u|em|ie|ze|owi|y|ów)?"
+
+
 def service_subject(name: str) -> Subject:
+    """A catalog service, also by its last part ("worker" for docassist-worker), inflected."""
+    short = name.rsplit("-", 1)[-1]
+    names = [re.escape(name)]
+    if short != name and len(short) >= 3:
+        names.append(re.escape(short))
     return Subject(
         key=f"service:{name}",
-        pattern=re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE),
+        pattern=re.compile(rf"(?<![\w-])(?:{'|'.join(names)}){_SERVICE_ENDINGS}(?![\w-])",
+                           re.IGNORECASE),
         nominative=f"usługa {name}",
         genitive=f"usługi {name}",
         accusative=f"usługę {name}",
@@ -114,6 +124,9 @@ BUILTIN_SUBJECTS: Final = (
           r"|\bdost[eę]p\w*\s+(?:do\s+produkcji|produkcyjn\w*|administracyjn\w*|testow\w*|awaryjn\w*)",
           ("dostęp produkcyjny", "dostępu produkcyjnego", "dostęp produkcyjny",
            "dostępem produkcyjnym", "production access"), "m"),
+    _kind("key", r"\bklucz(?:a|em|u|e|y|om)?\b(?:\s+prywatn\w*)?|\b(?:private\s+)?keys?\b",
+          ("klucz prywatny", "klucza prywatnego", "klucz prywatny", "kluczem prywatnym",
+           "the private key"), "m", r"\bklucze\b|\bkeys\b"),
     _kind("account", r"\bkont(?:o|a|em|u)\b|\baccounts?\b",
           ("konto", "konta", "konto", "kontem", "the account"), "n", r"\baccounts\b"),
     _kind("logs", r"\blog(?:i|ów|ach|ami)\b|\blogs\b",
