@@ -218,10 +218,12 @@ _LIST_NUMBER: Final = re.compile(r"^\d+[.)]$")
 
 
 def _items(chunk_text: str) -> list[str]:
-    """Sentences and list items; a list number cut off as a sentence ("1.") rejoins its item."""
+    """Sentences and list items of a chunk, as steps quote them."""
     items: list[str] = []
     for sentence in sentences(chunk_body(chunk_text)):
-        if items and _LIST_NUMBER.match(items[-1]):
+        # "1." cut off as a sentence rejoins its item; "On the VM run:" keeps its command.
+        if items and (_LIST_NUMBER.match(items[-1])
+                      or (items[-1].endswith(":") and sentence.startswith("`"))):
             items[-1] = f"{items[-1]} {sentence}"
         else:
             items.append(sentence)

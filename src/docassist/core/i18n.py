@@ -65,8 +65,8 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "I can explain the procedure: ask “How do I…?”.",
     },
     "answer_procedure_intro": {
-        "pl": "Procedura według dokumentu „{title}”:",
-        "en": "The procedure, from “{title}”:",
+        "pl": "Według dokumentacji: procedura z dokumentu „{title}”, krok po kroku.",
+        "en": "According to the documents: the procedure from “{title}”, step by step.",
     },
     "rejected_injection": {
         "pl": "Nie wykonuję poleceń zmiany moich zasad ani roli i nie ujawniam swoich instrukcji "

@@ -5,7 +5,8 @@ A procedure document is a run of sections, each a step ("Requesting a new certif
 not necessarily all, and not in order. For a how-to question we take the best-matching
 document and choose, among its step sections, the consecutive window that covers the most
 retrieved score (a section that was not retrieved costs a little), so the answer walks the
-task in document order instead of quoting sentences picked across sections.
+task in document order instead of quoting sentences picked across sections. When the
+question names the document's own title, the document is the task: its steps from the first.
 
 A step section gives instructions: a command in backticks, a list, or a numbered line. A
 section about an alternative path ("Rollback", "Gdy usługa nie uruchamia się") may start a
@@ -21,6 +22,7 @@ from typing import Final
 from docassist.core.documents import Chunk
 from docassist.core.limits import MAX_PROCEDURE_STEPS
 from docassist.core.ports import SearchHit
+from docassist.core.text import stems
 
 MISSING_SECTION_COST: Final = 0.1
 """Score a window loses for each of its sections retrieval did not find (about a third of a
@@ -53,6 +55,31 @@ def is_step(chunk: Chunk) -> bool:
     return bool(_INSTRUCTION.search(body))
 
 
+TITLE_COVERAGE: Final = 2 / 3
+"""Share of the question's words a document title must hold for the document to *be* the
+task ("How do I renew the TLS certificate?" and "TLS certificate renewal")."""
+
+
+def _names_the_whole_document(question: str, title: str) -> bool:
+    asked, named = stems(question), stems(title)
+    return len(asked) >= 2 and len(asked & named) >= TITLE_COVERAGE * len(asked)
+
+
+def _from_the_first_step(sections: list[SearchHit]) -> list[SearchHit]:
+    """The document's steps from its first step section, until an alternative path."""
+    steps: list[SearchHit] = []
+    for section in sections:
+        if not is_step(section.chunk):
+            if steps:
+                break
+            continue
+        if steps and (_ALTERNATIVE_PATH.search(section.chunk.section)
+                      or section.chunk.ordinal != steps[-1].chunk.ordinal + 1):
+            break
+        steps.append(section)
+    return steps[:MAX_PROCEDURE_STEPS]
+
+
 def _sibling_id(chunk_id: str, ordinal: int) -> str | None:
     match = _ORDINAL.match(chunk_id)
     return f"{match.group('prefix')}-{ordinal:04d}" if match else None
@@ -76,6 +103,8 @@ def procedure_window(
         found = chunk(chunk_id) if chunk_id else None
         if found is not None:
             sections.append(SearchHit(found, top.document, scores.get(found.chunk_id, 0.0)))
+    if _names_the_whole_document(question, top.document.title):
+        return _from_the_first_step(sections)
     best: tuple[float, int, int] | None = None
     for start, first in enumerate(sections):
         if not is_step(first.chunk):
