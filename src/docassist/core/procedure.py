@@ -80,6 +80,21 @@ def _from_the_first_step(sections: list[SearchHit]) -> list[SearchHit]:
     return steps[:MAX_PROCEDURE_STEPS]
 
 
+def best_document_hit(question: str, hits: list[SearchHit]) -> SearchHit:
+    """The best hit of the best-matching document: one that declares a service the question
+    names comes first, then the most retrieved score (several good sections beat one)."""
+    totals: dict[str, float] = {}
+    for hit in hits:
+        totals[hit.document.document_id] = totals.get(hit.document.document_id, 0.0) + hit.score
+
+    def rank(hit: SearchHit) -> tuple[bool, float, float]:
+        named = any(re.search(rf"(?<![\w-]){re.escape(service)}(?![\w-])", question, re.I)
+                    for service in hit.document.services)
+        return named, totals[hit.document.document_id], hit.score
+
+    return max(hits, key=rank)
+
+
 def _sibling_id(chunk_id: str, ordinal: int) -> str | None:
     match = _ORDINAL.match(chunk_id)
     return f"{match.group('prefix')}-{ordinal:04d}" if match else None
@@ -94,7 +109,7 @@ def procedure_window(
     """
     if not hits or not is_how_to(question):
         return []
-    top = hits[0]
+    top = best_document_hit(question, hits)
     scores = {hit.chunk.chunk_id: hit.score for hit in hits
               if hit.document.document_id == top.document.document_id}
     sections: list[SearchHit] = []
