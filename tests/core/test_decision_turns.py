@@ -91,6 +91,16 @@ def test_a_follow_up_with_two_fitting_candidates_asks_naming_them(
     assert "docassist-worker" in (answered.conversation.standalone_question or "")
 
 
+def test_several_objects_of_one_kind_are_asked_about(make_engine: EngineFactory) -> None:
+    engine = make_engine()
+    engine.handle(message("We have last night's backup and a manual backup from before the "
+                          "migration."))
+    asked = engine.handle(message("How long is it kept?"))
+    assert asked and asked.status == "clarification_needed"
+    assert asked.answer == i18n.text("clarify_subject_instances", "en",
+                                     options="the database backup")
+
+
 def test_the_tls_demo_gives_the_renewal_procedure_and_answers_the_follow_up(
     make_engine: EngineFactory
 ) -> None:

@@ -35,6 +35,12 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Czy chodzi o {options}? Wskaż jeden obiekt.",
         "en": "Do you mean {options}? Please name one.",
     },
+    "clarify_subject_instances": {
+        "pl": "Który dokładnie? Ten wątek wspomina kilka takich obiektów („{options}”). "
+        "Opisz w pytaniu ten, o który chodzi.",
+        "en": "Which one exactly? This thread mentions several ({options}). Describe the one "
+        "you mean in your question.",
+    },
     "clarify_document_id": {
         "pl": "Podaj identyfikator dokumentu. Znane dokumenty: {known}.",
         "en": "Which document? Give its id. Known documents: {known}.",

@@ -144,6 +144,9 @@ def _clarify(
                                known=known)
         else:
             answer = i18n.text("clarify_document_id", language, known=known)
+    elif len(option_labels) == 1 and plan.resolution.reason == "ambiguous_reference":
+        # One kind, several of them ("last night's backup and a manual backup").
+        answer = i18n.text("clarify_subject_instances", language, options=option_labels[0])
     elif len(option_labels) > 1:
         joiner = f" {i18n.text('or', language)} "
         answer = i18n.text("clarify_subject_ambiguous", language, options=joiner.join(
