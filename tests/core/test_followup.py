@@ -176,6 +176,17 @@ def _thread(*texts: str) -> list[HistoryMessage]:
          "and on the cluster?", "en", "docassist-worker"),
         (("Jak sprawdzić kolejkę docassist-worker?", "docassist-worker queue stats."),
          "a co jest normalną wartością?", "pl", "docassist-worker"),
+        # "je" is the neuter singular too ("konto"), and only certificates are renewed
+        (("Mam zablokowane konto i wygasający certyfikat.", "DOC-ACCESS i DOC-TLS."),
+         "Jak je odblokować?", "pl", "konto"),
+        (("Mam zablokowane konto i wygasający certyfikat.", "DOC-ACCESS i DOC-TLS."),
+         "Jak go odnowić?", "pl", "certyfikat"),
+        # "node worker-node-2" is one node, not two
+        (("Node worker-node-2 is NotReady and job 7731 is stuck.", "See DOC-WORKER."),
+         "How do I cordon it?", "en", "node"),
+        # Polish drops the subject; "powinien" is masculine: the key, not the backup
+        (("Wygenerowałem klucz prywatny i kopię zapasową.", "OK."),
+         "Jakie uprawnienia powinien mieć?", "pl", "klucz"),
         # Polish case endings on a service name, and its short form
         (("Mam problem z workerem, kolejka rośnie.", "Sprawdź queue stats."),
          "Jak go zrestartować?", "pl", "docassist-worker"),

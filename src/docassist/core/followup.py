@@ -38,6 +38,7 @@ ELLIPSIS_MAX_WORDS: Final = 10
 MAX_WORDS_BEFORE_REFERENCE: Final = 1
 """Content words a follow-up may have before its reference (the verb: "how do I renew it")."""
 BARE_ELLIPSIS_MAX_WORDS: Final = 4
+PRO_DROP_MAX_WORDS: Final = 6
 """Without any candidate in history, only this short a continuation needs asking back."""
 
 # Words that do not name a subject: question words, auxiliaries, generic verbs and nouns.
@@ -61,7 +62,7 @@ _GENERIC: Final = frozenset(
 _PRONOUNS_PL: Final[dict[str, tuple[frozenset[Gender] | None, bool | None]]] = {
     **dict.fromkeys(("jej", "ją", "nią", "niej"), (frozenset({"f"}), False)),
     **dict.fromkeys(("jego", "go", "niego", "nim", "mu", "niemu"), (frozenset({"m", "n"}), False)),
-    **dict.fromkeys(("je", "ich", "nich", "nimi", "im"), (None, True)),
+    **dict.fromkeys(("ich", "nich", "nimi", "im"), (None, True)),
     **dict.fromkeys(("tego", "tym", "ten"), (frozenset({"m", "n"}), False)),
     **dict.fromkeys(("tej", "tę", "tą"), (frozenset({"f"}), False)),
 }
@@ -88,7 +89,10 @@ _ELLIPSIS: Final = re.compile(
 _PAST_VERB: Final = re.compile(
     r"(?:^|\b(?:jeśli|jesli|jeżeli|jezeli|gdy|kiedy|czemu|dlaczego|bo|że|ze|a)\s+)"
     r"(?:(?:już|juz|nie|się|sie|znowu|znów|wczoraj|dziś|nagle|jednak)\s+)*"
-    r"(?P<verb>\w{2,}?(?P<ending>ł|ła|ło|ły))\b", re.IGNORECASE)
+    r"(?P<verb>\w{2,}?(?P<ending>ł|ła|ło|ły))\b"
+    # "powinien/powinna/powinno" mark gender wherever they stand
+    r"|\b(?P<modal>powin(?:ien|na|no|ny))\b", re.IGNORECASE)
+_MODAL_ENDING: Final = {"powinien": "ł", "powinna": "ła", "powinno": "ło", "powinny": "ły"}
 _PAST_GENDER: Final[dict[str, tuple[frozenset[Gender] | None, bool]]] = {
     "ł": (frozenset({"m"}), False), "ła": (frozenset({"f"}), False),
     "ło": (frozenset({"n"}), False), "ły": (None, True),
@@ -99,8 +103,9 @@ _VERB_FITS: Final = (
      {"service"}),
     (re.compile(r"\b(?:uruchom\w*|zatrzym\w*|wy[lł][aą]cz\w*|w[lł][aą]cz\w*|start\w*|stop\w*)",
                 re.I), {"service", "job"}),
-    (re.compile(r"\b(?:renew\w*|odn[oó]w\w*|odnawia\w*|wygas\w*|wygaś\w*|expir\w*|valid\w*|"
-                r"ważn\w*|wazn\w*)", re.I), {"tls_certificate", "access", "account"}),
+    (re.compile(r"\b(?:renew\w*|odn[oó]w\w*|odnawia\w*)", re.I), {"tls_certificate"}),
+    (re.compile(r"\b(?:wygas\w*|wygaś\w*|expir\w*|valid\w*|ważn\w*|wazn\w*)", re.I),
+     {"tls_certificate", "access", "account"}),
     (re.compile(r"\b(?:restor\w*|odtw[oó]rz\w*|odtwarza\w*|przywr[oó]\w*|recover\w*)", re.I),
      {"backup", "database"}),
     (re.compile(r"\b(?:cordon\w*|uncordon\w*|drain\w*)", re.I), {"node"}),
@@ -140,10 +145,14 @@ class Reference:
     genders: frozenset[Gender] | None = None
     plural: bool | None = None
     kinds: frozenset[str] | None = None
+    neuter_or_plural: bool = False
+    """ "je" is both the neuter singular ("konto") and the plural ("kopie") accusative."""
 
     def admits(self, mention: Mention) -> bool:
         if self.kinds is not None and mention.subject.kind not in self.kinds:
             return False
+        if self.neuter_or_plural:
+            return mention.plural or mention.gender in ("n", None)
         return mention.agrees(self.genders, self.plural)
 
 
@@ -155,6 +164,13 @@ def find_marker(message: str) -> re.Match[str] | None:
 def _is_elliptical(message: str, vocabulary: SubjectVocabulary) -> bool:
     """ "a na produkcji?", "and on the cluster?": a short continuation with no subject."""
     return (bool(_ELLIPSIS.match(message)) and len(words(message)) <= ELLIPSIS_MAX_WORDS
+            and not vocabulary.find(message))
+
+
+def _is_pro_drop(message: str, vocabulary: SubjectVocabulary) -> bool:
+    """ "Jakie uprawnienia powinien mieć?": Polish drops the subject and the verb keeps its
+    gender. Resolved only when exactly one candidate fits; otherwise searched as written."""
+    return (len(words(message)) <= PRO_DROP_MAX_WORDS and bool(_PAST_VERB.search(message))
             and not vocabulary.find(message))
 
 
@@ -178,13 +194,18 @@ def read_reference(message: str) -> Reference:
     """Gender, number and fitting kinds the follow-up asks of its object."""
     genders: frozenset[Gender] | None = None
     plural: bool | None = None
+    neuter_or_plural = False
     for word in words(message):
+        if word == "je":
+            neuter_or_plural = True
+            break
         if word in _PRONOUNS_PL:
             genders, plural = _PRONOUNS_PL[word]
             break
     else:
         if past := _PAST_VERB.search(message):
-            genders, plural = _PAST_GENDER[past.group("ending").casefold()]
+            ending = past.group("ending") or _MODAL_ENDING[past.group("modal").casefold()]
+            genders, plural = _PAST_GENDER[ending.casefold()]
         elif _PLURAL_EN.search(message):
             plural = True
     kinds: set[str] | None = None
@@ -194,7 +215,8 @@ def read_reference(message: str) -> Reference:
     if re.search(r"\b(?:tej\s+usług\w*|tę\s+usługę|ta\s+usługa|(?:that|this|the)\s+service)\b",
                  message, re.IGNORECASE):
         kinds = {"service"}
-    return Reference(genders, plural, frozenset(kinds) if kinds is not None else None)
+    return Reference(genders, plural, frozenset(kinds) if kinds is not None else None,
+                     neuter_or_plural)
 
 
 def history_mentions(history: list[HistoryMessage], vocabulary: SubjectVocabulary
@@ -233,6 +255,11 @@ def resolve_follow_up(
     """A standalone question, or a request to clarify which object is meant."""
     result = Resolution(original_question=message, standalone_question=message)
     if not is_follow_up(message, vocabulary):
+        if _is_pro_drop(message, vocabulary):
+            fitting, _ = _narrow(message, history, vocabulary)
+            if len(fitting) == 1 and not fitting[0].several:
+                result.standalone_question = substitute(message, fitting[0].subject, language)
+                result.status, result.history_used = "resolved", True
         return result
     fitting, named = _narrow(message, history, vocabulary)
     result.history_used = bool(recent_history(history))
@@ -265,7 +292,7 @@ def substitute(message: str, subject: Subject, language: Language) -> str:
         rewritten, count = re.subn(pattern, replacement, message, count=1, flags=re.IGNORECASE)
         if count:
             return rewritten
-    if (past := _PAST_VERB.search(message)) is not None:
+    if (past := _PAST_VERB.search(message)) is not None and past.group("verb"):
         verb = past.start("verb")
         return f"{message[:verb]}{subject.nominative} {message[verb:]}"
     return f"{message.rstrip(' ?.!')} ({subject.label(language)})?"

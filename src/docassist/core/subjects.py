@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Final, Literal
 
 from docassist.core.documents import DocumentInfo
@@ -147,7 +148,7 @@ _TWO_BEFORE: Final = re.compile(
 _ANOTHER_AFTER: Final = re.compile(
     r"^[^.?!]{0,60}?\b(?:and|i|oraz|or|lub|albo)\s+(?:(?:a|an|the)\s+)?(?:another|second|drug\w+|"
     r"inn\w+|kolejn\w+)\b", re.IGNORECASE)
-_JOINED: Final = re.compile(r"^[^.?!]{0,60}?\b(?:and|i|oraz|or|lub|albo)\b", re.IGNORECASE)
+_CONJUNCTION: Final = re.compile(r"\b(?:and|i|oraz|or|lub|albo)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,10 @@ class SubjectVocabulary:
         return [subject for subject in self.subjects if subject.key in keys]
 
 
+def _norm(match: re.Match[str]) -> str:
+    return " ".join(match.group(0).casefold().split())
+
+
 def _mention(subject: Subject, text: str, matches: list[re.Match[str]]) -> Mention:
     first = matches[0]
     before, after = text[: first.start()], text[first.end():]
@@ -196,9 +201,12 @@ def _mention(subject: Subject, text: str, matches: list[re.Match[str]]) -> Menti
             gender = "m"
     plural = any(subject.plural is not None and subject.plural.search(m.group(0))
                  for m in matches)
-    distinct = {" ".join(m.group(0).casefold().split()) for m in matches}
+    # Two different mentions joined by "and" are two objects; "node worker-node-2" is one.
+    joined = any(_norm(left) != _norm(right)
+                 and _CONJUNCTION.search(text[left.end():right.start()])
+                 for left, right in pairwise(matches))
     several = bool(
         (plural and _TWO_BEFORE.search(before))
         or (subject.kind != "service" and _ANOTHER_AFTER.search(after))
-        or (len(distinct) > 1 and _JOINED.search(after)))
+        or joined)
     return Mention(subject, gender, plural, several)
