@@ -38,7 +38,7 @@ _IMPERATIVES_PL: Final = frozenset(
     "wlacz zabij nadaj przyznaj daj odbierz cofnij odnów odnow przywróć przywroc zresetuj otwórz "
     "otworz utwórz utworz załóż zaloz zgłoś zglos zainstaluj przeładuj przeladuj dodaj zatwierdź "
     "zatwierdz powiadom wycofaj anuluj napraw odtwórz odtworz odblokuj zablokuj zrób zrob "
-    "zaakceptuj akceptuj restartnij zrestartnij".split()
+    "zaakceptuj akceptuj restartnij zrestartnij wrzuć wrzuc wgraj podmień podmien".split()
 )
 _INFINITIVES_PL: Final = (
     r"(?:z?restartować|uruchomić|wykonać|usunąć|skasować|zmienić|wysłać|przesłać|wdrożyć|"
@@ -48,7 +48,8 @@ _INFINITIVES_PL: Final = (
 )
 _REQUEST_PATTERNS: Final = (
     re.compile(
-        r"\b(?:can|could|would|will)\s+you\s+(?:please\s+|just\s+)?(?:" + "|".join(
+        r"\b(?:(?:can|could|would|will)\s+you|if\s+you\s+could)\s+(?:please\s+|just\s+|kindly\s+)?"
+        r"(?:be\s+so\s+kind\s+(?:as\s+)?to\s+)?(?:" + "|".join(
             sorted(_IMPERATIVES_EN)
         ) + r")\b",
         re.IGNORECASE,
@@ -90,8 +91,8 @@ _SOURCES_PHRASES: Final = re.compile(
     r"\bwhere\s+(?:does|did)\s+(?:it|that|this)\s+say\b|\bwhat'?s\s+your\s+source|"
     r"\b(?:z|w)\s+(?:którego|ktorego|jakiego|jakim|którym|ktorym)\s+dokumen\w*|"
     r"\bgdzie\s+(?:to\s+)?(?:jest\s+)?(?:napisane|zapisane)\b|"
-    r"\bsk[aą]d\s+(?:(?:to|ta|te|ten|tę)\s+)?(?:masz|wiesz|bierzesz|wziął\w*|wzięł\w*|wzial\w*|"
-    r"pochodz\w*|info\w*)\b|\bsk[aą]d\s+(?:ta|te|ten|tę)\s+\w+|"
+    r"\bsk[aą]d\s+(?:(?:to|ta|te|ten|tę)\s+)?(?:masz|wiesz|bierzesz|wziął\w*|wzięł\w*|wzial\w*)\b|"
+    r"\bsk[aą]d\s+(?:to|ta|te|ten|tę)\s+(?:pochodz\w*|info\w*)|\bsk[aą]d\s+(?:ta|te|ten|tę)\s+\w+|"
     r"\b(?:daj|podaj|wyślij|wyslij|podeślij|podeslij|send|give)\s+(?:mi\s+|me\s+)?(?:the\s+|a\s+)?"
     r"link\w*\b|"
     r"\bna\s+czym\s+(?:to\s+)?(?:opierasz|oparł\w*|bazujesz|się\s+opiera\w*)|"
@@ -101,7 +102,10 @@ _SOURCES_PHRASES: Final = re.compile(
     r"\b(?:docs?|documents?|sources?|pages?)\s+(?:did\s+)?you\s+(?:used?|cited?|quoted?)\b|"
     r"\bwhere\s+can\s+i\s+read\s+more\s+about\s+(?:that|this|it)\b|"
     r"\bgdzie\s+mo[gż]\w*\s+(?:o\s+tym\s+)?(?:prze|po)czyta\w*(?:\s+o\s+tym|\s+więcej)?\s*\W*$|"
-    r"^\W*(?:links?|linki?|źródło|zrodlo|source)\W*$|"
+    r"(?:^|[.?!]\s*)(?:links?|linki?|linku|źródła?|zrodla?|źródło|zrodlo|sources?)\s*"
+    r"(?:pls|please|proszę|prosze|poproszę)?\W*$|"
+    r"\bwhere\s+(?:did\s+)?(?:you|u)\s+(?:found|find|get|got|read)\s+(?:it|that|this)\b|"
+    r"\bz\s+(?:których|ktorych|którego|ktorego)\s+(?:korzysta\w*|skorzysta\w*)|"
     r"\b(?:link|links|linki|linku|url)\s+(?:do|to)\s+(?:the\s+|this\s+|that\s+|tego\s+|tej\s+)?"
     r"(?:dokumen\w*|źród\w*|zrod\w*|"
     r"document\w*|source\w*)",
@@ -110,7 +114,8 @@ _SOURCES_PHRASES: Final = re.compile(
 _SOURCES_REFERENCE: Final = re.compile(
     r"\b(?:show|list|give|display|what|which|where|your|that|this|previous|last|answer|"
     r"pokaż|pokaz|pokazać|pokazac|podaj|podać|podac|daj|dać|wymień|jakie|tej|tego|poprzedniej|"
-    r"ostatniej|odpowiedzi|see|cite|send|document|doc|dokumen\w*)\b",
+    r"ostatniej|odpowiedzi|see|cite|send|document|doc|dokumen\w*|share|sharing|provide|point|"
+    r"wskaż|wskaz|wskazać|wskazac|poproszę|poprosze|proszę|prosze)\b",
     re.IGNORECASE,
 )
 _METADATA_WORDS: Final = re.compile(
@@ -128,7 +133,7 @@ _STRONG_METADATA: Final = re.compile(
 )
 _UNSUPPORTED: Final = re.compile(
     r"\b(?:chart|charts|graph|graphs|plot|diagram|visuali[sz]\w*|wykres\w*|wizualizacj\w*|"
-    r"book|booking|reserve|reservation|zarezerwuj\w*|rezerwacj\w*|translate|translation|"
+    r"book|booking|reserve|reservation|zarezerwuj\w*|rezerwacj\w*|translate|translation|zamów|zamow|"
     r"przetłumacz\w*|przetlumacz\w*|tłumaczeni\w*|picture|image|photo|drawing|draw|obrazek|"
     r"obraz|zdjęcie|rysun\w*|narysuj|spreadsheet|excel|xlsx|arkusz\w*|joke|dowcip|żart\w*|"
     r"weather|pogod\w*)\b",
@@ -139,12 +144,13 @@ _UNSUPPORTED: Final = re.compile(
 _CREATE_CONTENT: Final = re.compile(
     r"\b(?:write|draft|compose|generate|create|make)\s+(?:me\s+)?(?:a|an|the|some)?\s*(?:\w+\s+)?"
     r"(?:script|email|e-mail|letter|poem|story|summary|essay|code|program|function|template|"
-    r"presentation|slides?|tweet|haiku|song)s?\b|"
+    r"presentation|slides?|tweet|haiku|song|powerpoint|deck)s?\b|"
     r"\b(?:napisz|napisać|napisac|wygeneruj|stwórz|stworz|przygotuj|zredaguj|ułóż|uloz)\s+"
     r"(?:mi\s+)?(?:\w+\s+)?(?:skrypt\w*|mail\w*|e-mail\w*|list\w*|wiersz\w*|tekst\w*|"
     r"podsumowani\w*|streszczeni\w*|kod\w*|program\w*|funkcj\w*|szablon\w*|prezentacj\w*|"
     r"piosenk\w*|opowiadani\w*)|"
     r"^(?:write|draft|compose|generate|napisz|wygeneruj|zredaguj)\b|"
+    r"^(?:schedule|order)\s+(?:a|an|me|the)\b|\b(?:umów|umow|zaplanuj)\s+(?:mi\s+)?spotkani\w*|"
     r"\b(?:summari[sz]e|podsumuj|streść|stresc)\b",
     re.IGNORECASE,
 )
@@ -185,8 +191,10 @@ _INJECTION: Final = re.compile(
     r"prompts?|guidelines|polic(?:y|ies)|restrictions?|everything)\b|"
     r"\b(?:zignoruj|ignoruj|zapomnij|pomiń|pomin|olej)\w*\b[^.?!]{0,40}(?:instrukcj|zasad|regu[lł]|"
     r"poleceni|polecen|ogranicze|prompt|wszystko)|"
-    r"\bsystem\s+prompt|\bprompt\w*\s+systemow\w*|\binstrukcj\w*\s+systemow\w*|"
-    r"\b(?:hidden|secret|initial|original|system)\s+(?:instructions|prompt|rules)\b|"
+    r"\b(?:print|show|reveal|repeat|paste|output|tell|what\s+is|what's|wypisz|pokaż|pokaz|podaj|"
+    r"powtórz|powtorz|wklej|jaki\s+jest)\b[^.?!]{0,30}(?:system\s+(?:prompt|message)|prompt\w*\s+"
+    r"systemow\w*)|\binstrukcj\w*\s+systemow\w*|"
+    r"\b(?:hidden|secret|initial|original)\s+(?:instructions|prompt|rules)\b|"
     r"\byour\s+(?:instructions|prompt|system\s+message)\b|"
     r"\b(?:swoje|twoje|ukryte|masz|tajne)\s+(?:\w+\s+)?instrukcj\w*|\binstrukcj\w*\s+w\s+prompc\w*|"
     r"\b(?:repeat|print|output|reveal|paste|show)\b[^.?!]{0,40}\b(?:above|verbatim)\b|"
@@ -195,7 +203,9 @@ _INJECTION: Final = re.compile(
     r"\bact\s+as\s+(?:a|an|my|the)?\s*(?:shell|terminal|root|admin\w*|linux|bash|system)\b|"
     r"\bdeveloper\s+mode\b|\bjailbreak|\bjeste[sś]\s+teraz\b|\bod\s+teraz\s+(?:jeste[sś]|"
     r"odpowiadasz|działasz|dzialasz|wykonujesz)|\bnowa\s+rola\b|\budawaj\b|\bwciel\s+si[eę]\b|"
-    r"\bbez\s+(?:żadnych\s+)?ogranicze[nń]\b|\bwithout\s+(?:any\s+)?(?:limits|restrictions|rules)\b|"
+    r"\bbez\s+(?:żadnych\s+)?(?:ogranicze[nń]|filtr\w*)\b|\bod\s+(?:dziś|dzis|dzisiaj)\s+jeste[sś]\b|"
+    r"\bobey\s+(?:only\s+)?me\b|\byou\s+must\s+now\b|"
+    r"\bs[lł]uchaj\s+(?:tylko|wyłącznie)\s+mnie\b|\bwithout\s+(?:any\s+)?(?:limits|restrictions|rules)\b|"
     r"\b(?:swój|swoj|twój|twoj|your)\s+(?:\w+\s+)?prompt\w*|\bfrom\s+now\s+on\s+you\b|"
     r"\b(?:ignore|zignoruj|ignoruj)\s+(?:the\s+|all\s+)?(?:above|previous|prior|powyższe|powyzsze|"
     r"wcześniejsze|wczesniejsze|poprzednie)\b|\bwhat\s+(?:were|are)\s+you\s+told\b|"
