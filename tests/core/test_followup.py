@@ -187,6 +187,11 @@ def _thread(*texts: str) -> list[HistoryMessage]:
         # Polish drops the subject; "powinien" is masculine: the key, not the backup
         (("Wygenerowałem klucz prywatny i kopię zapasową.", "OK."),
          "Jakie uprawnienia powinien mieć?", "pl", "klucz"),
+        # the named object belongs to the reference: "the logs for it", "logi tej usługi"
+        (("How do I restart docassist-gateway?", "systemctl reload."),
+         "How do I check the logs for it?", "en", "logs for the docassist-gateway service"),
+        (("Jak zrestartować docassist-worker?", "systemctl restart."),
+         "Jak sprawdzić logi tej usługi?", "pl", "logi usługi docassist-worker"),
         # Polish case endings on a service name, and its short form
         (("Mam problem z workerem, kolejka rośnie.", "Sprawdź queue stats."),
          "Jak go zrestartować?", "pl", "docassist-worker"),

@@ -38,6 +38,8 @@ ELLIPSIS_MAX_WORDS: Final = 10
 MAX_WORDS_BEFORE_REFERENCE: Final = 1
 """Content words a follow-up may have before its reference (the verb: "how do I renew it")."""
 BARE_ELLIPSIS_MAX_WORDS: Final = 4
+MAX_WORDS_BEFORE_COMPLEMENT: Final = 8
+"""Words before a reference that complements a named object ("how do I check the logs for")."""
 PRO_DROP_MAX_WORDS: Final = 6
 """Without any candidate in history, only this short a continuation needs asking back."""
 
@@ -174,6 +176,16 @@ def _is_pro_drop(message: str, vocabulary: SubjectVocabulary) -> bool:
             and not vocabulary.find(message))
 
 
+_COMPLEMENT_BEFORE: Final = re.compile(
+    r"\b(?:for|of|from|about|with|on|in|do|dla|od|z|ze|o|w|na|u)\s+$", re.IGNORECASE)
+_POSSESSIVE_MARKER: Final = re.compile(
+    r"^(?:tej|tego|jej|jego|ich|its|their|that\s+service|this\s+service)\b", re.IGNORECASE)
+
+
+def _is_complement(before: str, marker: str) -> bool:
+    return bool(_COMPLEMENT_BEFORE.search(before) or _POSSESSIVE_MARKER.match(marker))
+
+
 def is_follow_up(message: str, vocabulary: SubjectVocabulary) -> bool:
     """A reference with no subject of its own before it (and no service anywhere), or an
     elliptical continuation."""
@@ -184,7 +196,9 @@ def is_follow_up(message: str, vocabulary: SubjectVocabulary) -> bool:
         return _is_elliptical(message, vocabulary)
     before = message[: marker.start()]
     if vocabulary.find(before):
-        return False
+        # "the logs for it", "logi tej usługi": the named object belongs to the reference.
+        return _is_complement(before, marker.group(0)) and len(words(before)) <= (
+            MAX_WORDS_BEFORE_COMPLEMENT)
     # "how do I renew it?" is a follow-up; "is the printer broken? fix it" names its own.
     content = [word for word in words(before) if word not in _GENERIC and len(word) >= 3]
     return len(content) <= MAX_WORDS_BEFORE_REFERENCE
@@ -239,6 +253,9 @@ def _narrow(message: str, history: list[HistoryMessage], vocabulary: SubjectVoca
     """Candidates left after agreement and verb fit, and every candidate before narrowing."""
     reference = read_reference(message)
     user, assistant = history_mentions(history, vocabulary)
+    own = {subject.key for subject in vocabulary.find(message)}  # "logs for it": not the logs
+    user = [m for m in user if m.subject.key not in own]
+    assistant = [m for m in assistant if m.subject.key not in own]
     for group in (user, assistant):
         fitting = [mention for mention in group if reference.admits(mention)]
         if fitting:
