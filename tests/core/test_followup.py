@@ -192,6 +192,15 @@ def _thread(*texts: str) -> list[HistoryMessage]:
          "How do I check the logs for it?", "en", "logs for the docassist-gateway service"),
         (("Jak zrestartować docassist-worker?", "systemctl restart."),
          "Jak sprawdzić logi tej usługi?", "pl", "logi usługi docassist-worker"),
+        # a bare short question and "ona" carry the subject on; "do that" keeps it too
+        (("Jak zrobić kopię zapasową bazy?", "docassist-db backup."), "Ile trwa?", "pl",
+         "kopia zapasowa"),
+        (("Jak zrobić kopię zapasową bazy?", "docassist-db backup."), "Gdzie ona trafia?", "pl",
+         "kopi"),
+        (("How do I restart docassist-api?", "sudo systemctl restart docassist-api."),
+         "Can I do that during business hours?", "en", "docassist-api"),
+        (("How do I restore the database?", "Stop docassist-worker, run restore."),
+         "what do I check afterwards?", "en", "database"),
         # Polish case endings on a service name, and its short form
         (("Mam problem z workerem, kolejka rośnie.", "Sprawdź queue stats."),
          "Jak go zrestartować?", "pl", "docassist-worker"),

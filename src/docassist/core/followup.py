@@ -35,12 +35,13 @@ __all__ = ["BUILTIN_SUBJECTS", "Resolution", "Subject", "SubjectVocabulary", "fi
 ResolutionStatus = Literal["unchanged", "resolved", "clarification_needed"]
 ELLIPSIS_MAX_WORDS: Final = 10
 """An elliptical continuation ("a na produkcji?") is short; longer messages stand alone."""
-MAX_WORDS_BEFORE_REFERENCE: Final = 1
+MAX_WORDS_BEFORE_REFERENCE: Final = 2
 """Content words a follow-up may have before its reference (the verb: "how do I renew it")."""
 BARE_ELLIPSIS_MAX_WORDS: Final = 4
 MAX_WORDS_BEFORE_COMPLEMENT: Final = 8
 """Words before a reference that complements a named object ("how do I check the logs for")."""
 PRO_DROP_MAX_WORDS: Final = 6
+BARE_QUESTION_MAX_WORDS: Final = 3
 """Without any candidate in history, only this short a continuation needs asking back."""
 
 # Words that do not name a subject: question words, auxiliaries, generic verbs and nouns.
@@ -62,14 +63,15 @@ _GENERIC: Final = frozenset(
 )
 
 _PRONOUNS_PL: Final[dict[str, tuple[frozenset[Gender] | None, bool | None]]] = {
-    **dict.fromkeys(("jej", "ją", "nią", "niej"), (frozenset({"f"}), False)),
+    **dict.fromkeys(("jej", "ją", "nią", "niej", "ona"), (frozenset({"f"}), False)),
+    "ono": (frozenset({"n"}), False), "oni": (None, True),
     **dict.fromkeys(("jego", "go", "niego", "nim", "mu", "niemu"), (frozenset({"m", "n"}), False)),
     **dict.fromkeys(("ich", "nich", "nimi", "im"), (None, True)),
     **dict.fromkeys(("tego", "tym", "ten"), (frozenset({"m", "n"}), False)),
     **dict.fromkeys(("tej", "tę", "tą"), (frozenset({"f"}), False)),
 }
 _MARKERS_PL: Final = re.compile(
-    r"\b(?:jej|jego|ją|nią|niego|niej|nim|go|je|ich|nich|nimi|tej\s+usługi|tej\s+usłudze|"
+    r"\b(?:jej|jego|ją|nią|niego|niej|nim|go|je|ich|nich|nimi|ona|ono|oni|tej\s+usługi|tej\s+usłudze|"
     r"ta\s+usługa|tę\s+usługę|tej\s+bazy|tego\s+certyfikatu|co\s+teraz|a\s+teraz|"
     r"stan\s+to\s+failed|jest\s+w\s+stanie\s+failed|ma\s+stan\s+failed|"
     r"(?<=jak\s)to(?=\s+\w+[ćc]\b)|"
@@ -80,13 +82,17 @@ _MARKERS_PL: Final = re.compile(
 _MARKERS_EN: Final = re.compile(
     r"\b(?:its|it|they|them|their|that\s+service|this\s+service|the\s+service|that\s+one|"
     r"this\s+one|(?:that|this)(?=\s*(?:[?.!]|$))|"
+    r"(?:do|undo|redo|fix|check|verify|repeat)\s+(?:that|this)|"
+    r"(?:that|this)(?=\s+(?:fails?|failed|works?|worked|happens?|breaks?|doesn't|does\s+not)\b)|"
     r"what\s+now|status\s+is\s+failed|state\s+is\s+failed|it\s+failed)\b",
     re.IGNORECASE,
 )
 _PLURAL_EN: Final = re.compile(r"\b(?:they|them|their)\b", re.IGNORECASE)
 _SERVICE_PHRASE: Final = re.compile(r"\b(?:usług\w*|service)\b", re.IGNORECASE)
 _ELLIPSIS: Final = re.compile(
-    r"^\W*(?:a|i|oraz|and|or|but|what\s+about|how\s+about|a\s+co\s+z|a\s+jak\s+z)\b", re.I)
+    r"^\W*(?:a|i|oraz|and|or|but|what\s+about|how\s+about|a\s+co\s+z|a\s+jak\s+z)\b"
+    # "what do I check afterwards?": the continuation is at the end
+    r"|\b(?:afterwards|after\s+that|potem|następnie|nastepnie|później|pozniej)\W*$", re.I)
 # A Polish past-tense verb right after a conjunction has the missing subject: "jeśli wygasł".
 _PAST_VERB: Final = re.compile(
     r"(?:^|\b(?:jeśli|jesli|jeżeli|jezeli|gdy|kiedy|czemu|dlaczego|bo|że|ze|a)\s+)"
@@ -165,15 +171,20 @@ def find_marker(message: str) -> re.Match[str] | None:
 
 def _is_elliptical(message: str, vocabulary: SubjectVocabulary) -> bool:
     """ "a na produkcji?", "and on the cluster?": a short continuation with no subject."""
-    return (bool(_ELLIPSIS.match(message)) and len(words(message)) <= ELLIPSIS_MAX_WORDS
+    return (bool(_ELLIPSIS.search(message)) and len(words(message)) <= ELLIPSIS_MAX_WORDS
             and not vocabulary.find(message))
 
 
 def _is_pro_drop(message: str, vocabulary: SubjectVocabulary) -> bool:
     """ "Jakie uprawnienia powinien mieć?": Polish drops the subject and the verb keeps its
     gender. Resolved only when exactly one candidate fits; otherwise searched as written."""
-    return (len(words(message)) <= PRO_DROP_MAX_WORDS and bool(_PAST_VERB.search(message))
-            and not vocabulary.find(message))
+    if vocabulary.find(message) or vocabulary.names_service(message):
+        return False
+    count = len(words(message))
+    # "Ile trwa?": a bare verb question is too short to stand alone
+    bare = (count <= BARE_QUESTION_MAX_WORDS and message.rstrip().endswith("?")
+            and not re.search(r"(?<=\w\W)[A-Z]|\w{8,}", message.strip()))  # no name of its own
+    return bare or (count <= PRO_DROP_MAX_WORDS and bool(_PAST_VERB.search(message)))
 
 
 _COMPLEMENT_BEFORE: Final = re.compile(
@@ -327,7 +338,7 @@ def _replacements(subject: Subject) -> tuple[tuple[str, str], ...]:
         (r"\bta\s+usługa\b", subject.nominative),
         (r"\b(?:its|their)\s+(\w+)", rf"the \1 of {subject.english}"),
         (r"\b(?:that|this|the)\s+(?:service|one)\b", subject.english),
-        (r"\b(?:it|they|them|this|that)\b", subject.english),
+        (r"\b(?:it|they|them)\b", subject.english),
     )
 
 
