@@ -35,7 +35,7 @@ __all__ = ["BUILTIN_SUBJECTS", "Resolution", "Subject", "SubjectVocabulary", "fi
 ResolutionStatus = Literal["unchanged", "resolved", "clarification_needed"]
 ELLIPSIS_MAX_WORDS: Final = 10
 """An elliptical continuation ("a na produkcji?") is short; longer messages stand alone."""
-MAX_WORDS_BEFORE_REFERENCE: Final = 2
+MAX_WORDS_BEFORE_REFERENCE: Final = 1
 """Content words a follow-up may have before its reference (the verb: "how do I renew it")."""
 BARE_ELLIPSIS_MAX_WORDS: Final = 4
 MAX_WORDS_BEFORE_COMPLEMENT: Final = 8
