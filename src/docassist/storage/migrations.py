@@ -233,6 +233,9 @@ def m008_one_vote_per_user_and_escalations(db: Database) -> None:
     # The kind of refusal decided at admission (external_user, rate_limited, …), NULL when
     # the event runs a turn: a refused message does not make its thread the bot's.
     db.table("inbox").add_column("refusal", str)
+
+
+@migrations()
 def m009_fold_keeps_short_i(db: Database) -> None:
     # Folding now keeps Russian `й` (stems need it); searchable rows holding it are folded
     # again, so stored text and queries fold alike. Later changes to folding add their own.
@@ -251,3 +254,40 @@ def m009_fold_keeps_short_i(db: Database) -> None:
     if rows:
         db.execute("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
                    "WHERE key = 'index_version'")
+
+
+@migrations()
+def m010_sources(db: Database) -> None:
+    """Document sources (issue 20): configuration without secrets, sync state, the items a
+    web source last saw (validators for conditional requests), one lease per source so one
+    process syncs it at a time, and each document's source and collection."""
+    db.table("sources").create(
+        {
+            "name": str,
+            "kind": str,
+            "collection": str,
+            "settings": str,
+            "created_at": str,
+            "last_run": str,
+            "last_success": str,
+            "last_error": str,
+            "counts": str,
+            "next_run": str,
+        },
+        pk="name",
+    )
+    db.table("source_items").create(
+        {
+            "source": str,
+            "item": str,
+            "document_id": str,
+            "etag": str,
+            "last_modified": str,
+            "links": str,
+            "seen_at": str,
+        },
+        pk=("source", "item"),
+    )
+    db.table("leases").create({"name": str, "holder": str, "expires_at": str}, pk="name")
+    db.table("documents").add_column("collection", str, not_null_default="default")
+    db.table("documents").add_column("source", str)
