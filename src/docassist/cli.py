@@ -20,6 +20,7 @@ from rich.table import Table
 
 from docassist.bot.cli import ChatSession, render_result
 from docassist.bot.cli.chat import new_thread_key
+from docassist.cli_sources import sources_app, sync
 from docassist.config import Settings
 from docassist.core import i18n
 from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
@@ -65,6 +66,8 @@ eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_
 app.add_typer(eval_app, name="eval")
 traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=True)
 app.add_typer(traces_app, name="traces")
+app.add_typer(sources_app, name="sources")
+app.command("sync")(sync)
 
 out = Console()
 err = Console(stderr=True)

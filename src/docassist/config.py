@@ -80,6 +80,9 @@ class Settings(BaseSettings):
     save_raw: bool = Field(default=False, description="Store raw text and prompts in traces")
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")
+    sync_every: int = Field(default=0, ge=0,
+                            description="Seconds between scheduled syncs of every source in "
+                            "`slack`/`teams` (0 = off; `docassist sync` runs one by hand)")
 
     def model_config_for(self, record_path: Path | None = None) -> ModelConfig:
         key = self.openai_api_key.get_secret_value() if self.openai_api_key else None
