@@ -199,10 +199,12 @@ def docs(as_json: JsonOption = False) -> None:
     if as_json:
         _emit_json([document.model_dump() for document in documents])
         return
-    table = Table("id", "title", "version", "owner", "lang", "updated", "chunks")
+    table = Table("id", "title", "version", "indexed", "source", "owner", "lang", "updated",
+                  "chunks")
     for d in documents:
-        table.add_row(d.document_id, d.title, d.version, d.owner or "", d.language or "",
-                      d.updated or "", str(d.chunk_count))
+        table.add_row(d.document_id, d.title, d.version, (d.indexed_at or "")[:16],
+                      d.source or "", d.owner or "", d.language or "", d.updated or "",
+                      str(d.chunk_count))
     out.print(table)
 
 
