@@ -115,9 +115,10 @@ def embed_new_chunks(runtime: Runtime) -> None:
 def sync_and_embed(runtime: Runtime, name: str | None = None,
                    on_item: Callable[[str], None] | None = None) -> list[SyncOutcome]:
     """Sync the named source (or all), then embed what changed."""
-    every = runtime.settings.sync_every or None
-    return sync_all(runtime.store, name, every_seconds=every, on_item=on_item,
-                    after=lambda _store: embed_new_chunks(runtime))
+    settings = runtime.settings
+    return sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
+                    on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
+                    stale_days=settings.stale_note_days if settings.stale_notes else None)
 
 
 FIRST_INDEX_KEY = "first_index"

@@ -147,3 +147,18 @@ WEB_MAX_RETRY_AFTER_SECONDS: Final = 30.0
 
 SYNC_LEASE_SECONDS: Final = 900
 """How long a process holds a source's sync lease; a process that died frees it after this."""
+
+STALE_NOTE_ACTIVE_DAYS: Final = 14
+"""Threads active within this many days get a note when a version they cited changes."""
+
+STALE_NOTE_ATTEMPTS: Final = 5
+"""Tries to post one stale note before it is marked failed."""
+
+STALE_NOTE_CLAIM_SECONDS: Final = 120
+"""How long a serving process holds the notes it claimed before another may take them."""
+
+STALE_NOTE_POLL_SECONDS: Final = 10.0
+"""How often a serving process looks for notes to deliver."""
+
+STALE_NOTE_BATCH: Final = 20
+"""Notes one process claims at a time."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from docassist.core.errors import ConfigurationError, DocAssistError
 from docassist.core.limits import SYNC_LEASE_SECONDS
 from docassist.core.sources import Source, SourceKind, SyncOutcome
+from docassist.core.stale import DocumentChange
 from docassist.sources.web import WebFetcher
 from docassist.sources.web_sync import OnItem, WebSync
 from docassist.storage.database import Store
@@ -71,8 +72,18 @@ def selected_sources(store: Store, name: str | None) -> list[Source]:
     return chosen
 
 
+def note_stale_threads(store: Store, outcome: SyncOutcome, active_days: int) -> int:
+    """Pending notes for threads whose latest answer cited a version this sync replaced or
+    removed (delivered later by the serving processes)."""
+    changes = dict.fromkeys(outcome.updated, DocumentChange.UPDATED)
+    changes.update(dict.fromkeys(outcome.deleted, DocumentChange.DELETED))
+    titles = {document_id: document.title for document_id in outcome.updated
+              if (document := store.document(document_id)) is not None}
+    return store.record_stale_notes(changes, titles, active_days)
+
+
 def sync_source(store: Store, source: Source, *, every_seconds: float | None = None,
-                on_item: OnItem | None = None) -> SyncOutcome:
+                on_item: OnItem | None = None, stale_days: int | None = None) -> SyncOutcome:
     """Sync one source under its lease; the outcome (errors included) is recorded on it."""
     lease = lease_name(source.name)
     if not store.claim_lease(lease, HOLDER, SYNC_LEASE_SECONDS):
@@ -84,6 +95,8 @@ def sync_source(store: Store, source: Source, *, every_seconds: float | None = N
             outcome = _sync_one(store, source, on_item)
         except DocAssistError as error:
             outcome = SyncOutcome(source.name, source.kind, errors=[str(error)])
+        if stale_days is not None:
+            note_stale_threads(store, outcome, stale_days)
         next_run = None
         if every_seconds:
             when = datetime.now(UTC) + timedelta(seconds=every_seconds)
@@ -97,10 +110,12 @@ def sync_source(store: Store, source: Source, *, every_seconds: float | None = N
 
 
 def sync_all(store: Store, name: str | None = None, *, every_seconds: float | None = None,
-             on_item: OnItem | None = None, after: AfterSync | None = None
-             ) -> list[SyncOutcome]:
-    """Sync the named source or every source; `after` runs once (e.g. embedding new chunks)."""
-    outcomes = [sync_source(store, source, every_seconds=every_seconds, on_item=on_item)
+             on_item: OnItem | None = None, after: AfterSync | None = None,
+             stale_days: int | None = None) -> list[SyncOutcome]:
+    """Sync the named source or every source; `after` runs once (e.g. embedding new chunks);
+    with `stale_days`, threads active that recently get notes about changed citations."""
+    outcomes = [sync_source(store, source, every_seconds=every_seconds, on_item=on_item,
+                            stale_days=stale_days)
                 for source in selected_sources(store, name)]
     if after is not None and any(o.added or o.updated for o in outcomes):
         after(store)

@@ -46,6 +46,7 @@ from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
 from docassist.storage.source_rows import SourceRows
+from docassist.storage.stale_rows import StaleRows
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class Store(SourceRows):
+class Store(SourceRows, StaleRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed

@@ -291,3 +291,34 @@ def m010_sources(db: Database) -> None:
     db.table("leases").create({"name": str, "holder": str, "expires_at": str}, pk="name")
     db.table("documents").add_column("collection", str, not_null_default="default")
     db.table("documents").add_column("source", str)
+    # Notes to threads whose latest answer cited a version a sync replaced or removed: pending
+    # work, claimed with an expiry by the serving process that posts it. One per thread and
+    # cited version (the unique index).
+    db.table("stale_notes").create(
+        {
+            "id": int,
+            "conversation_id": str,
+            "platform": str,
+            "workspace": str,
+            "channel": str,
+            "thread": str,
+            "document_id": str,
+            "cited_version": str,
+            "title": str,
+            "change": str,
+            "changed_at": str,
+            "status": str,
+            "claimed_by": str,
+            "claim_expires": str,
+            "delivered_at": str,
+            "attempts": int,
+            "error": str,
+        },
+        pk="id",
+    )
+    db.table("stale_notes").create_index(["conversation_id", "cited_version"], unique=True)
+    db.table("stale_notes").create_index(["status"])
+    # Where a Teams conversation is (service URL, conversation and bot ids; no user, no text):
+    # a note is posted without a user message to reply to.
+    db.table("conversation_addresses").create(
+        {"conversation_id": str, "reference": str, "updated_at": str}, pk="conversation_id")
