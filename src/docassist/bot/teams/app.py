@@ -35,6 +35,7 @@ from microsoft_agents.hosting.core.authorization import Connections
 from docassist.bot.commands import parse_text_command
 from docassist.bot.hygiene import without_lone_surrogates
 from docassist.bot.teams import cards
+from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
@@ -144,6 +145,7 @@ class TeamsAdapter:
         self._waiting_lock = threading.Lock()
         self.agent.activity(ActivityTypes.message)(self.on_message)
         self.agent.members_added()(self.on_members_added)
+        self.stale_notes = TeamsStaleNotes(self)  # notes about changed citations (stale.py)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> int:
         """Bind to the serving loop (replies are sent from it) and resume unfinished events."""
@@ -173,6 +175,9 @@ class TeamsAdapter:
         action = value.get(cards.ACTION_KEY)
         if action == cards.FEEDBACK:
             await self._feedback(context, user, value, language)
+            return
+        if action == ASK_AGAIN:
+            await self.stale_notes.ask_again(context, value, user, language)
             return
         command: Command | None = None
         argument: str | None = None
@@ -287,6 +292,7 @@ class TeamsAdapter:
     # --- delivery (inbox worker threads) ----------------------------------------------
 
     def deliver(self, message: ChatMessage, result: TurnResult) -> None:
+        self.stale_notes.remember(message)
         with self._waiting_lock:
             waiting = self._waiting.pop(str(message.event_id), None)
         activities = [reply_activity(card) for card in cards.render(result)]
