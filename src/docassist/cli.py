@@ -20,7 +20,7 @@ from rich.table import Table
 
 from docassist.bot.cli import ChatSession, render_result
 from docassist.bot.cli.chat import new_thread_key
-from docassist.cli_sources import sources_app, sync
+from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
 from docassist.core import i18n
 from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
@@ -283,6 +283,7 @@ def slack(
         inbox_workers=runtime.settings.inbox_workers))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
+    start_source_work(runtime, "slack", adapter.stale_notes.post)
     warm_up(runtime)  # before the port opens: no event is acked behind a model load
     resumed = adapter.worker.resume()
     if resumed:
@@ -347,6 +348,7 @@ def teams(
         logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
+    start_source_work(runtime, "teams", adapter.stale_notes.post)
 
     def ready(bound: int) -> None:
         err.print(f"Teams endpoint on http://{host}:{bound}/api/messages")

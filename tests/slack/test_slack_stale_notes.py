@@ -118,3 +118,18 @@ def test_a_failed_post_is_tried_again_later(rig: SlackRig, store: Store, zebra: 
     [row] = store.stale_note_rows()
     assert row["status"] == "pending" and row["attempts"] == 1
     assert courier.deliver_once() == 1
+
+
+def test_admins_see_every_source_and_its_failure_in_slack(rig: SlackRig, store: Store,
+                                                          zebra: Path) -> None:
+    store.add_source(Source(name="gone", kind=SourceKind.FOLDER,
+                            settings={"path": str(zebra.parent / "missing")}))
+    sync_all(store, "gone")
+    rig.command("/docassist-admin", "sources", user="UADMIN")
+    [shown] = rig.api.posted("chat.postEphemeral")
+    assert "handbook (folder, default): 1 docs" in shown["text"]
+    assert "gone (folder, default): 0 docs, last success never" in shown["text"]
+    assert "FAILING: " in shown["text"] and "folder not found" in shown["text"]
+    rig.command("/docassist-admin", "sources", user="U1")
+    refused = rig.api.posted("chat.postEphemeral")[-1]
+    assert "handbook" not in refused["text"]

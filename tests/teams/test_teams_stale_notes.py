@@ -16,6 +16,7 @@ from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
 from tests.conftest import EngineFactory
 from tests.teams.test_teams_http import (  # noqa: F401 - teams_factory is a fixture
+    ADMIN,
     CHANNEL,
     TeamsRig,
     teams_factory,
@@ -83,3 +84,16 @@ def test_a_conversation_without_a_known_address_keeps_its_note_pending(
     [row] = store.stale_note_rows()
     assert row["status"] == "pending" and "no address" in row["error"]
     assert CHANNEL  # (the channel constant is shared with the HTTP tests)
+
+
+def test_admins_see_every_source_and_its_failure_in_teams(teams: TeamsRig, store: Store,
+                                                          zebra: Path) -> None:
+    store.add_source(Source(name="gone", kind=SourceKind.FOLDER,
+                            settings={"path": str(zebra.parent / "missing")}))
+    sync_all(store, "gone")
+    teams.post(teams.activity("sources", user=ADMIN))
+    shown = teams.connector.messages()[-1].text
+    assert "handbook (folder, default): 1 docs" in shown
+    assert "gone (folder, default): 0 docs" in shown and "folder not found" in shown
+    teams.post(teams.activity("sources"))
+    assert "handbook" not in teams.connector.messages()[-1].text

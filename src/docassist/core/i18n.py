@@ -237,8 +237,8 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "This command is for DocAssist administrators only.",
     },
     "slack_admin_usage": {
-        "pl": "Użycie: /docassist-admin export [od] [do] | stats",
-        "en": "Usage: /docassist-admin export [since] [until] | stats",
+        "pl": "Użycie: /docassist-admin export [od] [do] | stats | sources",
+        "en": "Usage: /docassist-admin export [since] [until] | stats | sources",
     },
     "slack_admin_exported": {
         "pl": "Eksport śladów ({rows} tur) jest w Twoich wiadomościach prywatnych.",
@@ -265,7 +265,7 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "teams_help": {
         "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie w czacie, a odpowiem z "
         "dokumentów, z cytatami. Polecenia: meta ID-DOKUMENTU, docs, clear, help "
-        "(dla administratorów: stats). Na karcie odpowiedzi: Pokaż źródła, Wyczyść wątek.",
+        "(dla administratorów: stats, sources). Na karcie odpowiedzi: Pokaż źródła, Wyczyść wątek.",
         "en": "Mention @DocAssist in a channel or chat with me and I answer from the "
         "documents, with citations. Commands: meta DOCUMENT-ID, docs, clear, help "
         "(for administrators: stats). On an answer card: Show sources, Clear thread.",

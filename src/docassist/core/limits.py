@@ -162,3 +162,6 @@ STALE_NOTE_POLL_SECONDS: Final = 10.0
 
 STALE_NOTE_BATCH: Final = 20
 """Notes one process claims at a time."""
+
+SOURCE_STALE_HOURS: Final = 24
+"""A source without a successful sync for this long is shown as stale (report, admin views)."""

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from docassist.core import i18n
 from docassist.core.documents import DEFAULT_COLLECTION
+from docassist.core.limits import SOURCE_STALE_HOURS
 
 SOURCE_NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
@@ -87,6 +90,36 @@ class SourceStatus(BaseModel):
     @property
     def failing(self) -> bool:
         return self.last_error is not None
+
+
+class SourceHealth(StrEnum):
+    OK = "ok"
+    STALE = "stale"
+    """No successful sync within SOURCE_STALE_HOURS (or never)."""
+    FAILING = "failing"
+    """The last sync failed (partly or wholly)."""
+
+
+def health(status: SourceStatus, now: datetime) -> SourceHealth:
+    if status.last_error is not None:
+        return SourceHealth.FAILING
+    if status.last_success is None or datetime.fromisoformat(status.last_success) < (
+            now - timedelta(hours=SOURCE_STALE_HOURS)):
+        return SourceHealth.STALE
+    return SourceHealth.OK
+
+
+def describe_sources(statuses: list[SourceStatus], language: i18n.Language) -> list[str]:
+    """One line per source for the admin views (Slack and Teams say the same)."""
+    if not statuses:
+        return [i18n.text("sources_none", language)]
+    never = i18n.text("source_never", language)
+    return [i18n.text(
+        "source_line", language, name=s.name, kind=s.kind, collection=s.collection,
+        documents=s.documents, last_success=(s.last_success or never)[:16].replace("T", " "),
+        next_run=(s.next_run or "—")[:16].replace("T", " "),
+        problem=i18n.text("source_failing", language, error=s.last_error[:300])
+        if s.last_error else "") for s in statuses]
 
 
 @dataclass

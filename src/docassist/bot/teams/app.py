@@ -187,7 +187,7 @@ class TeamsAdapter:
             command = Command.CLEAR
         elif action is None:
             parsed = parse_text_command(text)
-            if parsed is not None and (parsed.name in ("docs", "help", "stats")
+            if parsed is not None and (parsed.name in ("docs", "help", "stats", "sources")
                                        or (parsed.name == "meta" and not parsed.argument)):
                 await self._direct_command(context, parsed.name, user, language, event_id)
                 return
@@ -272,8 +272,11 @@ class TeamsAdapter:
             documents = await asyncio.to_thread(self.store.documents)
             await context.send_activity(reply_activity(cards.catalog_card(documents, language)))
         elif user not in self.config.admin_users:
-            logger.warning("refused stats from user %s", sha256_text(user))
+            logger.warning("refused %s from user %s", name, sha256_text(user))
             await context.send_activity(text_activity(i18n.text("admin_refused", language)))
+        elif name == "sources":
+            statuses = await asyncio.to_thread(self.store.source_statuses)
+            await context.send_activity(reply_activity(cards.sources_card(statuses, language)))
         else:
             summary = await asyncio.to_thread(activity_summary, self.store)
             await context.send_activity(reply_activity(cards.stats_card(summary, language)))

@@ -34,7 +34,7 @@ ASK_AGAIN: Final = "ask_again"
 def note_card(note: StaleNote, language: i18n.Language) -> cards.Card:
     action = {"type": "Action.Submit", "title": i18n.text("stale_ask_again", language),
               "data": {cards.ACTION_KEY: ASK_AGAIN, "note": str(note.note_id)}}
-    return cards.card([cards.text_block(note_text(note, language), wrap=True)], [action])
+    return cards.card([cards.inert_text(note_text(note, language))], [action])
 
 
 class TeamsStaleNotes:
