@@ -54,6 +54,8 @@ class WebSync:
     items: dict[str, WebItem] = field(init=False)
     documents: dict[str, str] = field(init=False)
     seen: set[str] = field(default_factory=set)
+    crawling: bool = False
+    """Following links (a start page), so each page's links are read and kept."""
 
     def __post_init__(self) -> None:
         self.outcome = SyncOutcome(self.source.name, self.source.kind)
@@ -67,6 +69,7 @@ class WebSync:
             if settings.is_sitemap:
                 self._sync_listed(self.fetcher.sitemap_urls(settings.url))
             else:
+                self.crawling = True
                 self._crawl(settings.url)
         except FetchError as error:  # the listing itself failed: nothing is taken as gone
             self.outcome.errors.append(f"{settings.url}: {error}")
@@ -112,7 +115,8 @@ class WebSync:
             if page.not_modified and known is not None:
                 self._unchanged(url, known.document_id)
                 return known.links
-            links = same_site_links(url, page.body) if "html" in page.content_type else []
+            crawled = self.crawling and "html" in page.content_type
+            links = same_site_links(url, page.body) if crawled else []
             document_id = self._store_page(page)
         except (FetchError, ValueError) as error:
             self.outcome.failed.append(url)
