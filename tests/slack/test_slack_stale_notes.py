@@ -133,3 +133,21 @@ def test_admins_see_every_source_and_its_failure_in_slack(rig: SlackRig, store: 
     rig.command("/docassist-admin", "sources", user="U1")
     refused = rig.api.posted("chat.postEphemeral")[-1]
     assert "handbook" not in refused["text"]
+
+
+def test_ask_again_after_the_thread_was_cleared_says_so_and_runs_nothing(
+        rig: SlackRig, store: Store, zebra: Path) -> None:
+    rig.event(mention(QUESTION, "550.1"), "Ev1")
+    zebra.write_text(ZEBRA_V2)
+    sync_all(store, stale_days=14)
+    StaleNoteCourier(store, "slack", rig.adapter.stale_notes.post).deliver_once()
+    note = rig.api.posted()[-1]
+    rig.event(mention("clear", "550.2", thread_ts="550.1"), "Ev2")
+    posts, turns = len(rig.api.posted()), len(store.turns())
+    button = next(b for b in note["blocks"] if b["type"] == "actions")["elements"][0]
+    assert rig.interactive(ask_again_payload(button["value"], "550.1")).status_code == 200
+    [told] = rig.api.posted("chat.postEphemeral")
+    assert told["text"].startswith("I no longer have that question")
+    assert len(rig.api.posted()) == posts and len(store.turns()) == turns  # no turn, no tool
+    assert rig.interactive(ask_again_payload("999", "550.1")).status_code == 200
+    assert len(rig.api.posted("chat.postEphemeral")) == 1 and len(store.turns()) == turns
