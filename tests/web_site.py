@@ -16,6 +16,8 @@ class SiteState:
     pages: dict[str, str] = field(default_factory=dict)
     """Path → HTML."""
     robots: str = ""
+    files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    """Path → (content type, bytes): what is not a page (an archive, plain text)."""
     failures: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
     """Path → statuses (with headers) to answer before the page, one per request."""
     sitemap: bool = True
@@ -65,6 +67,8 @@ class WebSite:
                     self.reply(200, _sitemap(self._base(), list(state.pages)), "application/xml")
                 elif path in state.pages:
                     self._page(state.pages[path])
+                elif path in state.files:
+                    self.reply(200, state.files[path][1], state.files[path][0])
                 else:
                     self.reply(404, b"not found", "text/plain")
 

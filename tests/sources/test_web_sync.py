@@ -159,12 +159,19 @@ def test_a_start_page_is_crawled_through_same_site_links(tmp_path: Path, site: W
     site.state.sitemap = False
     site.state.pages["/"] = page("Home", ("Index", "Operations handbook."),
                                  links="<a href='/ops/restart.html'>r</a>"
+                                       "<a href='/notes.txt'>notes</a>"
+                                       "<a href='/bundle.zip'>zip</a>"
                                        "<a href='https://example.org/x'>out</a>")
+    site.state.files["/notes.txt"] = ("text/plain", b"On-call notes: page the lead.")
+    site.state.files["/bundle.zip"] = ("application/zip", b"PK\x03\x04")
     store = Store(tmp_path / "crawl.db")
     store.add_source(Source(name="site", kind=SourceKind.WEB, settings={"url": site.url + "/"}))
     [outcome] = sync_all(store)
-    assert sorted(outcome.added) == ["DOC-INDEX", "DOC-OPS_RESTART"]
+    assert outcome.ok, outcome.errors
+    assert sorted(outcome.added) == ["DOC-INDEX", "DOC-NOTES", "DOC-OPS_RESTART"]
     assert site.state.hits["/keys.html"] == 0  # not linked
+    assert any("bundle.zip: skipped: unsupported content type application/zip" in note
+               for note in outcome.notes)
     store.close()
 
 

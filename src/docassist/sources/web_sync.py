@@ -33,6 +33,10 @@ def url_relative_path(url: str) -> PurePosixPath:
     return PurePosixPath(path or "index")
 
 
+class UnsupportedPage(ValueError):
+    """A linked file DocAssist does not read (an image, an archive): skipped with a note."""
+
+
 def _page_text(page: Page) -> str:
     kind = page.content_type.split(";", 1)[0].strip().lower()
     if kind in ("text/html", "application/xhtml+xml"):
@@ -41,7 +45,7 @@ def _page_text(page: Page) -> str:
         return read_pdf(page.body)
     if kind in ("text/plain", "text/markdown"):
         return read_text_file(page.body)
-    raise ValueError(f"unsupported content type {kind or '(none)'}")
+    raise UnsupportedPage(f"unsupported content type {kind or '(none)'}")
 
 
 @dataclass
@@ -118,6 +122,10 @@ class WebSync:
             crawled = self.crawling and "html" in page.content_type
             links = same_site_links(url, page.body) if crawled else []
             document_id = self._store_page(page)
+        except UnsupportedPage as error:
+            self.outcome.notes.append(f"{url}: skipped: {error}")
+            self.seen.discard(url)
+            return []
         except (FetchError, ValueError) as error:
             self.outcome.failed.append(url)
             self.outcome.errors.append(f"{url}: {error}")
