@@ -409,10 +409,13 @@ def eval_decisions(
     file: Annotated[Path, typer.Argument(help="JSONL cases (see samples/decisions_dev.jsonl).")],
     as_json: JsonOption = False,
     record: RecordOption = None,
+    split: Annotated[str | None, typer.Option(
+        help="Only cases of this split (held-out sets: tune, test).")] = None,
 ) -> None:
     """Accuracy of the configured selector on labelled decision cases."""
     runtime = _open(as_json, record=record)
-    cases = _read_cases(file, load_cases, as_json)
+    cases = [case for case in _read_cases(file, load_cases, as_json)
+             if split is None or case.split == split]
     with _progress() as progress:
         task = progress.add_task("evaluating", total=len(cases))
         report = evaluate_decisions(
@@ -440,6 +443,10 @@ def eval_decisions(
               f"clarifications {errors.unnecessary_clarifications}, wrong refusals "
               f"{errors.wrong_refusals}, tool hallucination rate "
               f"{errors.tool_hallucination_rate:.1%}")
+    for group, scores in (("language", report.by_language), ("kind", report.by_kind)):
+        for name, score in scores.items():
+            out.print(f"{group} {name}: {score.accuracy:.1%} ({score.correct}/{score.total}), "
+                      f"macro-F1 {score.macro_f1:.3f}")
     out.print(f"backend={report.backend} model={report.model} "
               f"catalog={report.catalog_version} run={run_id}")
 
@@ -511,8 +518,9 @@ def eval_answers(
                       and case.citations_valid else "[red]✗[/red]")
     out.print(table)
     out.print(f"answered as expected {report.answered_as_expected:.1%}; cites an expected "
-              f"document {report.cites_expected:.1%}; invalid citations "
-              f"{report.invalid_citations}")
+              f"document {report.cites_expected:.1%}; cites an expected section "
+              f"{report.cites_expected_section:.1%} (of {report.section_cases} answered cases "
+              f"with sections); invalid citations {report.invalid_citations}")
 
 
 @eval_app.command("harvest")

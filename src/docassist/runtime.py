@@ -55,11 +55,12 @@ def build_retrievers(
 def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime:
     """Everything one process needs; with `record_path`, model calls are recorded there."""
     config = settings.model_config_for(record_path)
-    selector = get_selector(settings.model, config)
-    answerer = get_answerer(settings.answer_model or settings.model, config)
+    selector = get_selector(settings.model, config, settings.embedder)
+    answerer = get_answerer(settings.answer_model or settings.model, config, settings.embedder)
     store = Store(settings.db, save_raw=settings.save_raw)
     retrievers, default = build_retrievers(store, settings, config)
-    shadow = get_selector(settings.shadow_model, config) if settings.shadow_model else None
+    shadow = (get_selector(settings.shadow_model, config, settings.embedder)
+              if settings.shadow_model else None)
     engine = TurnEngine(
         store=store,
         catalog=store,

@@ -77,7 +77,9 @@ def test_service_and_database_in_one_message_is_ambiguous(vocabulary: SubjectVoc
                                                                "database"}
 
 
-def test_the_most_recent_subject_wins_across_exchanges(vocabulary: SubjectVocabulary) -> None:
+def test_the_pronoun_picks_the_feminine_service_over_the_certificate(
+        vocabulary: SubjectVocabulary) -> None:
+    """Both exchanges name a candidate; "jej" (feminine) agrees only with "usługa"."""
     history = [
         HistoryMessage(role="user", content="Jak odnowić certyfikat TLS?"),
         HistoryMessage(role="assistant", content="Zgodnie z DOC-TLS…"),
@@ -138,3 +140,136 @@ def test_subject_vocabulary_comes_from_the_catalog() -> None:
          HistoryMessage(role="assistant", content="OK.")],
         vocabulary, "en")
     assert resolution.standalone_question == "How do I check the status of the billing-api service?"
+
+
+def _thread(*texts: str) -> list[HistoryMessage]:
+    roles = ("user", "assistant")
+    return [HistoryMessage(role=roles[i % 2], content=text)  # type: ignore[arg-type]
+            for i, text in enumerate(texts)]
+
+
+@pytest.mark.parametrize(
+    ("history", "text", "language", "expected"),
+    [
+        # gender and number of the Polish pronoun
+        (("Zrobiłem kopię zapasową bazy, a proces docassist-worker dalej działa.", "OK."),
+         "Jak ją zweryfikować?", "pl", "kopię zapasową"),
+        (("Zrobiłem kopię zapasową bazy, a proces docassist-worker dalej działa.", "OK."),
+         "Jak go zatrzymać na czas odtwarzania?", "pl", "docassist-worker"),
+        (("docassist-gateway ma problem z nowym certyfikatem – gdzie są logi?", "journalctl."),
+         "A jak je przeczytać?", "pl", "logi"),
+        # a Polish past-tense verb carries gender too: "wygasł" is masculine
+        (("Jak odnowić certyfikat TLS?", "Procedura w DOC-TLS."),
+         "a co jeśli wygasł już wczoraj?", "pl", "certyfikat TLS wygasł"),
+        # the verb must fit its object: only services are restarted or reloaded
+        (("The private key and docassist-api both need attention.", "See DOC-TLS, DOC-INSTR."),
+         "How do I restart it?", "en", "docassist-api"),
+        (("I need to deal with docassist-worker and the TLS certificate today.", "See DOC-TLS."),
+         "How do I renew it?", "en", "TLS certificate"),
+        (("We have last night's backup and docassist-gateway is acting up.", "See DOC-DB."),
+         "How do I restore it?", "en", "backup"),
+        # a compound is one object: "kopia bazy danych" is the backup, not the database
+        (("Jak zrobić ręczną kopię bazy danych?", "docassist-db backup."),
+         "A jak ją potem zweryfikować?", "pl", "kopię zapasową"),
+        # elliptical continuations carry the thread's subject
+        (("How do I restart docassist-worker on the VM?", "sudo systemctl restart …"),
+         "and on the cluster?", "en", "docassist-worker"),
+        (("Jak sprawdzić kolejkę docassist-worker?", "docassist-worker queue stats."),
+         "a co jest normalną wartością?", "pl", "docassist-worker"),
+        # "je" is the neuter singular too ("konto"), and only certificates are renewed
+        (("Mam zablokowane konto i wygasający certyfikat.", "DOC-ACCESS i DOC-TLS."),
+         "Jak je odblokować?", "pl", "konto"),
+        (("Mam zablokowane konto i wygasający certyfikat.", "DOC-ACCESS i DOC-TLS."),
+         "Jak go odnowić?", "pl", "certyfikat"),
+        # "node worker-node-2" is one node, not two
+        (("Node worker-node-2 is NotReady and job 7731 is stuck.", "See DOC-WORKER."),
+         "How do I cordon it?", "en", "node"),
+        # Polish drops the subject; "powinien" is masculine: the key, not the backup
+        (("Wygenerowałem klucz prywatny i kopię zapasową.", "OK."),
+         "Jakie uprawnienia powinien mieć?", "pl", "klucz"),
+        # the named object belongs to the reference: "the logs for it", "logi tej usługi"
+        (("How do I restart docassist-gateway?", "systemctl reload."),
+         "How do I check the logs for it?", "en", "logs for the docassist-gateway service"),
+        (("Jak zrestartować docassist-worker?", "systemctl restart."),
+         "Jak sprawdzić logi tej usługi?", "pl", "logi usługi docassist-worker"),
+        # a bare short question and "ona" carry the subject on; "do that" keeps it too
+        (("Jak zrobić kopię zapasową bazy?", "docassist-db backup."), "Ile trwa?", "pl",
+         "kopia zapasowa"),
+        (("Jak zrobić kopię zapasową bazy?", "docassist-db backup."), "Gdzie ona trafia?", "pl",
+         "kopi"),
+        (("How do I restart docassist-api?", "sudo systemctl restart docassist-api."),
+         "Can I do that during business hours?", "en", "docassist-api"),
+        (("How do I restore the database?", "Stop docassist-worker, run restore."),
+         "what do I check afterwards?", "en", "database"),
+        # Polish case endings on a service name, and its short form
+        (("Mam problem z workerem, kolejka rośnie.", "Sprawdź queue stats."),
+         "Jak go zrestartować?", "pl", "docassist-worker"),
+    ],
+)
+def test_agreement_and_verb_fit_narrow_the_candidates(
+    vocabulary: SubjectVocabulary, history: tuple[str, str], text: str, language: Language,
+    expected: str
+) -> None:
+    resolution = resolve_follow_up(text, _thread(*history), vocabulary, language)
+    assert resolution.status == "resolved", resolution
+    assert expected in (resolution.standalone_question or "")
+
+
+def test_the_users_subjects_come_first_then_those_only_the_assistant_named(
+        vocabulary: SubjectVocabulary) -> None:
+    history = _thread("How do I restore the DocAssist database?",
+                      "Stop docassist-worker, run docassist-db restore, then start the worker.")
+    checked = resolve_follow_up("and how do I check its consistency afterwards?", history,
+                                vocabulary, "en")
+    assert "database" in (checked.standalone_question or "")
+    # Nothing the user named can be restarted; the assistant named docassist-worker.
+    restarted = resolve_follow_up("How do I restart it?", history, vocabulary, "en")
+    assert "docassist-worker" in (restarted.standalone_question or "")
+
+
+@pytest.mark.parametrize(
+    ("history", "text", "options"),
+    [
+        (("We're having trouble with docassist-api and docassist-worker.", "See DOC-INSTR."),
+         "How do I restart it?", {"service:docassist-api", "service:docassist-worker"}),
+        (("We have last night's backup and a manual backup from before the migration.",
+          "Both are in /backup/docassist/."), "How long is it kept?", {"backup"}),
+        (("There's an incident open for docassist-gateway and another one for docassist-api.",
+          "The on-call engineer sets the priority."), "who closes it?", {"incident"}),
+        (("Two nodes are NotReady: worker-node-1 and worker-node-3.", "kubectl describe node."),
+         "how do I cordon it?", {"node"}),
+    ],
+)
+def test_several_fitting_candidates_are_asked_about_by_name(
+    vocabulary: SubjectVocabulary, history: tuple[str, str], text: str, options: set[str]
+) -> None:
+    resolution = resolve_follow_up(text, _thread(*history), vocabulary, "en")
+    assert resolution.status == "clarification_needed"
+    assert resolution.reason == "ambiguous_reference"
+    assert resolution.standalone_question is None
+    assert {subject.key for subject in resolution.options} == options
+
+
+@pytest.mark.parametrize(
+    ("history", "text"),
+    [
+        (("How do I take a manual backup?", "Run docassist-db backup on the database server."),
+         "how do I renew it?"),  # a backup is not renewed
+        (("Jak odtworzyć bazę z kopii?", "Zatrzymaj docassist-worker, uruchom restore."),
+         "a jak go odnowić?"),  # "go" is masculine, and nothing named can be renewed
+        ((), "i co dalej?"),
+        ((), "a na produkcji?"),
+    ],
+)
+def test_no_fitting_candidate_is_a_clarification(
+    vocabulary: SubjectVocabulary, history: tuple[str, ...], text: str
+) -> None:
+    resolution = resolve_follow_up(text, _thread(*history), vocabulary, "pl")
+    assert resolution.status == "clarification_needed"
+    assert resolution.reason == "missing_reference"
+
+
+def test_a_longer_message_with_nothing_to_continue_stands_alone(
+        vocabulary: SubjectVocabulary) -> None:
+    text = "a jak uzyskać dostęp do portalu Service Desk dla nowego pracownika?"
+    assert resolve_follow_up(text, [], vocabulary, "pl").status == "unchanged"

@@ -119,9 +119,10 @@ def test_teams_cards_render_as_lines_with_monospace_commands_and_buttons(
 
     [answer] = rendered["answer"]
     shown = lines(answer)
-    assert shown[0] == "Według dokumentacji:"
-    points = [line for line in shown[1:] if line.startswith("• ") and "[DOC-TLS-" in line]
-    assert len(points) >= 2  # each point its own element, its citation inside it
+    assert shown[0].startswith("Według dokumentacji:")
+    points = [line for line in shown[1:]
+              if re.match(r"(• |\d+\. )", line) and "[DOC-TLS-" in line]
+    assert len(points) >= 2  # each point or step its own element, its citation inside it
     assert any(code.startswith("openssl s_client -connect") for code in monospace(answer))
     assert "Źródła" in shown and buttons(answer) == pl
     assert [a["href"] for a in answer.select("a.ac-anchor")] == [
@@ -139,8 +140,10 @@ def test_teams_cards_render_as_lines_with_monospace_commands_and_buttons(
     assert "(tura 1)" in lines(sources)[0] and buttons(sources) == pl[:2]
     source_line = r"• \[DOC-TLS-\w+-\d{4}\] TLS certificate renewal \(v2\.1\) — .+"
     listed = [line for line in lines(sources)[1:] if re.fullmatch(source_line, line)]
-    assert len(listed) == len(lines(sources)) - 1 == 3  # each source once, on its own line
-    assert [a.get_text()[:9] for a in sources.select("a.ac-anchor")] == ["[DOC-TLS-"] * 3
+    assert len(listed) == len(lines(sources)) - 1 >= 2  # each source once, on its own line
+    assert len(set(listed)) == len(listed)
+    assert [a.get_text()[:9] for a in sources.select("a.ac-anchor")] == ["[DOC-TLS-"] * len(
+        listed)
     [metadata] = rendered["metadata"]
     assert lines(metadata)[0] == "DOC-TLS: TLS certificate renewal"
     assert lines(metadata)[1].startswith("Version: 2.1 · owner: Security Team")

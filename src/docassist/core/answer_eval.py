@@ -27,6 +27,8 @@ class AnswerCase(BaseModel):
     id: str
     question: str
     expected_documents: list[str] = Field(default_factory=list)
+    expected_sections: list[str] = Field(default_factory=list)
+    """Optional: headings of the sections that answer it; one of them should be cited."""
 
 
 def load_answer_cases(lines: list[str]) -> list[AnswerCase]:
@@ -40,6 +42,8 @@ class AnswerCaseResult(BaseModel):
     cited_documents: list[str]
     answered_as_expected: bool
     cites_expected: bool | None
+    cites_expected_section: bool | None = None
+    """None when the case names no section or was not answered."""
     citations_valid: bool
 
 
@@ -47,6 +51,9 @@ class AnswerReport(BaseModel):
     total: int
     answered_as_expected: float
     cites_expected: float
+    cites_expected_section: float
+    """Share of answered cases with `expected_sections` that cite one of those sections."""
+    section_cases: int
     invalid_citations: int
     cases: list[AnswerCaseResult]
 
@@ -56,6 +63,9 @@ def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
     cited = CITATION.findall(result.answer)
     retrieved = {source.chunk_id for source in result.sources}
     documents = sorted({document_of_chunk(chunk) for chunk in cited})
+    sections = {source.section.casefold() for source in result.sources
+                if source.chunk_id in cited}
+    wanted = {section.casefold() for section in case.expected_sections}
     should_answer = bool(case.expected_documents)
     answered = result.status == "answered"
     return AnswerCaseResult(
@@ -64,6 +74,7 @@ def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
         answered_as_expected=answered == should_answer,
         cites_expected=(bool(set(documents) & set(case.expected_documents))
                         if answered and should_answer else None),
+        cites_expected_section=bool(sections & wanted) if answered and wanted else None,
         citations_valid=set(cited) <= retrieved)
 
 
@@ -76,6 +87,7 @@ def evaluate_answers(cases: list[AnswerCase], run_turn: Callable[[str, str], Tur
         if on_case is not None:
             on_case()
     judged = [r for r in results if r.cites_expected is not None]
+    by_section = [r for r in results if r.cites_expected_section is not None]
     total = len(results)
     return AnswerReport(
         total=total,
@@ -83,6 +95,10 @@ def evaluate_answers(cases: list[AnswerCase], run_turn: Callable[[str, str], Tur
         if total else 0.0,
         cites_expected=round(sum(bool(r.cites_expected) for r in judged) / len(judged), 4)
         if judged else 0.0,
+        cites_expected_section=round(
+            sum(bool(r.cites_expected_section) for r in by_section) / len(by_section), 4)
+        if by_section else 0.0,
+        section_cases=len(by_section),
         invalid_citations=sum(not r.citations_valid for r in results),
         cases=results)
 

@@ -8,14 +8,23 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from docassist.core import i18n
-from docassist.core.limits import MAX_ANSWER_QUOTES, SNIPPET_CHARS
-from docassist.core.ports import Answerer, Catalog, Retriever, SearchHit
+from docassist.core.limits import (
+    MAX_ANSWER_QUOTES,
+    MAX_PROCEDURE_STEPS,
+    SNIPPET_CHARS,
+    STEP_CHARS,
+    STEP_SENTENCES,
+)
+from docassist.core.ports import Answerer, Catalog, Embedder, Retriever, SearchHit
+from docassist.core.procedure import procedure_window
 from docassist.core.state import RagResult, Source
 from docassist.core.text import sentences, stems
 
 CITATION: Final = re.compile(r"\[([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*-[0-9a-f]{10}-\d{4})\]")
 _CITATION_WITH_SPACE: Final = re.compile(r"[ \t]?" + CITATION.pattern)
 CLOSEST_DOCUMENTS: Final = 3
+NEAREST_SENTENCE_CHUNKS: Final = 2
+"""Chunks whose sentences are embedded when words do not match (~10 sentences, ~70 ms)."""
 
 
 def chunk_body(text: str) -> str:
@@ -93,6 +102,11 @@ def answer_question(
             retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
             similarity_threshold=threshold,
         )
+    # A how-to question gets the whole run of steps of its best document, in order.
+    window = procedure_window(question, kept, catalog.chunk)
+    if window:
+        in_window = {hit.chunk.chunk_id for hit in window}
+        kept = window + [hit for hit in kept if hit.chunk.chunk_id not in in_window]
     retrieved_ids = {hit.chunk.chunk_id for hit in kept}
     stream = getattr(answerer, "compose_stream", None)
     if on_partial is not None and stream is not None:
@@ -203,11 +217,24 @@ def release_sentences(deltas: Iterable[str], retrieved_ids: set[str], *,
 
 
 class ExtractiveAnswerer:
-    """The `rules` answerer: quotes the sentences of the best chunks that match the question."""
+    """The `rules` answerer: for a how-to question, the steps of the best document in order;
+    otherwise the sentences of the best chunks that match the question."""
 
     backend = "rules"
 
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder
+        """When no sentence shares a word with the question (a Polish question over an
+        English document), the sentences nearest to it in this embedding space are quoted."""
+
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
+        by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}
+        steps = procedure_window(question, hits, by_id.get)
+        if steps:
+            return compose_procedure(steps, "pl" if language == "pl" else "en")
+        return self._quotes(question, hits, language)
+
+    def _quotes(self, question: str, hits: list[SearchHit], language: str) -> str:
         wanted = stems(question)
         scored: list[tuple[float, int, int, str, str]] = []
         for rank, hit in enumerate(hits):
@@ -218,11 +245,64 @@ class ExtractiveAnswerer:
                     scored.append((overlap - 0.5 * rank, rank, position, sentence,
                                    hit.chunk.chunk_id))
         if not scored:
-            best = hits[0]
-            scored = [(0.0, 0, i, s, best.chunk.chunk_id)
-                      for i, s in enumerate(sentences(chunk_body(best.chunk.text))[:2])]
+            scored = self._nearest_sentences(question, hits)
         chosen = sorted(scored, key=lambda item: -item[0])[:MAX_ANSWER_QUOTES]
         chosen.sort(key=lambda item: (item[1], item[2]))
         intro = i18n.text("answer_intro", "pl" if language == "pl" else "en")
         lines = [f"• {sentence} [{chunk_id}]" for _, _, _, sentence, chunk_id in chosen]
         return "\n".join([intro, *lines])
+
+
+    def _nearest_sentences(self, question: str, hits: list[SearchHit]
+                           ) -> list[tuple[float, int, int, str, str]]:
+        candidates = [(rank, position, sentence, hit.chunk.chunk_id)
+                      for rank, hit in enumerate(hits[:NEAREST_SENTENCE_CHUNKS])
+                      for position, sentence in enumerate(sentences(chunk_body(hit.chunk.text)))]
+        if self.embedder is None or not candidates:
+            best = hits[0]
+            return [(0.0, 0, i, s, best.chunk.chunk_id)
+                    for i, s in enumerate(sentences(chunk_body(best.chunk.text))[:2])]
+        vectors = self.embedder.embed_passages([sentence for _, _, sentence, _ in candidates])
+        similarity = vectors @ self.embedder.embed_queries([question])[0]
+        return [(float(score), rank, position, sentence, chunk_id)
+                for score, (rank, position, sentence, chunk_id) in zip(similarity, candidates,
+                                                                       strict=True)]
+
+
+_LIST_NUMBER: Final = re.compile(r"^\d+[.)]$")
+
+
+def _items(chunk_text: str) -> list[str]:
+    """Sentences and list items of a chunk, as steps quote them."""
+    items: list[str] = []
+    for sentence in sentences(chunk_body(chunk_text)):
+        # "1." cut off as a sentence rejoins its item; "On the VM run:" keeps its command.
+        if items and (_LIST_NUMBER.match(items[-1])
+                      or (items[-1].endswith(":") and sentence.startswith("`"))):
+            items[-1] = f"{items[-1]} {sentence}"
+        else:
+            items.append(sentence)
+    return items
+
+
+def _step_text(chunk_text: str) -> str:
+    picked: list[str] = []
+    for sentence in _items(chunk_text):
+        if picked and (len(picked) >= STEP_SENTENCES
+                       or sum(map(len, picked)) + len(sentence) > STEP_CHARS):
+            break
+        picked.append(sentence)
+    return " ".join(picked)
+
+
+def compose_procedure(steps: list[SearchHit], language: i18n.Language) -> str:
+    """Numbered steps, each cited: one per section, or the items of a one-section procedure."""
+    intro = i18n.text("answer_procedure_intro", language, title=steps[0].document.title)
+    if len(steps) == 1:
+        chunk = steps[0].chunk
+        items = _items(chunk.text)[:MAX_PROCEDURE_STEPS]
+        lines = [f"{n}. {item} [{chunk.chunk_id}]" for n, item in enumerate(items, start=1)]
+    else:
+        lines = [f"{n}. {hit.chunk.section}: {_step_text(hit.chunk.text)} [{hit.chunk.chunk_id}]"
+                 for n, hit in enumerate(steps, start=1)]
+    return "\n".join([intro, *lines])

@@ -44,6 +44,10 @@ class DecisionCase(BaseModel):
     history: list[HistoryMessage] = Field(default_factory=list)
     state: CaseState = Field(default_factory=CaseState)
     expected: Expected
+    language: str | None = None
+    kind: str | None = None
+    split: str | None = None
+    """Held-out sets mark `tune` and `test`; `eval decisions --split test` reports one."""
 
 
 class Got(BaseModel):
@@ -57,6 +61,15 @@ class CaseResult(BaseModel):
     expected: Expected
     got: Got
     ok: bool
+    language: str | None = None
+    kind: str | None = None
+
+
+class GroupScore(BaseModel):
+    total: int
+    correct: int
+    accuracy: float
+    macro_f1: float
 
 
 class ErrorKinds(BaseModel):
@@ -81,7 +94,24 @@ class DecisionReport(BaseModel):
     backend: str
     model: str
     catalog_version: str = ""
+    by_language: dict[str, GroupScore] = Field(default_factory=dict)
+    by_kind: dict[str, GroupScore] = Field(default_factory=dict)
+    """Only for cases labelled with a language or a kind (held-out sets)."""
     cases: list[CaseResult]
+
+
+def group_scores(results: list[CaseResult], key: Callable[[CaseResult], str | None]
+                 ) -> dict[str, GroupScore]:
+    groups: dict[str, list[CaseResult]] = {}
+    for result in results:
+        name = key(result)
+        if name is not None:
+            groups.setdefault(name, []).append(result)
+    return {name: GroupScore(
+        total=len(members), correct=sum(m.ok for m in members),
+        accuracy=round(sum(m.ok for m in members) / len(members), 4),
+        macro_f1=macro_f1([(m.expected.status, m.got.status) for m in members]))
+        for name, members in sorted(groups.items())}
 
 
 NO_TOOL_FITS: Final = frozenset({"no_suitable_tool", "rejected"})
@@ -214,7 +244,8 @@ def evaluate_decisions(
         got = decide_case(case, catalog=catalog, selector=selector, tool_specs=tool_specs,
                           default_language=default_language)
         results.append(CaseResult(id=case.id, expected=case.expected, got=got,
-                                  ok=is_match(case.expected, got)))
+                                  ok=is_match(case.expected, got), language=case.language,
+                                  kind=case.kind))
         if on_case is not None:
             on_case(case)
     correct = sum(result.ok for result in results)
@@ -236,6 +267,8 @@ def evaluate_decisions(
         backend=selector.backend,
         model=selector.model,
         catalog_version=catalog_version(tool_specs),
+        by_language=group_scores(results, lambda result: result.language),
+        by_kind=group_scores(results, lambda result: result.kind),
         cases=results,
     )
 

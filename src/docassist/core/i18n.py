@@ -66,6 +66,12 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Czy chodzi o {options}? Wskaż jeden obiekt.",
         "en": "Do you mean {options}? Please name one.",
     },
+    "clarify_subject_instances": {
+        "pl": "Który dokładnie? Ten wątek wspomina kilka takich obiektów („{options}”). "
+        "Opisz w pytaniu ten, o który chodzi.",
+        "en": "Which one exactly? This thread mentions several ({options}). Describe the one "
+        "you mean in your question.",
+    },
     "clarify_document_id": {
         "pl": "Podaj identyfikator dokumentu. Znane dokumenty: {known}.",
         "en": "Which document? Give its id. Known documents: {known}.",
@@ -94,6 +100,18 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "Mogę wyjaśnić procedurę: zapytaj „Jak…?”.",
         "en": "I don't perform actions on systems (restarts, commands, changes, sending data). "
         "I can explain the procedure: ask “How do I…?”.",
+    },
+    "answer_procedure_intro": {
+        "pl": "Według dokumentacji: procedura z dokumentu „{title}”, krok po kroku.",
+        "en": "According to the documents: the procedure from “{title}”, step by step.",
+    },
+    "rejected_injection": {
+        "pl": "Nie wykonuję poleceń zmiany moich zasad ani roli i nie ujawniam swoich instrukcji "
+        "— dlatego nie odpowiadam na tę wiadomość w całości. Jeśli masz pytanie o procedury, "
+        "zadaj je samo, bez takich poleceń.",
+        "en": "I don't follow instructions to change my rules or role, and I don't reveal my "
+        "instructions — so I'm not answering this message as a whole. If you have a question "
+        "about our procedures, ask it on its own.",
     },
     "no_suitable_tool": {
         "pl": "Nie mam narzędzia do tego (np. wykresy, rezerwacje, tłumaczenia). "
@@ -317,7 +335,7 @@ _POLISH_WORDS: Final = frozenset(
     "dokumenty statystyki metadane".split()
 )
 _ENGLISH_WORDS: Final = frozenset(
-    "the how what is do does i to of a an it its my me you can could should please show "
+    "the how what is do does i to of an it its my me you can could should please show "
     "sources where when why who which status service after before with for and or this that "
     "restart check about document metadata clear help docs documents stats".split()
 )

@@ -55,6 +55,13 @@ MAX_CLARIFICATIONS_WITHOUT_PROGRESS: Final = 2
 MAX_ANSWER_QUOTES: Final = 3
 """Sentences the extractive answerer quotes."""
 
+MAX_PROCEDURE_STEPS: Final = 5
+"""Sections one procedure answer walks through (and steps of a one-section procedure)."""
+
+STEP_SENTENCES: Final = 6
+STEP_CHARS: Final = 480
+"""A step quotes its section's first sentences, up to this many and about this long."""
+
 SNIPPET_CHARS: Final = 240
 """Length of a source snippet."""
 

@@ -72,7 +72,8 @@ def state_summary(message: str, state: ConversationState, catalog: Catalog) -> S
 def is_request_without_subject(message: str) -> bool:
     """Requests the follow-up resolver leaves alone: they need no subject from history."""
     return (
-        intents.is_sources_request(message)
+        intents.is_injection(message)
+        or intents.is_sources_request(message)
         or intents.is_metadata_request(message)
         or intents.is_only_document_id(message)
         or intents.is_action_request(message)
@@ -157,7 +158,7 @@ def plan_turn(
         language=language,
     )
     selection = propose_action(request, selector)
-    decision = normalize(selection)
+    decision = guard(normalize(selection), effective)
     if message not in (effective, resolution.original_question):
         decision.decided_by = "pending"  # the original request, completed by this reply
     plan = Plan(message=effective, decision=decision, resolution=resolution,
@@ -166,6 +167,14 @@ def plan_turn(
     if decision.status == "clarification_needed":
         plan.missing_field = missing_field_for(effective)
     return _count_repeats(plan, pending)
+
+
+def guard(decision: Decision, message: str) -> Decision:
+    """The checks around any selector, model or rules: an instruction to drop the rules,
+    change role or reveal the prompt is refused as a whole, whatever was proposed."""
+    if intents.is_injection(message) and decision.status != "rejected":
+        return Decision(status="rejected", reason="injection", decided_by="validation")
+    return decision
 
 
 def _count_repeats(plan: Plan, pending: PendingClarification | None) -> Plan:

@@ -29,6 +29,8 @@ class Catalog(Protocol):
 
     def document(self, document_id: str) -> DocumentInfo | None: ...
 
+    def chunk(self, chunk_id: str) -> Chunk | None: ...
+
 
 class Retriever(Protocol):
     """Ranks chunks for a query. `default_threshold` is on the retriever's own score scale."""

@@ -66,7 +66,8 @@ def compose_reply(
     if decision.status == "parse_error":
         return Reply("parse_error", i18n.text("parse_error", language))
     if decision.status == "rejected":
-        return Reply("rejected", i18n.text("rejected", language))
+        key = "rejected_injection" if intents.is_injection(plan.message) else "rejected"
+        return Reply("rejected", i18n.text(key, language))
     if decision.status == "no_suitable_tool":
         if intents.is_greeting(plan.message):
             return Reply("no_suitable_tool", i18n.text("greeting", language))
@@ -143,6 +144,9 @@ def _clarify(
                                known=known)
         else:
             answer = i18n.text("clarify_document_id", language, known=known)
+    elif len(option_labels) == 1 and plan.resolution.reason == "ambiguous_reference":
+        # One kind, several of them ("last night's backup and a manual backup").
+        answer = i18n.text("clarify_subject_instances", language, options=option_labels[0])
     elif len(option_labels) > 1:
         joiner = f" {i18n.text('or', language)} "
         answer = i18n.text("clarify_subject_ambiguous", language, options=joiner.join(

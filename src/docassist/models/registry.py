@@ -17,6 +17,7 @@ import httpx
 
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError
+from docassist.core.nearest import NearestExamples
 from docassist.core.ports import Answerer, Embedder, SelectorModel
 from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer, ModelEmbedder, ModelSelector
@@ -70,15 +71,19 @@ def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = Non
     return built
 
 
-def get_selector(spec: str, config: ModelConfig) -> SelectorModel:
+def get_selector(spec: str, config: ModelConfig, embedder: str = "none") -> SelectorModel:
+    """With a local embedder (`use`, `e5`), the rules also consult the nearest labelled
+    examples (`core/nearest.py`): measured better on the held-out set, see README."""
     if spec.strip() == RULES:
+        if embedder in EMBEDDER_NAMES:
+            return RulesSelector(NearestExamples(get_embedder(embedder)))
         return RulesSelector()
     return ModelSelector(chat_model(spec, config))
 
 
-def get_answerer(spec: str, config: ModelConfig) -> Answerer:
+def get_answerer(spec: str, config: ModelConfig, embedder: str = "none") -> Answerer:
     if spec.strip() == RULES:
-        return ExtractiveAnswerer()
+        return ExtractiveAnswerer(get_embedder(embedder) if embedder in EMBEDDER_NAMES else None)
     return ModelAnswerer(chat_model(spec, config))
 
 
