@@ -8,9 +8,10 @@ matrix. Single words are scored from the copy with FTS5's formula term by term, 
 FTS5's; phrases (hyphenated names), which need word positions, are scored by FTS5 itself and
 added (bm25 is a sum over the query's phrases, each with its own idf).
 
-Words match by stem (Snowball for English, Polish and Russian, `core.text.stem`): the index's
-vocabulary is stemmed once per build, and a query word's postings are those of every indexed
-word with its stem.
+Words match by stem (Snowball for English, Polish and Russian, `core.text.stem`) and, in Latin
+letters, also by their first five letters (see `Match`): the index's vocabulary is stemmed once
+per build, and a query word's postings are those of every indexed word with its stem (or
+prefix).
 
 Scores: the score we report and apply the similarity threshold to is the *coverage*, the share
 of the query's distinct word stems (diacritics folded) that the chunk contains, in [0, 1]. It
