@@ -83,8 +83,10 @@ def other_stemmers() -> dict[str, Callable[[str], str]]:
 
 def variants(store: Store, e5: bool, cases: list[RetrievalCase]) -> dict[str, Retriever]:
     bm25 = Bm25Retriever(store)
+    snowball = Bm25Retriever(store, match="stem")
     prefix = Bm25Retriever(store, match="prefix")
-    found: dict[str, Retriever] = {"bm25 (snowball stems)": bm25, "bm25 (prefix5)": prefix,
+    found: dict[str, Retriever] = {"bm25 (stem+prefix, default)": bm25,
+                                   "bm25 (snowball stems)": snowball, "bm25 (prefix5)": prefix,
                                    "bm25 (exact)": Bm25Retriever(store, match="exact")}
     for name, stemmer in other_stemmers().items():
         found[f"bm25 ({name})"] = Bm25Retriever(store, stemmer=stemmer)
@@ -99,11 +101,13 @@ def variants(store: Store, e5: bool, cases: list[RetrievalCase]) -> dict[str, Re
                   f"({embedded / elapsed:.0f} chunks/s)")
         dense = DenseRetriever(store, embedder)
         found[f"dense-{name}"] = dense
-        found[f"hybrid-{name} (default: RRF k=60)"] = HybridRetriever(bm25, dense)
-        found[f"hybrid-{name} RRF k=20"] = HybridRetriever(bm25, dense, rrf_k=20)
-        found[f"hybrid-{name} RRF bm25 x0.5"] = HybridRetriever(bm25, dense, bm25_weight=0.5)
-        found[f"hybrid-{name} RRF bm25 x2"] = HybridRetriever(bm25, dense, bm25_weight=2.0)
-        found[f"hybrid-{name} prefix5"] = HybridRetriever(prefix, dense)
+        found[f"hybrid-{name} (default: CombMNZ)"] = HybridRetriever(bm25, dense)
+        found[f"hybrid-{name} CombMNZ snowball"] = HybridRetriever(snowball, dense)
+        found[f"hybrid-{name} CombMNZ bm25 x0.5"] = HybridRetriever(bm25, dense, bm25_weight=0.5)
+        found[f"hybrid-{name} RRF snowball (before)"] = HybridRetriever(snowball, dense,
+                                                                        fusion="rrf")
+        found[f"hybrid-{name} RRF"] = HybridRetriever(bm25, dense, fusion="rrf")
+        found[f"hybrid-{name} RRF k=20"] = HybridRetriever(bm25, dense, fusion="rrf", rrf_k=20)
         found[f"hybrid-{name} gated 0.6 (before)"] = GatedHybrid(prefix, dense, 0.6)
         _threshold_figures(name, dense, cases)
     print(f"{chunks} chunks")

@@ -66,6 +66,10 @@ _POLISH: Final = snowballstemmer.stemmer("polish")
 _RUSSIAN: Final = snowballstemmer.stemmer("russian")
 
 
+def is_cyrillic(term: str) -> bool:
+    return _CYRILLIC.search(term) is not None
+
+
 @lru_cache(maxsize=STEM_CACHE_WORDS)
 def stem(term: str) -> str:
     """A folded word's stem (Snowball: Russian for Cyrillic; Polish, then English, for Latin

@@ -2,8 +2,9 @@
 
 Dense: cosine similarity between the query vector and every current chunk's vector, held in
 memory as one matrix and reloaded only when the index changes (another process may index).
-Hybrid: BM25 and dense rankings fused by reciprocal rank (RRF), every hit of both voting; its
-score — the one the similarity threshold applies to — is the chunk's dense cosine, in [-1, 1].
+Hybrid: BM25 and dense rankings fused by score-normalised CombMNZ (storage.fusion), every hit
+of both voting; its score — the one the similarity threshold applies to — is the chunk's dense
+cosine, in [-1, 1], so the fusion can never let through a question dense would refuse.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from docassist.core.limits import (
 )
 from docassist.core.ports import Embedder, SearchHit
 from docassist.storage.database import Store
+from docassist.storage.fusion import Fusion, Vote, comb_mnz, weighted_rrf
 from docassist.storage.search import Bm25Retriever
 from docassist.storage.vectors import ExactIndex, VectorIndex, build_index
 
@@ -177,35 +179,34 @@ class HybridRetriever:
         dense: DenseRetriever,
         *,
         bm25_weight: float = HYBRID_BM25_WEIGHT,
+        fusion: Fusion = "combmnz",
         rrf_k: int = RRF_K,
     ) -> None:
         self.bm25 = bm25
         self.dense = dense
         self.bm25_weight = bm25_weight
+        self.fusion = fusion  # "rrf" only to measure against (bench/retrieval.py)
         self.rrf_k = rrf_k
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
         # BM25 runs on a second thread while this one embeds the question and searches the
         # vectors: most of both is numpy and SQLite, which release the GIL.
-        lexical_future = _LEXICAL_POOL.submit(self.bm25.search, query, HYBRID_CANDIDATES,
+        lexical_future = _LEXICAL_POOL.submit(self.bm25.ranked, query, HYBRID_CANDIDATES,
                                               coverage=False)
         dense = self.dense.nearest(query, HYBRID_CANDIDATES)
-        lexical = lexical_future.result()
-        dense_order = dense.chunk_ids
-        # Every hit of both rankings votes by its rank (reciprocal rank fusion): no gate drops
-        # one retriever's evidence, so a word only one page holds (a library's name) keeps
-        # the rank BM25 gives it. BM25's votes weigh as much of the question as the corpus
-        # knows: a question in another language than the pages, most of whose words no page
-        # holds, leans on dense (measured on the tune split, README).
-        weight = self.bm25_weight * self.bm25.vocabulary_share(query) if lexical else 0.0
-        fused: dict[str, float] = {}
-        for rank, chunk_id in enumerate(dense_order, start=1):
-            fused[chunk_id] = 1.0 / (self.rrf_k + rank)
-        for rank, hit in enumerate(lexical, start=1):
-            fused[hit.chunk.chunk_id] = (fused.get(hit.chunk.chunk_id, 0.0)
-                                         + weight / (self.rrf_k + rank))
-        best = sorted(fused, key=lambda chunk_id: -fused[chunk_id])[:top_k]
-        return _hits(self.dense.store, dense, best, {hit.chunk.chunk_id: hit for hit in lexical})
+        ranked = lexical_future.result()
+        # Every hit of both rankings votes: no gate drops one retriever's evidence, so a word
+        # only one page holds (a library's name) keeps what BM25 makes of it. BM25's votes
+        # weigh as much of the question as the corpus knows: a question in another language
+        # than the pages, most of whose words no page holds, leans on dense (measured on the
+        # tune split, README).
+        weight = self.bm25_weight * self.bm25.vocabulary_share(query) if ranked else 0.0
+        lexical = [(hit.chunk.chunk_id, raw) for hit, raw in ranked]
+        nearest = [(chunk_id, dense.scores[chunk_id]) for chunk_id in dense.chunk_ids]
+        votes = [Vote(1.0, nearest), Vote(weight, lexical, depth=HYBRID_CANDIDATES)]
+        fused = comb_mnz(votes) if self.fusion == "combmnz" else weighted_rrf(votes, self.rrf_k)
+        return _hits(self.dense.store, dense, fused[:top_k],
+                     {hit.chunk.chunk_id: hit for hit, _ in ranked})
 
 
 def _hits(store: Store, dense: DenseResult, chunk_ids: list[str],

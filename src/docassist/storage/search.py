@@ -8,9 +8,10 @@ matrix. Single words are scored from the copy with FTS5's formula term by term, 
 FTS5's; phrases (hyphenated names), which need word positions, are scored by FTS5 itself and
 added (bm25 is a sum over the query's phrases, each with its own idf).
 
-Words match by stem (Snowball for English, Polish and Russian, `core.text.stem`): the index's
-vocabulary is stemmed once per build, and a query word's postings are those of every indexed
-word with its stem.
+Words match by stem (Snowball for English, Polish and Russian, `core.text.stem`) and, in Latin
+letters, also by their first five letters (see `Match`): the index's vocabulary is stemmed once
+per build, and a query word's postings are those of every indexed word with its stem (or
+prefix).
 
 Scores: the score we report and apply the similarity threshold to is the *coverage*, the share
 of the query's distinct word stems (diacritics folded) that the chunk contains, in [0, 1]. It
@@ -37,7 +38,7 @@ from docassist.core.limits import (
     LEXICAL_TERM_CACHE_POSTINGS,
 )
 from docassist.core.ports import SearchHit
-from docassist.core.text import Stemmer, prefix_stem, stem, terms
+from docassist.core.text import Stemmer, is_cyrillic, prefix_stem, stem, terms
 from docassist.storage.database import FTS_COLUMN_WEIGHTS, Store
 
 K1: Final = 1.2
@@ -105,18 +106,25 @@ class Phrase:
         return '"' + " ".join(self.tokens) + '"' + ("" if self.match == "exact" else "*")
 
 
-Match = Literal["stem", "prefix", "exact"]
-"""How a query word matches the index: by its stem (the default), by its first five letters
-(what we had; measured against in bench/retrieval.py), or exactly."""
+Match = Literal["stem+prefix", "stem", "prefix", "exact"]
+"""How a query word matches the index: by its stem and, in Latin letters, also by its first
+five letters (the default: Snowball's Polish stemmer on folded text misses forms that share a
+prefix, `komunikatow`, `logowal`/`logowania`; BM25 scores both, so a word matching either way
+counts, one matching both ways counts more); by its stem alone; by its prefix alone (what we
+had before issue 13); or exactly. Measured in bench/retrieval.py and README."""
 
 
 def query_phrases(query: str, match: Match = "stem", stemmer: Stemmer = stem) -> list[Phrase]:
     """The query's words — as stems, prefixes or exact words — and hyphenated names as
-    phrases."""
+    phrases. With "stem+prefix", a word in Latin letters is both its stem and its prefix."""
     phrases: list[Phrase] = []
     for term in dict.fromkeys(terms(query)):
         if "-" in term:
             phrases.append(Phrase(tuple(term.split("-")), "exact"))
+        elif match == "stem+prefix":
+            phrases.append(Phrase((stemmer(term),), "stem"))
+            if not is_cyrillic(term):
+                phrases.append(Phrase((prefix_stem(term),), "prefix"))
         elif match == "stem":
             phrases.append(Phrase((stemmer(term),), "stem"))
         elif match == "prefix":
@@ -341,10 +349,12 @@ class Bm25Retriever:
     name = "bm25"
     default_threshold = BM25_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: Store, *, match: Match = "stem", stemmer: Stemmer = stem) -> None:
+    def __init__(self, store: Store, *, match: Match = "stem+prefix",
+                 stemmer: Stemmer = stem) -> None:
         self.store = store
         self.match = match  # others only to measure what stems buy (bench/)
-        self.stemmer = {"stem": stemmer, "prefix": prefix_stem}.get(match, _exact)
+        self.stemmer = {"stem+prefix": stemmer, "stem": stemmer,
+                        "prefix": prefix_stem}.get(match, _exact)
         self._lock = threading.Lock()
         self._index: LexicalIndex | None = None
 
@@ -359,7 +369,9 @@ class Bm25Retriever:
     def vocabulary_share(self, query: str) -> float:
         """Share of the query's words (stems; hyphenated names whole) that the corpus holds
         at all: low for a question in another language than the documents."""
-        phrases = query_phrases(query, self.match, self.stemmer)
+        # By stems alone: a prefix of a foreign word often starts some word of the corpus.
+        known_as = "stem" if self.match == "stem+prefix" else self.match
+        phrases = query_phrases(query, known_as, self.stemmer)
         if not phrases:
             return 0.0
         index = self.index()
