@@ -68,7 +68,6 @@ class ConversationStore(Protocol):
         expected_version: int,
         turn: TurnRecord,
         tool_calls: list[ToolCallRecord],
-        shadow: ShadowRecord | None = None,
         result: TurnResult | None = None,
     ) -> int:
         """Save state, trace rows and the turn's event id in one transaction; return the new
@@ -91,6 +90,16 @@ class ConversationStore(Protocol):
         """Raise `StorageUnavailableError` (busy, read-only, full) when a write would fail
         now; called before a turn acts, and writes nothing."""
         ...
+
+
+class ShadowLog(Protocol):
+    """Where a shadow selector's proposals go; written after the turn they shadow."""
+
+    def record_shadow(self, record: ShadowRecord) -> None: ...
+
+
+class TurnStore(ConversationStore, ShadowLog, Protocol):
+    """Everything `TurnEngine` writes: the turn's commit, and the shadow proposals."""
 
 
 class SelectorModel(Protocol):

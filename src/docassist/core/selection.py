@@ -158,8 +158,10 @@ def build_prompt(request: SelectionRequest) -> str:
     return PROMPT_RULES + "\nDATA:\n" + json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
-def catalog_version(tool_specs: list[dict[str, Any]]) -> str:
-    """Hash of the tool specs and the prompt rules: ties a trace row to what the model saw."""
+def tool_catalog_version(tool_specs: list[dict[str, Any]]) -> str:
+    """Hash of the tool specs and the prompt rules: ties a trace row to what the model saw.
+
+    Not the document catalog: the traces keep this under their `catalog_version` column."""
     payload = json.dumps(tool_specs, sort_keys=True, ensure_ascii=False) + PROMPT_RULES
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
 

@@ -352,7 +352,7 @@ class ToolExecutor:
         if context.state.tool_attempted_this_turn:
             return finish("tool_rejected", code="attempt_limit")
         # Set before any check: a rejected attempt also uses the turn's one attempt.
-        context.state.tool_attempted_this_turn = True
+        context.state.mark_tool_attempted()
         if not isinstance(call, dict) or set(call) != {"action", "arguments"}:
             return finish("invalid_arguments", code="invalid_envelope")
         raw_name, raw_arguments = call["action"], call["arguments"]

@@ -357,7 +357,6 @@ class Store:
         expected_version: int,
         turn: TurnRecord,
         tool_calls: list[ToolCallRecord],
-        shadow: ShadowRecord | None = None,
         result: TurnResult | None = None,
     ) -> int:
         with self._transaction() as connection:
@@ -389,14 +388,16 @@ class Store:
             _insert(connection, "turns", _json_columns(turn.model_dump()))
             for call in tool_calls:
                 _insert(connection, "tool_calls", _json_columns(call.model_dump()))
-            if shadow is not None:
-                _insert(connection, "shadow_decisions", shadow.model_dump())
             if result is not None and turn.event_id:  # see ConversationStore.commit_turn
                 connection.execute(
                     "UPDATE inbox SET status = 'answered', result = ? WHERE platform = ? "
                     "AND event_id = ? AND status = 'pending'",
                     [result.model_dump_json(), turn.platform, turn.event_id])
         return new_version
+
+    def record_shadow(self, record: ShadowRecord) -> None:
+        with self._transaction() as connection:
+            _insert(connection, "shadow_decisions", record.model_dump())
 
     def shadow_decisions(self) -> list[dict[str, Any]]:
         with self._lock:
