@@ -1,17 +1,24 @@
-"""The small protocols the core talks to. Storage, models and adapters implement them."""
+"""Every seam: the protocols the core and the adapters talk through, and the value types
+they exchange. Storage, models and adapters implement them.
+
+A leaf: nothing here imports a module of `docassist` that imports this one back.
+Optional abilities are declared as flags (`Answerer.can_stream`), never probed.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Literal, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field
 
 from docassist.core.documents import Chunk, DocumentInfo
-from docassist.core.messages import ConversationKey
+from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
-from docassist.core.state import ConversationState
+from docassist.core.state import ConversationState, HistoryMessage
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
 
 
@@ -102,6 +109,31 @@ class TurnStore(ConversationStore, ShadowLog, Protocol):
     """Everything `TurnEngine` writes: the turn's commit, and the shadow proposals."""
 
 
+# --- selection -----------------------------------------------------------------------
+
+
+class StateSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    has_last_sources: bool
+    known_document_ids_in_message: list[str] = Field(default_factory=list)
+    unknown_document_ids_in_message: list[str] = Field(default_factory=list)
+    pending_clarification: str | None = None
+
+
+class SelectionRequest(BaseModel):
+    """Everything a selector may look at for one message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str
+    standalone_question: str
+    history: list[HistoryMessage]
+    state_summary: StateSummary
+    tool_specs: list[dict[str, Any]]
+    language: Literal["pl", "en"]
+
+
 class SelectorModel(Protocol):
     """Something that reads a selection prompt and returns raw text (JSON, hopefully)."""
 
@@ -115,9 +147,67 @@ class Answerer(Protocol):
     """Writes an answer from retrieved chunks, citing chunk ids in brackets."""
 
     backend: str
+    model: str | None
+    """The model behind it, for the traces; None when no model writes (extractive)."""
+    can_stream: bool
+    """True when `compose_stream` yields the answer as it is written; only then is it called."""
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str: ...
 
+    def compose_stream(self, question: str, hits: list[SearchHit], language: str
+                       ) -> Iterator[str]: ...
 
-# Imported late: SelectionRequest needs the tool specs, which need nothing from here.
-from docassist.core.selection import SelectionRequest  # noqa: E402
+
+# --- models -----------------------------------------------------------------------------
+
+
+class Message(TypedDict):
+    role: str
+    content: str
+
+
+class ChatModel(Protocol):
+    """A model server's client: chat, streamed chat, embeddings."""
+
+    backend: str
+    model: str
+
+    def chat(self, messages: list[Message], schema: dict[str, Any] | None = None) -> str: ...
+
+    def chat_stream(self, messages: list[Message]) -> Iterator[str]: ...
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+# --- the durable inbox (adapters) ----------------------------------------------------------
+
+InboxStatus = Literal["pending", "answered", "done", "failed"]
+
+
+class InboxEvent(BaseModel):
+    id: int
+    platform: str
+    event_id: str
+    conversation_id: str
+    message: ChatMessage
+    status: InboxStatus
+    result: TurnResult | None = None
+    attempts: int = 0
+
+
+class Inbox(Protocol):
+    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
+        """Store an event; its inbox id, or None when the event (or dedupe key) was seen."""
+        ...
+
+    def unfinished(self) -> list[InboxEvent]:
+        """`pending` and `answered` events, oldest first."""
+        ...
+
+    def record_answer(self, inbox_id: int, result: TurnResult | None) -> None: ...
+
+    def finish(self, inbox_id: int, status: InboxStatus, error: str | None = None) -> None: ...
+
+    def delivery_failed(self, inbox_id: int, error: str) -> int:
+        """Count a failed delivery; returns the attempts so far."""
+        ...

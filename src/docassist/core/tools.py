@@ -184,7 +184,8 @@ def _error_code(error: ValidationError) -> str:
 
 
 def run_answer_from_documents(arguments: AnswerArguments, context: ToolContext) -> dict[str, Any]:
-    translations = getattr(arguments, "translations", [])
+    translations = (arguments.translations if isinstance(arguments, TranslatedAnswerArguments)
+                    else [])
     retriever = (TranslatedSearch(context.retriever, translations) if translations
                  else context.retriever)
     result = answer_question(

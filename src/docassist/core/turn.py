@@ -377,7 +377,7 @@ class TurnEngine:
     # --- trace rows -------------------------------------------------------------------
 
     def _answer_backend(self) -> str:
-        model = _model_name(self.answerer)
+        model = self.answerer.model
         return f"{self.answerer.backend}:{model}" if model else self.answerer.backend
 
     def _turn_record(self, turn: _Turn, result: TurnResult) -> TurnRecord:
@@ -430,12 +430,6 @@ class TurnEngine:
             event_id=turn.message.event_id,
             raw=raw,
         )
-
-
-def _model_name(component: object) -> str | None:
-    chat_model = getattr(component, "chat_model", None)
-    name = getattr(chat_model, "model", None)
-    return str(name) if name else None
 
 
 def tool_call_record(

@@ -28,7 +28,6 @@ from docassist.core.errors import (
     StorageReadOnlyError,
     StorageUnavailableError,
 )
-from docassist.core.inbox import InboxEvent
 from docassist.core.limits import (
     STORAGE_BUSY_TIMEOUT_MS,
     STORAGE_MIN_FREE_BYTES,
@@ -37,7 +36,7 @@ from docassist.core.limits import (
     STORAGE_WRITE_ATTEMPTS,
 )
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.ports import StoredConversation
+from docassist.core.ports import InboxEvent, StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
