@@ -99,6 +99,16 @@ class ConversationStore(Protocol):
         ...
 
 
+class FeedbackLog(Protocol):
+    """Votes and "ask a human" requests on answers, by result id."""
+
+    def record_feedback(self, result_id: str, user: str, positive: bool) -> None: ...
+
+    def record_escalation(self, result_id: str, user: str) -> bool: ...
+
+    def withdraw_escalation(self, result_id: str) -> None: ...
+
+
 class ShadowLog(Protocol):
     """Where a shadow selector's proposals go; written after the turn they shadow."""
 
