@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
-from docassist.core.documents import Chunk, DocumentInfo
+from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState, HistoryMessage
@@ -37,6 +37,22 @@ class Catalog(Protocol):
     def document(self, document_id: str) -> DocumentInfo | None: ...
 
     def chunk(self, chunk_id: str) -> Chunk | None: ...
+
+
+class DocumentIndex(Catalog, Protocol):
+    """The catalog as the indexer writes it: a new version supersedes the previous chunks."""
+
+    def replace_document(self, parsed: ParsedDocument, source_path: str) -> None: ...
+
+    def remove_document(self, document_id: str) -> None: ...
+
+    def current_chunks(self) -> list[Chunk]: ...
+
+    def is_superseded(self, chunk_id: str) -> bool: ...
+
+    def prune_superseded(self, before: str) -> int:
+        """Delete chunks superseded before the ISO time `before`; returns how many."""
+        ...
 
 
 class Retriever(Protocol):
@@ -107,6 +123,19 @@ class FeedbackLog(Protocol):
     def record_escalation(self, result_id: str, user: str) -> bool: ...
 
     def withdraw_escalation(self, result_id: str) -> None: ...
+
+
+class TraceLog(Protocol):
+    """The trace rows as exports and reports read them (dicts keyed by column name)."""
+
+    def turns(self, conversation_id: str | None = None, since: str | None = None,
+              until: str | None = None) -> list[dict[str, Any]]: ...
+
+    def tool_calls(self, result_id: str | None = None) -> list[dict[str, Any]]: ...
+
+    def shadow_decisions(self) -> list[dict[str, Any]]: ...
+
+    def feedback(self) -> list[dict[str, Any]]: ...
 
 
 class ShadowLog(Protocol):
