@@ -115,6 +115,24 @@ class ConversationStore(Protocol):
         ...
 
 
+class SeenEvents(Protocol):
+    """The ack path's question: is this event (or the same message) stored already?"""
+
+    def inbox_seen(self, platform: str, event_id: str, dedupe_key: str | None) -> bool: ...
+
+
+class ConversationLookup(Protocol):
+    """What adapters ask about conversations without loading them."""
+
+    def conversation_known(self, conversation_id: str) -> bool:
+        """A committed turn, or a stored event that runs one, in this conversation."""
+        ...
+
+    def conversation_of_result(self, result_id: str) -> list[dict[str, Any]]:
+        """The key columns (platform, workspace, channel, thread) of a result's turn."""
+        ...
+
+
 class FeedbackLog(Protocol):
     """Votes and "ask a human" requests on answers, by result id."""
 
@@ -250,3 +268,8 @@ class Inbox(Protocol):
     def delivery_failed(self, inbox_id: int, error: str) -> int:
         """Count a failed delivery; returns the attempts so far."""
         ...
+
+
+class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
+                   Protocol):
+    """Everything a platform adapter reads or writes itself (turns go through the engine)."""

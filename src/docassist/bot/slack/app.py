@@ -34,11 +34,11 @@ from docassist.core.errors import AckDeadlineError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.ports import AdapterStore
 from docassist.core.ratelimit import RateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
-from docassist.storage import Store
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ def web_client(config: SlackConfig) -> WebClient:
 
 
 class SlackAdapter:
-    def __init__(self, engine: TurnEngine, store: Store, config: SlackConfig,
+    def __init__(self, engine: TurnEngine, store: AdapterStore, config: SlackConfig,
                  client: WebClient | None = None) -> None:
         self.engine = engine
         self.store = store

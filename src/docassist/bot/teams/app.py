@@ -41,12 +41,12 @@ from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavail
 from docassist.core.inbox import InboxWorker
 from docassist.core.limits import INBOX_WORKERS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.ports import AdapterStore
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
-from docassist.storage import Store
 from docassist.storage.exports import activity_summary
 
 logger = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class _Waiting:
 
 
 class TeamsAdapter:
-    def __init__(self, engine: TurnEngine, store: Store, config: TeamsConfig,
+    def __init__(self, engine: TurnEngine, store: AdapterStore, config: TeamsConfig,
                  connections: Connections) -> None:
         self.engine = engine
         self.store = store
