@@ -30,10 +30,10 @@ TITLE = "Zebra alarm &lt;!channel&gt; &amp; &lt;https://evil.example/t|the wiki&
 
 
 def answer_text(chunk: str) -> str:
-    return ("According to the documents:\n"
-            "• When the zebra alarm sounds, tell &lt;!everyone&gt; and open "
+    return (f"According to the documents: the procedure from “{TITLE}”, step by step.\n"
+            "1. When the zebra alarm sounds, tell &lt;!everyone&gt; and open "
             f"&lt;https://evil.example/login|the status page&gt;. [{chunk}]\n"
-            "• Silence the zebra alarm with `zebra-ctl mute --all &lt;!here&gt;` and read "
+            "2. Silence the zebra alarm with `zebra-ctl mute --all &lt;!here&gt;` and read "
             f"*now* [the zebra runbook](https://evil.example/runbook). [{chunk}]")
 
 

@@ -45,9 +45,10 @@ def test_an_answer_card_shows_document_text_as_written(teams: TeamsRig, store: S
     *shown, first_row, second_row = card["body"]
     assert first_row["type"] == second_row["type"] == "ActionSet"
     assert shown == [
-        rich(run("According to the documents:"), spacing="None"),
-        rich(run("•\u00a0"), run(first + " "), cite, spacing="Small"),
-        rich(run("•\u00a0"), run(silence), run(command, fontType="Monospace"), run(read),
+        rich(run(f"According to the documents: the procedure from “{hostile.TITLE}”, step by "
+                 "step."), spacing="None"),
+        rich(run("1.\u00a0"), run(first + " "), cite, spacing="Small"),
+        rich(run("2.\u00a0"), run(silence), run(command, fontType="Monospace"), run(read),
              run(now, weight="Bolder"), run(runbook), cite, spacing="Small"),
         {"type": "TextBlock", "text": "Sources", "wrap": True, "weight": "Bolder",
          "spacing": "Medium"},

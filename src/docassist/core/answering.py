@@ -11,6 +11,7 @@ from docassist.core import i18n
 from docassist.core.limits import (
     MAX_ANSWER_QUOTES,
     MAX_PROCEDURE_STEPS,
+    MIN_SHARED_WORDS,
     SNIPPET_CHARS,
     STEP_CHARS,
     STEP_SENTENCES,
@@ -242,14 +243,18 @@ class ExtractiveAnswerer:
     def _quotes(self, question: str, hits: list[SearchHit], language: str) -> str:
         wanted = stems(question)
         scored: list[tuple[float, int, int, str, str]] = []
+        best_overlap = 0
         for rank, hit in enumerate(hits):
             for position, sentence in enumerate(sentences(chunk_body(hit.chunk.text))):
                 overlap = len(wanted & stems(sentence))
+                best_overlap = max(best_overlap, overlap)
                 # Earlier (better-ranked) chunks win ties; a sentence must share a word.
                 if overlap:
                     scored.append((overlap - 0.5 * rank, rank, position, sentence,
                                    hit.chunk.chunk_id))
-        if not scored:
+        # One shared word (often a name or a path part such as `tls`) says little about a
+        # sentence; with an embedder, nearness in meaning says more, across languages too.
+        if not scored or (best_overlap < MIN_SHARED_WORDS and self.embedder is not None):
             scored = self._nearest_sentences(question, hits)
         chosen = sorted(scored, key=lambda item: -item[0])[:MAX_ANSWER_QUOTES]
         chosen.sort(key=lambda item: (item[1], item[2]))

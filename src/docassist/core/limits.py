@@ -55,6 +55,10 @@ MAX_CLARIFICATIONS_WITHOUT_PROGRESS: Final = 2
 MAX_ANSWER_QUOTES: Final = 3
 """Sentences the extractive answerer quotes."""
 
+MIN_SHARED_WORDS: Final = 2
+"""Words a quoted sentence shares with the question before word overlap picks the quotes; with
+fewer (one shared name or path part), sentences nearest in the embedding space are quoted."""
+
 MAX_PROCEDURE_STEPS: Final = 5
 """Sections one procedure answer walks through (and steps of a one-section procedure)."""
 

@@ -41,8 +41,7 @@ Rules:
 1. Procedure questions (how to, what to do, should I, can I) -> decision "tool_call", action
    "answer_from_documents", arguments.question = standalone_question. The index is always
    available: missing PREVIOUS sources never blocks a NEW search. A question ABOUT an action
-   ("how do I restart X?") is a procedure question. If the documents may be in other languages
-   than the question, add arguments.translations: the standalone question in those languages.
+   ("how do I restart X?") is a procedure question.
 2. A request for the sources of the previous answer: if state_summary.has_last_sources is true
    -> "tool_call", "show_last_sources", arguments {}. If false -> "clarification_needed".
 3. A request for document metadata: take document_id only from the CURRENT message and only if
