@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from docassist.bot.cli import ChatSession, render_result
-from docassist.bot.cli.chat import new_thread_key
+from docassist.bot.terminal import ChatSession, render_result
+from docassist.bot.terminal.chat import new_thread_key
 from docassist.config import Settings
 from docassist.core import i18n
 from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
