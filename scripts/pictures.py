@@ -73,7 +73,8 @@ def teams_picture(env: dict[str, str], browser: str, work: Path, out: Path) -> N
 def wait_for_prompt(session: str, prompts: int, timeout: float = 120) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+        # From the start of the scrollback: long answers push earlier prompts off the screen.
+        screen = subprocess.run(["tmux", "capture-pane", "-p", "-S", "-", "-t", session],
                                 capture_output=True, text=True, check=True).stdout
         if len(re.findall(r"^>(?: |$)", screen, re.MULTILINE)) >= prompts:
             return screen
@@ -95,7 +96,7 @@ def terminal_picture(env: dict[str, str], browser: str, work: Path, out: Path) -
             subprocess.run(["tmux", "send-keys", "-t", session, "-l", line], check=True)
             subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
             wait_for_prompt(session, number)
-        captured = subprocess.run(["tmux", "capture-pane", "-p", "-e", "-t", session],
+        captured = subprocess.run(["tmux", "capture-pane", "-p", "-e", "-S", "-", "-t", session],
                                   capture_output=True, text=True, check=True).stdout
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from docassist.bot.terminal import ChatSession, render_result
 from docassist.bot.terminal.chat import new_thread_key
+from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
 from docassist.core import i18n
 from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
@@ -65,6 +66,8 @@ eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_
 app.add_typer(eval_app, name="eval")
 traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=True)
 app.add_typer(traces_app, name="traces")
+app.add_typer(sources_app, name="sources")
+app.command("sync")(sync)
 
 out = Console()
 err = Console(stderr=True)
@@ -196,10 +199,12 @@ def docs(as_json: JsonOption = False) -> None:
     if as_json:
         _emit_json([document.model_dump() for document in documents])
         return
-    table = Table("id", "title", "version", "owner", "lang", "updated", "chunks")
+    table = Table("id", "title", "version", "indexed", "source", "owner", "lang", "updated",
+                  "chunks")
     for d in documents:
-        table.add_row(d.document_id, d.title, d.version, d.owner or "", d.language or "",
-                      d.updated or "", str(d.chunk_count))
+        table.add_row(d.document_id, d.title, d.version, (d.indexed_at or "")[:16],
+                      d.source or "", d.owner or "", d.language or "", d.updated or "",
+                      str(d.chunk_count))
     out.print(table)
 
 
@@ -278,6 +283,7 @@ def slack(
         inbox_workers=runtime.settings.inbox_workers))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
+    start_source_work(runtime, "slack", adapter.stale_notes.post)
     warm_up(runtime)  # before the port opens: no event is acked behind a model load
     resumed = adapter.worker.resume()
     if resumed:
@@ -342,6 +348,7 @@ def teams(
         logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
+    start_source_work(runtime, "teams", adapter.stale_notes.post)
 
     def ready(bound: int) -> None:
         err.print(f"Teams endpoint on http://{host}:{bound}/api/messages")

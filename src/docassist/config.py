@@ -8,7 +8,12 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from docassist.core.limits import INBOX_WORKERS, MAX_RETENTION_DAYS, SUPERSEDED_RETENTION_DAYS
+from docassist.core.limits import (
+    INBOX_WORKERS,
+    MAX_RETENTION_DAYS,
+    STALE_NOTE_ACTIVE_DAYS,
+    SUPERSEDED_RETENTION_DAYS,
+)
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS
 from docassist.models.ollama import DEFAULT_OLLAMA_URL
 from docassist.models.openai import DEFAULT_OPENAI_URL
@@ -80,6 +85,15 @@ class Settings(BaseSettings):
     save_raw: bool = Field(default=False, description="Store raw text and prompts in traces")
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")
+    sync_every: int = Field(default=0, ge=0,
+                            description="Seconds between scheduled syncs of every source in "
+                            "`slack`/`teams` (0 = off; `docassist sync` runs one by hand)")
+    stale_notes: bool = Field(default=True,
+                              description="Tell a thread when a document its latest answer "
+                              "cited was changed or removed by a sync")
+    stale_note_days: int = Field(default=STALE_NOTE_ACTIVE_DAYS, ge=1, le=MAX_RETENTION_DAYS,
+                                 description="Only threads active within this many days get "
+                                 "such a note")
 
     def model_config_for(self, record_path: Path | None = None) -> ModelConfig:
         key = self.openai_api_key.get_secret_value() if self.openai_api_key else None

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from docassist.core.documents import document_of_chunk
 from docassist.core.evaluation import DecisionReport
+from docassist.core.sources import SourceStatus, health
 from docassist.storage import Store
 
 BAR_WIDTH: Final = 420
@@ -61,6 +62,25 @@ def _confusion_table(report: DecisionReport) -> str:
             f'{"".join(body)}</table>')
 
 
+def _sources_table(statuses: list[SourceStatus], now: datetime) -> str:
+    """Every source with its health; stale and failing ones stand out (never silent)."""
+    if not statuses:
+        return '<p class="empty">no sources configured</p>'
+    rows = []
+    for status in statuses:
+        state = health(status, now)
+        cells = [status.name, str(status.kind), status.collection, str(status.documents),
+                 status.last_success or "never", status.next_run or "",
+                 status.last_error or ""]
+        rows.append(f'<tr class="{state}" id="source-{html.escape(status.name)}">'
+                    f'<td>{html.escape(str(state))}</td>'
+                    + "".join(f"<td>{html.escape(cell)}</td>" for cell in cells) + "</tr>")
+    head = "".join(f"<th>{name}</th>" for name in (
+        "health", "source", "kind", "collection", "documents", "last success", "next run",
+        "last error"))
+    return f'<table class="sources"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
 def gather(store: Store) -> dict[str, Any]:
     turns = store.turns()
     cited: Counter[str] = Counter()
@@ -83,6 +103,7 @@ def gather(store: Store) -> dict[str, Any]:
         "positive": sum(1 for vote in votes if vote > 0),
         "negative": sum(1 for vote in votes if vote < 0),
         "cited": cited.most_common(TOP_DOCUMENTS),
+        "sources": store.source_statuses(),
         "runs": [(row, DecisionReport.model_validate_json(
             (store.eval_run(row["run_id"]) or {})["report"])) for row in runs],
     }
@@ -116,6 +137,9 @@ svg rect {{ fill: #2563eb; }} svg .label, svg .value {{ font-size: 12px; }}
 table.confusion {{ border-collapse: collapse; }}
 table.confusion td, table.confusion th {{ border: 1px solid #ddd; padding: 4px 8px; }}
 td.hit {{ background: #dcfce7; }} .empty {{ color: #777; }}
+table.sources {{ border-collapse: collapse; }}
+table.sources td, table.sources th {{ border: 1px solid #ddd; padding: 4px 8px; }}
+tr.failing {{ background: #fee2e2; }} tr.stale {{ background: #fef9c3; }}
 </style></head><body>
 <h1>DocAssist report</h1><p>Generated {generated}.</p>
 <div class="cards">{card_html}</div>
@@ -123,6 +147,7 @@ td.hit {{ background: #dcfce7; }} .empty {{ color: #777; }}
 {_bars("Turn status", data["statuses"], "chart-status")}
 {_bars("Tool status", data["tool_statuses"], "chart-tools")}
 {_bars("Most-cited documents", data["cited"], "chart-cited")}
+<h2>Document sources</h2>{_sources_table(data["sources"], datetime.now(UTC))}
 <h2>Latest evaluation runs</h2>{runs_html}
 </body></html>
 """

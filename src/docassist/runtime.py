@@ -9,10 +9,12 @@ from pathlib import Path
 from docassist.config import Settings
 from docassist.core.errors import ConfigurationError
 from docassist.core.ports import Retriever
+from docassist.core.sources import SyncOutcome
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
 from docassist.models.registry import RULES
+from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, IndexReport, Store, index_paths
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 
@@ -104,6 +106,22 @@ def index_and_embed(
     return report
 
 
+def embed_new_chunks(runtime: Runtime) -> None:
+    """Embed chunks a sync added, so the first question after it does not wait for it."""
+    dense = runtime.retrievers.get("dense")
+    if isinstance(dense, DenseRetriever):
+        embed_missing(runtime.store, dense.embedder)
+
+
+def sync_and_embed(runtime: Runtime, name: str | None = None,
+                   on_item: Callable[[str], None] | None = None) -> list[SyncOutcome]:
+    """Sync the named source (or all), then embed what changed."""
+    settings = runtime.settings
+    return sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
+                    on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
+                    stale_days=settings.stale_note_days if settings.stale_notes else None)
+
+
 FIRST_INDEX_KEY = "first_index"
 """Meta key set while the first-start indexing runs and cleared when it (embeddings
 included) has finished: a process killed midway leaves it set, and the next start
@@ -111,8 +129,11 @@ finishes the job instead of taking the partial catalog for a complete one."""
 
 
 def needs_first_index(store: Store) -> bool:
-    """The catalog is empty, or the first-start indexing did not finish."""
-    return store.meta_value(FIRST_INDEX_KEY) is not None or not store.documents()
+    """The first-start indexing did not finish, or nothing is configured: the catalog is
+    empty and no source is set up (a configured source fills the catalog by `sync`)."""
+    if store.meta_value(FIRST_INDEX_KEY) is not None:
+        return True
+    return not store.documents() and not store.sources()
 
 
 def ensure_demo_index(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-TextCommandName = Literal["clear", "docs", "help", "meta", "stats"]
+TextCommandName = Literal["clear", "docs", "help", "meta", "stats", "sources"]
 
 _WORDS: Final[dict[str, TextCommandName]] = {
     "clear": "clear", "/clear": "clear", "reset": "clear", "wyczyść": "clear",
@@ -16,6 +16,7 @@ _WORDS: Final[dict[str, TextCommandName]] = {
     "help": "help", "pomoc": "help",
     "meta": "meta", "metadata": "meta", "metadane": "meta",
     "stats": "stats", "statystyki": "stats",
+    "sources": "sources", "źródła": "sources", "zrodla": "sources",
 }
 
 

@@ -33,6 +33,10 @@ The turn
     results      the result of a turn as adapters render it
     trace        the trace rows of a turn and of its tool attempt
 
+Documents changing under answers
+    sources      document sources: kind, name, collection, settings; what a sync reports
+    stale        answers whose cited document changed: the note offering to ask again
+
 Evaluation (offline)
     evaluation   decisions on labelled cases; the shadow selector's agreement
     answer_eval  end-to-end answers, and draft cases harvested from traces

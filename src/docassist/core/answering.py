@@ -45,6 +45,7 @@ def to_source(hit: SearchHit) -> Source:
         score=round(hit.score, 4),
         snippet=snippet,
         url=hit.document.url,
+        indexed_at=hit.document.indexed_at,
     )
 
 

@@ -21,6 +21,7 @@ from docassist.core.text import sentences
 KNOWN_FRONT_MATTER_KEYS: Final = frozenset(
     {"id", "title", "version", "owner", "language", "updated", "url", "services"}
 )
+DEFAULT_COLLECTION: Final = "default"
 DOCUMENT_ID_PATTERN: Final = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)*$")
 _HEADING: Final = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FRONT_MATTER_LINE: Final = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*)$")
@@ -48,6 +49,12 @@ class DocumentInfo(BaseModel):
     chunk_count: int = 0
     services: list[str] = Field(default_factory=list)
     extra: dict[str, str] = Field(default_factory=dict)
+    collection: str = DEFAULT_COLLECTION
+    """The collection the document's source puts it in (issue 22 scopes searches by it)."""
+    source: str | None = None
+    """The configured source that indexed it; None for `docassist index PATH`."""
+    indexed_at: str | None = None
+    """When this version was stored (set by the store)."""
 
 
 class Chunk(BaseModel):

@@ -13,6 +13,37 @@ Language = Literal["pl", "en"]
 LANGUAGES: Final[tuple[Language, ...]] = ("pl", "en")
 
 _TEXTS: Final[dict[str, dict[Language, str]]] = {
+    "stale_note_updated": {
+        "pl": "Dokument „{title}” ({document_id}), na którym opierała się moja ostatnia "
+        "odpowiedź w tym wątku, zmienił się ({when}). Zapytaj ponownie, aby dostać odpowiedź "
+        "z aktualnej wersji.",
+        "en": "The document “{title}” ({document_id}) my last answer in this thread cited "
+        "has changed ({when}). Ask again to get an answer from the current version.",
+    },
+    "stale_note_deleted": {
+        "pl": "Dokument „{title}” ({document_id}), na którym opierała się moja ostatnia "
+        "odpowiedź w tym wątku, został usunięty ({when}). Zapytaj ponownie, aby dostać "
+        "odpowiedź z aktualnych dokumentów.",
+        "en": "The document “{title}” ({document_id}) my last answer in this thread cited "
+        "was removed ({when}). Ask again to get an answer from the current documents.",
+    },
+    "stale_ask_again": {"pl": "Zapytaj ponownie", "en": "Ask again"},
+    "stale_no_question": {
+        "pl": "Nie mam już tego pytania (historia wątku została wyczyszczona). Zadaj je "
+        "ponownie.",
+        "en": "I no longer have that question (the thread's history was cleared). Please "
+        "ask it again.",
+    },
+    "sources_header_admin": {"pl": "Źródła dokumentów:", "en": "Document sources:"},
+    "sources_none": {"pl": "Brak skonfigurowanych źródeł.", "en": "No sources configured."},
+    "source_line": {
+        "pl": "{name} ({kind}, {collection}): {documents} dok., ostatni sukces {last_success}, "
+        "następny {next_run}{problem}",
+        "en": "{name} ({kind}, {collection}): {documents} docs, last success {last_success}, "
+        "next {next_run}{problem}",
+    },
+    "source_failing": {"pl": " — BŁĄD: {error}", "en": " — FAILING: {error}"},
+    "source_never": {"pl": "nigdy", "en": "never"},
     "empty_message": {
         "pl": "Wiadomość jest pusta. Napisz pytanie, np. „Co zrobić po zmianie konfiguracji?”.",
         "en": "The message is empty. Type a question, e.g. “What do I do after a config change?”.",
@@ -224,8 +255,8 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "This command is for DocAssist administrators only.",
     },
     "slack_admin_usage": {
-        "pl": "Użycie: /docassist-admin export [od] [do] | stats",
-        "en": "Usage: /docassist-admin export [since] [until] | stats",
+        "pl": "Użycie: /docassist-admin export [od] [do] | stats | sources",
+        "en": "Usage: /docassist-admin export [since] [until] | stats | sources",
     },
     "slack_admin_exported": {
         "pl": "Eksport śladów ({rows} tur) jest w Twoich wiadomościach prywatnych.",
@@ -252,7 +283,7 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "teams_help": {
         "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie w czacie, a odpowiem z "
         "dokumentów, z cytatami. Polecenia: meta ID-DOKUMENTU, docs, clear, help "
-        "(dla administratorów: stats). Na karcie odpowiedzi: Pokaż źródła, Wyczyść wątek.",
+        "(dla administratorów: stats, sources). Na karcie odpowiedzi: Pokaż źródła, Wyczyść wątek.",
         "en": "Mention @DocAssist in a channel or chat with me and I answer from the "
         "documents, with citations. Commands: meta DOCUMENT-ID, docs, clear, help "
         "(for administrators: stats). On an answer card: Show sources, Clear thread.",

@@ -139,3 +139,40 @@ HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
 so a stalled connection does not hold a server thread."""
 MAX_TRANSLATIONS: Final = 3
 """Translations of the question a selector may add to `answer_from_documents` (each searched)."""
+
+WEB_MAX_PAGES: Final = 500
+"""Pages one web source may hold (sitemap entries beyond it, or crawled links, are left out
+with a note): a runaway sitemap or a calendar of generated pages cannot fill the catalog."""
+
+WEB_MAX_DEPTH: Final = 3
+"""Links followed from a web source's start page (the start page is depth 0)."""
+
+WEB_REQUEST_ATTEMPTS: Final = 3
+"""Tries per web request when the site answers 429 or 5xx (or the connection drops)."""
+
+WEB_BACKOFF_SECONDS: Final = 0.5
+"""First wait between tries after a 5xx; doubled each time."""
+
+WEB_MAX_RETRY_AFTER_SECONDS: Final = 30.0
+"""A site's Retry-After is obeyed up to this; longer waits fail the page for this sync."""
+
+SYNC_LEASE_SECONDS: Final = 900
+"""How long a process holds a source's sync lease; a process that died frees it after this."""
+
+STALE_NOTE_ACTIVE_DAYS: Final = 14
+"""Threads active within this many days get a note when a version they cited changes."""
+
+STALE_NOTE_ATTEMPTS: Final = 5
+"""Tries to post one stale note before it is marked failed."""
+
+STALE_NOTE_CLAIM_SECONDS: Final = 120
+"""How long a serving process holds the notes it claimed before another may take them."""
+
+STALE_NOTE_POLL_SECONDS: Final = 10.0
+"""How often a serving process looks for notes to deliver."""
+
+STALE_NOTE_BATCH: Final = 20
+"""Notes one process claims at a time."""
+
+SOURCE_STALE_HOURS: Final = 24
+"""A source without a successful sync for this long is shown as stale (report, admin views)."""

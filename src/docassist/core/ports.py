@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
+from docassist.core.sources import SourceStatus
 from docassist.core.state import ConversationState, HistoryMessage
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
 
@@ -270,6 +271,23 @@ class Inbox(Protocol):
         ...
 
 
+class StaleNotes(Protocol):
+    """Notes that an answer's document changed, and where to post them (Teams addresses)."""
+
+    def stale_note(self, note_id: int) -> dict[str, Any] | None: ...
+
+    def remember_address(self, conversation_id: str, reference: str) -> None: ...
+
+    def address_of(self, conversation_id: str) -> str | None: ...
+
+
+class SourceLog(Protocol):
+    def source_statuses(self) -> list[SourceStatus]: ...
+
+
 class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
-                   Protocol):
-    """Everything a platform adapter reads or writes itself (turns go through the engine)."""
+                   StaleNotes, SourceLog, Protocol):
+    """Everything a platform adapter reads or writes itself (turns go through the engine;
+    the stale-note couriers also read a conversation's state)."""
+
+    def load(self, key: ConversationKey) -> StoredConversation: ...

@@ -32,6 +32,8 @@ class Source(BaseModel):
     score: float
     snippet: str
     url: str | None = None
+    indexed_at: str | None = None
+    """When the cited version was indexed (the version names what, this says when)."""
 
 
 class RagResult(BaseModel):

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from sqlite_utils import Database
 
-from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
+from docassist.core.documents import DEFAULT_COLLECTION, Chunk, DocumentInfo, ParsedDocument
 from docassist.core.errors import (
     ConcurrentUpdateError,
     DuplicateEventError,
@@ -44,6 +44,8 @@ from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha25
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
+from docassist.storage.source_rows import SourceRows
+from docassist.storage.stale_rows import StaleRows
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +59,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class Store:
+class Store(SourceRows, StaleRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed
@@ -205,10 +207,13 @@ class Store:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
         return int(row[0]) if row else 0
 
-    def replace_document(self, parsed: ParsedDocument, source_path: str) -> None:
+    def replace_document(self, parsed: ParsedDocument, source_path: str, *,
+                         source: str | None = None,
+                         collection: str = DEFAULT_COLLECTION) -> None:
         """Store a document's new version: its chunks become the searchable ones, the previous
         version's chunks are kept as superseded."""
-        info = parsed.info.model_copy(update={"source_path": source_path})
+        info = parsed.info.model_copy(update={"source_path": source_path, "source": source,
+                                              "collection": collection})
         now = _now()
         with self._transaction() as connection:
             _supersede(connection, info.document_id, now)
@@ -223,6 +228,13 @@ class Store:
                     "INSERT INTO chunks_fts (chunk_id, title, section, body) VALUES (?, ?, ?, ?)",
                     [chunk.chunk_id, fold(info.title), fold(chunk.section), fold(body)],
                 )
+            _bump_index_version(connection)
+
+    def tag_document(self, document_id: str, source: str | None, collection: str) -> None:
+        """Record which source and collection an unchanged document now belongs to."""
+        with self._transaction() as connection:
+            connection.execute("UPDATE documents SET source = ?, collection = ? "
+                               "WHERE document_id = ?", [source, collection, document_id])
             _bump_index_version(connection)
 
     def remove_document(self, document_id: str) -> None:
@@ -662,7 +674,6 @@ def _bump_index_version(connection: sqlite3.Connection) -> None:
 
 def _document(row: dict[str, Any]) -> DocumentInfo:
     values = dict(row)
-    values.pop("indexed_at", None)
     values["services"] = json.loads(values.get("services") or "[]")
     values["extra"] = json.loads(values.get("extra") or "{}")
     return DocumentInfo.model_validate(values)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 from docassist.core.documents import (
+    DEFAULT_COLLECTION,
     ChunkSizes,
     DocumentInfo,
     document_id_from_path,
@@ -83,12 +84,16 @@ def index_paths(
     on_start: Callable[[int], None] | None = None,
     retention_days: int = SUPERSEDED_RETENTION_DAYS,
     sizes: ChunkSizes = ChunkSizes(),  # noqa: B008 - frozen, shared safely
+    source: str | None = None,
+    collection: str = DEFAULT_COLLECTION,
 ) -> IndexReport:
+    """Index files and folders; `source` and `collection` name the configured source the
+    documents come from (None for `docassist index PATH`)."""
     files, folders, notes = collect_files(paths)
     report = IndexReport(notes=notes)
     if on_start is not None:
         on_start(len(files))
-    run = _Run(store, report, sizes)
+    run = _Run(store, report, sizes, source=source, collection=collection)
     for found in files:  # a front-matter id never takes the id another file's path gives it
         run.path_ids.setdefault(document_id_from_path(found.relative), found.path)
     for found in files:
@@ -100,9 +105,9 @@ def index_paths(
             if on_file is not None:
                 on_file(found.path)
     for document in store.documents():
-        source = Path(document.source_path)
-        in_folder = any(source.is_relative_to(folder) for folder in folders)
-        if in_folder and document.source_path not in run.seen_paths and not source.exists():
+        location = Path(document.source_path)
+        in_folder = any(location.is_relative_to(folder) for folder in folders)
+        if in_folder and document.source_path not in run.seen_paths and not location.exists():
             store.remove_document(document.document_id)
             report.removed.append(document.document_id)
     cutoff = datetime.now(UTC) - timedelta(days=retention_days)
@@ -117,6 +122,8 @@ class _Run:
     store: Store
     report: IndexReport
     sizes: ChunkSizes
+    source: str | None = None
+    collection: str = DEFAULT_COLLECTION
     seen_ids: dict[str, Path] = field(default_factory=dict)
     seen_paths: set[str] = field(default_factory=set)
     path_ids: dict[str, Path] = field(default_factory=dict)
@@ -131,6 +138,8 @@ class _Run:
         if previous is not None and previous.content_sha256 == digest:
             self.seen_ids[previous.document_id] = path
             self.report.unchanged.append(previous.document_id)
+            if (previous.source, previous.collection) != (self.source, self.collection):
+                self.store.tag_document(previous.document_id, self.source, self.collection)
             return
         # Nested files name their path in the chunk header: a tree has many `index.md`.
         label = path.name if len(found.relative.parts) == 1 else str(found.relative)
@@ -157,7 +166,8 @@ class _Run:
         if previous is not None and previous.document_id != document_id:
             self.store.remove_document(previous.document_id)  # the file now has another id
         self.seen_ids[document_id] = path
-        self.store.replace_document(parsed, source_path)
+        self.store.replace_document(parsed, source_path, source=self.source,
+                                    collection=self.collection)
         self.report.indexed.append(document_id)
 
     def _free_path_id(self, path_id: str, relative: PurePosixPath, source_path: str,

@@ -254,3 +254,71 @@ def m009_fold_keeps_short_i(db: Database) -> None:
     if rows:
         db.execute("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
                    "WHERE key = 'index_version'")
+
+
+@migrations()
+def m010_sources(db: Database) -> None:
+    """Document sources (issue 20): configuration without secrets, sync state, the items a
+    web source last saw (validators for conditional requests), one lease per source so one
+    process syncs it at a time, and each document's source and collection."""
+    db.table("sources").create(
+        {
+            "name": str,
+            "kind": str,
+            "collection": str,
+            "settings": str,
+            "created_at": str,
+            "last_run": str,
+            "last_success": str,
+            "last_error": str,
+            "counts": str,
+            "next_run": str,
+        },
+        pk="name",
+    )
+    db.table("source_items").create(
+        {
+            "source": str,
+            "item": str,
+            "document_id": str,
+            "etag": str,
+            "last_modified": str,
+            "links": str,
+            "seen_at": str,
+        },
+        pk=("source", "item"),
+    )
+    db.table("leases").create({"name": str, "holder": str, "expires_at": str}, pk="name")
+    db.table("documents").add_column("collection", str, not_null_default="default")
+    db.table("documents").add_column("source", str)
+    # Notes to threads whose latest answer cited a version a sync replaced or removed: pending
+    # work, claimed with an expiry by the serving process that posts it. One per thread and
+    # cited version (the unique index).
+    db.table("stale_notes").create(
+        {
+            "id": int,
+            "conversation_id": str,
+            "platform": str,
+            "workspace": str,
+            "channel": str,
+            "thread": str,
+            "document_id": str,
+            "cited_version": str,
+            "title": str,
+            "change": str,
+            "changed_at": str,
+            "status": str,
+            "claimed_by": str,
+            "claim_expires": str,
+            "delivered_at": str,
+            "attempts": int,
+            "error": str,
+        },
+        pk="id",
+    )
+    db.table("stale_notes").create_index(["conversation_id", "cited_version"], unique=True)
+    db.table("stale_notes").create_index(["status"])
+    # Where a Teams conversation is (service URL, conversation and bot ids; no user, no text):
+    # a note is posted without a user message to reply to.
+    db.table("conversation_addresses").create(
+        {"conversation_id": str, "reference": str, "updated_at": str}, pk="conversation_id")

@@ -1,4 +1,4 @@
-"""`/docassist-admin export [since] [until]` and `/docassist-admin stats`, for admins only.
+"""`/docassist-admin export [since] [until]`, `stats` and `sources`, for admins only.
 
 The export is the same function as `docassist traces export`; the CSV goes to the admin's
 direct messages as a file. Anyone else is refused, and the attempt is logged.
@@ -13,8 +13,10 @@ from typing import Any
 
 from slack_sdk import WebClient
 
+from docassist.bot.slack.render import SECTION_TEXT_LIMIT, escape
 from docassist.core import i18n
 from docassist.core.ports import AdapterStore
+from docassist.core.sources import describe_sources
 from docassist.core.trace import sha256_text
 from docassist.storage.exports import activity_summary, parse_time, trace_rows, write_export
 
@@ -45,6 +47,8 @@ class AdminCommands:
                         words[2] if len(words) > 2 else None)
         elif words == ["stats"]:
             self.stats(user, channel)
+        elif words == ["sources"]:
+            self.sources(user, channel)
         else:
             self._tell(channel, user, i18n.text("slack_admin_usage", self.language))
 
@@ -63,6 +67,15 @@ class AdminCommands:
                                         title="DocAssist traces")
         self._tell(channel, user, i18n.text("slack_admin_exported", self.language,
                                             rows=len(rows)))
+
+    def sources(self, user: str, channel: str) -> None:
+        """Every source with its last success, last error and next run (never silent)."""
+        lines = describe_sources(self.store.source_statuses(), self.language)
+        header = i18n.text("sources_header_admin", self.language)
+        blocks = [{"type": "header", "text": {"type": "plain_text", "text": header}},
+                  {"type": "section", "text": {"type": "mrkdwn", "text": escape(
+                      "\n".join(lines))[:SECTION_TEXT_LIMIT]}}]
+        self._tell(channel, user, header + "\n" + "\n".join(lines), blocks)
 
     def stats(self, user: str, channel: str) -> None:
         summary = activity_summary(self.store)

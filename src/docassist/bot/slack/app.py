@@ -28,6 +28,7 @@ from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.config import SlackConfig as SlackConfig  # its import path so far
 from docassist.bot.slack.listeners import register_listeners
 from docassist.bot.slack.render import escape, prompt_title, render, unescape
+from docassist.bot.slack.stale import SlackStaleNotes
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival, Verdict
 from docassist.core.errors import AckDeadlineError, StorageUnavailableError
@@ -148,6 +149,7 @@ class SlackAdapter:
         self.admin = AdminCommands(store, self.client, config.admin_users,
                                    config.default_language)
         register_listeners(self)
+        self.stale_notes = SlackStaleNotes(self)  # notes about changed citations (stale.py)
 
     # --- translation ------------------------------------------------------------------
 

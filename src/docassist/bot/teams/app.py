@@ -36,6 +36,7 @@ from docassist.bot.commands import parse_text_command
 from docassist.bot.hygiene import without_lone_surrogates
 from docassist.bot.limits import AdapterConfig
 from docassist.bot.teams import cards
+from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
@@ -140,6 +141,7 @@ class TeamsAdapter:
         self._waiting_lock = threading.Lock()
         self.agent.activity(ActivityTypes.message)(self.on_message)
         self.agent.members_added()(self.on_members_added)
+        self.stale_notes = TeamsStaleNotes(self)  # notes about changed citations (stale.py)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> int:
         """Bind to the serving loop (replies are sent from it) and resume unfinished events."""
@@ -170,6 +172,9 @@ class TeamsAdapter:
         if action == cards.FEEDBACK:
             await self._feedback(context, user, value, language)
             return
+        if action == ASK_AGAIN:
+            await self.stale_notes.ask_again(context, value, user, language)
+            return
         command: Command | None = None
         argument: str | None = None
         if action == cards.SHOW_SOURCES:
@@ -178,7 +183,7 @@ class TeamsAdapter:
             command = Command.CLEAR
         elif action is None:
             parsed = parse_text_command(text)
-            if parsed is not None and (parsed.name in ("docs", "help", "stats")
+            if parsed is not None and (parsed.name in ("docs", "help", "stats", "sources")
                                        or (parsed.name == "meta" and not parsed.argument)):
                 await self._direct_command(context, parsed.name, user, language, event_id)
                 return
@@ -263,8 +268,11 @@ class TeamsAdapter:
             documents = await asyncio.to_thread(self.store.documents)
             await context.send_activity(reply_activity(cards.catalog_card(documents, language)))
         elif user not in self.config.admin_users:
-            logger.warning("refused stats from user %s", sha256_text(user))
+            logger.warning("refused %s from user %s", name, sha256_text(user))
             await context.send_activity(text_activity(i18n.text("admin_refused", language)))
+        elif name == "sources":
+            statuses = await asyncio.to_thread(self.store.source_statuses)
+            await context.send_activity(reply_activity(cards.sources_card(statuses, language)))
         else:
             summary = await asyncio.to_thread(activity_summary, self.store)
             await context.send_activity(reply_activity(cards.stats_card(summary, language)))
@@ -283,6 +291,7 @@ class TeamsAdapter:
     # --- delivery (inbox worker threads) ----------------------------------------------
 
     def deliver(self, message: ChatMessage, result: TurnResult) -> None:
+        self.stale_notes.remember(message)
         with self._waiting_lock:
             waiting = self._waiting.pop(str(message.event_id), None)
         activities = [reply_activity(card) for card in cards.render(result)]

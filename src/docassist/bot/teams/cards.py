@@ -21,6 +21,7 @@ from docassist.core import i18n
 from docassist.core.answering import CITATION
 from docassist.core.documents import DocumentInfo
 from docassist.core.results import TurnResult
+from docassist.core.sources import SourceStatus, describe_sources
 from docassist.core.text import split_text
 from docassist.storage.exports import ActivitySummary
 
@@ -231,3 +232,18 @@ def stats_card(summary: ActivitySummary, language: i18n.Language) -> Card:
         text_block(i18n.text("stats_feedback", language, helpful=summary.helpful,
                              not_helpful=summary.not_helpful)),
     ])
+
+
+def sources_card(statuses: list[SourceStatus], language: i18n.Language) -> Card:
+    """The `sources` admin command: each source's state, failing ones in attention colour."""
+    lines = describe_sources(statuses, language)
+    failing = [status.last_error is not None for status in statuses] or [False]
+    return card([text_block(i18n.text("sources_header_admin", language), weight="Bolder"),
+                 *(inert_text(line, **({"color": "Attention"} if bad else {}))
+                   for line, bad in zip(lines, failing, strict=False))])
+
+
+def inert_text(text: str, **style: Any) -> dict[str, Any]:
+    """Text that holds document titles or site errors: a RichTextBlock of one TextRun, which
+    Teams never reads as markdown."""
+    return _rich([_run(text, **style)])

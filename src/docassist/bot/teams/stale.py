@@ -1,0 +1,97 @@
+"""Stale-answer notes in Teams: the note posted to the conversation as a card (to the thread
+for a channel thread), and its "Ask again" action, which re-runs the thread's last question
+as a new turn.
+
+A note is not a reply to a message, so the conversation's address is kept when an answer is
+delivered: service URL, conversation and bot ids only (no user, no text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Final
+
+from microsoft_agents.activity import ConversationReference
+from microsoft_agents.hosting.core import TurnContext
+
+from docassist.bot.teams import cards
+from docassist.core import i18n
+from docassist.core.admission import Arrival
+from docassist.core.errors import StorageError
+from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.core.messages import ChatMessage
+from docassist.core.stale import StaleNote, last_question, note_language, note_text
+
+if TYPE_CHECKING:
+    from docassist.bot.teams.app import TeamsAdapter
+
+logger = logging.getLogger(__name__)
+
+ASK_AGAIN: Final = "ask_again"
+
+
+def note_card(note: StaleNote, language: i18n.Language) -> cards.Card:
+    action = {"type": "Action.Submit", "title": i18n.text("stale_ask_again", language),
+              "data": {cards.ACTION_KEY: ASK_AGAIN, "note": str(note.note_id)}}
+    return cards.card([cards.inert_text(note_text(note, language))], [action])
+
+
+class TeamsStaleNotes:
+    def __init__(self, adapter: TeamsAdapter) -> None:
+        self.adapter = adapter
+
+    def remember(self, message: ChatMessage) -> None:
+        """Keep where the conversation is (from a delivered answer's reply address)."""
+        if message.reply_to is None:
+            return
+        reference = ConversationReference.model_validate_json(message.reply_to)
+        reference.user = None
+        reference.activity_id = None
+        try:
+            self.adapter.store.remember_address(
+                message.key.conversation_id,
+                reference.model_dump_json(by_alias=True, exclude_none=True))
+        except StorageError as error:  # the answer still goes out; a later one records it
+            logger.warning("conversation address not kept: %s", error)
+
+    def post(self, note: StaleNote) -> None:
+        """Post one note to its conversation (called by the courier, off the loop)."""
+        from docassist.bot.teams.app import reply_activity
+
+        address = self.adapter.store.address_of(note.key.conversation_id)
+        if address is None:
+            raise ValueError("no address known for this conversation")
+        reference = ConversationReference.model_validate_json(address)
+        state = self.adapter.store.load(note.key).state
+        language = note_language(state, self.adapter.config.default_language)
+        activity = reply_activity(note_card(note, language))
+        future = asyncio.run_coroutine_threadsafe(
+            self.adapter.send(reference, [activity]), self.adapter._require_loop())
+        future.result(timeout=HTTP_READ_TIMEOUT_SECONDS)
+
+    async def ask_again(self, context: TurnContext, value: dict[str, Any], user: str,
+                        language: i18n.Language) -> None:
+        from docassist.bot.teams.app import text_activity, thread_address
+
+        key, reply_conversation = thread_address(context.activity)
+        note = str(value.get("note") or "")
+        row = await asyncio.to_thread(self.adapter.store.stale_note, int(note)) \
+            if note.isdigit() else None
+        if row is None or row["conversation_id"] != key.conversation_id:
+            logger.warning("ask-again for an unknown note %r", note[:20])
+            return
+        state = (await asyncio.to_thread(self.adapter.store.load, key)).state
+        question = last_question(state)
+        if question is None:
+            await context.send_activity(text_activity(i18n.text("stale_no_question",
+                                                                language)))
+            return
+        reference = context.activity.get_conversation_reference()
+        reference.conversation.id = reply_conversation
+        message = ChatMessage(key=key, user=user, text=question,
+                              event_id=f"{reply_conversation}|{context.activity.id}",
+                              reply_to=reference.model_dump_json(by_alias=True,
+                                                                 exclude_none=True))
+        await self.adapter._submit(context, Arrival(
+            message, i18n.detect_language(question, language)))

@@ -1,0 +1,183 @@
+"""`docassist sources`, `sources add folder|web` and `sync`: configured document sources.
+
+None of them indexes the demo corpus (first-start indexing belongs to `chat` and `ask`).
+stdout carries results (exactly one JSON document with --json); progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn
+from rich.table import Table
+
+from docassist.bot.stale_courier import Post, StaleNoteCourier
+from docassist.config import Settings
+from docassist.core.documents import DEFAULT_COLLECTION
+from docassist.core.errors import DocAssistError
+from docassist.core.sources import Source, SourceKind, SourceStatus, SyncOutcome
+from docassist.runtime import Runtime, open_runtime, sync_and_embed
+from docassist.sources.schedule import SyncScheduler
+
+sources_app = typer.Typer(help="Document sources (folders, web sites) and their sync state.",
+                          invoke_without_command=True)
+add_app = typer.Typer(help="Configure a new source (then run `docassist sync`).",
+                      no_args_is_help=True)
+sources_app.add_typer(add_app, name="add")
+
+out = Console()
+err = Console(stderr=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
+CollectionOption = Annotated[str, typer.Option("--collection",
+                                               help="Collection of its documents.")]
+
+
+def _emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _fail(message: str, as_json: bool) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}")
+    if as_json:
+        _emit_json({"error": message})
+    return typer.Exit(code=2)
+
+
+def _runtime(as_json: bool) -> Runtime:
+    try:
+        return open_runtime(Settings())
+    except DocAssistError as error:
+        raise _fail(str(error), as_json) from error
+    except ValidationError as error:
+        raise _fail(f"invalid configuration: {error.errors()[0]['msg']}", as_json) from error
+
+
+def status_json(status: SourceStatus) -> dict[str, Any]:
+    return {"name": status.name, "kind": str(status.kind), "collection": status.collection,
+            "documents": status.documents, "last_success": status.last_success,
+            "last_error": status.last_error, "next_run": status.next_run}
+
+
+@sources_app.callback()
+def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Every source with its documents, last success, last error and next run."""
+    if ctx.invoked_subcommand is not None:
+        return
+    statuses = _runtime(as_json).store.source_statuses()
+    if as_json:
+        _emit_json({"sources": [status_json(status) for status in statuses]})
+        return
+    table = Table("name", "kind", "collection", "documents", "last success", "last error",
+                  "next run")
+    for s in statuses:
+        table.add_row(s.name, str(s.kind), s.collection, str(s.documents),
+                      s.last_success or "never", s.last_error or "", s.next_run or "")
+    out.print(table if statuses else "no sources: add one with `docassist sources add`")
+
+
+def _add(source_values: dict[str, Any], as_json: bool) -> None:
+    try:
+        source = Source.model_validate(source_values)
+        if source.kind is SourceKind.WEB:
+            source.web()
+        else:
+            source.folder()
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise _fail(f"invalid source: {'.'.join(map(str, first['loc']))}: {first['msg']}",
+                    as_json) from error
+    runtime = _runtime(as_json)
+    try:
+        runtime.store.add_source(source)
+    except DocAssistError as error:
+        raise _fail(str(error), as_json) from error
+    if as_json:
+        _emit_json({"source": source.model_dump(mode="json")})
+    else:
+        out.print(f"added {source.kind} source {source.name}; run `docassist sync "
+                  f"{source.name}`")
+
+
+@add_app.command("web")
+def add_web(
+    name: Annotated[str, typer.Argument(help="Source name (lower case, digits, - and _).")],
+    url: Annotated[str, typer.Option("--url", help="A sitemap (…/sitemap.xml) or a start "
+                                     "page whose same-site links are followed.")],
+    collection: CollectionOption = DEFAULT_COLLECTION,
+    auth_env: Annotated[str | None, typer.Option(
+        "--auth-env", help="Environment variable holding an Authorization header value "
+        "(its name is stored, never the value).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A web site, by sitemap or start page."""
+    settings = {"url": url, **({"auth_env": auth_env} if auth_env else {})}
+    _add({"name": name, "kind": "web", "collection": collection, "settings": settings},
+         as_json)
+
+
+@add_app.command("folder")
+def add_folder(
+    name: Annotated[str, typer.Argument(help="Source name (lower case, digits, - and _).")],
+    path: Annotated[Path, typer.Option("--path", help="The folder to index.")],
+    collection: CollectionOption = DEFAULT_COLLECTION,
+    as_json: JsonOption = False,
+) -> None:
+    """A folder on this machine (what `docassist index PATH` indexes)."""
+    _add({"name": name, "kind": "folder", "collection": collection,
+          "settings": {"path": str(path.resolve())}}, as_json)
+
+
+def sync(
+    name: Annotated[str | None, typer.Argument(help="One source; all when left out.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Sync sources once (incremental); exit 1 when any source failed, and says which."""
+    runtime = _runtime(as_json)
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                        TextColumn("{task.completed} item(s)"), console=err, transient=True)
+    try:
+        with progress:
+            task = progress.add_task("syncing", total=None)
+
+            def advance(item: str) -> None:
+                progress.update(task, advance=1, description=f"syncing {item[-60:]}")
+
+            outcomes = sync_and_embed(runtime, name, on_item=advance)
+    except DocAssistError as error:
+        raise _fail(str(error), as_json) from error
+    _report(outcomes, as_json)
+    if any(not outcome.ok for outcome in outcomes):
+        raise typer.Exit(code=1)
+
+
+def _report(outcomes: list[SyncOutcome], as_json: bool) -> None:
+    for outcome in outcomes:
+        for note in outcome.notes:
+            err.print(f"[yellow]note:[/yellow] {outcome.name}: {note}")
+        if outcome.error:
+            err.print(f"[red]failed:[/red] {outcome.name}: {outcome.error}")
+    if as_json:
+        _emit_json({"sources": [outcome.as_json() for outcome in outcomes]})
+        return
+    for o in outcomes:
+        counts = ", ".join(f"{key} {value}" for key, value in o.counts().items())
+        out.print(f"{o.name} ({o.kind}): {counts}" + (" — FAILED" if o.error else ""))
+    if not outcomes:
+        out.print("no sources: add one with `docassist sources add`")
+
+
+def start_source_work(runtime: Runtime, platform: str, post: Post) -> None:
+    """A serving process's background work for sources: the scheduled sync (when
+    DOCASSIST_SYNC_EVERY is set) and the delivery of stale-answer notes (unless turned off)."""
+    settings = runtime.settings
+    if settings.sync_every:
+        SyncScheduler(lambda: sync_and_embed(runtime), settings.sync_every).start()
+    if settings.stale_notes:
+        StaleNoteCourier(runtime.store, platform, post).start()

@@ -1,0 +1,154 @@
+"""Document sources: what one is (kind, name, collection, settings) and what a sync reports.
+
+No I/O here: the store keeps sources and their sync state, `docassist.sources` syncs them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from docassist.core import i18n
+from docassist.core.documents import DEFAULT_COLLECTION
+from docassist.core.limits import SOURCE_STALE_HOURS
+
+SOURCE_NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+class SourceKind(StrEnum):
+    FOLDER = "folder"
+    WEB = "web"
+
+
+class FolderSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+
+
+class WebSettings(BaseModel):
+    """A web source: `url` is a sitemap (…/sitemap.xml, a sitemap index too) or a start page
+    whose same-site links are followed. `auth_env` names an environment variable holding an
+    Authorization header value: the name is stored, never the secret."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    auth_env: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("the URL must start with http:// or https://")
+        return value
+
+    @property
+    def is_sitemap(self) -> bool:
+        return self.url.split("?", 1)[0].endswith(".xml")
+
+
+class Source(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    kind: SourceKind
+    collection: str = DEFAULT_COLLECTION
+    settings: dict[str, str | None] = Field(default_factory=dict)
+
+    @field_validator("name", "collection")
+    @classmethod
+    def _plain_name(cls, value: str) -> str:
+        if not SOURCE_NAME_PATTERN.match(value):
+            raise ValueError("use lower-case letters, digits, - and _ (at most 63)")
+        return value
+
+    def folder(self) -> FolderSettings:
+        return FolderSettings.model_validate(self.settings)
+
+    def web(self) -> WebSettings:
+        return WebSettings.model_validate(self.settings)
+
+
+class SourceStatus(BaseModel):
+    """What `docassist sources --json` shows per source (the interface other checks use)."""
+
+    name: str
+    kind: SourceKind
+    collection: str
+    documents: int
+    last_success: str | None
+    last_error: str | None
+    next_run: str | None
+    last_run: str | None = None
+
+    @property
+    def failing(self) -> bool:
+        return self.last_error is not None
+
+
+class SourceHealth(StrEnum):
+    OK = "ok"
+    STALE = "stale"
+    """No successful sync within SOURCE_STALE_HOURS (or never)."""
+    FAILING = "failing"
+    """The last sync failed (partly or wholly)."""
+
+
+def health(status: SourceStatus, now: datetime) -> SourceHealth:
+    if status.last_error is not None:
+        return SourceHealth.FAILING
+    if status.last_success is None or datetime.fromisoformat(status.last_success) < (
+            now - timedelta(hours=SOURCE_STALE_HOURS)):
+        return SourceHealth.STALE
+    return SourceHealth.OK
+
+
+def describe_sources(statuses: list[SourceStatus], language: i18n.Language) -> list[str]:
+    """One line per source for the admin views (Slack and Teams say the same)."""
+    if not statuses:
+        return [i18n.text("sources_none", language)]
+    never = i18n.text("source_never", language)
+    return [i18n.text(
+        "source_line", language, name=s.name, kind=s.kind, collection=s.collection,
+        documents=s.documents, last_success=(s.last_success or never)[:16].replace("T", " "),
+        next_run=(s.next_run or "—")[:16].replace("T", " "),
+        problem=i18n.text("source_failing", language, error=s.last_error[:300])
+        if s.last_error else "") for s in statuses]
+
+
+@dataclass
+class SyncOutcome:
+    """One source's sync: document ids by what happened to them, and what failed."""
+
+    name: str
+    kind: SourceKind
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    """Items (URLs, paths) that could not be synced this time; what they were stays."""
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def error(self) -> str | None:
+        return "; ".join(self.errors) if self.errors else None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def counts(self) -> dict[str, int]:
+        return {"added": len(self.added), "updated": len(self.updated),
+                "deleted": len(self.deleted), "unchanged": len(self.unchanged),
+                "failed": len(self.failed)}
+
+    def as_json(self) -> dict[str, object]:
+        return {"name": self.name, "kind": str(self.kind), **self.counts(), "error": self.error}

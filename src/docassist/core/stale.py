@@ -1,0 +1,67 @@
+"""Answers that went stale: when a sync supersedes or deletes a document version a thread's
+latest answer cited, that thread gets one note offering to ask again. No I/O here: the store
+records notes as pending work, adapters deliver them (claimed in the store, so exactly one
+serving process posts each)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from docassist.core import i18n
+from docassist.core.answering import CITATION
+from docassist.core.messages import ConversationKey
+from docassist.core.state import ConversationState, Source
+
+
+class DocumentChange(StrEnum):
+    UPDATED = "updated"
+    DELETED = "deleted"
+
+
+class StaleNote(BaseModel):
+    """One pending note for one thread and one changed document version."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note_id: int
+    key: ConversationKey
+    document_id: str
+    title: str
+    change: DocumentChange
+    changed_at: str
+
+
+def version_of(chunk_id: str) -> str:
+    """`DOC-X-<hash>-0003` → `DOC-X-<hash>`: the document version a chunk id names."""
+    return chunk_id.rsplit("-", 1)[0]
+
+
+def cited_sources(state: ConversationState) -> list[Source]:
+    """The sources the thread's latest answer cited (all of its sources when the answer names
+    none, e.g. an extractive quote)."""
+    if state.last_result is None:
+        return []
+    cited = set(CITATION.findall(state.last_result.answer))
+    named = [source for source in state.last_sources if source.chunk_id in cited]
+    return named or list(state.last_sources)
+
+
+def last_question(state: ConversationState) -> str | None:
+    """The thread's last question, from its bounded history (what "ask again" re-runs)."""
+    for message in reversed(state.history):
+        if message.role == "user" and message.content.strip():
+            return message.content
+    return None
+
+
+def note_text(note: StaleNote, language: i18n.Language) -> str:
+    key = "stale_note_deleted" if note.change is DocumentChange.DELETED else "stale_note_updated"
+    return i18n.text(key, language, title=note.title, document_id=note.document_id,
+                     when=note.changed_at[:16].replace("T", " ") + " UTC")
+
+
+def note_language(state: ConversationState, default: i18n.Language) -> i18n.Language:
+    question = last_question(state)
+    return i18n.detect_language(question, default) if question else default

@@ -1,0 +1,1 @@
+"""Document sources: folders and web sites, synced incrementally into the catalog."""

@@ -1,0 +1,40 @@
+"""Scheduled syncs in a serving process (`DOCASSIST_SYNC_EVERY` seconds, off by default).
+
+Every replica may run the schedule: the lease row of each source (sync.py) lets one of them
+sync it and makes the others skip it, so no coordinator is needed beside the store.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from docassist.core.sources import SyncOutcome
+
+logger = logging.getLogger(__name__)
+
+
+class SyncScheduler:
+    def __init__(self, run: Callable[[], list[SyncOutcome]], every_seconds: float) -> None:
+        self.run = run
+        self.every = every_seconds
+        self._stop = threading.Event()
+
+    def run_once(self) -> list[SyncOutcome]:
+        """One scheduled sync; a failure is logged (and recorded on the source), never fatal."""
+        try:
+            return self.run()
+        except Exception:
+            logger.exception("scheduled sync failed; trying again at the next run")
+            return []
+
+    def start(self) -> None:
+        threading.Thread(target=self._loop, name="scheduled-sync", daemon=True).start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.run_once()
+
+    def stop(self) -> None:
+        self._stop.set()

@@ -1,0 +1,140 @@
+"""The store's part for document sources: configuration, sync state, web items, leases.
+
+A mixin of `Store` (one database, one lock, one transaction rule) kept in its own file so the
+catalog and conversation code stays readable. Settings hold no secrets (an environment
+variable's name at most; see core.sources.WebSettings).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from sqlite_utils import Database
+
+from docassist.core.errors import ConfigurationError
+from docassist.core.sources import Source, SourceKind, SourceStatus, SyncOutcome
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class WebItem:
+    """What a web source last saw at one URL: its document and the validators to send."""
+
+    url: str
+    document_id: str | None
+    etag: str | None
+    last_modified: str | None
+    links: list[str]
+
+
+class _StoreParts(Protocol):
+    db: Database
+    _lock: threading.RLock
+
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+
+class SourceRows:
+    """Sources, their items and sync leases (mixed into Store)."""
+
+    def add_source(self: _StoreParts, source: Source) -> None:
+        with self._transaction() as connection:
+            known = connection.execute("SELECT 1 FROM sources WHERE name = ?",
+                                       [source.name]).fetchone()
+            if known:
+                raise ConfigurationError(f"a source named {source.name!r} exists already")
+            connection.execute(
+                "INSERT INTO sources (name, kind, collection, settings, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [source.name, str(source.kind), source.collection,
+                 json.dumps(source.settings), _now()])
+
+    def sources(self: _StoreParts) -> list[Source]:
+        with self._lock:
+            rows = list(self.db.query("SELECT name, kind, collection, settings FROM sources "
+                                      "ORDER BY name"))
+        return [Source(name=row["name"], kind=SourceKind(row["kind"]),
+                       collection=row["collection"], settings=json.loads(row["settings"]))
+                for row in rows]
+
+    def source_statuses(self: _StoreParts) -> list[SourceStatus]:
+        with self._lock:
+            rows = list(self.db.query(
+                "SELECT s.*, (SELECT count(*) FROM documents d WHERE d.source = s.name) AS docs "
+                "FROM sources s ORDER BY s.name"))
+        return [SourceStatus(name=row["name"], kind=SourceKind(row["kind"]),
+                             collection=row["collection"], documents=row["docs"],
+                             last_success=row["last_success"], last_error=row["last_error"],
+                             next_run=row["next_run"], last_run=row["last_run"])
+                for row in rows]
+
+    def record_sync(self: _StoreParts, outcome: SyncOutcome, next_run: str | None) -> None:
+        """A finished sync: a success clears the last error, a failure keeps the last success."""
+        now = _now()
+        with self._transaction() as connection:
+            connection.execute(
+                "UPDATE sources SET last_run = ?, counts = ?, next_run = ?, last_error = ?, "
+                "last_success = CASE WHEN ? THEN ? ELSE last_success END WHERE name = ?",
+                [now, json.dumps(outcome.counts()), next_run, outcome.error, outcome.ok, now,
+                 outcome.name])
+
+    def web_items(self: _StoreParts, source: str) -> dict[str, WebItem]:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM source_items WHERE source = ?", [source]))
+        return {row["item"]: WebItem(url=row["item"], document_id=row["document_id"],
+                                     etag=row["etag"], last_modified=row["last_modified"],
+                                     links=json.loads(row["links"] or "[]"))
+                for row in rows}
+
+    def save_web_item(self: _StoreParts, source: str, item: WebItem) -> None:
+        with self._transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO source_items (source, item, document_id, etag, "
+                "last_modified, links, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [source, item.url, item.document_id, item.etag, item.last_modified,
+                 json.dumps(item.links), _now()])
+
+    def forget_web_item(self: _StoreParts, source: str, url: str) -> None:
+        with self._transaction() as connection:
+            connection.execute("DELETE FROM source_items WHERE source = ? AND item = ?",
+                               [source, url])
+
+    def source_document_ids(self: _StoreParts, source: str) -> dict[str, str]:
+        """The source's documents: source path (URL or file) → document id."""
+        with self._lock:
+            rows = self.db.execute("SELECT source_path, document_id FROM documents "
+                                   "WHERE source = ?", [source]).fetchall()
+        return {str(path): str(document_id) for path, document_id in rows}
+
+    def claim_lease(self: _StoreParts, name: str, holder: str, seconds: float) -> bool:
+        """Take the named lease unless another holder has it and it has not expired: one
+        sync of a source at a time across processes sharing this database."""
+        now = datetime.now(UTC)
+        expires = (now + timedelta(seconds=seconds)).isoformat(timespec="milliseconds")
+        with self._transaction() as connection:
+            connection.execute("INSERT OR IGNORE INTO leases (name, holder, expires_at) "
+                               "VALUES (?, '', '')", [name])
+            cursor = connection.execute(
+                "UPDATE leases SET holder = ?, expires_at = ? WHERE name = ? "
+                "AND (holder = '' OR holder = ? OR expires_at < ?)",
+                [holder, expires, name, holder, now.isoformat(timespec="milliseconds")])
+            return cursor.rowcount == 1
+
+    def release_lease(self: _StoreParts, name: str, holder: str) -> None:
+        with self._transaction() as connection:
+            connection.execute("UPDATE leases SET holder = '', expires_at = '' "
+                               "WHERE name = ? AND holder = ?", [name, holder])
+
+    def lease_rows(self: _StoreParts) -> Iterator[dict[str, Any]]:
+        with self._lock:
+            yield from list(self.db.query("SELECT * FROM leases ORDER BY name"))

@@ -1,0 +1,122 @@
+"""The store's part for stale-answer notes: recorded by a sync, claimed and delivered by the
+serving processes (a claim with an expiry, so a process that died mid-delivery frees it)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from sqlite_utils import Database
+
+from docassist.core.limits import STALE_NOTE_ATTEMPTS
+from docassist.core.messages import ConversationKey
+from docassist.core.stale import DocumentChange, StaleNote, cited_sources, version_of
+from docassist.core.state import ConversationState
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds")
+
+
+class _StoreParts(Protocol):
+    db: Database
+    _lock: threading.RLock
+
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+
+class StaleRows:
+    """Stale-answer notes and Teams conversation addresses (mixed into Store)."""
+
+    def record_stale_notes(self: _StoreParts, changes: dict[str, DocumentChange],
+                           titles: dict[str, str], active_days: int) -> int:
+        """A note for every thread active in the last `active_days` whose latest answer cited
+        a version of a changed document that is no longer current; returns how many are new."""
+        if not changes:
+            return 0
+        now = datetime.now(UTC)
+        since = _iso(now - timedelta(days=active_days))
+        added = 0
+        with self._transaction() as connection:
+            rows = connection.execute(
+                "SELECT conversation_id, platform, workspace, channel, thread, state "
+                "FROM conversations WHERE updated_at >= ?", [since]).fetchall()
+            for conversation_id, platform, workspace, channel, thread, state_json in rows:
+                state = ConversationState.model_validate_json(state_json)
+                for source in cited_sources(state):
+                    change = changes.get(source.document_id)
+                    if change is None or _is_current(connection, source.chunk_id):
+                        continue
+                    cursor = connection.execute(
+                        "INSERT OR IGNORE INTO stale_notes (conversation_id, platform, "
+                        "workspace, channel, thread, document_id, cited_version, title, change, "
+                        "changed_at, status, attempts) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)",
+                        [conversation_id, platform, workspace, channel, thread,
+                         source.document_id, version_of(source.chunk_id),
+                         titles.get(source.document_id, source.title), str(change), _iso(now)])
+                    added += cursor.rowcount
+        return added
+
+    def claim_stale_notes(self: _StoreParts, platform: str, holder: str, seconds: float,
+                          limit: int) -> list[StaleNote]:
+        """Pending notes of a platform (and ones whose claim expired), claimed for `holder`."""
+        now = datetime.now(UTC)
+        with self._transaction() as connection:
+            rows = connection.execute(
+                "SELECT id, platform, workspace, channel, thread, document_id, title, change, "
+                "changed_at FROM stale_notes WHERE platform = ? AND (status = 'pending' OR "
+                "(status = 'claimed' AND claim_expires < ?)) ORDER BY id LIMIT ?",
+                [platform, _iso(now), limit]).fetchall()
+            connection.executemany(
+                "UPDATE stale_notes SET status = 'claimed', claimed_by = ?, claim_expires = ? "
+                "WHERE id = ?", [[holder, _iso(now + timedelta(seconds=seconds)), row[0]]
+                                 for row in rows])
+        return [StaleNote(note_id=row[0], key=ConversationKey(
+                    platform=row[1], workspace=row[2], channel=row[3], thread=row[4]),
+                    document_id=row[5], title=row[6], change=DocumentChange(row[7]),
+                    changed_at=row[8]) for row in rows]
+
+    def note_delivered(self: _StoreParts, note_id: int) -> None:
+        with self._transaction() as connection:
+            connection.execute("UPDATE stale_notes SET status = 'delivered', delivered_at = ? "
+                               "WHERE id = ?", [_iso(datetime.now(UTC)), note_id])
+
+    def note_failed(self: _StoreParts, note_id: int, error: str) -> None:
+        """Back to pending for another try; given up after STALE_NOTE_ATTEMPTS."""
+        with self._transaction() as connection:
+            connection.execute(
+                "UPDATE stale_notes SET attempts = attempts + 1, error = ?, status = CASE WHEN "
+                "attempts + 1 >= ? THEN 'failed' ELSE 'pending' END WHERE id = ?",
+                [error[:500], STALE_NOTE_ATTEMPTS, note_id])
+
+    def stale_note(self: _StoreParts, note_id: int) -> dict[str, Any] | None:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM stale_notes WHERE id = ?", [note_id]))
+        return rows[0] if rows else None
+
+    def stale_note_rows(self: _StoreParts) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query("SELECT * FROM stale_notes ORDER BY id"))
+
+    def remember_address(self: _StoreParts, conversation_id: str, reference: str) -> None:
+        with self._transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO conversation_addresses (conversation_id, reference, "
+                "updated_at) VALUES (?, ?, ?)",
+                [conversation_id, reference, _iso(datetime.now(UTC))])
+
+    def address_of(self: _StoreParts, conversation_id: str) -> str | None:
+        with self._lock:
+            row = self.db.execute("SELECT reference FROM conversation_addresses WHERE "
+                                  "conversation_id = ?", [conversation_id]).fetchone()
+        return None if row is None else str(row[0])
+
+
+def _is_current(connection: sqlite3.Connection, chunk_id: str) -> bool:
+    row = connection.execute("SELECT superseded_at FROM chunks WHERE chunk_id = ?",
+                             [chunk_id]).fetchone()
+    return row is not None and row[0] is None

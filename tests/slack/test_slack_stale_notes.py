@@ -1,0 +1,153 @@
+"""A Slack thread whose cited document changes in a sync gets exactly one note, and its
+"Ask again" button answers from the new version; a thread older than the window gets none."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docassist.bot.slack.stale import ASK_AGAIN_ACTION
+from docassist.bot.stale_courier import StaleNoteCourier
+from docassist.core.sources import Source, SourceKind
+from docassist.sources.sync import sync_all
+from docassist.storage import Bm25Retriever, Store
+from tests.conftest import EngineFactory
+from tests.slack.test_slack_http import (  # noqa: F401 - rig_factory is a fixture
+    CHANNEL,
+    TEAM,
+    SlackRig,
+    mention,
+    rig_factory,
+)
+
+ZEBRA_V1 = "# Zebra alarm\n\n## Paging\n\nPage the zebra on-call team through PagerDuty.\n"
+ZEBRA_V2 = "# Zebra alarm\n\n## Paging\n\nPage the zebra on-call team through Opsgenie now.\n"
+QUESTION = "How do I page the zebra on-call team?"
+
+
+@pytest.fixture
+def zebra(tmp_path: Path, store: Store) -> Path:
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "zebra.md").write_text(ZEBRA_V1)
+    store.add_source(Source(name="handbook", kind=SourceKind.FOLDER,
+                            settings={"path": str(folder)}))
+    [outcome] = sync_all(store)
+    assert outcome.added == ["DOC-ZEBRA"]
+    return folder / "zebra.md"
+
+
+@pytest.fixture
+def rig(rig_factory: Any, make_engine: EngineFactory, store: Store) -> SlackRig:  # noqa: F811
+    built: SlackRig = rig_factory(make_engine(retriever=Bm25Retriever(store)))
+    return built
+
+
+def ask_again_payload(note_id: str, thread: str) -> dict[str, Any]:
+    return {"type": "block_actions", "team": {"id": TEAM}, "user": {"id": "U1"},
+            "container": {"type": "message", "channel_id": CHANNEL, "message_ts": "9.9",
+                          "thread_ts": thread},
+            "channel": {"id": CHANNEL}, "trigger_id": "tr-again",
+            "actions": [{"action_id": ASK_AGAIN_ACTION, "value": note_id,
+                         "action_ts": "900.1"}]}
+
+
+def test_a_changed_citation_gets_one_note_and_ask_again_answers_from_the_new_version(
+        rig: SlackRig, store: Store, zebra: Path) -> None:
+    rig.event(mention(QUESTION, "500.1"), "Ev1")
+    [answer] = rig.api.posted()
+    assert "PagerDuty" in answer["text"] and "DOC-ZEBRA-" in answer["text"]
+    zebra.write_text(ZEBRA_V2)
+    [outcome] = sync_all(store, stale_days=14)
+    assert outcome.updated == ["DOC-ZEBRA"]
+    sync_all(store, stale_days=14)  # an unchanged re-sync adds nothing
+    couriers = [StaleNoteCourier(store, "slack", rig.adapter.stale_notes.post, holder=name)
+                for name in ("replica-1", "replica-2")]
+    assert [courier.deliver_once() for courier in couriers] == [1, 0]
+    assert couriers[0].deliver_once() == 0  # exactly once
+    note = rig.api.posted()[-1]
+    assert note["thread_ts"] == "500.1"
+    assert "Zebra alarm" in note["text"] and "DOC-ZEBRA" in note["text"]
+    button = next(b for b in note["blocks"] if b["type"] == "actions")["elements"][0]
+    assert button["action_id"] == ASK_AGAIN_ACTION
+    assert rig.interactive(ask_again_payload(button["value"], "500.1")).status_code == 200
+    again = rig.api.posted()[-1]
+    assert again["thread_ts"] == "500.1"
+    assert "Opsgenie" in again["text"] and "PagerDuty" not in again["text"]
+    [row] = store.stale_note_rows()
+    assert row["status"] == "delivered"
+
+
+def test_a_deleted_citation_is_noted_too(rig: SlackRig, store: Store, zebra: Path) -> None:
+    rig.event(mention(QUESTION, "510.1"), "Ev1")
+    zebra.unlink()
+    [outcome] = sync_all(store, stale_days=14)
+    assert outcome.deleted == ["DOC-ZEBRA"]
+    assert StaleNoteCourier(store, "slack", rig.adapter.stale_notes.post).deliver_once() == 1
+    assert "was removed" in rig.api.posted()[-1]["text"]
+
+
+def test_a_thread_older_than_the_window_or_with_notes_off_gets_none(
+        rig: SlackRig, store: Store, zebra: Path) -> None:
+    rig.event(mention(QUESTION, "520.1"), "Ev1")
+    zebra.write_text(ZEBRA_V2)
+    sync_all(store)  # notes turned off (no stale_days): nothing recorded
+    assert store.stale_note_rows() == []
+    rig.event(mention(QUESTION, "530.1"), "Ev2")
+    old = (datetime.now(UTC) - timedelta(days=15)).isoformat(timespec="milliseconds")
+    store.db.execute("UPDATE conversations SET updated_at = ?", [old])  # both threads idle
+    zebra.write_text(ZEBRA_V1)
+    [outcome] = sync_all(store, stale_days=14)
+    assert outcome.updated == ["DOC-ZEBRA"]
+    assert store.stale_note_rows() == []
+    posts = len(rig.api.posted())
+    assert StaleNoteCourier(store, "slack", rig.adapter.stale_notes.post).deliver_once() == 0
+    assert len(rig.api.posted()) == posts
+
+
+def test_a_failed_post_is_tried_again_later(rig: SlackRig, store: Store, zebra: Path) -> None:
+    rig.event(mention(QUESTION, "540.1"), "Ev1")
+    zebra.write_text(ZEBRA_V2)
+    sync_all(store, stale_days=14)
+    rig.api.fail("chat.postMessage", 500, 500, 500)
+    courier = StaleNoteCourier(store, "slack", rig.adapter.stale_notes.post)
+    assert courier.deliver_once() == 0
+    [row] = store.stale_note_rows()
+    assert row["status"] == "pending" and row["attempts"] == 1
+    assert courier.deliver_once() == 1
+
+
+def test_admins_see_every_source_and_its_failure_in_slack(rig: SlackRig, store: Store,
+                                                          zebra: Path) -> None:
+    store.add_source(Source(name="gone", kind=SourceKind.FOLDER,
+                            settings={"path": str(zebra.parent / "missing")}))
+    sync_all(store, "gone")
+    rig.command("/docassist-admin", "sources", user="UADMIN")
+    [shown] = rig.api.posted("chat.postEphemeral")
+    assert "handbook (folder, default): 1 docs" in shown["text"]
+    assert "gone (folder, default): 0 docs, last success never" in shown["text"]
+    assert "FAILING: " in shown["text"] and "folder not found" in shown["text"]
+    rig.command("/docassist-admin", "sources", user="U1")
+    refused = rig.api.posted("chat.postEphemeral")[-1]
+    assert "handbook" not in refused["text"]
+
+
+def test_ask_again_after_the_thread_was_cleared_says_so_and_runs_nothing(
+        rig: SlackRig, store: Store, zebra: Path) -> None:
+    rig.event(mention(QUESTION, "550.1"), "Ev1")
+    zebra.write_text(ZEBRA_V2)
+    sync_all(store, stale_days=14)
+    StaleNoteCourier(store, "slack", rig.adapter.stale_notes.post).deliver_once()
+    note = rig.api.posted()[-1]
+    rig.event(mention("clear", "550.2", thread_ts="550.1"), "Ev2")
+    posts, turns = len(rig.api.posted()), len(store.turns())
+    button = next(b for b in note["blocks"] if b["type"] == "actions")["elements"][0]
+    assert rig.interactive(ask_again_payload(button["value"], "550.1")).status_code == 200
+    [told] = rig.api.posted("chat.postEphemeral")
+    assert told["text"].startswith("I no longer have that question")
+    assert len(rig.api.posted()) == posts and len(store.turns()) == turns  # no turn, no tool
+    assert rig.interactive(ask_again_payload("999", "550.1")).status_code == 200
+    assert len(rig.api.posted("chat.postEphemeral")) == 1 and len(store.turns()) == turns
