@@ -15,8 +15,17 @@ from typing import Annotated, Any, TypeVar
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from docassist.bot.terminal import ChatSession, render_result
 from docassist.bot.terminal.chat import new_thread_key
@@ -45,6 +54,8 @@ from docassist.runtime import (
     Runtime,
     ensure_demo_index,
     index_and_embed,
+    interrupted_index,
+    keep_warm,
     needs_first_index,
     open_runtime,
     warm_up,
@@ -100,9 +111,16 @@ def _is_utf8(value: str) -> bool:
     return True
 
 
+class _RateColumn(ProgressColumn):
+    """Items per second of a task (chunks per second while embedding)."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed:.0f}/s" if task.speed else "", style="progress.data.speed")
+
+
 def _progress() -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    console=err, transient=True)
+                    _RateColumn(), TimeRemainingColumn(), console=err, transient=True)
 
 
 class _IndexProgress:
@@ -173,6 +191,10 @@ def index(
 ) -> None:
     """Index documents into the catalog; unreadable files are skipped with a note."""
     runtime = _open(as_json, index_demo=False)
+    resumed = interrupted_index(runtime.store)
+    if resumed is not None:
+        err.print(i18n.text("index_run_resumed", runtime.settings.language,
+                            path=", ".join(resumed)))
     try:
         with _progress() as progress:
             bars = _IndexProgress(progress)
@@ -180,10 +202,15 @@ def index(
     except DocAssistError as error:
         raise _fail(str(error), as_json) from error
     _print_notes(report)
+    if report.embedded:
+        err.print(f"embedded {report.embedded} chunks in {report.embed_seconds:.1f} s "
+                  f"({report.chunks_per_s:.0f} chunks/s)")
     if as_json:
         _emit_json({"indexed": report.indexed, "unchanged": report.unchanged,
                     "removed": report.removed, "pruned_chunks": report.pruned_chunks,
-                    "notes": report.notes})
+                    "notes": report.notes, "resumed": resumed is not None,
+                    "embedded_chunks": report.embedded,
+                    "chunks_per_s": round(report.chunks_per_s, 1)})
     else:
         out.print(f"indexed {len(report.indexed)}, unchanged {len(report.unchanged)}, "
                   f"removed {len(report.removed)}: {', '.join(report.indexed)}")
@@ -246,6 +273,7 @@ def ask(
 def chat(record: RecordOption = None) -> None:
     """Terminal chat over the indexed documents (one session = one thread)."""
     runtime = _open(record=record)
+    keep_warm(runtime)
     session = ChatSession(runtime.engine, out, runtime.settings.language,
                           feedback_sink=runtime.store.record_feedback)
     try:

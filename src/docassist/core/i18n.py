@@ -318,6 +318,12 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Pierwsze indeksowanie zostało przerwane — kończę indeksować {path}",
         "en": "The first indexing was interrupted — finishing indexing {path}",
     },
+    "index_run_resumed": {
+        "pl": "Poprzednie indeksowanie {path} zostało przerwane — kontynuuję (zapisane "
+              "dokumenty i wektory zostają)",
+        "en": "The previous indexing of {path} was interrupted — continuing (stored documents "
+              "and vectors are kept)",
+    },
     "indexing_empty_catalog": {
         "pl": "Pusta baza — indeksuję korpus demonstracyjny {path}",
         "en": "Empty database — indexing the demo corpus {path}",

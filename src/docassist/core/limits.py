@@ -33,8 +33,6 @@ HYBRID_BM25_WEIGHT: Final = 1.0
 
 HYBRID_CANDIDATES: Final = 20
 """Chunks each retriever contributes to the fusion."""
-DENSE_PARALLEL_MIN_ROWS: Final = 50_000
-"""From this many vectors the similarity product uses every core (it is memory-bound)."""
 
 EMBED_BATCH: Final = 32
 """Chunks embedded per call while indexing."""
@@ -106,6 +104,8 @@ STORAGE_MIN_FREE_BYTES: Final = 1_000_000
 LEXICAL_INDEX_PAGE_ROWS: Final = 8192
 """FTS rows read (and tokenized) at a time when the in-memory BM25 index is rebuilt; bounds
 the memory the rebuild needs on top of the index."""
+LEXICAL_TERM_CACHE_POSTINGS: Final = 8_000_000
+"""Postings whose BM25 term scores are kept between questions (16 bytes each: 128 MB)."""
 INBOX_WORKERS: Final = 4
 """Default number of conversations whose turns run at once (DOCASSIST_INBOX_WORKERS)."""
 
@@ -137,6 +137,25 @@ ACK_WRITERS: Final = 32
 HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
 """A client that sends nothing for this long (headers or body) is answered 408 and dropped,
 so a stalled connection does not hold a server thread."""
+
+ANN_MIN_ROWS: Final = 50_000
+"""From this many chunk vectors the dense side searches an approximate index (faiss IVF,
+8-bit); below it an exact matrix product is as fast and exact (bench/ann_candidates.py)."""
+ANN_LISTS_PER_SQRT: Final = 2.0
+"""IVF groups: this many times the square root of the vector count (632 at 100k, 2,000 at
+1M). With half as many, a third of them agreed on 0.974 of the top 10, not 0.984."""
+ANN_PROBE_SHARE: Final = 1 / 3
+"""Share of the IVF groups a question scans; chosen so the top 10 agree with exact search
+on ≥ 0.98 of real embeddings (bench/run.py `ann_agreement_at_10`: 1/16 → 0.91, 1/8 → 0.95,
+1/4 → 0.974, 1/3 → 0.984 on 298 real questions over 61k chunks). Questions sit far from
+their passages in USE's space, so their neighbours spread over many groups."""
+ANN_RERANK_CANDIDATES: Final = 50
+"""Candidates the IVF index finds for a question, ranked again by the stored int8 vectors."""
+EMBED_WORKERS: Final = 2
+"""Threads embedding batches at once while the indexer stores finished ones."""
+WARM_POLL_SECONDS: Final = 1.0
+"""How often a serving process looks for a changed index, to rebuild its search indexes
+before the next question needs them."""
 MAX_TRANSLATIONS: Final = 3
 """Translations of the question a selector may add to `answer_from_documents` (each searched)."""
 

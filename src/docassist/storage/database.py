@@ -46,6 +46,7 @@ from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
 from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
+from docassist.storage.vectors import decode_vector, encode_vector
 
 logger = logging.getLogger(__name__)
 
@@ -319,13 +320,16 @@ class Store(SourceRows, StaleRows):
         return [Chunk.model_validate(row) for row in rows]
 
     def save_embeddings(self, model: str, chunk_ids: list[str], vectors: Any) -> None:
-        """Store float32 rows for chunks (one transaction)."""
+        """Store rows for chunks as int8 codes and a scale (`storage.vectors`), one
+        transaction: a batch is stored whole or not at all, so a killed indexer resumes
+        after its last stored batch."""
         matrix = np.asarray(vectors, dtype=np.float32)
         with self._transaction() as connection:
             for chunk_id, row in zip(chunk_ids, matrix, strict=True):
                 connection.execute(
                     "INSERT OR REPLACE INTO embeddings (chunk_id, model, dimensions, vector) "
-                    "VALUES (?, ?, ?, ?)", [chunk_id, model, int(row.shape[0]), row.tobytes()])
+                    "VALUES (?, ?, ?, ?)", [chunk_id, model, int(row.shape[0]),
+                                            encode_vector(row)])
 
     def embedding_matrix(self, model: str) -> tuple[list[str], Any]:
         """Ids of the current chunks with a vector for `model`, and those vectors as one
@@ -343,7 +347,7 @@ class Store(SourceRows, StaleRows):
                 chunk_ids: list[str] = []
                 for index, (chunk_id, vector) in enumerate(connection.execute(
                         f"SELECT c.chunk_id, e.vector {where} ORDER BY c.chunk_id", [model])):
-                    matrix[index] = np.frombuffer(vector, dtype=np.float32)
+                    matrix[index] = decode_vector(vector, dimensions)
                     chunk_ids.append(chunk_id)
             finally:
                 connection.execute("COMMIT")

@@ -8,32 +8,36 @@ score — the one the similarity threshold applies to — is the chunk's dense c
 
 from __future__ import annotations
 
-import os
 import threading
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
-from docassist.core.documents import DocumentInfo
+from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.limits import (
-    DENSE_PARALLEL_MIN_ROWS,
+    ANN_MIN_ROWS,
     DENSE_SIMILARITY_THRESHOLD,
     EMBED_BATCH,
+    EMBED_WORKERS,
     HYBRID_BM25_WEIGHT,
     HYBRID_CANDIDATES,
     RRF_K,
 )
 from docassist.core.ports import Embedder, SearchHit
 from docassist.storage.database import Store
-from docassist.storage.search import Bm25Retriever, best_positions
+from docassist.storage.search import Bm25Retriever
+from docassist.storage.vectors import ExactIndex, VectorIndex, build_index
 
 _EMPTY: Final = np.zeros((0, 0), dtype=np.float32)
-_CORES: Final = os.cpu_count() or 1
 _BLAS: Final = ThreadpoolController()  # finds the BLAS numpy loaded (once: it scans libraries)
+_LEXICAL_POOL: Final = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm25")
+"""Runs the BM25 half of hybrid questions (a few at once: the inbox answers several)."""
 
 
 def embed_missing(
@@ -41,78 +45,126 @@ def embed_missing(
     embedder: Embedder,
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
+    workers: int = EMBED_WORKERS,
 ) -> int:
-    """Embed current chunks that have no vector for this embedder; returns how many."""
+    """Embed current chunks that have no vector for this embedder; returns how many.
+
+    Batches are embedded by `workers` threads (a model server answers several at once; USE
+    runs its matrix products outside the GIL) while this thread stores finished batches in
+    order, each in its own transaction: a process killed midway keeps every stored batch,
+    and the next run embeds only the rest."""
     chunks = store.chunks_without_embedding(embedder.name)
     if on_start is not None:
         on_start(len(chunks))
-    for start in range(0, len(chunks), EMBED_BATCH):
-        batch = chunks[start : start + EMBED_BATCH]
-        vectors = embedder.embed_passages([chunk.text for chunk in batch])
-        store.save_embeddings(embedder.name, [chunk.chunk_id for chunk in batch], vectors)
-        if on_batch is not None:
-            on_batch(len(batch))
+    batches = [chunks[start:start + EMBED_BATCH] for start in range(0, len(chunks), EMBED_BATCH)]
+    pending: deque[tuple[list[Chunk], Future[Any]]] = deque()
+    with ThreadPoolExecutor(max_workers=max(1, workers),
+                            thread_name_prefix="embed") as pool:
+        for batch in batches:
+            pending.append((batch, pool.submit(embedder.embed_passages,
+                                               [chunk.text for chunk in batch])))
+            if len(pending) > 2 * workers:  # bounded: a million chunks are not all in flight
+                _store_batch(store, embedder, *pending.popleft(), on_batch)
+        while pending:
+            _store_batch(store, embedder, *pending.popleft(), on_batch)
     return len(chunks)
+
+
+def _store_batch(store: Store, embedder: Embedder, batch: list[Chunk], vectors: Future[Any],
+                 on_batch: Callable[[int], None] | None) -> None:
+    store.save_embeddings(embedder.name, [chunk.chunk_id for chunk in batch], vectors.result())
+    if on_batch is not None:
+        on_batch(len(batch))
 
 
 @dataclass(frozen=True)
 class DenseSnapshot:
-    """The vectors of the current chunks as of one index version; no chunk text is held."""
+    """The vectors of the current chunks as of one index version, in a search index
+    (`storage.vectors`: exact for small corpora, IVF from ANN_MIN_ROWS); no chunk text."""
 
     version: int
     chunk_ids: list[str]
-    matrix: npt.NDArray[np.float32]
+    index: VectorIndex
     positions: dict[str, int]
     documents: dict[str, DocumentInfo]
+
+
+_NO_SNAPSHOT: Final = DenseSnapshot(-1, [], ExactIndex(_EMPTY), {}, {})
+
+
+@dataclass(frozen=True)
+class DenseResult:
+    """The nearest chunks to one question, and how to score any other chunk for it."""
+
+    snapshot: DenseSnapshot
+    query: npt.NDArray[np.float32]
+    chunk_ids: list[str]
+    scores: dict[str, float]
+
+    def cosines(self, chunk_ids: list[str]) -> dict[str, float]:
+        """Cosines of the given chunks (those among the nearest are known; 0 without a
+        vector)."""
+        others = [c for c in chunk_ids if c not in self.scores and c in self.snapshot.positions]
+        found = dict(self.scores)
+        if others:
+            rows = np.asarray([self.snapshot.positions[c] for c in others], dtype=np.int64)
+            found.update(zip(others, map(float, self.snapshot.index.scores(self.query, rows)),
+                             strict=True))
+        return {chunk_id: found.get(chunk_id, 0.0) for chunk_id in chunk_ids}
 
 
 class DenseRetriever:
     name = "dense"
     default_threshold = DENSE_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: Store, embedder: Embedder) -> None:
+    def __init__(self, store: Store, embedder: Embedder, *,
+                 ann_min_rows: int = ANN_MIN_ROWS) -> None:
         self.store = store
         self.embedder = embedder
+        self.ann_min_rows = ann_min_rows  # 0 = always approximate (tests, bench)
         self._lock = threading.Lock()
-        self._snapshot = DenseSnapshot(-1, [], _EMPTY, {}, {})
+        self._snapshot = _NO_SNAPSHOT
 
     @property
-    def _matrix(self) -> npt.NDArray[np.float32]:
-        return self._snapshot.matrix
+    def _matrix(self) -> VectorIndex:
+        return self._snapshot.index
+
+    def warm(self) -> None:
+        """Load (or reload after an index change) now, not in the next question."""
+        self._current()
 
     def _current(self) -> DenseSnapshot:
-        """The cached matrix; reloaded (embedding what is missing) when the index changed."""
+        """The cached index; rebuilt (embedding what is missing) when the index changed."""
         with self._lock:
             version = self.store.index_version()
             if version != self._snapshot.version:
                 embed_missing(self.store, self.embedder)
-                self._snapshot = DenseSnapshot(-1, [], _EMPTY, {}, {})  # free the old matrix
+                self._snapshot = _NO_SNAPSHOT  # free the old index before building the new
                 chunk_ids, matrix = self.store.embedding_matrix(self.embedder.name)
                 self._snapshot = DenseSnapshot(
-                    version, chunk_ids, matrix,
+                    version, chunk_ids, build_index(matrix, self.ann_min_rows),
                     {chunk_id: row for row, chunk_id in enumerate(chunk_ids)},
                     {d.document_id: d for d in self.store.documents()})
             return self._snapshot
 
-    def similarities(self, query: str) -> tuple[DenseSnapshot, npt.NDArray[np.float32]]:
-        """The current vectors and every one's cosine similarity to the query."""
+    def nearest(self, query: str, count: int) -> DenseResult:
+        """The `count` chunks nearest to the question, best first, with their cosines."""
         snapshot = self._current()
-        if not snapshot.chunk_ids:
-            return snapshot, np.zeros(0, dtype=np.float32)
         query_vector = np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)
-        # Small matrices on one BLAS thread: between queries a second one falls asleep, and
-        # waking it cost more than it saved (p50 9 → 1.1 ms at 10k chunks on a busy machine).
-        # Large ones are bound by memory bandwidth, which every core adds to (100k chunks,
-        # quiet machine: p50 18 → 10 ms with two). The limit is process-wide while it lasts;
-        # other BLAS users set their own (USE does).
-        threads = 1 if len(snapshot.chunk_ids) < DENSE_PARALLEL_MIN_ROWS else _CORES
-        with _BLAS.limit(limits=threads, user_api="blas"):
-            return snapshot, snapshot.matrix @ query_vector
+        if not snapshot.chunk_ids or count <= 0:
+            return DenseResult(snapshot, query_vector, [], {})
+        # One BLAS thread: between queries a second one falls asleep, and waking it cost
+        # more than it saved (p50 9 → 1.1 ms at 10k chunks on a busy machine); large
+        # corpora go through the IVF index, which scans a small share of the vectors.
+        with _BLAS.limit(limits=1, user_api="blas"):
+            rows, scores = snapshot.index.nearest(query_vector, count)
+        chunk_ids = [snapshot.chunk_ids[row] for row in rows]
+        return DenseResult(snapshot, query_vector, chunk_ids,
+                           dict(zip(chunk_ids, map(float, scores), strict=True)))
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
-        snapshot, scores = self.similarities(query)
-        return _hits(self.store, snapshot, scores,
-                     [snapshot.chunk_ids[i] for i in best_positions(scores, top_k)], {})
+        result = self.nearest(query, top_k)
+        return _hits(self.store, result, result.chunk_ids, {})
 
 
 class HybridRetriever:
@@ -133,9 +185,13 @@ class HybridRetriever:
         self.rrf_k = rrf_k
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
-        snapshot, scores = self.dense.similarities(query)
-        dense_order = [snapshot.chunk_ids[i] for i in best_positions(scores, HYBRID_CANDIDATES)]
-        lexical = self.bm25.search(query, HYBRID_CANDIDATES)
+        # BM25 runs on a second thread while this one embeds the question and searches the
+        # vectors: most of both is numpy and SQLite, which release the GIL.
+        lexical_future = _LEXICAL_POOL.submit(self.bm25.search, query, HYBRID_CANDIDATES,
+                                              coverage=False)
+        dense = self.dense.nearest(query, HYBRID_CANDIDATES)
+        lexical = lexical_future.result()
+        dense_order = dense.chunk_ids
         # Every hit of both rankings votes by its rank (reciprocal rank fusion): no gate drops
         # one retriever's evidence, so a word only one page holds (a library's name) keeps
         # the rank BM25 gives it. BM25's votes weigh as much of the question as the corpus
@@ -149,24 +205,23 @@ class HybridRetriever:
             fused[hit.chunk.chunk_id] = (fused.get(hit.chunk.chunk_id, 0.0)
                                          + weight / (self.rrf_k + rank))
         best = sorted(fused, key=lambda chunk_id: -fused[chunk_id])[:top_k]
-        return _hits(self.dense.store, snapshot, scores, best,
-                     {hit.chunk.chunk_id: hit for hit in lexical})
+        return _hits(self.dense.store, dense, best, {hit.chunk.chunk_id: hit for hit in lexical})
 
 
-def _hits(store: Store, snapshot: DenseSnapshot, scores: npt.NDArray[np.float32],
-          chunk_ids: list[str], known: dict[str, SearchHit]) -> list[SearchHit]:
+def _hits(store: Store, dense: DenseResult, chunk_ids: list[str],
+          known: dict[str, SearchHit]) -> list[SearchHit]:
     """Hits scored by their cosine (0 for a chunk without a vector); chunks are read only for
     the few returned."""
+    cosines = dense.cosines(chunk_ids)
     hits: list[SearchHit] = []
     for chunk_id in chunk_ids:
-        row = snapshot.positions.get(chunk_id)
-        cosine = float(scores[row]) if row is not None else 0.0
+        cosine = cosines[chunk_id]
         if chunk_id in known:
             hits.append(SearchHit(chunk=known[chunk_id].chunk, document=known[chunk_id].document,
                                   score=cosine))
             continue
         chunk = store.chunk(chunk_id)
-        document = snapshot.documents.get(chunk.document_id) if chunk else None
+        document = dense.snapshot.documents.get(chunk.document_id) if chunk else None
         if chunk is not None and document is not None:  # else removed since the matrix was read
             hits.append(SearchHit(chunk=chunk, document=document, score=cosine))
     return hits

@@ -34,6 +34,13 @@ class IndexReport:
     removed: list[str] = field(default_factory=list)
     pruned_chunks: int = 0
     notes: list[str] = field(default_factory=list)
+    embedded: int = 0
+    """Chunks embedded by this run (those a killed run had stored are not counted again)."""
+    embed_seconds: float = 0.0
+
+    @property
+    def chunks_per_s(self) -> float:
+        return self.embedded / self.embed_seconds if self.embed_seconds > 0 else 0.0
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import bisect
 import math
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Final, Literal
 
@@ -31,7 +31,11 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.core.documents import DocumentInfo
-from docassist.core.limits import BM25_SIMILARITY_THRESHOLD, LEXICAL_INDEX_PAGE_ROWS
+from docassist.core.limits import (
+    BM25_SIMILARITY_THRESHOLD,
+    LEXICAL_INDEX_PAGE_ROWS,
+    LEXICAL_TERM_CACHE_POSTINGS,
+)
 from docassist.core.ports import SearchHit
 from docassist.core.text import Stemmer, prefix_stem, stem, terms
 from docassist.storage.database import FTS_COLUMN_WEIGHTS, Store
@@ -148,6 +152,8 @@ class LexicalIndex:
     posting_rows: npt.NDArray[np.int32]
     posting_frequencies: npt.NDArray[np.float32]
     documents: dict[str, DocumentInfo]
+    term_cache: TermCache = field(default_factory=lambda: TermCache(LEXICAL_TERM_CACHE_POSTINGS),
+                                  compare=False, repr=False)
 
     @classmethod
     def build(cls, store: Store, stemmer: Stemmer = stem) -> LexicalIndex:
@@ -191,16 +197,31 @@ class LexicalIndex:
         total = np.zeros(len(self.chunk_ids), dtype=np.float64)
         for phrase in phrases:
             if len(phrase.tokens) == 1 and _is_one_token(phrase.tokens[0]):
-                rows, frequencies = self._postings(phrase)
+                rows, weights = self._term_scores(phrase)
                 if len(rows):
-                    hits = len(rows)
-                    idf = math.log((len(total) - hits + 0.5) / (hits + 0.5))
-                    idf = idf if idf > 0.0 else 1e-6  # as FTS5: common words still count a bit
-                    total[rows] += idf * ((frequencies * (K1 + 1.0))
-                                          / (frequencies + self.length_norm[rows]))
+                    total[rows] += weights
             elif self._may_match(phrase):
                 self._add_fts_scores(phrase, store, total)
         return total
+
+    def _term_scores(self, phrase: Phrase) -> tuple[Ints, Floats]:
+        """Rows holding the word (stem, prefix) and its bm25 term score in each. A term's
+        scores depend only on the index, so they are computed once per index and kept
+        (bounded): a question no longer gathers and divides every posting of a common word
+        (100k synthetic chunks: most of BM25's time). Same operations, same numbers."""
+        key = (phrase.tokens, phrase.match)
+        cached = self.term_cache.get(key)
+        if cached is not None:
+            return cached
+        rows, frequencies = self._postings(phrase)
+        weights = np.zeros(0, dtype=np.float64)
+        if len(rows):
+            hits = len(rows)
+            idf = math.log((len(self.chunk_ids) - hits + 0.5) / (hits + 0.5))
+            idf = idf if idf > 0.0 else 1e-6  # as FTS5: common words still count a bit
+            weights = idf * ((frequencies * (K1 + 1.0)) / (frequencies + self.length_norm[rows]))
+        self.term_cache.put(key, (rows, weights))
+        return rows, weights
 
     def _postings(self, phrase: Phrase) -> tuple[Ints, Floats]:
         """Rows holding the token (or any token with the stem) and its weighted count."""
@@ -257,6 +278,30 @@ class LexicalIndex:
     def has(self, token: str) -> bool:
         at = bisect.bisect_left(self.tokens, token)
         return at < len(self.tokens) and self.tokens[at] == token
+
+
+class TermCache:
+    """Terms' (rows, scores), oldest dropped first beyond `limit` postings in all."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._entries: dict[object, tuple[Ints, Floats]] = {}
+        self._size = 0
+
+    def get(self, key: object) -> tuple[Ints, Floats] | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: object, value: tuple[Ints, Floats]) -> None:
+        with self._lock:
+            if key in self._entries or len(value[0]) > self.limit:
+                return
+            self._entries[key] = value
+            self._size += len(value[0])
+            while self._size > self.limit:
+                oldest = next(iter(self._entries))
+                self._size -= len(self._entries.pop(oldest)[0])
 
 
 def _is_one_token(text: str) -> bool:
@@ -320,10 +365,14 @@ class Bm25Retriever:
         index = self.index()
         return sum(1 for phrase in phrases if index.knows(phrase)) / len(phrases)
 
-    def search(self, query: str, top_k: int) -> list[SearchHit]:
-        return [hit for hit, _ in self.ranked(query, top_k)]
+    def search(self, query: str, top_k: int, *, coverage: bool = True) -> list[SearchHit]:
+        """The best hits, best first. Without `coverage` their score is left 0 (hybrid
+        search scores them by cosine and skips reading every hit's words: ~40% of BM25's
+        time for 20 hits)."""
+        return [hit for hit, _ in self.ranked(query, top_k, coverage=coverage)]
 
-    def ranked(self, query: str, top_k: int) -> list[tuple[SearchHit, float]]:
+    def ranked(self, query: str, top_k: int, *, coverage: bool = True
+               ) -> list[tuple[SearchHit, float]]:
         """The best hits (scored by coverage) with their raw BM25 scores, best first."""
         phrases = query_phrases(query, self.match, self.stemmer)
         if not phrases or top_k <= 0:
@@ -339,7 +388,7 @@ class Bm25Retriever:
             if chunk is None or document is None:  # pruned or removed since the index was read
                 continue
             present = wanted & _stems_of(f"{document.title} {chunk.section} {chunk.text}",
-                                         stemmer)
+                                         stemmer) if coverage else set()
             hits.append((SearchHit(chunk=chunk, document=document,
                                    score=len(present) / len(wanted)), float(scores[position])))
         return hits
