@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from docassist.core.errors import ModelError
@@ -53,15 +54,26 @@ class Recorder:
 
 
 @contextmanager
+def swapped(registry: ToolRegistry, name: str, function: Any) -> Iterator[Any]:
+    """Register the tool `name` with `function` (through the registry, as any tool enters);
+    yield the real function; register the original again in `finally`."""
+    original = registry.get(name)
+    assert original is not None, name
+    registry.register(dataclasses.replace(original, function=function))
+    try:
+        yield original.function
+    finally:
+        registry.register(original)
+
+
+@contextmanager
 def recording(registry: ToolRegistry, *names: str) -> Iterator[dict[str, Recorder]]:
     """Put recorders in place of the named tools; restore the originals in `finally`."""
     recorders = {name: Recorder() for name in names}
-    originals = {name: registry.replace_function(name, recorders[name]) for name in names}
-    try:
+    with ExitStack() as stack:
+        for name in names:
+            stack.enter_context(swapped(registry, name, recorders[name]))
         yield recorders
-    finally:
-        for name, original in originals.items():
-            registry.replace_function(name, original)
 
 
 def key(thread: str = "t1", platform: str = "test") -> ConversationKey:

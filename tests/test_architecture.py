@@ -66,3 +66,133 @@ def test_platform_adapters_do_not_lean_on_each_other(adapter: str,
                                                      foreign: tuple[str, ...]) -> None:
     used = set().union(*(imports_of(path) for path in (SRC / "bot" / adapter).glob("*.py")))
     assert {name for name in used if name.startswith(foreign)} == set()
+
+
+# --- the seams (issue 16) ---------------------------------------------------------------
+
+MAX_FUNCTION_LINES = 80
+SHIPPED_MIGRATIONS = SRC / "storage" / "migrations.py"
+"""Shipped migrations are never edited, so their length is history, not design."""
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the docassist modules it imports anywhere (functions and TYPE_CHECKING too)."""
+    modules = {_module_name(path): path for path in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets.add(node.module)
+                targets.update(f"{node.module}.{alias.name}" for alias in node.names)
+        graph[name] = {target for target in targets if target in modules and target != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+KNOWN_CYCLES = [
+    # Merged from issue 20 after the rule was written: the stale-note couriers import their
+    # adapter back (TYPE_CHECKING and in functions). To go: a protocol of what they use, as
+    # bot/slack/listeners.py does. Nothing may join this list.
+    ["docassist.bot.slack.app", "docassist.bot.slack.stale"],
+    ["docassist.bot.teams.app", "docassist.bot.teams.stale"],
+    # Merged from issue 19: vectors imports search in a function, search imports database,
+    # database imports vectors. To go: best_positions in a module that imports no store.
+    ["docassist.storage.database", "docassist.storage.search", "docassist.storage.vectors"],
+]
+
+
+def test_no_import_cycle_in_src_function_level_imports_included() -> None:
+    graph = import_graph()
+    assert sorted(cycles(graph)) == KNOWN_CYCLES
+    # The checker itself sees a cycle when there is one.
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_ports_is_a_leaf_of_the_core() -> None:
+    graph = import_graph()
+    reachable, todo = set(), list(graph["docassist.core.ports"])
+    while todo:
+        module = todo.pop()
+        if module not in reachable:
+            reachable.add(module)
+            todo.extend(graph[module])
+    assert "docassist.core.ports" not in reachable
+    assert {module for module in reachable if not module.startswith("docassist.core")} == set()
+
+
+def test_no_function_in_src_is_longer_than_80_lines() -> None:
+    long = [f"{path.relative_to(SRC)}:{node.name} ({node.end_lineno - node.lineno + 1})"
+            for path in SRC.rglob("*.py") if path != SHIPPED_MIGRATIONS
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.end_lineno is not None
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert long == []
+
+
+def test_the_core_declares_abilities_instead_of_probing_with_getattr() -> None:
+    probing = [f"{path.relative_to(SRC)}:{node.lineno}"
+               for path in (SRC / "core").rglob("*.py")
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id == "getattr"]
+    assert probing == []
+
+
+def test_adapters_depend_on_protocols_not_on_the_store() -> None:
+    def takes_the_store(path: Path) -> bool:
+        imports = [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                   if isinstance(node, ast.ImportFrom)
+                   and (node.module or "").startswith("docassist.storage")]
+        return any(node.module == "docassist.storage.database"
+                   or any(alias.name == "Store" for alias in node.names) for node in imports)
+
+    assert {str(path.relative_to(SRC)) for path in (SRC / "bot").rglob("*.py")
+            if takes_the_store(path)} == set()
+
+
+def test_the_core_package_docstring_maps_every_module() -> None:
+    docstring = ast.get_docstring(ast.parse((SRC / "core" / "__init__.py").read_text()))
+    assert docstring
+    mapped = set(re.findall(r"^\s{4}(\w+)\s", docstring, flags=re.MULTILINE))
+    modules = {path.stem for path in (SRC / "core").glob("*.py") if path.stem != "__init__"}
+    assert modules - mapped == set()

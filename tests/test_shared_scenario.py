@@ -10,8 +10,8 @@ from typing import Any
 
 from rich.console import Console
 
-from docassist.bot.cli.chat import ChatSession
 from docassist.bot.slack.render import SHOW_SOURCES_ACTION
+from docassist.bot.terminal.chat import ChatSession
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
 from tests.slack.test_slack_http import CHANNEL, TEAM, SlackRig, mention, rig_factory

@@ -27,8 +27,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from docassist.bot.cli import ChatSession, render_result
-from docassist.bot.cli.chat import new_thread_key
+from docassist.bot.terminal import ChatSession, render_result
+from docassist.bot.terminal.chat import new_thread_key
 from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
 from docassist.core import i18n

@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from docassist.bot.cli.chat import render_result, styled
+from docassist.bot.terminal.chat import render_result, styled
 from docassist.core.results import TurnResult
 from docassist.core.state import Source
 

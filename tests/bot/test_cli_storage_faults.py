@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from docassist.bot.cli import ChatSession
+from docassist.bot.terminal import ChatSession
 from docassist.core import i18n
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine

@@ -30,6 +30,8 @@ class InventingAnswerer:
     """Stands in for a model that cites a chunk it was never given."""
 
     backend = "inventing"
+    model = None
+    can_stream = False
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
         return f"Do this [{hits[0].chunk.chunk_id}] and that [{FOREIGN}]."

@@ -14,10 +14,10 @@ from docassist.core.selection import (
     SelectionRequest,
     StateSummary,
     build_prompt,
-    catalog_version,
     decision_schema,
     normalize,
     parse_strict,
+    tool_catalog_version,
 )
 from docassist.core.state import HistoryMessage
 from docassist.core.tools import default_registry
@@ -157,6 +157,6 @@ def test_decision_schema_bounds_every_string() -> None:
 
 def test_catalog_version_changes_with_the_tool_specs() -> None:
     specs = default_registry().specs()
-    assert catalog_version(specs) == catalog_version(default_registry().specs())
+    assert tool_catalog_version(specs) == tool_catalog_version(default_registry().specs())
     changed = [dict(specs[0], description="something else"), *specs[1:]]
-    assert catalog_version(changed) != catalog_version(specs)
+    assert tool_catalog_version(changed) != tool_catalog_version(specs)

@@ -24,6 +24,7 @@ def test_candidate_proposals_are_recorded_and_never_run(
     assert recorders["get_document_metadata"].calls == []  # the candidate's tool never ran
     assert first and first.status == "answered" and second and second.status == "rejected"
     assert third and third.status in ("answered", "no_answer")  # a broken candidate is harmless
+    engine.wait_for_shadows()  # asked after each commit, on the shadow thread
     rows = store.shadow_decisions()
     assert [(r["active_status"], r["candidate_status"], r["agree"]) for r in rows] == [
         ("action_proposed", "action_proposed", 0), ("rejected", "rejected", 1),
@@ -41,4 +42,5 @@ def test_no_shadow_row_without_a_selection(make_engine: EngineFactory, store: St
     engine.shadow = RulesSelector()
     engine.handle(message(""))  # invalid: the selector is never asked
     engine.handle(message("Jak sprawdzić jej stan?"))  # the resolver asks back first
+    engine.wait_for_shadows()
     assert store.shadow_decisions() == []

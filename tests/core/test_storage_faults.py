@@ -23,7 +23,7 @@ from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
-from tests.helpers import key, message, recording
+from tests.helpers import key, message, recording, swapped
 from tests.storage.test_storage_faults import SHORT_BUSY_TIMEOUT_MS, LockHolder
 
 HOLD_SECONDS = 0.3
@@ -117,9 +117,10 @@ def test_a_full_disk_gets_a_clear_reply_and_leaves_no_half_turn(
     store.db.execute(f"PRAGMA max_page_count = {page_count + 40}")  # the disk ends soon
     refused: TurnResult | None = None
     runs: list[object] = []
-    real = registry.replace_function("answer_from_documents", lambda arguments, context: (
-        runs.append(arguments), real(arguments, context))[1])  # records, then does the work
-    try:
+    real = registry.get("answer_from_documents")
+    assert real is not None
+    with swapped(registry, "answer_from_documents", lambda arguments, context: (
+            runs.append(arguments), real.function(arguments, context))[1]):  # records, works
         for index in range(200):  # turns add trace rows until the room runs out
             result = engine.handle(message("Jak odnowić certyfikat TLS?",
                                            thread=f"full-{index}"))
@@ -128,8 +129,6 @@ def test_a_full_disk_gets_a_clear_reply_and_leaves_no_half_turn(
                 refused = result
                 break
             assert result.status == "answered"
-    finally:
-        registry.replace_function("answer_from_documents", real)
     assert refused is not None, "the database never filled up"
     # Refused before it acted: the room is checked with the write probe, so the tool that
     # answered the earlier turns did not run for this one.

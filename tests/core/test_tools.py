@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +25,7 @@ from docassist.core.tools import (
 from docassist.core.trace import TurnRecord
 from docassist.core.turn import tool_call_record
 from docassist.storage import Bm25Retriever, Store
-from tests.helpers import key, recording
+from tests.helpers import key, recording, swapped
 
 
 def context(store: Store, state: ConversationState, message: str = "") -> ToolContext:
@@ -173,13 +175,9 @@ def test_executor_matrix_and_its_tool_trace(store: Store) -> None:
     for turn_id, case in enumerate(MATRIX, start=1):
         state = state_with_sources() if case.sources else ConversationState()
         state.begin_turn()
-        original = registry.replace_function(*case.replace) if case.replace else None
-        try:
+        with swapped(registry, *case.replace) if case.replace else nullcontext():
             outcomes = [executor.execute(call, context(store, state, case.message))
                         for call in case.calls]
-        finally:
-            if case.replace and original is not None:
-                registry.replace_function(case.replace[0], original)
         got = [(outcome.status, outcome.error_code) for outcome in outcomes]
         assert got == case.expected, case.name
         result_id = f"result-{turn_id:02d}"
@@ -281,3 +279,16 @@ def test_tool_specs_come_from_the_argument_models() -> None:
     with pytest.raises(ToolValidationError):
         default_registry().get("get_document_metadata").validate(  # type: ignore[union-attr]
             {"document_id": "../../etc/passwd"}, None)  # type: ignore[arg-type]
+
+
+def test_a_tool_enters_through_register_and_its_spec_follows() -> None:
+    registry = default_registry()
+    original = registry.get("show_last_sources")
+    assert original is not None
+    renamed = dataclasses.replace(original, name="list_sources", description="Lists them.")
+    assert registry.register(renamed) is None  # a new tool
+    assert registry.names()[-1] == "list_sources"
+    assert registry.specs()[-1]["description"] == "Lists them."
+    again = dataclasses.replace(renamed, description="Lists the sources.")
+    assert registry.register(again) is renamed  # in place of the tool of that name
+    assert [spec["description"] for spec in registry.specs()].count("Lists the sources.") == 1

@@ -13,7 +13,7 @@ from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
 from tests.conftest import EngineFactory
-from tests.helpers import MODEL_DOWN, ScriptedSelector, key, message, proposal, recording
+from tests.helpers import MODEL_DOWN, ScriptedSelector, key, message, proposal, recording, swapped
 
 
 def test_four_turn_dialogue_and_sources_of_the_right_turn(engine: TurnEngine,
@@ -271,11 +271,8 @@ def test_tool_exception_is_a_clear_error_and_a_trace_row(
     def broken(_arguments: object, _context: object) -> dict[str, object]:
         raise RuntimeError("index unavailable")
 
-    original = registry.replace_function("answer_from_documents", broken)
-    try:
+    with swapped(registry, "answer_from_documents", broken):
         result = make_engine().handle(message("How do I renew TLS?"))
-    finally:
-        registry.replace_function("answer_from_documents", original)
     assert result and result.status == "tool_error"
     assert "went wrong" in result.answer and "tool_execution_failed" in result.answer
     [row] = store.tool_calls()

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from docassist.bot.cli.chat import new_thread_key
+from docassist.bot.terminal.chat import new_thread_key
 from docassist.core.state import ConversationState
 from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine

@@ -4,18 +4,15 @@ inline replies, and a crash after the activity was stored."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from docassist.storage import Store
 from tests.conftest import REPO
-from tests.loopback import free_port, wait_healthy, wait_until
+from tests.loopback import free_port, wait_healthy
 from tests.teams_connector import FakeConnector, card_text
 
 
@@ -71,37 +68,6 @@ def test_anonymous_mode_warns_and_replies_inline(db_path: Path) -> None:
         process.terminate()
         stderr = process.communicate(timeout=10)[1].decode()
     assert "WITHOUT authentication" in stderr
-
-
-def test_killed_after_storing_the_restarted_bot_answers_once(db_path: Path) -> None:
-    with FakeConnector() as connector:
-        connector.held = threading.Event()  # the first process never gets its reply out
-        first = start_teams(db_path, free_port())
-        port = first.args[-1]
-        try:
-            response = httpx.post(f"http://127.0.0.1:{port}/api/messages", timeout=30,
-                                  json=activity(connector, "How do I renew TLS?", "crash-1"))
-            assert response.status_code == 202  # accepted: Teams will not resend
-            store = Store(db_path)
-            wait_until(lambda: [row for row in store.inbox_rows() if row["status"] == "answered"])
-            assert store.inbox_rows()[0]["status"] == "answered"
-        finally:
-            first.send_signal(signal.SIGKILL)
-            first.wait(10)
-        connector.held.set()
-        connector.held = None
-        second = start_teams(db_path, free_port())  # resumes unfinished events on start
-        try:
-            # done is marked after the connector took the reply
-            wait_until(lambda: store.inbox_rows()[0]["status"] == "done")
-        finally:
-            second.terminate()
-            second.wait(10)
-    [reply] = connector.messages()
-    assert reply.reply_to_id == "crash-1" and "[DOC-TLS-" in reply.text
-    assert len(store.turns()) == 1
-    assert store.inbox_rows()[0]["status"] == "done"
-    store.close()
 
 
 def test_a_bad_worker_count_is_a_configuration_error(tmp_path: Path) -> None:

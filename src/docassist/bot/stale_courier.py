@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import Protocol
 
 from docassist.core.limits import (
     STALE_NOTE_BATCH,
@@ -15,15 +16,25 @@ from docassist.core.limits import (
 )
 from docassist.core.stale import StaleNote
 from docassist.sources.sync import HOLDER
-from docassist.storage import Store
 
 logger = logging.getLogger(__name__)
 
 Post = Callable[[StaleNote], None]
 
 
+class NoteQueue(Protocol):
+    """The store as the courier sees it: claim, then mark delivered or failed."""
+
+    def claim_stale_notes(self, platform: str, holder: str, seconds: float,
+                          limit: int) -> list[StaleNote]: ...
+
+    def note_delivered(self, note_id: int) -> None: ...
+
+    def note_failed(self, note_id: int, error: str) -> None: ...
+
+
 class StaleNoteCourier:
-    def __init__(self, store: Store, platform: str, post: Post, holder: str = HOLDER,
+    def __init__(self, store: NoteQueue, platform: str, post: Post, holder: str = HOLDER,
                  every: float = STALE_NOTE_POLL_SECONDS) -> None:
         self.store = store
         self.platform = platform

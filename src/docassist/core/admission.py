@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
 from docassist.core.i18n import Language
 from docassist.core.inbox import InboxWorker, LateFailure
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Notice
+from docassist.core.ports import SeenEvents
 from docassist.core.ratelimit import RateLimiter
 from docassist.core.trace import sha256_text
 
@@ -26,10 +27,6 @@ logger = logging.getLogger(__name__)
 Verdict = Literal["duplicate", "refused", "admitted"]
 """`duplicate`: seen before, say nothing; `refused`: stored with a notice that replaces the
 turn; `admitted`: stored, a turn will run (after a note, if any)."""
-
-
-class SeenEvents(Protocol):
-    def inbox_seen(self, platform: str, event_id: str, dedupe_key: str | None) -> bool: ...
 
 
 @dataclass(frozen=True)

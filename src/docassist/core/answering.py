@@ -109,8 +109,7 @@ def answer_question(
         in_window = {hit.chunk.chunk_id for hit in window}
         kept = window + [hit for hit in kept if hit.chunk.chunk_id not in in_window]
     retrieved_ids = {hit.chunk.chunk_id for hit in kept}
-    stream = getattr(answerer, "compose_stream", None)
-    if on_partial is not None and stream is not None:
+    if on_partial is not None and answerer.can_stream:
         deltas: list[str] = []
 
         def collect(source: Iterable[str]) -> Iterator[str]:
@@ -118,8 +117,8 @@ def answer_question(
                 deltas.append(delta)
                 yield delta
 
-        for sentence in release_sentences(collect(stream(question, kept, language)),
-                                          retrieved_ids, drop_uncited=True):
+        streamed = answerer.compose_stream(question, kept, language)
+        for sentence in release_sentences(collect(streamed), retrieved_ids, drop_uncited=True):
             on_partial(sentence)
         draft = "".join(deltas)
     else:
@@ -222,11 +221,18 @@ class ExtractiveAnswerer:
     otherwise the sentences of the best chunks that match the question."""
 
     backend = "rules"
+    model: str | None = None
+    can_stream = False
 
     def __init__(self, embedder: Embedder | None = None) -> None:
         self.embedder = embedder
         """When no sentence shares a word with the question (a Polish question over an
         English document), the sentences nearest to it in this embedding space are quoted."""
+
+    def compose_stream(self, question: str, hits: list[SearchHit], language: str
+                       ) -> Iterator[str]:
+        """Not a streaming answerer (`can_stream` is False): the whole answer as one piece."""
+        yield self.compose(question, hits, language)
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
         by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}

@@ -17,7 +17,7 @@ from docassist.core import i18n
 from docassist.core.messages import InvalidMessage, validate_message
 from docassist.core.planning import plan_turn
 from docassist.core.ports import Catalog, SelectorModel
-from docassist.core.selection import catalog_version
+from docassist.core.selection import tool_catalog_version
 from docassist.core.state import ConversationState, HistoryMessage, RagResult, Source
 
 
@@ -266,7 +266,7 @@ def evaluate_decisions(
         errors=error_kinds(results),
         backend=selector.backend,
         model=selector.model,
-        catalog_version=catalog_version(tool_specs),
+        catalog_version=tool_catalog_version(tool_specs),
         by_language=group_scores(results, lambda result: result.language),
         by_kind=group_scores(results, lambda result: result.kind),
         cases=results,

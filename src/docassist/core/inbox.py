@@ -24,49 +24,18 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Final, Literal, Protocol
-
-from pydantic import BaseModel
+from typing import Final
 
 from docassist.core.errors import AckDeadlineError, StorageUnavailableError
 from docassist.core.limits import ACK_WRITERS, INBOX_WORKERS
 from docassist.core.messages import ChatMessage
+from docassist.core.ports import Inbox, InboxEvent
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 
 logger = logging.getLogger(__name__)
 
-InboxStatus = Literal["pending", "answered", "done", "failed"]
 MAX_DELIVERY_ATTEMPTS: Final = 3
-
-
-class InboxEvent(BaseModel):
-    id: int
-    platform: str
-    event_id: str
-    conversation_id: str
-    message: ChatMessage
-    status: InboxStatus
-    result: TurnResult | None = None
-    attempts: int = 0
-
-
-class Inbox(Protocol):
-    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
-        """Store an event; its inbox id, or None when the event (or dedupe key) was seen."""
-        ...
-
-    def unfinished(self) -> list[InboxEvent]:
-        """`pending` and `answered` events, oldest first."""
-        ...
-
-    def record_answer(self, inbox_id: int, result: TurnResult | None) -> None: ...
-
-    def finish(self, inbox_id: int, status: InboxStatus, error: str | None = None) -> None: ...
-
-    def delivery_failed(self, inbox_id: int, error: str) -> int:
-        """Count a failed delivery; returns the attempts so far."""
-        ...
 
 
 Deliver = Callable[[ChatMessage, TurnResult], None]

@@ -80,9 +80,9 @@ class NearestExamples:
     def _cached(self) -> np.ndarray | None:
         """Vectors shipped beside the bank for this embedder (embedding it takes ~2 s);
         used only when they were made from exactly these texts."""
-        name = getattr(self._embedder, "name", None)
+        name = self._embedder.name
         path = BANK_PATH.with_name(f"intent_examples.{name}.npy")
-        if name is None or not path.exists():
+        if not path.exists():
             return None
         stored = np.load(path, allow_pickle=False)
         digest = bank_digest([text for text, _ in self._examples])

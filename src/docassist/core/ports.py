@@ -1,17 +1,25 @@
-"""The small protocols the core talks to. Storage, models and adapters implement them."""
+"""Every seam: the protocols the core and the adapters talk through, and the value types
+they exchange. Storage, models and adapters implement them.
+
+A leaf: nothing here imports a module of `docassist` that imports this one back.
+Optional abilities are declared as flags (`Answerer.can_stream`), never probed.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Literal, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field
 
-from docassist.core.documents import Chunk, DocumentInfo
-from docassist.core.messages import ConversationKey
+from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
+from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
-from docassist.core.state import ConversationState
+from docassist.core.sources import SourceStatus
+from docassist.core.state import ConversationState, HistoryMessage
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
 
 
@@ -30,6 +38,22 @@ class Catalog(Protocol):
     def document(self, document_id: str) -> DocumentInfo | None: ...
 
     def chunk(self, chunk_id: str) -> Chunk | None: ...
+
+
+class DocumentIndex(Catalog, Protocol):
+    """The catalog as the indexer writes it: a new version supersedes the previous chunks."""
+
+    def replace_document(self, parsed: ParsedDocument, source_path: str) -> None: ...
+
+    def remove_document(self, document_id: str) -> None: ...
+
+    def current_chunks(self) -> list[Chunk]: ...
+
+    def is_superseded(self, chunk_id: str) -> bool: ...
+
+    def prune_superseded(self, before: str) -> int:
+        """Delete chunks superseded before the ISO time `before`; returns how many."""
+        ...
 
 
 class Retriever(Protocol):
@@ -68,7 +92,6 @@ class ConversationStore(Protocol):
         expected_version: int,
         turn: TurnRecord,
         tool_calls: list[ToolCallRecord],
-        shadow: ShadowRecord | None = None,
         result: TurnResult | None = None,
     ) -> int:
         """Save state, trace rows and the turn's event id in one transaction; return the new
@@ -93,6 +116,82 @@ class ConversationStore(Protocol):
         ...
 
 
+class SeenEvents(Protocol):
+    """The ack path's question: is this event (or the same message) stored already?"""
+
+    def inbox_seen(self, platform: str, event_id: str, dedupe_key: str | None) -> bool: ...
+
+
+class ConversationLookup(Protocol):
+    """What adapters ask about conversations without loading them."""
+
+    def conversation_known(self, conversation_id: str) -> bool:
+        """A committed turn, or a stored event that runs one, in this conversation."""
+        ...
+
+    def conversation_of_result(self, result_id: str) -> list[dict[str, Any]]:
+        """The key columns (platform, workspace, channel, thread) of a result's turn."""
+        ...
+
+
+class FeedbackLog(Protocol):
+    """Votes and "ask a human" requests on answers, by result id."""
+
+    def record_feedback(self, result_id: str, user: str, positive: bool) -> None: ...
+
+    def record_escalation(self, result_id: str, user: str) -> bool: ...
+
+    def withdraw_escalation(self, result_id: str) -> None: ...
+
+
+class TraceLog(Protocol):
+    """The trace rows as exports and reports read them (dicts keyed by column name)."""
+
+    def turns(self, conversation_id: str | None = None, since: str | None = None,
+              until: str | None = None) -> list[dict[str, Any]]: ...
+
+    def tool_calls(self, result_id: str | None = None) -> list[dict[str, Any]]: ...
+
+    def shadow_decisions(self) -> list[dict[str, Any]]: ...
+
+    def feedback(self) -> list[dict[str, Any]]: ...
+
+
+class ShadowLog(Protocol):
+    """Where a shadow selector's proposals go; written after the turn they shadow."""
+
+    def record_shadow(self, record: ShadowRecord) -> None: ...
+
+
+class TurnStore(ConversationStore, ShadowLog, Protocol):
+    """Everything `TurnEngine` writes: the turn's commit, and the shadow proposals."""
+
+
+# --- selection -----------------------------------------------------------------------
+
+
+class StateSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    has_last_sources: bool
+    known_document_ids_in_message: list[str] = Field(default_factory=list)
+    unknown_document_ids_in_message: list[str] = Field(default_factory=list)
+    pending_clarification: str | None = None
+
+
+class SelectionRequest(BaseModel):
+    """Everything a selector may look at for one message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str
+    standalone_question: str
+    history: list[HistoryMessage]
+    state_summary: StateSummary
+    tool_specs: list[dict[str, Any]]
+    language: Literal["pl", "en"]
+
+
 class SelectorModel(Protocol):
     """Something that reads a selection prompt and returns raw text (JSON, hopefully)."""
 
@@ -106,9 +205,89 @@ class Answerer(Protocol):
     """Writes an answer from retrieved chunks, citing chunk ids in brackets."""
 
     backend: str
+    model: str | None
+    """The model behind it, for the traces; None when no model writes (extractive)."""
+    can_stream: bool
+    """True when `compose_stream` yields the answer as it is written; only then is it called."""
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str: ...
 
+    def compose_stream(self, question: str, hits: list[SearchHit], language: str
+                       ) -> Iterator[str]: ...
 
-# Imported late: SelectionRequest needs the tool specs, which need nothing from here.
-from docassist.core.selection import SelectionRequest  # noqa: E402
+
+# --- models -----------------------------------------------------------------------------
+
+
+class Message(TypedDict):
+    role: str
+    content: str
+
+
+class ChatModel(Protocol):
+    """A model server's client: chat, streamed chat, embeddings."""
+
+    backend: str
+    model: str
+
+    def chat(self, messages: list[Message], schema: dict[str, Any] | None = None) -> str: ...
+
+    def chat_stream(self, messages: list[Message]) -> Iterator[str]: ...
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+# --- the durable inbox (adapters) ----------------------------------------------------------
+
+InboxStatus = Literal["pending", "answered", "done", "failed"]
+
+
+class InboxEvent(BaseModel):
+    id: int
+    platform: str
+    event_id: str
+    conversation_id: str
+    message: ChatMessage
+    status: InboxStatus
+    result: TurnResult | None = None
+    attempts: int = 0
+
+
+class Inbox(Protocol):
+    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
+        """Store an event; its inbox id, or None when the event (or dedupe key) was seen."""
+        ...
+
+    def unfinished(self) -> list[InboxEvent]:
+        """`pending` and `answered` events, oldest first."""
+        ...
+
+    def record_answer(self, inbox_id: int, result: TurnResult | None) -> None: ...
+
+    def finish(self, inbox_id: int, status: InboxStatus, error: str | None = None) -> None: ...
+
+    def delivery_failed(self, inbox_id: int, error: str) -> int:
+        """Count a failed delivery; returns the attempts so far."""
+        ...
+
+
+class StaleNotes(Protocol):
+    """Notes that an answer's document changed, and where to post them (Teams addresses)."""
+
+    def stale_note(self, note_id: int) -> dict[str, Any] | None: ...
+
+    def remember_address(self, conversation_id: str, reference: str) -> None: ...
+
+    def address_of(self, conversation_id: str) -> str | None: ...
+
+
+class SourceLog(Protocol):
+    def source_statuses(self) -> list[SourceStatus]: ...
+
+
+class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
+                   StaleNotes, SourceLog, Protocol):
+    """Everything a platform adapter reads or writes itself (turns go through the engine;
+    the stale-note couriers also read a conversation's state)."""
+
+    def load(self, key: ConversationKey) -> StoredConversation: ...

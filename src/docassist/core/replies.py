@@ -44,12 +44,18 @@ def storage_problem_text(error: StorageUnavailableError, language: i18n.Language
 
 @dataclass
 class Reply:
+    """What a turn says, and what the thread keeps of it: the value the turn's steps pass on."""
+
     status: TurnStatus
     answer: str
     sources: list[Source] | None = None
     source_turn_id: int | None = None
     metadata: dict[str, Any] | None = None
     clarification: Clarification | None = None
+    remember: bool = True
+    """False for a message that could not be read: it stays out of the history."""
+    clear: bool = False
+    """The thread starts over (a new generation) once this reply is saved."""
 
 
 def compose_reply(

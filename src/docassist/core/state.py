@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from docassist.core.limits import MAX_HISTORY_TURNS, MAX_TURN_LOG
 
@@ -88,8 +88,24 @@ class ConversationState(BaseModel):
     pending_clarification: PendingClarification | None = None
     generation: int = 0
     next_turn_id: int = 1
-    tool_attempted_this_turn: bool = False
     turn_log: list[TurnSummary] = Field(default_factory=list)
+    _tool_attempted: bool = PrivateAttr(default=False)
+    """Per turn, so never saved: set by the tool executor, reset by `begin_turn`."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_saved_turn_flag(cls, data: Any) -> Any:
+        # Rows saved before the per-turn flag left the saved state still carry it.
+        if isinstance(data, dict) and "tool_attempted_this_turn" in data:
+            data = {k: v for k, v in data.items() if k != "tool_attempted_this_turn"}
+        return data
+
+    @property
+    def tool_attempted_this_turn(self) -> bool:
+        return self._tool_attempted
+
+    def mark_tool_attempted(self) -> None:
+        self._tool_attempted = True
 
     @property
     def has_last_sources(self) -> bool:
@@ -98,7 +114,7 @@ class ConversationState(BaseModel):
 
     def begin_turn(self) -> int:
         """Start a turn: reset the per-turn attempt flag, return the new turn id."""
-        self.tool_attempted_this_turn = False
+        self._tool_attempted = False
         return self.next_turn_id
 
     def cleared(self) -> ConversationState:

@@ -184,7 +184,8 @@ def _error_code(error: ValidationError) -> str:
 
 
 def run_answer_from_documents(arguments: AnswerArguments, context: ToolContext) -> dict[str, Any]:
-    translations = getattr(arguments, "translations", [])
+    translations = (arguments.translations if isinstance(arguments, TranslatedAnswerArguments)
+                    else [])
     retriever = (TranslatedSearch(context.retriever, translations) if translations
                  else context.retriever)
     result = answer_question(
@@ -265,7 +266,7 @@ GET_DOCUMENT_METADATA: ToolDefinition[MetadataArguments] = ToolDefinition(
 
 
 class ToolRegistry:
-    """Tools by name. Tests may swap a function (and must restore it)."""
+    """Tools by name; `register` adds one or puts a new definition in place of a tool."""
 
     def __init__(self, tools: list[ToolDefinition[Any]]) -> None:
         self._tools = {tool.name: tool for tool in tools}
@@ -282,13 +283,12 @@ class ToolRegistry:
     def specs(self) -> list[dict[str, Any]]:
         return copy.deepcopy(self._specs)  # callers may change their copy
 
-    def replace_function(self, name: str, function: ToolFunction) -> ToolFunction:
-        """Put `function` in place of the tool's function; returns the previous one."""
-        tool = self._tools[name]
-        self._tools[name] = ToolDefinition(
-            tool.name, tool.description, tool.arguments_model, function, tool.check
-        )
-        return tool.function
+    def register(self, tool: ToolDefinition[Any]) -> ToolDefinition[Any] | None:
+        """Add `tool`, or put it in place of the tool of the same name (returned)."""
+        previous = self._tools.get(tool.name)
+        self._tools[tool.name] = tool
+        self._specs = [each.spec() for each in self._tools.values()]
+        return previous
 
 
 def default_registry(*, translations: bool = False) -> ToolRegistry:
@@ -352,7 +352,7 @@ class ToolExecutor:
         if context.state.tool_attempted_this_turn:
             return finish("tool_rejected", code="attempt_limit")
         # Set before any check: a rejected attempt also uses the turn's one attempt.
-        context.state.tool_attempted_this_turn = True
+        context.state.mark_tool_attempted()
         if not isinstance(call, dict) or set(call) != {"action", "arguments"}:
             return finish("invalid_arguments", code="invalid_envelope")
         raw_name, raw_arguments = call["action"], call["arguments"]

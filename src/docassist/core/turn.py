@@ -1,19 +1,21 @@
 """One turn, start to finish: the pipeline every adapter calls.
 
-`TurnEngine.handle` drops duplicate events, serializes turns per conversation, runs explicit
-commands or plans and executes the turn, composes the reply, and ends every path in
-`_finalize`, which updates state and writes the traces in one transaction.
+`TurnEngine.handle` drops duplicate events, serializes turns per conversation and runs
+`_turn`, which reads top to bottom: begin, early reply (clear, invalid message), plan,
+execute at most once, compose the reply, commit (one call on the store). A shadow selector,
+when configured, is asked after the commit, on its own thread, outside the conversation lock.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_all
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,31 +29,29 @@ from docassist.core.errors import (
 )
 from docassist.core.followup import Resolution
 from docassist.core.limits import MAX_MESSAGE_CHARS
+from docassist.core.locks import KeyedLocks
 from docassist.core.messages import ChatMessage, Command, ConversationKey, InvalidMessage
 from docassist.core.messages import validate_message as check_message
 from docassist.core.planning import Plan, plan_turn
-from docassist.core.ports import Answerer, Catalog, ConversationStore, Retriever, SelectorModel
-from docassist.core.replies import compose_reply, storage_problem_text
+from docassist.core.ports import Answerer, Catalog, Retriever, SelectorModel, TurnStore
+from docassist.core.replies import Reply, compose_reply, storage_problem_text
 from docassist.core.results import (
-    Clarification,
     ConversationView,
     DecisionView,
     ToolView,
     TurnResult,
-    TurnStatus,
 )
 from docassist.core.selection import (
     Decision,
     Selection,
-    catalog_version,
     normalize,
     propose_action,
+    tool_catalog_version,
 )
 from docassist.core.state import (
     ConversationState,
     PendingClarification,
     RagResult,
-    Source,
     TurnSummary,
 )
 from docassist.core.tools import ToolContext, ToolExecutor, ToolOutcome, ToolRegistry
@@ -73,7 +73,7 @@ class EngineOptions:
 
 @dataclass
 class _Turn:
-    """What one turn accumulates on its way to `_finalize`."""
+    """What one turn has learnt so far; `Reply` is what it will say."""
 
     message: ChatMessage
     state: ConversationState
@@ -84,7 +84,7 @@ class _Turn:
     started: float
     text: str | None = None
     plan: Plan | None = None
-    outcomes: list[ToolOutcome] = field(default_factory=list)
+    outcome: ToolOutcome | None = None
     rag: RagResult | None = None
     on_partial: Callable[[str], None] | None = None
 
@@ -93,7 +93,7 @@ class TurnEngine:
     def __init__(
         self,
         *,
-        store: ConversationStore,
+        store: TurnStore,
         catalog: Catalog,
         retriever: Retriever,
         selector: SelectorModel,
@@ -112,12 +112,14 @@ class TurnEngine:
         self.options = options or EngineOptions()
         self.shadow = shadow
         """A candidate selector asked beside the active one; its proposals are only recorded."""
-        self._locks: dict[ConversationKey, threading.Lock] = {}
-        self._locks_guard = threading.Lock()
+        self._locks = KeyedLocks()
+        self._shadow_worker: ThreadPoolExecutor | None = None
+        self._shadow_pending: set[Future[None]] = set()
 
     @property
-    def catalog_version(self) -> str:
-        return catalog_version(self.registry.specs())
+    def tool_catalog_version(self) -> str:
+        """Hash of the tool specs and prompt (not the document catalog); see selection."""
+        return tool_catalog_version(self.registry.specs())
 
     def handle(
         self, message: ChatMessage, on_partial: Callable[[str], None] | None = None
@@ -128,26 +130,176 @@ class TurnEngine:
         database cannot take writes, the result has status `storage_unavailable`: nothing was
         recorded, and the answer says so.
         """
-        key = message.key
-        with self._lock_for(key):
+        with self._locks.hold(message.key):
             try:
-                for attempt in range(1, MAX_COMMIT_RETRIES + 1):
-                    if message.event_id and self.store.event_seen(key.platform, message.event_id):
-                        return None
-                    try:
-                        # A turn that cannot be recorded must not act: check before any tool.
-                        self.store.ensure_writable()
-                        return self._run(message, on_partial)
-                    except ConcurrentUpdateError:
-                        if attempt == MAX_COMMIT_RETRIES:
-                            raise
-                        # Another process wrote this conversation: wait, then load it again.
-                        time.sleep(random.uniform(0.5, 1.5) * RETRY_BACKOFF_SECONDS * attempt)
+                done = self._run_until_committed(message, on_partial)
             except DuplicateEventError:
                 return None  # the same event answered meanwhile by another worker or process
             except StorageUnavailableError as error:
                 return self._not_saved(message, error)
+        if done is None:
+            return None
+        turn, result = done
+        self._ask_shadow_later(turn, result)
+        return result
+
+    def _run_until_committed(
+        self, message: ChatMessage, on_partial: Callable[[str], None] | None
+    ) -> tuple[_Turn, TurnResult] | None:
+        for attempt in range(1, MAX_COMMIT_RETRIES + 1):
+            if message.event_id and self.store.event_seen(message.key.platform, message.event_id):
+                return None
+            try:
+                # A turn that cannot be recorded must not act: check before any tool.
+                self.store.ensure_writable()
+                return self._turn(message, on_partial)
+            except ConcurrentUpdateError:
+                if attempt == MAX_COMMIT_RETRIES:
+                    raise
+                # Another process wrote this conversation: wait, then load it again.
+                time.sleep(random.uniform(0.5, 1.5) * RETRY_BACKOFF_SECONDS * attempt)
         raise AssertionError("unreachable")
+
+    # --- the turn ---------------------------------------------------------------------
+
+    def _turn(
+        self, message: ChatMessage, on_partial: Callable[[str], None] | None
+    ) -> tuple[_Turn, TurnResult]:
+        """One turn, top to bottom."""
+        turn = self._begin(message, on_partial)
+        reply = self._early_reply(turn)  # clear, invalid message
+        if reply is None:
+            turn.plan, reply = self._plan(turn)  # a reply here: the selector's model is down
+        if reply is None:
+            if turn.plan is not None and turn.plan.decision.status == "action_proposed":
+                self._execute(turn)  # at most once per turn
+            reply = self._compose(turn)
+        return turn, self._commit(turn, reply)
+
+    def _begin(self, message: ChatMessage, on_partial: Callable[[str], None] | None) -> _Turn:
+        stored = self.store.load(message.key)
+        state = stored.state.model_copy(deep=True)
+        language = self._thread_language(state)
+        if isinstance(message.text, str) and message.command is None:
+            # "/sources" says nothing about the user's language; the thread does.
+            language = i18n.detect_language(message.text, language)
+        return _Turn(
+            message=message,
+            state=state,
+            version=stored.version,
+            turn_id=state.begin_turn(),
+            result_id=uuid.uuid4().hex[:16],
+            language=language,
+            started=time.perf_counter(),
+            on_partial=on_partial,
+        )
+
+    def _early_reply(self, turn: _Turn) -> Reply | None:
+        """The replies that need no plan: a cleared thread, a message that cannot be read.
+        Sets `turn.text` (the checked message) when the turn goes on."""
+        message, language = turn.message, turn.language
+        if message.command is Command.CLEAR:
+            return Reply("cleared", i18n.text("cleared", language), clear=True)
+        text = message.text
+        if message.command is not None and not (isinstance(text, str) and text.strip()):
+            text = f"/{message.command.value}"  # a button press carries no words
+        try:
+            turn.text = check_message(text)
+        except InvalidMessage as problem:
+            answer = i18n.text(problem.problem, language, length=problem.length,
+                               limit=MAX_MESSAGE_CHARS)
+            return Reply(problem.problem, answer, remember=False)
+        return None
+
+    def _plan(self, turn: _Turn) -> tuple[Plan, Reply | None]:
+        """A command's fixed plan, or the selector's; a handoff reply when its model is down."""
+        text, command = turn.text, turn.message.command
+        assert text is not None
+        if command is Command.SHOW_SOURCES:
+            return _command_plan(text, "show_last_sources", {}), None
+        if command is Command.METADATA:
+            argument = (turn.message.command_argument or "").strip()
+            document_id = argument.upper() if is_document_id(argument.upper()) else argument
+            return _command_plan(text, "get_document_metadata", {"document_id": document_id}), None
+        try:
+            return plan_turn(text, turn.state, catalog=self.catalog, selector=self.selector,
+                             tool_specs=self.registry.specs(), language=turn.language), None
+        except ModelError:
+            plan = Plan(message=text, resolution=_unchanged(text),
+                        decision=Decision(status="handoff", reason="model_unavailable",
+                                          decided_by="handoff"))
+            answer = i18n.text("handoff_model_down", turn.language,
+                               channel=self.options.human_channel)
+            return plan, Reply("handoff", answer)
+
+    def _execute(self, turn: _Turn) -> None:
+        plan = turn.plan
+        assert plan is not None
+        context = ToolContext(
+            state=turn.state,
+            catalog=self.catalog,
+            retriever=self.retriever,
+            answerer=self.answerer,
+            current_message=plan.message,
+            language=turn.language,
+            on_partial=turn.on_partial,
+        )
+        call = {"action": plan.decision.action, "arguments": plan.decision.arguments}
+        turn.outcome = self.executor.execute(call, context)
+        if turn.outcome.status == "tool_completed" and turn.outcome.name == "answer_from_documents":
+            turn.rag = RagResult.model_validate(turn.outcome.data)
+
+    def _compose(self, turn: _Turn) -> Reply:
+        assert turn.plan is not None
+        return compose_reply(
+            plan=turn.plan,
+            outcome=turn.outcome,
+            rag=turn.rag,
+            state=turn.state,
+            catalog=self.catalog,
+            language=turn.language,
+            human_channel=self.options.human_channel,
+        )
+
+    def _commit(self, turn: _Turn, reply: Reply) -> TurnResult:
+        """The result, the next state and the trace rows, saved in one call on the store."""
+        result = self._result(turn, reply)
+        state = _next_state(turn, reply, result)
+        tool_rows = [
+            tool_call_record(turn.outcome, attempt=1, result_id=turn.result_id,
+                             key=turn.message.key, generation=turn.state.generation,
+                             turn_id=turn.turn_id, catalog_version=result.catalog_version,
+                             save_raw=self.options.save_raw)
+        ] if turn.outcome is not None else []
+        self.store.commit_turn(turn.message.key, state, turn.version,
+                               self._turn_record(turn, result), tool_rows, result=result)
+        return result
+
+    def _result(self, turn: _Turn, reply: Reply) -> TurnResult:
+        rag = turn.rag
+        return TurnResult(
+            result_id=turn.result_id,
+            conversation_id=turn.message.key.conversation_id,
+            generation=turn.state.generation,
+            turn_id=turn.turn_id,
+            status=reply.status,
+            answer=reply.answer,
+            language=turn.language,
+            sources=reply.sources if reply.sources is not None else (rag.sources if rag else []),
+            source_turn_id=reply.source_turn_id,
+            metadata=reply.metadata,
+            clarification=reply.clarification,
+            decision=_decision_view(turn.plan),
+            tool=_tool_view(turn.outcome),
+            conversation=_conversation_view(turn.plan, turn.text),
+            warnings=list(rag.warnings) if rag else [],
+            duration_ms=round((time.perf_counter() - turn.started) * 1000, 3),
+            catalog_version=self.tool_catalog_version,
+            backend=self.selector.backend,
+            model=self.selector.model,
+        )
+
+    # --- around the turn ----------------------------------------------------------------
 
     def _not_saved(self, message: ChatMessage, error: StorageUnavailableError) -> TurnResult:
         """The reply to a turn the database could not take: no state, no trace (there is
@@ -165,7 +317,7 @@ class TurnEngine:
             status="storage_unavailable",
             answer=storage_problem_text(error, language),
             language=language,
-            catalog_version=self.catalog_version,
+            catalog_version=self.tool_catalog_version,
             backend=self.selector.backend,
             model=self.selector.model,
         )
@@ -178,211 +330,35 @@ class TurnEngine:
                 return i18n.detect_language(item.content, default)
         return default
 
-    def _lock_for(self, key: ConversationKey) -> threading.Lock:
-        with self._locks_guard:
-            return self._locks.setdefault(key, threading.Lock())
+    # --- the shadow selector, off the user's path ---------------------------------------
 
-    # --- the pipeline -----------------------------------------------------------------
-
-    def _run(self, message: ChatMessage, on_partial: Callable[[str], None] | None) -> TurnResult:
-        stored = self.store.load(message.key)
-        state = stored.state.model_copy(deep=True)
-        language = self._thread_language(state)
-        if isinstance(message.text, str) and message.command is None:
-            # "/sources" says nothing about the user's language; the thread does.
-            language = i18n.detect_language(message.text, language)
-        turn = _Turn(
-            message=message,
-            state=state,
-            version=stored.version,
-            turn_id=state.begin_turn(),
-            result_id=uuid.uuid4().hex[:16],
-            language=language,
-            started=time.perf_counter(),
-            on_partial=on_partial,
-        )
-        if message.command is Command.CLEAR:
-            return self._finalize(turn, "cleared", i18n.text("cleared", language), clear=True)
-        text = message.text
-        if message.command is not None and not (isinstance(text, str) and text.strip()):
-            text = f"/{message.command.value}"  # a button press carries no words
-        try:
-            turn.text = check_message(text)
-        except InvalidMessage as problem:
-            answer = i18n.text(problem.problem, language, length=problem.length,
-                               limit=MAX_MESSAGE_CHARS)
-            return self._finalize(turn, problem.problem, answer, remember=False)
-        if message.command is Command.SHOW_SOURCES:
-            return self._run_command(turn, "show_last_sources", {})
-        if message.command is Command.METADATA:
-            argument = (message.command_argument or "").strip()
-            document_id = argument.upper() if is_document_id(argument.upper()) else argument
-            return self._run_command(turn, "get_document_metadata", {"document_id": document_id})
-        return self._run_planned(turn)
-
-    def _run_command(self, turn: _Turn, action: str, arguments: dict[str, Any]) -> TurnResult:
-        assert turn.text is not None
-        turn.plan = Plan(
-            message=turn.text,
-            decision=Decision(status="action_proposed", action=action, arguments=arguments,
-                              decided_by="command"),
-            resolution=_unchanged(turn.text),
-        )
-        return self._execute_and_reply(turn)
-
-    def _run_planned(self, turn: _Turn) -> TurnResult:
-        assert turn.text is not None
-        try:
-            turn.plan = plan_turn(
-                turn.text,
-                turn.state,
-                catalog=self.catalog,
-                selector=self.selector,
-                tool_specs=self.registry.specs(),
-                language=turn.language,
-            )
-        except ModelError:
-            turn.plan = Plan(
-                message=turn.text,
-                decision=Decision(status="handoff", reason="model_unavailable",
-                                  decided_by="handoff"),
-                resolution=_unchanged(turn.text),
-            )
-            answer = i18n.text("handoff_model_down", turn.language,
-                               channel=self.options.human_channel)
-            return self._finalize(turn, "handoff", answer)
-        if turn.plan.decision.status == "action_proposed":
-            return self._execute_and_reply(turn)
-        return self._reply(turn)
-
-    def _execute_and_reply(self, turn: _Turn) -> TurnResult:
-        plan = turn.plan
-        assert plan is not None and turn.text is not None
-        context = ToolContext(
-            state=turn.state,
-            catalog=self.catalog,
-            retriever=self.retriever,
-            answerer=self.answerer,
-            current_message=plan.message,
-            language=turn.language,
-            on_partial=turn.on_partial,
-        )
-        call = {"action": plan.decision.action, "arguments": plan.decision.arguments}
-        outcome = self.executor.execute(call, context)
-        turn.outcomes.append(outcome)
-        if outcome.status == "tool_completed" and outcome.name == "answer_from_documents":
-            turn.rag = RagResult.model_validate(outcome.data)
-        return self._reply(turn)
-
-    def _reply(self, turn: _Turn) -> TurnResult:
-        assert turn.plan is not None
-        reply = compose_reply(
-            plan=turn.plan,
-            outcome=turn.outcomes[-1] if turn.outcomes else None,
-            rag=turn.rag,
-            state=turn.state,
-            catalog=self.catalog,
-            language=turn.language,
-            human_channel=self.options.human_channel,
-        )
-        return self._finalize(
-            turn,
-            reply.status,
-            reply.answer,
-            sources=reply.sources,
-            source_turn_id=reply.source_turn_id,
-            metadata=reply.metadata,
-            clarification=reply.clarification,
-        )
-
-    # --- the single exit ----------------------------------------------------------------
-
-    def _finalize(
-        self,
-        turn: _Turn,
-        status: TurnStatus,
-        answer: str,
-        *,
-        remember: bool = True,
-        clear: bool = False,
-        sources: list[Source] | None = None,
-        source_turn_id: int | None = None,
-        metadata: dict[str, Any] | None = None,
-        clarification: Clarification | None = None,
-    ) -> TurnResult:
-        state, plan = turn.state, turn.plan
-        duration_ms = round((time.perf_counter() - turn.started) * 1000, 3)
-        if turn.rag is not None:
-            # A new RAG replaces the previous one, also when it found nothing.
-            state.last_result = turn.rag
-            state.last_sources = list(turn.rag.sources)
-            state.last_source_turn_id = turn.turn_id
-            state.last_source_result_id = turn.result_id
-        warnings = list(turn.rag.warnings) if turn.rag else []
-        result = TurnResult(
-            result_id=turn.result_id,
-            conversation_id=turn.message.key.conversation_id,
-            generation=state.generation,
-            turn_id=turn.turn_id,
-            status=status,
-            answer=answer,
-            language=turn.language,
-            sources=sources if sources is not None else (turn.rag.sources if turn.rag else []),
-            source_turn_id=source_turn_id,
-            metadata=metadata,
-            clarification=clarification,
-            decision=_decision_view(plan),
-            tool=_tool_view(turn.outcomes),
-            conversation=_conversation_view(plan, turn.text),
-            warnings=warnings,
-            duration_ms=duration_ms,
-            catalog_version=self.catalog_version,
-            backend=self.selector.backend,
-            model=self.selector.model,
-        )
-        if clarification is not None and plan is not None:
-            state.pending_clarification = PendingClarification(
-                missing_field=clarification.missing_field,
-                original_message=plan.message,
-                language=turn.language,
-                attempts=clarification.attempts,
-                options=[subject.key for subject in plan.options],
-            )
-        elif remember:
-            state.pending_clarification = None
-        if remember and turn.text is not None:
-            state.remember_exchange(turn.text, answer)
-        state.log_turn(
-            TurnSummary(
-                turn_id=turn.turn_id,
-                result_id=turn.result_id,
-                status=status,
-                decision_status=result.decision.status,
-                tool_status=result.tool.status,
-                source_ids=[source.chunk_id for source in result.sources],
-            )
-        )
-        record = self._turn_record(turn, result)
-        tool_rows = [
-            tool_call_record(outcome, attempt=index, result_id=turn.result_id,
-                             key=turn.message.key, generation=turn.state.generation,
-                             turn_id=turn.turn_id, catalog_version=self.catalog_version,
-                             save_raw=self.options.save_raw)
-            for index, outcome in enumerate(turn.outcomes, start=1)
-        ]
-        saved_state = state.cleared() if clear else state
-        self.store.commit_turn(turn.message.key, saved_state, turn.version, record, tool_rows,
-                               self._shadow_record(turn, result), result=result)
-        return result
-
-    def _shadow_record(self, turn: _Turn, result: TurnResult) -> ShadowRecord | None:
-        """Ask the candidate what it would have done; never act on it, never fail the turn."""
+    def _ask_shadow_later(self, turn: _Turn, result: TurnResult) -> None:
         plan = turn.plan
         if self.shadow is None or plan is None or plan.request is None:
-            return None
+            return
+        if self._shadow_worker is None:
+            self._shadow_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shadow")
+        future = self._shadow_worker.submit(self._record_shadow, plan, result, self.shadow)
+        self._shadow_pending.add(future)
+        future.add_done_callback(self._shadow_pending.discard)
+
+    def wait_for_shadows(self, timeout: float | None = None) -> None:
+        """Block until the shadow proposals asked so far are recorded (tests, shutdown)."""
+        wait_all(list(self._shadow_pending), timeout=timeout)
+
+    def _record_shadow(self, plan: Plan, result: TurnResult, shadow: SelectorModel) -> None:
+        try:
+            self.store.record_shadow(self._shadow_record(plan, result, shadow))
+        except Exception:  # a broken candidate or a busy database must not hurt anyone
+            logger.exception("shadow record of %s not saved", result.result_id)
+
+    def _shadow_record(self, plan: Plan, result: TurnResult,
+                       shadow: SelectorModel) -> ShadowRecord:
+        """Ask the candidate what it would have done; never act on it."""
+        assert plan.request is not None
         error: str | None = None
         try:
-            candidate = normalize(propose_action(plan.request, self.shadow))
+            candidate = normalize(propose_action(plan.request, shadow))
         except Exception as problem:  # a broken candidate must not hurt the user
             error = f"{type(problem).__name__}: {problem}"
             candidate = Decision(status="parse_error", reason="shadow_error")
@@ -392,14 +368,16 @@ class TurnEngine:
             turn_id=result.turn_id, created_at=_now(),
             active_backend=self.selector.backend, active_model=self.selector.model,
             active_status=active.status, active_action=active.action,
-            candidate_backend=self.shadow.backend, candidate_model=self.shadow.model,
+            candidate_backend=shadow.backend, candidate_model=shadow.model,
             candidate_status=candidate.status, candidate_action=candidate.action,
             agree=error is None and (candidate.status, candidate.action, candidate.arguments)
             == (active.status, active.action, active.arguments),
-            candidate_error=error, catalog_version=self.catalog_version)
+            candidate_error=error, catalog_version=result.catalog_version)
+
+    # --- trace rows -------------------------------------------------------------------
 
     def _answer_backend(self) -> str:
-        model = _model_name(self.answerer)
+        model = self.answerer.model
         return f"{self.answerer.backend}:{model}" if model else self.answerer.backend
 
     def _turn_record(self, turn: _Turn, result: TurnResult) -> TurnRecord:
@@ -454,12 +432,6 @@ class TurnEngine:
         )
 
 
-def _model_name(component: object) -> str | None:
-    chat_model = getattr(component, "chat_model", None)
-    name = getattr(chat_model, "model", None)
-    return str(name) if name else None
-
-
 def tool_call_record(
     outcome: ToolOutcome,
     *,
@@ -486,6 +458,45 @@ def tool_call_record(
         created_at=_now(),
         catalog_version=catalog_version,
     )
+
+
+def _next_state(turn: _Turn, reply: Reply, result: TurnResult) -> ConversationState:
+    """The state the turn leaves: its RAG, its pending question, its exchange and summary."""
+    state, plan = turn.state, turn.plan
+    if turn.rag is not None:
+        # A new RAG replaces the previous one, also when it found nothing.
+        state.last_result = turn.rag
+        state.last_sources = list(turn.rag.sources)
+        state.last_source_turn_id = turn.turn_id
+        state.last_source_result_id = turn.result_id
+    clarification = reply.clarification
+    if clarification is not None and plan is not None:
+        state.pending_clarification = PendingClarification(
+            missing_field=clarification.missing_field,
+            original_message=plan.message,
+            language=turn.language,
+            attempts=clarification.attempts,
+            options=[subject.key for subject in plan.options],
+        )
+    elif reply.remember:
+        state.pending_clarification = None
+    if reply.remember and turn.text is not None:
+        state.remember_exchange(turn.text, reply.answer)
+    state.log_turn(TurnSummary(
+        turn_id=turn.turn_id,
+        result_id=turn.result_id,
+        status=result.status,
+        decision_status=result.decision.status,
+        tool_status=result.tool.status,
+        source_ids=[source.chunk_id for source in result.sources],
+    ))
+    return state.cleared() if reply.clear else state
+
+
+def _command_plan(text: str, action: str, arguments: dict[str, Any]) -> Plan:
+    return Plan(message=text, resolution=_unchanged(text),
+                decision=Decision(status="action_proposed", action=action, arguments=arguments,
+                                  decided_by="command"))
 
 
 def _unchanged(text: str) -> Resolution:
@@ -519,12 +530,11 @@ def _decision_view(plan: Plan | None) -> DecisionView:
                         arguments=decision.arguments, decided_by=decision.decided_by)
 
 
-def _tool_view(outcomes: list[ToolOutcome]) -> ToolView:
-    if not outcomes:
+def _tool_view(outcome: ToolOutcome | None) -> ToolView:
+    if outcome is None:
         return ToolView()
-    last = outcomes[-1]
-    return ToolView(name=last.name, status=last.status, error_code=last.error_code,
-                    duration_ms=last.duration_ms, attempts=len(outcomes))
+    return ToolView(name=outcome.name, status=outcome.status, error_code=outcome.error_code,
+                    duration_ms=outcome.duration_ms, attempts=1)
 
 
 def _conversation_view(plan: Plan | None, text: str | None) -> ConversationView:

@@ -66,6 +66,8 @@ class ModelAnswerer:
     def __init__(self, model: ChatModel) -> None:
         self.chat_model = model
         self.backend = model.backend
+        self.model: str | None = model.model
+        self.can_stream = True
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
         return self.chat_model.chat(answer_messages(question, hits, language))

@@ -12,13 +12,16 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, TypedDict
+from typing import Any, Final
 
 import httpx
 
 from docassist.core.errors import ModelResponseError, ModelUnavailableError
+from docassist.core.ports import ChatModel, Message
+
+__all__ = ["ChatModel", "Message"]  # their home is core.ports; kept importable here
 
 logger = logging.getLogger(__name__)
 
@@ -27,22 +30,6 @@ CONNECT_TIMEOUT_SECONDS: Final = 5.0
 RETRY_ATTEMPTS: Final = 3
 RETRY_BACKOFF_SECONDS: Final = 0.5
 RETRYABLE_STATUS: Final = frozenset({429, 500, 502, 503, 504})
-
-
-class Message(TypedDict):
-    role: str
-    content: str
-
-
-class ChatModel(Protocol):
-    backend: str
-    model: str
-
-    def chat(self, messages: list[Message], schema: dict[str, Any] | None = None) -> str: ...
-
-    def chat_stream(self, messages: list[Message]) -> Iterator[str]: ...
-
-    def embed(self, texts: list[str]) -> list[list[float]]: ...
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 
 `DOCASSIST_MODEL` (selection), `DOCASSIST_ANSWER_MODEL` (answers) and `DOCASSIST_EMBEDDER`
 each name a backend independently: `rules`, `ollama:<model>`, `openai:<model>`,
-`replay:<file>` (and for embeddings also the local `use` / `e5`). A new backend is one
-`register(name, factory)` call.
+`replay:<file>` (and for embeddings also the local `use` / `e5`). One registry holds them
+all: a chat-model backend is one `register(name, factory)` call, any other kind one
+`register_backend(Backend(...))`, and the built-ins (at the end of this module) register
+exactly that way — `rules` included.
 """
 
 from __future__ import annotations
@@ -44,22 +46,69 @@ class ModelConfig:
 
 
 ChatModelFactory = Callable[[str, ModelConfig, httpx.Client], ChatModel]
-_FACTORIES: dict[str, ChatModelFactory] = {}
+SelectorFactory = Callable[[str, ModelConfig, str], SelectorModel]
+"""(model, config, embedder name) → a selector; the embedder is the one retrieval uses."""
+AnswererFactory = Callable[[str, ModelConfig, str], Answerer]
+EmbedderFactory = Callable[[str, ModelConfig], Embedder]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One entry of the registry: what a backend can be (selector, answerer, embedder).
+
+    A chat-model backend (`register(name, factory)`) can be all three; `rules` selects and
+    answers without a model; `use` and `e5` only embed. The built-ins register through
+    `register_backend` exactly as a third-party backend would."""
+
+    name: str
+    selector: SelectorFactory | None = None
+    answerer: AnswererFactory | None = None
+    embedder: EmbedderFactory | None = None
+    chat: ChatModelFactory | None = None
+    needs_model: bool = True
+    """Named `<backend>:<model>` (True) or by its name alone (`rules`, `use`)."""
+
+
+_BACKENDS: dict[str, Backend] = {}
+
+
+def register_backend(backend: Backend) -> None:
+    _BACKENDS[backend.name] = backend
+
+
+def backends() -> dict[str, Backend]:
+    """Every registered backend by name (a copy)."""
+    return dict(_BACKENDS)
 
 
 def register(name: str, factory: ChatModelFactory) -> None:
-    """Make `<name>:<model>` resolve to `factory(model, config, client)`."""
-    _FACTORIES[name] = factory
+    """Make `<name>:<model>` resolve to `factory(model, config, client)`, usable as selector,
+    answerer and embedder."""
+    register_backend(Backend(
+        name=name, chat=factory,
+        selector=lambda model, config, _: ModelSelector(chat_model(f"{name}:{model}", config)),
+        answerer=lambda model, config, _: ModelAnswerer(chat_model(f"{name}:{model}", config)),
+        embedder=lambda model, config: ModelEmbedder(chat_model(f"{name}:{model}", config))))
+
+
+def _chat_backends() -> list[str]:
+    return sorted(name for name, backend in _BACKENDS.items() if backend.chat is not None)
 
 
 def backend_names() -> list[str]:
-    return [RULES, *sorted(_FACTORIES)]
+    """What DOCASSIST_MODEL may name."""
+    return [RULES, *_chat_backends()]
+
+
+def _local_embedders() -> list[str]:
+    return [name for name, backend in _BACKENDS.items()
+            if backend.embedder is not None and not backend.needs_model]
 
 
 def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = None
                ) -> ChatModel:
     name, _, model = spec.strip().partition(":")
-    factory = _FACTORIES.get(name)
+    factory = _BACKENDS[name].chat if name in _BACKENDS else None
     if factory is None:
         raise ConfigurationError(
             f"unknown model backend {name!r} (available: {', '.join(backend_names())})")
@@ -71,36 +120,64 @@ def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = Non
     return built
 
 
+def _backend_for(spec: str) -> tuple[Backend | None, str]:
+    name, _, model = spec.strip().partition(":")
+    backend = _BACKENDS.get(name)
+    if backend is not None and not backend.needs_model and model:
+        return None, model  # `rules:x` names nothing
+    return backend, model
+
+
 def get_selector(spec: str, config: ModelConfig, embedder: str = "none") -> SelectorModel:
-    """With a local embedder (`use`, `e5`), the rules also consult the nearest labelled
-    examples (`core/nearest.py`): measured better on the held-out set, see README."""
-    if spec.strip() == RULES:
-        if embedder in EMBEDDER_NAMES:
-            return RulesSelector(NearestExamples(get_embedder(embedder)))
-        return RulesSelector()
-    return ModelSelector(chat_model(spec, config))
+    backend, model = _backend_for(spec)
+    if backend is None or backend.selector is None:
+        chat_model(spec, config)  # raises the error that lists the backends
+        raise AssertionError("unreachable")
+    return backend.selector(model, config, embedder)
 
 
 def get_answerer(spec: str, config: ModelConfig, embedder: str = "none") -> Answerer:
-    if spec.strip() == RULES:
-        return ExtractiveAnswerer(get_embedder(embedder) if embedder in EMBEDDER_NAMES else None)
-    return ModelAnswerer(chat_model(spec, config))
+    backend, model = _backend_for(spec)
+    if backend is None or backend.answerer is None:
+        chat_model(spec, config)
+        raise AssertionError("unreachable")
+    return backend.answerer(model, config, embedder)
 
 
 def get_model_embedder(spec: str, config: ModelConfig) -> Embedder:
     """A local embedder (`use`, `e5`) or one served by a backend (`ollama:<model>`…)."""
-    if spec in EMBEDDER_NAMES:
-        return get_embedder(spec)
-    if spec.strip().partition(":")[0] not in _FACTORIES:
+    backend, model = _backend_for(spec)
+    if backend is None or backend.embedder is None:
         raise ConfigurationError(f"unknown embedder {spec!r} (available: "
                                  f"{', '.join(embedder_choices())})")
-    return ModelEmbedder(chat_model(spec, config))
+    return backend.embedder(model, config)
 
 
 def embedder_choices() -> list[str]:
     """What DOCASSIST_EMBEDDER may name: the local embedders, `none`, `<backend>:<model>`."""
-    return [*EMBEDDER_NAMES, "none", *(f"{name}:<{'file' if name == 'replay' else 'model'}>"
-                                       for name in sorted(_FACTORIES))]
+    return [*_local_embedders(), "none",
+            *(f"{name}:<{'file' if name == 'replay' else 'model'}>" for name in _chat_backends())]
+
+
+def _local(embedder: str) -> Embedder | None:
+    return get_embedder(embedder) if embedder in EMBEDDER_NAMES else None
+
+
+def _local_embedder(name: str) -> EmbedderFactory:
+    def build(model: str, config: ModelConfig) -> Embedder:
+        return get_embedder(name)
+    return build
+
+
+def _rules_selector(model: str, config: ModelConfig, embedder: str) -> SelectorModel:
+    """With a local embedder (`use`, `e5`), the rules also consult the nearest labelled
+    examples (`core/nearest.py`): measured better on the held-out set, see README."""
+    local = _local(embedder)
+    return RulesSelector(NearestExamples(local)) if local is not None else RulesSelector()
+
+
+def _rules_answerer(model: str, config: ModelConfig, embedder: str) -> Answerer:
+    return ExtractiveAnswerer(_local(embedder))
 
 
 def _ollama(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:
@@ -120,6 +197,11 @@ def _replay(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:
     return ReplayModel(path)
 
 
+# The built-ins, registered as any third-party backend would be.
+register_backend(Backend(RULES, selector=_rules_selector, answerer=_rules_answerer,
+                         needs_model=False))
+for _name in EMBEDDER_NAMES:
+    register_backend(Backend(_name, embedder=_local_embedder(_name), needs_model=False))
 register("ollama", _ollama)
 register("openai", _openai)
 register("replay", _replay)

@@ -28,7 +28,6 @@ from docassist.core.errors import (
     StorageReadOnlyError,
     StorageUnavailableError,
 )
-from docassist.core.inbox import InboxEvent
 from docassist.core.limits import (
     STORAGE_BUSY_TIMEOUT_MS,
     STORAGE_MIN_FREE_BYTES,
@@ -37,7 +36,7 @@ from docassist.core.limits import (
     STORAGE_WRITE_ATTEMPTS,
 )
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.ports import StoredConversation
+from docassist.core.ports import InboxEvent, StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
@@ -373,7 +372,6 @@ class Store(SourceRows, StaleRows):
         expected_version: int,
         turn: TurnRecord,
         tool_calls: list[ToolCallRecord],
-        shadow: ShadowRecord | None = None,
         result: TurnResult | None = None,
     ) -> int:
         with self._transaction() as connection:
@@ -405,14 +403,16 @@ class Store(SourceRows, StaleRows):
             _insert(connection, "turns", _json_columns(turn.model_dump()))
             for call in tool_calls:
                 _insert(connection, "tool_calls", _json_columns(call.model_dump()))
-            if shadow is not None:
-                _insert(connection, "shadow_decisions", shadow.model_dump())
             if result is not None and turn.event_id:  # see ConversationStore.commit_turn
                 connection.execute(
                     "UPDATE inbox SET status = 'answered', result = ? WHERE platform = ? "
                     "AND event_id = ? AND status = 'pending'",
                     [result.model_dump_json(), turn.platform, turn.event_id])
         return new_version
+
+    def record_shadow(self, record: ShadowRecord) -> None:
+        with self._transaction() as connection:
+            _insert(connection, "shadow_decisions", record.model_dump())
 
     def shadow_decisions(self) -> list[dict[str, Any]]:
         with self._lock:

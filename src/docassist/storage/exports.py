@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import MAX_RETENTION_DAYS
+from docassist.core.ports import TraceLog
 from docassist.storage.database import Store
 from docassist.storage.privacy import Erasure
 
@@ -50,7 +51,7 @@ class ActivitySummary(BaseModel):
     not_helpful: int
 
 
-def activity_summary(store: Store, days: int = SUMMARY_DAYS) -> ActivitySummary:
+def activity_summary(store: TraceLog, days: int = SUMMARY_DAYS) -> ActivitySummary:
     since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
     turns = store.turns(since=since)
     recent = {row["result_id"] for row in turns}
@@ -87,7 +88,7 @@ def parse_age(value: str) -> timedelta:
     return age
 
 
-def trace_rows(store: Store, since: str | None = None, until: str | None = None,
+def trace_rows(store: TraceLog, since: str | None = None, until: str | None = None,
                conversation_id: str | None = None) -> list[dict[str, Any]]:
     """Turns (oldest first) with their tool attempts nested under `tool_calls`."""
     rows = store.turns(conversation_id, since, until)

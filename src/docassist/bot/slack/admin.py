@@ -15,16 +15,16 @@ from slack_sdk import WebClient
 
 from docassist.bot.slack.render import SECTION_TEXT_LIMIT, escape
 from docassist.core import i18n
+from docassist.core.ports import AdapterStore
 from docassist.core.sources import describe_sources
 from docassist.core.trace import sha256_text
-from docassist.storage import Store
 from docassist.storage.exports import activity_summary, parse_time, trace_rows, write_export
 
 logger = logging.getLogger(__name__)
 
 
 class AdminCommands:
-    def __init__(self, store: Store, client: WebClient, admins: frozenset[str],
+    def __init__(self, store: AdapterStore, client: WebClient, admins: frozenset[str],
                  language: i18n.Language) -> None:
         self.store = store
         self.client = client

@@ -13,7 +13,6 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from typing import Any, Final
 
 from slack_bolt import App
@@ -26,6 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from docassist.bot.commands import parse_text_command
 from docassist.bot.slack.admin import AdminCommands
+from docassist.bot.slack.config import SlackConfig as SlackConfig  # its import path so far
 from docassist.bot.slack.listeners import register_listeners
 from docassist.bot.slack.render import escape, prompt_title, render, unescape
 from docassist.bot.slack.stale import SlackStaleNotes
@@ -33,13 +33,13 @@ from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival, Verdict
 from docassist.core.errors import AckDeadlineError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
-from docassist.core.limits import ACK_DEADLINE_SECONDS, INBOX_WORKERS
+from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
-from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
+from docassist.core.ports import AdapterStore
+from docassist.core.ratelimit import RateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
-from docassist.storage import Store
 
 logger = logging.getLogger(__name__)
 
@@ -54,19 +54,6 @@ ANSWERED_SUBTYPES: Final = frozenset({None, "thread_broadcast", "file_share", "m
 deletions, bots, and system messages such as channel_join, channel_name or pinned_item — is
 not a question, even in a thread DocAssist answers in."""
 BACKGROUND_WORKERS: Final = 8
-
-
-@dataclass(frozen=True)
-class SlackConfig:
-    bot_token: str
-    signing_secret: str
-    api_url: str = "https://slack.com/api/"
-    default_language: i18n.Language = "en"
-    admin_users: frozenset[str] = frozenset()
-    human_channel: str = "#docassist-help"
-    per_user_per_minute: int = DEFAULT_PER_USER
-    global_per_minute: int = DEFAULT_GLOBAL
-    inbox_workers: int = INBOX_WORKERS
 
 
 HISTORY_PAGE_SIZE: Final = 200
@@ -138,7 +125,7 @@ def web_client(config: SlackConfig) -> WebClient:
 
 
 class SlackAdapter:
-    def __init__(self, engine: TurnEngine, store: Store, config: SlackConfig,
+    def __init__(self, engine: TurnEngine, store: AdapterStore, config: SlackConfig,
                  client: WebClient | None = None) -> None:
         self.engine = engine
         self.store = store

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from slack_bolt import Assistant, BoltRequest, BoltResponse
+from slack_bolt import App, Assistant, BoltRequest, BoltResponse
+from slack_sdk import WebClient
 
 from docassist.bot.hygiene import MalformedRequest, without_lone_surrogates
+from docassist.bot.slack.admin import AdminCommands
+from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.render import (
     ASK_HUMAN_ACTION,
     CLEAR_THREAD_ACTION,
@@ -28,14 +32,71 @@ from docassist.bot.slack.render import (
     mrkdwn,
 )
 from docassist.core import i18n
+from docassist.core.admission import Admission, Verdict
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
-from docassist.core.messages import ChatMessage, Command
+from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.ports import Catalog, FeedbackLog
 from docassist.core.replies import storage_problem_text
-
-if TYPE_CHECKING:
-    from docassist.bot.slack.app import SlackAdapter
+from docassist.core.results import TurnResult
 
 logger = logging.getLogger(__name__)
+
+
+class ListenerStore(Catalog, FeedbackLog, Protocol):
+    """What the listeners read and write themselves (turns go through the adapter)."""
+
+
+class TurnHandler(Protocol):
+    def handle(self, message: ChatMessage) -> TurnResult | None: ...
+
+
+class SlackAdapter(Protocol):
+    """What the listeners need of the adapter (`app.SlackAdapter` is the one implementation);
+    a protocol, so this module does not import the adapter back."""
+
+    @property
+    def app(self) -> App: ...
+
+    @property
+    def config(self) -> SlackConfig: ...
+
+    @property
+    def client(self) -> WebClient: ...
+
+    @property
+    def store(self) -> ListenerStore: ...
+
+    @property
+    def engine(self) -> TurnHandler: ...
+
+    @property
+    def admission(self) -> Admission: ...
+
+    @property
+    def admin(self) -> AdminCommands: ...
+
+
+    @staticmethod
+    def key_for(team: str, channel: str, thread_ts: str | None, ts: str,
+                channel_type: str | None) -> ConversationKey: ...
+
+    @staticmethod
+    def slash_key(team: str, channel: str, user: str) -> ConversationKey: ...
+
+    @staticmethod
+    def title_for(text: str) -> str: ...
+
+    def soon(self, task: Callable[[], None], what: str) -> None: ...
+
+    def suggested_prompts(self, language: i18n.Language) -> list[dict[str, str]]: ...
+
+    def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
+                     retry: str | None = None) -> Verdict | None: ...
+
+    def submit_command(self, key: ConversationKey, user: str, event_id: str,
+                       command: Command) -> None: ...
+
+    def thread_of_result(self, result_id: str) -> str | None: ...
 
 class _Id(BaseModel):
     model_config = ConfigDict(extra="ignore")

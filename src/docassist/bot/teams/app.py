@@ -34,20 +34,20 @@ from microsoft_agents.hosting.core.authorization import Connections
 
 from docassist.bot.commands import parse_text_command
 from docassist.bot.hygiene import without_lone_surrogates
+from docassist.bot.limits import AdapterConfig
 from docassist.bot.teams import cards
 from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
-from docassist.core.limits import INBOX_WORKERS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
-from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER, RateLimiter
+from docassist.core.ports import AdapterStore
+from docassist.core.ratelimit import RateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
-from docassist.storage import Store
 from docassist.storage.exports import activity_summary
 
 logger = logging.getLogger(__name__)
@@ -64,14 +64,10 @@ EXPECT_REPLIES_TIMEOUT_SECONDS: Final = 60.0
 
 
 @dataclass(frozen=True)
-class TeamsConfig:
+class TeamsConfig(AdapterConfig):
+    """`admin_users` are AAD object ids here."""
+
     app_id: str = ""
-    default_language: i18n.Language = "en"
-    admin_users: frozenset[str] = frozenset()
-    """AAD object ids of the users who may run `stats`."""
-    per_user_per_minute: int = DEFAULT_PER_USER
-    global_per_minute: int = DEFAULT_GLOBAL
-    inbox_workers: int = INBOX_WORKERS
 
 
 def thread_address(activity: Activity) -> tuple[ConversationKey, str]:
@@ -122,7 +118,7 @@ class _Waiting:
 
 
 class TeamsAdapter:
-    def __init__(self, engine: TurnEngine, store: Store, config: TeamsConfig,
+    def __init__(self, engine: TurnEngine, store: AdapterStore, config: TeamsConfig,
                  connections: Connections) -> None:
         self.engine = engine
         self.store = store

@@ -1,5 +1,5 @@
 """The terminal adapter: a Rich REPL where one session is one thread."""
 
-from docassist.bot.cli.chat import ChatSession, render_result
+from docassist.bot.terminal.chat import ChatSession, render_result
 
 __all__ = ["ChatSession", "render_result"]

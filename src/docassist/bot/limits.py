@@ -1,0 +1,22 @@
+"""What every platform adapter is configured with, defined once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from docassist.core import i18n
+from docassist.core.limits import INBOX_WORKERS
+from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdapterConfig:
+    """The shared part of `SlackConfig` and `TeamsConfig` (keyword-only, so each platform's
+    own required fields keep their positions)."""
+
+    default_language: i18n.Language = "en"
+    admin_users: frozenset[str] = frozenset()
+    """Platform user ids of those who may run the admin commands (`stats`, traces)."""
+    per_user_per_minute: int = DEFAULT_PER_USER
+    global_per_minute: int = DEFAULT_GLOBAL
+    inbox_workers: int = INBOX_WORKERS

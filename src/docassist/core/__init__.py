@@ -1,0 +1,44 @@
+"""The core of DocAssist: platform-neutral, no SQL, no HTTP. The modules in pipeline order.
+
+Seams
+    ports        every protocol the core and the adapters talk through (a leaf module)
+    errors       the exceptions
+    limits       every numeric limit, named once
+    i18n         every user-facing sentence, in Polish and English
+
+Arrival (called by the adapters, before a turn)
+    messages     the platform-neutral chat message, its conversation key, validation
+    admission    dedupe, rate limit, external users, storing the event: one path for all
+    ratelimit    sliding-window turns per minute, per user and in total
+    inbox        the durable inbox: events stored before the ack, answered by workers
+
+The turn
+    turn         one turn top to bottom: begin, early reply, plan, execute once, reply, commit
+    locks        one lock per conversation, kept only while in use
+    state        what a thread remembers between turns
+    planning     everything a turn decides before it acts
+    followup     follow-up questions made standalone from the history
+    subjects     what a conversation can be about (catalog services, object kinds)
+    intents      rule-based reading of what a message asks for
+    nearest      intent by the nearest labelled examples (embedding space)
+    selection    the selector prompt, strict parsing of its proposal, normalization
+    rules        the deterministic selector (no model)
+    tools        the tool catalog and the guarded executor (at most one attempt per turn)
+    retrieval    searching a question with its translations
+    answering    the answer from retrieved chunks, and the citation check
+    procedure    the consecutive steps of a how-to document
+    documents    documents and chunks: front matter, chunking, stable ids
+    text         terms, stems and sentences shared by search and answers
+    replies      from plan and tool outcome to the status and words the user sees
+    results      the result of a turn as adapters render it
+    trace        the trace rows of a turn and of its tool attempt
+
+Documents changing under answers
+    sources      document sources: kind, name, collection, settings; what a sync reports
+    stale        answers whose cited document changed: the note offering to ask again
+
+Evaluation (offline)
+    evaluation   decisions on labelled cases; the shadow selector's agreement
+    answer_eval  end-to-end answers, and draft cases harvested from traces
+    retrieval_eval  ranking quality of retrievers (recall@k, MRR)
+"""
