@@ -6,15 +6,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -29,6 +27,7 @@ from rich.text import Text
 
 from docassist.bot.terminal import ChatSession, render_result
 from docassist.bot.terminal.chat import new_thread_key
+from docassist.cli_output import emit_json, err, fail, out
 from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
 from docassist.core import i18n
@@ -80,8 +79,6 @@ app.add_typer(traces_app, name="traces")
 app.add_typer(sources_app, name="sources")
 app.command("sync")(sync)
 
-out = Console()
-err = Console(stderr=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
 RecordOption = Annotated[
@@ -89,17 +86,6 @@ RecordOption = Annotated[
     typer.Option("--record", help="Record every model call into this replay file "
                  "(use it later with DOCASSIST_MODEL=replay:FILE)."),
 ]
-
-
-def _emit_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
-
-
-def _fail(message: str, as_json: bool) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}")
-    if as_json:
-        _emit_json({"error": message})
-    return typer.Exit(code=2)
 
 
 def _is_utf8(value: str) -> bool:
@@ -160,7 +146,7 @@ def _read_cases(file: Path, loader: Callable[[list[str]], list[CaseT]], as_json:
     try:
         return loader(file.read_text(encoding="utf-8").splitlines())
     except (OSError, ValueError) as error:
-        raise _fail(f"{file}: {error}", as_json) from error
+        raise fail(f"{file}: {error}", as_json) from error
 
 
 def _open(as_json: bool = False, *, index_demo: bool = True,
@@ -177,9 +163,9 @@ def _open(as_json: bool = False, *, index_demo: bool = True,
                 report = ensure_demo_index(runtime, bars.start, bars.file, bars.embedded)
             _print_notes(report)
     except DocAssistError as error:
-        raise _fail(str(error), as_json) from error
+        raise fail(str(error), as_json) from error
     except ValidationError as error:
-        raise _fail(f"invalid configuration: {error.errors()[0]['loc']}: "
+        raise fail(f"invalid configuration: {error.errors()[0]['loc']}: "
                     f"{error.errors()[0]['msg']}", as_json) from error
     return runtime
 
@@ -200,13 +186,13 @@ def index(
             bars = _IndexProgress(progress)
             report = index_and_embed(runtime, paths, bars.start, bars.file, bars.embedded)
     except DocAssistError as error:
-        raise _fail(str(error), as_json) from error
+        raise fail(str(error), as_json) from error
     _print_notes(report)
     if report.embedded:
         err.print(f"embedded {report.embedded} chunks in {report.embed_seconds:.1f} s "
                   f"({report.chunks_per_s:.0f} chunks/s)")
     if as_json:
-        _emit_json({"indexed": report.indexed, "unchanged": report.unchanged,
+        emit_json({"indexed": report.indexed, "unchanged": report.unchanged,
                     "removed": report.removed, "pruned_chunks": report.pruned_chunks,
                     "notes": report.notes, "resumed": resumed is not None,
                     "embedded_chunks": report.embedded,
@@ -224,7 +210,7 @@ def docs(as_json: JsonOption = False) -> None:
     runtime = _open(as_json)
     documents = runtime.store.documents()
     if as_json:
-        _emit_json([document.model_dump() for document in documents])
+        emit_json([document.model_dump() for document in documents])
         return
     table = Table("id", "title", "version", "indexed", "source", "owner", "lang", "updated",
                   "chunks")
@@ -246,7 +232,7 @@ def ask(
     """One turn; a new one-turn conversation unless --thread names one."""
     for name, value in (("TEXT", text), ("--thread", thread)):
         if value is not None and not _is_utf8(value):
-            raise _fail(f"{name} is not valid UTF-8 text", as_json)
+            raise fail(f"{name} is not valid UTF-8 text", as_json)
     runtime = _open(as_json, record=record)
     message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text)
     streamed: list[str] = []
@@ -259,10 +245,10 @@ def ask(
     try:
         result = runtime.engine.handle(message, on_partial=show)
     except DocAssistError as error:
-        raise _fail(str(error), as_json) from error
+        raise fail(str(error), as_json) from error
     assert result is not None  # no event id, so never a duplicate
     if as_json:
-        _emit_json(result.model_dump(mode="json"))
+        emit_json(result.model_dump(mode="json"))
     else:
         out.print(render_result(result, debug=debug, answer_shown=bool(streamed)))
     if result.status == "storage_unavailable":
@@ -279,7 +265,7 @@ def chat(record: RecordOption = None) -> None:
     try:
         session.run(lambda: out.input("[bold]> [/bold]"))
     except DocAssistError as error:
-        raise _fail(str(error), False) from error
+        raise fail(str(error), False) from error
 
 
 @app.command()
@@ -298,7 +284,7 @@ def slack(
         slack_settings = SlackSettings()
     except ValidationError as error:
         missing = ", ".join(str(e["loc"][0]) for e in error.errors())
-        raise _fail(f"Slack configuration incomplete: {missing}", False) from error
+        raise fail(f"Slack configuration incomplete: {missing}", False) from error
     adapter = SlackAdapter(runtime.engine, runtime.store, SlackConfig(
         bot_token=slack_settings.bot_token.get_secret_value(),
         signing_secret=slack_settings.signing_secret.get_secret_value(),
@@ -323,7 +309,7 @@ def slack(
         server.serve_forever()
         return
     if slack_settings.app_token is None:
-        raise _fail("Socket Mode needs SLACK_APP_TOKEN (or use --http)", False)
+        raise fail("Socket Mode needs SLACK_APP_TOKEN (or use --http)", False)
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
     handler = SocketModeHandler(adapter.app, slack_settings.app_token.get_secret_value())
@@ -352,10 +338,10 @@ def teams(
     try:
         teams_settings = TeamsSettings()
     except ValidationError as error:
-        raise _fail(f"invalid Teams configuration: {error}", False) from error
+        raise fail(f"invalid Teams configuration: {error}", False) from error
     missing = teams_settings.missing_credentials()
     if missing:
-        raise _fail("Teams configuration incomplete: " + ", ".join(missing) + " (or set "
+        raise fail("Teams configuration incomplete: " + ", ".join(missing) + " (or set "
                     "DOCASSIST_TEAMS_ANONYMOUS=true for local testing)", False)
     runtime = _open()
     credentials = None
@@ -402,11 +388,11 @@ def teams_package(
 
     app_id = bot_app_id or TeamsSettings().app_id
     if not app_id:
-        raise _fail("give --bot-app-id or set DOCASSIST_TEAMS_APP_ID", False)
+        raise fail("give --bot-app-id or set DOCASSIST_TEAMS_APP_ID", False)
     try:
         build_package(manifest or default_teams_manifest(), out, app_id)
     except (ValueError, OSError) as error:
-        raise _fail(f"could not build the package: {error}", False) from error
+        raise fail(f"could not build the package: {error}", False) from error
     err.print(f"wrote {out}: upload it in Teams → Apps → Manage your apps → Upload an app")
 
 
@@ -416,10 +402,10 @@ def doctor(as_json: JsonOption = False) -> None:
     try:
         settings = Settings()
     except ValidationError as error:
-        raise _fail(f"invalid configuration: {error}", as_json) from error
+        raise fail(f"invalid configuration: {error}", as_json) from error
     checks = run_checks(settings)
     if as_json:
-        _emit_json({"ok": all(check.ok for check in checks),
+        emit_json({"ok": all(check.ok for check in checks),
                     "checks": [check.model_dump() for check in checks]})
     else:
         table = Table("role", "backend", "ok", "latency ms", "detail")
@@ -456,7 +442,7 @@ def eval_decisions(
         )
     run_id = runtime.store.save_eval_run("decisions", str(file), report)
     if as_json:
-        _emit_json({"run_id": run_id, **report.model_dump(mode="json", exclude_none=True)})
+        emit_json({"run_id": run_id, **report.model_dump(mode="json", exclude_none=True)})
         return
     table = Table("id", "expected", "got", "ok")
     for case in report.cases:
@@ -491,11 +477,11 @@ def eval_compare(
     for run_id in (run_a, run_b):
         row = runtime.store.eval_run(run_id)
         if row is None or row["kind"] != "decisions":
-            raise _fail(f"no decisions run {run_id!r} (see `docassist eval runs`)", as_json)
+            raise fail(f"no decisions run {run_id!r} (see `docassist eval runs`)", as_json)
         reports.append(DecisionReport.model_validate_json(row["report"]))
     comparison = compare_runs(run_a, reports[0], run_b, reports[1])
     if as_json:
-        _emit_json(comparison.model_dump(mode="json"))
+        emit_json(comparison.model_dump(mode="json"))
         return
     out.print(f"accuracy {comparison.accuracy_a:.1%} → {comparison.accuracy_b:.1%}")
     table = Table("case", "change", "before", "after")
@@ -536,7 +522,7 @@ def eval_answers(
         report = evaluate_answers(answer_cases, run_turn,
                                   on_case=lambda: progress.advance(task))
     if as_json:
-        _emit_json(report.model_dump(mode="json"))
+        emit_json(report.model_dump(mode="json"))
         return
     table = Table("id", "status", "expected", "cited", "ok")
     for case in report.cases:
@@ -565,13 +551,13 @@ def eval_harvest(
             for draft in drafts:
                 file.write(json.dumps(draft, ensure_ascii=False) + "\n")
     except OSError as error:
-        raise _fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
+        raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
     if missing_text:
         err.print(f"[yellow]note:[/yellow] text unavailable for {missing_text} of "
                   f"{len(drafts)} draft(s): traces keep hashes unless DOCASSIST_SAVE_RAW=true; "
                   "those drafts carry only ids, statuses and sources")
     if as_json:
-        _emit_json({"drafts": len(drafts), "text_unavailable": missing_text,
+        emit_json({"drafts": len(drafts), "text_unavailable": missing_text,
                     "out": str(out_path)})
     else:
         out.print(f"wrote {len(drafts)} draft case(s) to {out_path}")
@@ -583,7 +569,7 @@ def eval_shadow(as_json: JsonOption = False) -> None:
     runtime = _open(as_json, index_demo=False)
     report = shadow_report(runtime.store.shadow_decisions())
     if as_json:
-        _emit_json(report.model_dump(mode="json"))
+        emit_json(report.model_dump(mode="json"))
         return
     out.print(f"{report.total} shadowed turns ({', '.join(report.candidates) or 'none'}); "
               f"agreement {report.agreement:.1%}; candidate errors {report.candidate_errors}")
@@ -599,7 +585,7 @@ def eval_runs(as_json: JsonOption = False) -> None:
     runtime = _open(as_json, index_demo=False)
     runs = runtime.store.eval_runs()
     if as_json:
-        _emit_json(runs)
+        emit_json(runs)
         return
     table = Table("run", "kind", "created", "backend", "model", "catalog", "total", "accuracy")
     for run in runs:
@@ -626,7 +612,7 @@ def eval_retrieval(
     try:
         cases = with_documents_by_path(cases, _ids_by_path(runtime, root))
     except ValueError as error:
-        raise _fail(f"{file}: {error}", as_json) from error
+        raise fail(f"{file}: {error}", as_json) from error
     baselines = {"bm25s": Bm25sRetriever(runtime.store)} if bm25s_available() else {}
     if not baselines:
         err.print("bm25s is not installed (pip install -e '.[dev]'): the baseline is left out")
@@ -636,7 +622,7 @@ def eval_retrieval(
         report = evaluate_retrieval(cases, runtime.retrievers, runtime.default_retriever,
                                     on_step=lambda: progress.advance(task), baselines=baselines)
     if as_json:
-        _emit_json(report.model_dump(mode="json"))
+        emit_json(report.model_dump(mode="json"))
         return
     every = {**report.retrievers, **report.baselines}
     for group, scores_by_name in [("all", every), *report.groups.items()]:
@@ -682,15 +668,15 @@ def traces_export(
     try:
         start, end = parse_time(since, "--since"), parse_time(until, "--until")
     except ValueError as error:
-        raise _fail(str(error), as_json) from error
+        raise fail(str(error), as_json) from error
     runtime = _open(as_json, index_demo=False)
     rows = trace_rows(runtime.store, start, end, conversation)
     try:
         write_export(rows, format_.value, out_path)
     except OSError as error:
-        raise _fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
+        raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
     if as_json:
-        _emit_json({"rows": len(rows), "format": format_.value, "out": str(out_path)})
+        emit_json({"rows": len(rows), "format": format_.value, "out": str(out_path)})
     else:
         out.print(f"exported {len(rows)} turn(s) to {out_path} ({format_.value})")
 
@@ -704,14 +690,14 @@ def traces_purge(
     try:
         age = parse_age(older_than)
     except ValueError as error:
-        raise _fail(str(error), as_json) from error
+        raise fail(str(error), as_json) from error
     runtime = _open(as_json, index_demo=False)
     try:
         erased = purge_older_than(runtime.store, age)
     except DocAssistError as error:
-        raise _fail(str(error), as_json) from error
+        raise fail(str(error), as_json) from error
     if as_json:
-        _emit_json({"deleted_turns": erased.turns, "deleted_tool_calls": erased.tool_calls,
+        emit_json({"deleted_turns": erased.turns, "deleted_tool_calls": erased.tool_calls,
                     "deleted_shadow_decisions": erased.shadow_decisions,
                     "deleted_feedback": erased.feedback,
                     "deleted_inbox_events": erased.inbox_events,
@@ -734,9 +720,9 @@ def report(
     try:
         out_path.write_text(render_report(runtime.store), encoding="utf-8")
     except OSError as error:
-        raise _fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
+        raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
     if as_json:
-        _emit_json({"out": str(out_path)})
+        emit_json({"out": str(out_path)})
     else:
         out.print(f"wrote {out_path}")
 

@@ -6,18 +6,16 @@ stdout carries results (exactly one JSON document with --json); progress goes to
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
 from docassist.bot.stale_courier import Post, StaleNoteCourier
+from docassist.cli_output import emit_json, err, fail, out
 from docassist.config import Settings
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
@@ -31,32 +29,19 @@ add_app = typer.Typer(help="Configure a new source (then run `docassist sync`)."
                       no_args_is_help=True)
 sources_app.add_typer(add_app, name="add")
 
-out = Console()
-err = Console(stderr=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
 CollectionOption = Annotated[str, typer.Option("--collection",
                                                help="Collection of its documents.")]
 
 
-def _emit_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
-
-
-def _fail(message: str, as_json: bool) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}")
-    if as_json:
-        _emit_json({"error": message})
-    return typer.Exit(code=2)
-
-
 def _runtime(as_json: bool) -> Runtime:
     try:
         return open_runtime(Settings())
     except DocAssistError as error:
-        raise _fail(str(error), as_json) from error
+        raise fail(str(error), as_json) from error
     except ValidationError as error:
-        raise _fail(f"invalid configuration: {error.errors()[0]['msg']}", as_json) from error
+        raise fail(f"invalid configuration: {error.errors()[0]['msg']}", as_json) from error
 
 
 def status_json(status: SourceStatus) -> dict[str, Any]:
@@ -72,7 +57,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
         return
     statuses = _runtime(as_json).store.source_statuses()
     if as_json:
-        _emit_json({"sources": [status_json(status) for status in statuses]})
+        emit_json({"sources": [status_json(status) for status in statuses]})
         return
     table = Table("name", "kind", "collection", "documents", "last success", "last error",
                   "next run")
@@ -91,15 +76,15 @@ def _add(source_values: dict[str, Any], as_json: bool) -> None:
             source.folder()
     except ValidationError as error:
         first = error.errors()[0]
-        raise _fail(f"invalid source: {'.'.join(map(str, first['loc']))}: {first['msg']}",
+        raise fail(f"invalid source: {'.'.join(map(str, first['loc']))}: {first['msg']}",
                     as_json) from error
     runtime = _runtime(as_json)
     try:
         runtime.store.add_source(source)
     except DocAssistError as error:
-        raise _fail(str(error), as_json) from error
+        raise fail(str(error), as_json) from error
     if as_json:
-        _emit_json({"source": source.model_dump(mode="json")})
+        emit_json({"source": source.model_dump(mode="json")})
     else:
         out.print(f"added {source.kind} source {source.name}; run `docassist sync "
                   f"{source.name}`")
@@ -151,7 +136,7 @@ def sync(
 
             outcomes = sync_and_embed(runtime, name, on_item=advance)
     except DocAssistError as error:
-        raise _fail(str(error), as_json) from error
+        raise fail(str(error), as_json) from error
     _report(outcomes, as_json)
     if any(not outcome.ok for outcome in outcomes):
         raise typer.Exit(code=1)
@@ -164,7 +149,7 @@ def _report(outcomes: list[SyncOutcome], as_json: bool) -> None:
         if outcome.error:
             err.print(f"[red]failed:[/red] {outcome.name}: {outcome.error}")
     if as_json:
-        _emit_json({"sources": [outcome.as_json() for outcome in outcomes]})
+        emit_json({"sources": [outcome.as_json() for outcome in outcomes]})
         return
     for o in outcomes:
         counts = ", ".join(f"{key} {value}" for key, value in o.counts().items())
