@@ -134,9 +134,6 @@ KNOWN_CYCLES = [
     # bot/slack/listeners.py does. Nothing may join this list.
     ["docassist.bot.slack.app", "docassist.bot.slack.stale"],
     ["docassist.bot.teams.app", "docassist.bot.teams.stale"],
-    # Merged from issue 19: vectors imports search in a function, search imports database,
-    # database imports vectors. To go: best_positions in a module that imports no store.
-    ["docassist.storage.database", "docassist.storage.search", "docassist.storage.vectors"],
 ]
 
 

@@ -12,7 +12,8 @@ from docassist.core.documents import parse_document
 from docassist.core.retrieval_eval import load_retrieval_cases
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
-from docassist.storage.search import Match, best_positions, fts_query, query_phrases
+from docassist.storage.ranking import best_positions
+from docassist.storage.search import Match, fts_query, query_phrases
 from tests.conftest import REPO
 
 QUESTIONS = [case.question for case in load_retrieval_cases(

@@ -40,6 +40,7 @@ from docassist.core.limits import (
 from docassist.core.ports import SearchHit
 from docassist.core.text import Stemmer, is_cyrillic, prefix_stem, stem, terms
 from docassist.storage.database import FTS_COLUMN_WEIGHTS, Store
+from docassist.storage.ranking import best_positions
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -404,20 +405,6 @@ class Bm25Retriever:
             hits.append((SearchHit(chunk=chunk, document=document,
                                    score=len(present) / len(wanted)), float(scores[position])))
         return hits
-
-
-def best_positions(scores: npt.NDArray[np.floating], count: int,
-                   among: npt.NDArray[np.intp] | None = None) -> list[int]:
-    """Positions of the `count` highest scores (of positions `among`), best first, ties in
-    position order: what a stable sort of every score gives, without sorting them all."""
-    if count <= 0:
-        return []
-    candidates = np.arange(len(scores)) if among is None else among
-    if len(candidates) > count:
-        cut = np.partition(scores[candidates], len(candidates) - count)[len(candidates) - count]
-        candidates = candidates[scores[candidates] >= cut]  # ties at the cut stay in the race
-    order = np.lexsort((candidates, -scores[candidates]))
-    return [int(position) for position in candidates[order][:count]]
 
 
 def _stems_of(text: str, stemmer: Stemmer) -> set[str]:

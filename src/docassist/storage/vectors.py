@@ -28,6 +28,7 @@ from docassist.core.limits import (
     ANN_PROBE_SHARE,
     ANN_RERANK_CANDIDATES,
 )
+from docassist.storage.ranking import best_positions
 
 TRAIN_PER_LIST: Final = 39
 """faiss warns below 39 training points per k-means centroid."""
@@ -77,8 +78,6 @@ class ExactIndex:
         self.matrix = matrix
 
     def nearest(self, query: Matrix, count: int) -> tuple[Rows, Matrix]:
-        from docassist.storage.search import best_positions
-
         scores = self.matrix @ query
         rows = np.asarray(best_positions(scores, count), dtype=np.int64)
         return rows, scores[rows]
