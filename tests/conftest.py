@@ -9,11 +9,14 @@ import pytest
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.ports import Answerer, Retriever, SelectorModel
 from docassist.core.rules import RulesSelector
+from docassist.core.sources import Source, SourceKind
 from docassist.core.tools import ToolRegistry, default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
 from docassist.models.embedders import get_embedder
+from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store, index_paths
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+from tests.stale_zebra import ZEBRA_V1
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_DOCS = REPO / "samples" / "docs"
@@ -83,3 +86,16 @@ def make_engine(store: Store, registry: ToolRegistry, hybrid: HybridRetriever) -
 @pytest.fixture
 def engine(make_engine: EngineFactory) -> TurnEngine:
     return make_engine()
+
+
+@pytest.fixture
+def zebra(tmp_path: Path, store: Store) -> Path:
+    """The handbook page of tests/stale_zebra.py, synced once as a folder source."""
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "zebra.md").write_text(ZEBRA_V1)
+    store.add_source(Source(name="handbook", kind=SourceKind.FOLDER,
+                            settings={"path": str(folder)}))
+    [outcome] = sync_all(store)
+    assert outcome.added == ["DOC-ZEBRA"]
+    return folder / "zebra.md"

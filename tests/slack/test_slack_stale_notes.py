@@ -22,22 +22,7 @@ from tests.slack.test_slack_http import (  # noqa: F401 - rig_factory is a fixtu
     mention,
     rig_factory,
 )
-
-ZEBRA_V1 = "# Zebra alarm\n\n## Paging\n\nPage the zebra on-call team through PagerDuty.\n"
-ZEBRA_V2 = "# Zebra alarm\n\n## Paging\n\nPage the zebra on-call team through Opsgenie now.\n"
-QUESTION = "How do I page the zebra on-call team?"
-
-
-@pytest.fixture
-def zebra(tmp_path: Path, store: Store) -> Path:
-    folder = tmp_path / "handbook"
-    folder.mkdir()
-    (folder / "zebra.md").write_text(ZEBRA_V1)
-    store.add_source(Source(name="handbook", kind=SourceKind.FOLDER,
-                            settings={"path": str(folder)}))
-    [outcome] = sync_all(store)
-    assert outcome.added == ["DOC-ZEBRA"]
-    return folder / "zebra.md"
+from tests.stale_zebra import QUESTION, ZEBRA_V1, ZEBRA_V2
 
 
 @pytest.fixture

@@ -15,27 +15,13 @@ from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
 from tests.conftest import EngineFactory
+from tests.stale_zebra import QUESTION, ZEBRA_V2
 from tests.teams.test_teams_http import (  # noqa: F401 - teams_factory is a fixture
     ADMIN,
     CHANNEL,
     TeamsRig,
     teams_factory,
 )
-
-ZEBRA_V1 = "# Zebra alarm\n\n## Paging\n\nPage the zebra on-call team through PagerDuty.\n"
-ZEBRA_V2 = "# Zebra alarm\n\n## Paging\n\nPage the zebra on-call team through Opsgenie now.\n"
-QUESTION = "How do I page the zebra on-call team?"
-
-
-@pytest.fixture
-def zebra(tmp_path: Path, store: Store) -> Path:
-    folder = tmp_path / "handbook"
-    folder.mkdir()
-    (folder / "zebra.md").write_text(ZEBRA_V1)
-    store.add_source(Source(name="handbook", kind=SourceKind.FOLDER,
-                            settings={"path": str(folder)}))
-    sync_all(store)
-    return folder / "zebra.md"
 
 
 @pytest.fixture
