@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 import re
 import string
+import typing
 from pathlib import Path
 
 import pytest
 
 from docassist.core import i18n
+from docassist.core.statuses import TurnStatus
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "docassist"
 FORBIDDEN_IN_CORE = ("docassist.storage", "docassist.bot", "docassist.models", "docassist.cli",
@@ -193,3 +195,33 @@ def test_the_core_package_docstring_maps_every_module() -> None:
     mapped = set(re.findall(r"^\s{4}(\w+)\s", docstring, flags=re.MULTILINE))
     modules = {path.stem for path in (SRC / "core").glob("*.py") if path.stem != "__init__"}
     assert modules - mapped == set()
+
+
+RENDERERS = [*(SRC / "bot").rglob("*.py"), SRC / "report.py", SRC / "cli.py", SRC / "cli_output.py"]
+
+
+def status_sets(source: str, name: str) -> list[str]:
+    """Where a module spells out a set of turn statuses itself (two or more in one literal)."""
+    statuses = set(typing.get_args(TurnStatus))
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        elements = node.elts if isinstance(node, ast.Set | ast.Tuple | ast.List) else []
+        values = [e.value for e in elements if isinstance(e, ast.Constant)]
+        if len(values) >= 2 and len(values) == len(elements) and set(values) <= statuses:
+            found.append(f"{name}:{node.lineno}")
+        if isinstance(node, ast.FunctionDef) and node.name == "_language":
+            found.append(f"{name}:{node.lineno} _language()")
+    return found
+
+
+def test_renderers_take_statuses_and_languages_from_the_one_leaf_module() -> None:
+    assert [hit for path in RENDERERS for hit in status_sets(
+        path.read_text(encoding="utf-8"), str(path.relative_to(SRC)))] == []
+    # The checker sees a renderer's own copy, as Slack and Teams each had one.
+    copy = ('ANSWER_STATUSES = frozenset({"answered", "no_answer"})\n'
+            'def _language(result):\n    return "pl" if result.language == "pl" else "en"\n')
+    assert sorted(status_sets(copy, "copy.py")) == ["copy.py:1", "copy.py:2 _language()"]
+
+
+def test_statuses_is_a_leaf() -> None:
+    assert import_graph()["docassist.core.statuses"] == set()

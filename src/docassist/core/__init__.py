@@ -2,6 +2,7 @@
 
 Seams
     ports        every protocol the core and the adapters talk through (a leaf module)
+    statuses     every status, kind and language code, defined once (a leaf module)
     errors       the exceptions
     limits       every numeric limit, named once
     i18n         every user-facing sentence, in Polish and English

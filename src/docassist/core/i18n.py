@@ -7,10 +7,11 @@ Add a language by adding a column to every entry.
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from typing import Final
 
-Language = Literal["pl", "en"]
-LANGUAGES: Final[tuple[Language, ...]] = ("pl", "en")
+from docassist.core.statuses import LANGUAGES, Language
+
+__all__ = ["LANGUAGES", "Language", "detect_language", "template", "text"]
 
 _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "stale_note_updated": {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +20,7 @@ from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.sources import SourceStatus
 from docassist.core.state import ConversationState, HistoryMessage
+from docassist.core.statuses import InboxStatus, Language
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
 
 
@@ -189,7 +190,7 @@ class SelectionRequest(BaseModel):
     history: list[HistoryMessage]
     state_summary: StateSummary
     tool_specs: list[dict[str, Any]]
-    language: Literal["pl", "en"]
+    language: Language
 
 
 class SelectorModel(Protocol):
@@ -238,9 +239,6 @@ class ChatModel(Protocol):
 
 
 # --- the durable inbox (adapters) ----------------------------------------------------------
-
-InboxStatus = Literal["pending", "answered", "done", "failed"]
-
 
 class InboxEvent(BaseModel):
     id: int

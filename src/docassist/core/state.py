@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from docassist.core.limits import MAX_HISTORY_TURNS, MAX_TURN_LOG
+from docassist.core.statuses import AnswerStatus, DecisionStatus, Language, ToolStatus, TurnStatus
 
 Role = Literal["user", "assistant"]
 MissingField = Literal["subject", "document_id", "last_sources"]
@@ -42,7 +43,7 @@ class RagResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     rag_id: str
-    status: Literal["answered", "no_answer"]
+    status: AnswerStatus
     answer: str
     sources: list[Source]
     retrieved_chunk_ids: list[str]
@@ -59,7 +60,7 @@ class PendingClarification(BaseModel):
 
     missing_field: MissingField
     original_message: str
-    language: Literal["pl", "en"]
+    language: Language
     attempts: int = 1
     options: list[str] = Field(default_factory=list)
 
@@ -69,9 +70,9 @@ class TurnSummary(BaseModel):
 
     turn_id: int
     result_id: str
-    status: str
-    decision_status: str | None
-    tool_status: str | None
+    status: TurnStatus
+    decision_status: DecisionStatus | None
+    tool_status: ToolStatus | None
     source_ids: list[str]
 
 
