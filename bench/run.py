@@ -42,10 +42,10 @@ from docassist.core.answering import ExtractiveAnswerer  # noqa: E402
 from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument  # noqa: E402
 from docassist.core.messages import ChatMessage, ConversationKey  # noqa: E402
 from docassist.core.ports import SearchHit  # noqa: E402
-from docassist.core.retrieval_eval import load_retrieval_cases  # noqa: E402
 from docassist.core.rules import RulesSelector  # noqa: E402
 from docassist.core.tools import default_registry  # noqa: E402
 from docassist.core.turn import TurnEngine  # noqa: E402
+from docassist.evaluation.retrieval import load_retrieval_cases  # noqa: E402
 from docassist.models.embedders import get_embedder  # noqa: E402
 from docassist.storage import Bm25Retriever, Store, index_paths  # noqa: E402
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing  # noqa: E402

@@ -15,6 +15,7 @@ from docassist.core.statuses import TurnStatus
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "docassist"
 FORBIDDEN_IN_CORE = ("docassist.storage", "docassist.bot", "docassist.models", "docassist.cli",
+                     "docassist.evaluation",
                      "sqlite3", "sqlite_utils", "httpx", "slack_bolt", "slack_sdk", "aiohttp",
                      "typer", "rich", "microsoft_agents")
 

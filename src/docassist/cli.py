@@ -31,24 +31,25 @@ from docassist.cli_output import emit_json, err, fail, out
 from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
 from docassist.core import i18n
-from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
 from docassist.core.errors import DocAssistError
-from docassist.core.evaluation import (
+from docassist.core.messages import ChatMessage, ConversationKey
+from docassist.core.results import TurnResult
+from docassist.core.turn import TurnEngine
+from docassist.doctor import run_checks
+from docassist.evaluation.answers import evaluate_answers, harvest, load_answer_cases
+from docassist.evaluation.baseline import Bm25sRetriever, bm25s_available
+from docassist.evaluation.decisions import (
     DecisionReport,
     compare_runs,
     evaluate_decisions,
     load_cases,
     shadow_report,
 )
-from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.results import TurnResult
-from docassist.core.retrieval_eval import (
+from docassist.evaluation.retrieval import (
     evaluate_retrieval,
     load_retrieval_cases,
     with_documents_by_path,
 )
-from docassist.core.turn import TurnEngine
-from docassist.doctor import run_checks
 from docassist.runtime import (
     Runtime,
     ensure_demo_index,
@@ -60,7 +61,6 @@ from docassist.runtime import (
     warm_up,
 )
 from docassist.storage import IndexReport, Store
-from docassist.storage.baseline import Bm25sRetriever, bm25s_available
 from docassist.storage.exports import (
     RetentionScheduler,
     parse_age,

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from docassist.core.documents import document_of_chunk
-from docassist.core.evaluation import DecisionReport
 from docassist.core.sources import SourceStatus, health
+from docassist.evaluation.decisions import DecisionReport
 from docassist.storage import Store
 
 BAR_WIDTH: Final = 420

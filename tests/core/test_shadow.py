@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from docassist.core.evaluation import shadow_report
 from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
+from docassist.evaluation.decisions import shadow_report
 from docassist.storage import Store
 from tests.conftest import EngineFactory
 from tests.helpers import MODEL_DOWN, ScriptedSelector, message, proposal, recording

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docassist.core.retrieval_eval import load_retrieval_cases
+from docassist.evaluation.retrieval import load_retrieval_cases
 from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage.dense import DenseRetriever, HybridRetriever

@@ -38,8 +38,5 @@ Documents changing under answers
     sources      document sources: kind, name, collection, settings; what a sync reports
     stale        answers whose cited document changed: the note offering to ask again
 
-Evaluation (offline)
-    evaluation   decisions on labelled cases; the shadow selector's agreement
-    answer_eval  end-to-end answers, and draft cases harvested from traces
-    retrieval_eval  ranking quality of retrievers (recall@k, MRR)
+Evaluation (offline) lives in `docassist.evaluation`, outside the core: nothing here imports it.
 """
