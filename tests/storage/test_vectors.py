@@ -120,3 +120,20 @@ def test_the_warmer_rebuilds_both_indexes_before_a_question_asks(store: Store) -
     finally:
         warmer.stopped.set()
         warmer.join(5)
+
+
+def test_a_closed_store_says_so_with_its_own_error_and_the_warmer_ends_quietly(
+        db_path: Path) -> None:
+    from docassist.core.errors import StoreClosedError
+    from docassist.runtime import IndexWarmer
+
+    closed = Store(db_path)
+    closed.close()
+    with pytest.raises(StoreClosedError):
+        closed.index_version()
+    with pytest.raises(StoreClosedError):
+        closed.documents()
+    warmer = IndexWarmer(closed, [Bm25Retriever(closed)])
+    warmer.start()
+    warmer.join(5)
+    assert not warmer.is_alive()  # it returned at once instead of retrying every poll

@@ -41,6 +41,7 @@ from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
+from docassist.storage.connection import connect
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
@@ -94,9 +95,7 @@ class Store(SourceRows, StaleRows):
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
-                               timeout=BUSY_TIMEOUT_MS / 1000,
-                               uri=self.path.startswith("file:"))  # e.g. file:/x.db?mode=ro
+        return connect(self.path, BUSY_TIMEOUT_MS / 1000)
 
     def close(self) -> None:
         if self._seen_connection is not self.db.conn:
