@@ -21,13 +21,7 @@ FORBIDDEN_IN_CORE = ("docassist.storage", "docassist.bot", "docassist.models", "
 
 
 def imports_of(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    return names
+    return imports_of_source(path.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("path", sorted((SRC / "core").glob("*.py")), ids=lambda p: p.name)
@@ -226,3 +220,33 @@ def test_renderers_take_statuses_and_languages_from_the_one_leaf_module() -> Non
 
 def test_statuses_is_a_leaf() -> None:
     assert import_graph()["docassist.core.statuses"] == set()
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def imports_of_test_modules(source: str) -> list[str]:
+    """The test modules (`test_*.py`) a module imports: shared fixtures belong in a
+    conftest.py, shared helpers in a module that is not itself a test module."""
+    return sorted(name for name in imports_of_source(source)
+                  if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_"))
+
+
+def imports_of_source(source: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_no_test_module_imports_from_another_test_module() -> None:
+    found = {str(path.relative_to(TESTS)): imports_of_test_modules(path.read_text())
+             for path in TESTS.rglob("*.py") if "node_modules" not in path.parts}
+    assert {path: names for path, names in found.items() if names} == {}
+    # The checker sees both spellings.
+    assert imports_of_test_modules("from tests.slack.test_slack_http import rig\n"
+                                   "import tests.bot.test_cli\n") == [
+        "tests.bot.test_cli", "tests.slack.test_slack_http"]

@@ -19,7 +19,7 @@ from docassist.storage import Store
 from tests.loopback import free_port, wait_until
 from tests.slack_api import FakeSlackApi
 from tests.slack_process import signed_event, start_bot
-from tests.teams.test_teams_process import activity, start_teams
+from tests.teams.process import activity, start_teams
 from tests.teams_connector import FakeConnector
 
 

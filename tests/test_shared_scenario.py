@@ -14,10 +14,8 @@ from docassist.bot.slack.render import SHOW_SOURCES_ACTION
 from docassist.bot.terminal.chat import ChatSession
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
-from tests.slack.test_slack_http import CHANNEL, TEAM, SlackRig, mention, rig_factory
-from tests.teams.test_teams_http import TeamsRig, teams_factory
-
-__all__ = ["rig_factory", "teams_factory"]  # fixtures used here
+from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
+from tests.teams.rig import TeamsRig
 
 Step = tuple[str, str]
 SCRIPT: list[Step] = [

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from docassist.storage import Store
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 
 
 @pytest.fixture

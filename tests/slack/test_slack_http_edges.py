@@ -8,7 +8,6 @@ import hashlib
 import hmac
 import json
 import socket
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -23,18 +22,17 @@ from docassist.core import i18n
 from docassist.core.tools import ToolRegistry
 from docassist.core.trace import sha256_text
 from docassist.storage import Store
+from tests.db_locks import WriteLock
 from tests.helpers import recording
 from tests.loopback import wait_until
-from tests.slack.test_slack_http import (
+from tests.slack.rig import (
     READ_TIMEOUT,
     SECRET,
+    SLACK_ACK_SECONDS,
     SlackRig,
     channel_message,
     mention,
 )
-
-SLACK_ACK_SECONDS = 3.0
-"""Slack gives up on a request after 3 s: a client with this timeout stands in for it."""
 
 
 def raw_request(rig: SlackRig, head: bytes, body: bytes = b"",
@@ -177,18 +175,6 @@ def test_a_stalled_client_is_let_go_and_holds_no_thread(rig: SlackRig) -> None:
     assert nothing_left == ["done"]
 
 
-class WriteLock:
-    """Another connection (an indexer, a backup, another process) holding the write lock
-    on the real database file: BEGIN IMMEDIATE, released on demand."""
-
-    def __init__(self, path: Path) -> None:
-        self.connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.connection.execute("BEGIN IMMEDIATE")
-
-    def release(self) -> None:
-        if self.connection.in_transaction:
-            self.connection.execute("ROLLBACK")
-        self.connection.close()
 
 
 def timed_event(rig: SlackRig, event: dict[str, Any], event_id: str,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from docassist.storage import Bm25Retriever, Store, index_paths
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 from tests.conftest import REPO
 from tests.loopback import wait_until
 
