@@ -1,14 +1,18 @@
-"""Plumbing shared by the fake external servers: port 0 on 127.0.0.1, a serving thread."""
+"""The one base of the fakes of external systems (Slack, Teams' Bot Connector, model servers,
+web sites): started on 127.0.0.1 port 0 in a thread, a `url`, `stop()`, every request
+recorded; and the helpers for child processes (a free port, waiting until healthy)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import httpx
 
@@ -55,6 +59,78 @@ class LoopbackServer(ThreadingHTTPServer):
     def base_url(self) -> str:
         host, port = self.server_address[:2]
         return f"http://{host!s}:{port}"
+
+
+@dataclass
+class Request:
+    """One request as a fake received it; `body` is JSON when it parses, else text (None
+    when empty)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    raw: bytes = b""
+
+
+def _decoded(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+@dataclass
+class FakeServer:
+    """Base of every fake: `start()` (or `with`) serves on 127.0.0.1 port 0 in a thread,
+    `url` is where it listens, `stop()` ends it, `requests` holds every request received.
+    A fake says how it answers in `answer(exchange, request)`."""
+
+    requests: list[Request] = field(default_factory=list)
+    handler: ClassVar[type[QuietHandler]] = QuietHandler
+    """The request handler class (a fake may change how replies are written)."""
+
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        owner = self
+
+        class Handler(self.handler):  # type: ignore[name-defined,misc]
+            def do_GET(self) -> None:
+                owner._receive(self)
+
+            def do_POST(self) -> None:
+                owner._receive(self)
+
+        self._server = LoopbackServer(Handler)
+        return self
+
+    def _receive(self, exchange: QuietHandler) -> None:
+        raw = exchange.read_body()
+        request = Request(exchange.command, exchange.path, dict(exchange.headers),
+                          _decoded(raw), raw)
+        self.requests.append(request)
+        self.answer(exchange, request)
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        return self._server.base_url
+
+    @property
+    def url(self) -> str:
+        return self.base_url
 
 
 def free_port() -> int:

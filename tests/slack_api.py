@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from tests.loopback import LoopbackServer, QuietHandler
+from tests.loopback import FakeServer, QuietHandler, Request
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Call:
 
 
 @dataclass
-class FakeSlackApi:
+class FakeSlackApi(FakeServer):
     calls: list[Call] = field(default_factory=list)
     failures: dict[str, list[int]] = field(default_factory=dict)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -64,76 +64,65 @@ class FakeSlackApi:
                 streams[body["ts"]]["blocks"] = body.get("blocks") or []
         return found
 
-    def __enter__(self) -> FakeSlackApi:
-        owner = self
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
+        if request.path.startswith("/upload/"):
+            self.uploads.append(request.raw)
+            exchange.reply(200, b"OK", "text/plain")
+            return
+        method, _, query = request.path.partition("?")
+        method = method.removeprefix("/api/")
+        raw = request.raw.decode() if request.method == "POST" else query
+        if "json" in (request.headers.get("Content-Type") or ""):
+            body = json.loads(raw or "{}")
+        else:
+            body = {k: v[0] for k, v in parse_qs(raw).items()}
+            for name in ("blocks", "attachments"):
+                if isinstance(body.get(name), str):
+                    body[name] = json.loads(body[name])
+        if method == "chat.postMessage" and self.held is not None:
+            self.held.wait(30)
+            _reply(exchange, 500, {"ok": False, "error": "dropped"})
+            return
+        if method == "chat.postMessage" and self.reject_blocks and body.get("blocks"):
+            _reply(exchange, 200, {"ok": False, "error": "invalid_blocks"})
+            return
+        statuses = self.failures.get(method)
+        if statuses:
+            _reply(exchange, statuses.pop(0), {"ok": False, "error": "fake_failure"})
+            return
+        answer: dict[str, Any] = {"ok": True}
+        self.calls.append(Call(method, body, reply=answer))
+        answer.update(self._method_answer(method, body))
+        _reply(exchange, 200, answer)
 
-        class Handler(QuietHandler):
-            def do_GET(self) -> None:
-                self.do_POST()
-
-            def do_POST(self) -> None:
-                if self.path.startswith("/upload/"):
-                    owner.uploads.append(self.read_body())
-                    self.reply(200, b"OK", "text/plain")
-                    return
-                method, _, query = self.path.partition("?")
-                method = method.removeprefix("/api/")
-                raw = self.read_body().decode() if self.command == "POST" else query
-                if "json" in (self.headers.get("Content-Type") or ""):
-                    body = json.loads(raw or "{}")
-                else:
-                    body = {k: v[0] for k, v in parse_qs(raw).items()}
-                    for name in ("blocks", "attachments"):
-                        if isinstance(body.get(name), str):
-                            body[name] = json.loads(body[name])
-                if method == "chat.postMessage" and owner.held is not None:
-                    owner.held.wait(30)
-                    self._reply(500, {"ok": False, "error": "dropped"})
-                    return
-                if method == "chat.postMessage" and owner.reject_blocks and body.get("blocks"):
-                    self._reply(200, {"ok": False, "error": "invalid_blocks"})
-                    return
-                statuses = owner.failures.get(method)
-                if statuses:
-                    status = statuses.pop(0)
-                    self._reply(status, {"ok": False, "error": "fake_failure"})
-                    return
-                answer: dict[str, Any] = {"ok": True}
-                owner.calls.append(Call(method, body, reply=answer))
-                if method == "apps.connections.open":
-                    answer.update(url=owner.socket_url)
-                elif method == "chat.getPermalink":
-                    answer.update(permalink=f"https://acme.slack.com/archives/"
-                                            f"{body.get('channel')}/p{body.get('message_ts')}")
-                elif method == "conversations.open":
-                    answer.update(channel={"id": f"D-{body.get('users')}"})
-                elif method == "files.getUploadURLExternal":
-                    base = owner._server.base_url
-                    answer.update(upload_url=f"{base}/upload/F1", file_id="F1")
-                elif method == "files.completeUploadExternal":
-                    answer.update(files=[{"id": "F1", "title": "DocAssist traces"}])
-                elif method in ("conversations.replies", "conversations.history"):
-                    answer.update(messages=owner.messages(
-                        str(body.get("channel")),
-                        str(body["ts"]) if method == "conversations.replies" else None),
-                        has_more=False)
-                elif method == "auth.test":
-                    answer.update(user_id="UBOT", bot_id="BBOT", team_id="T1", user="docassist")
-                elif method in ("chat.postMessage", "chat.startStream"):
-                    answer.update(channel=body.get("channel"),
-                                  ts=f"1800000000.{next(owner._ts):06d}")
-                self._reply(200, answer)
-
-            def _reply(self, status: int, answer: dict[str, Any]) -> None:
-                self.reply(status, json.dumps(answer).encode(),
-                           extra={"Retry-After": "0"} if status == 429 else None)
-
-        self._server = LoopbackServer(Handler)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.stop()
+    def _method_answer(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        if method == "apps.connections.open":
+            return {"url": self.socket_url}
+        if method == "chat.getPermalink":
+            return {"permalink": f"https://acme.slack.com/archives/"
+                                 f"{body.get('channel')}/p{body.get('message_ts')}"}
+        if method == "conversations.open":
+            return {"channel": {"id": f"D-{body.get('users')}"}}
+        if method == "files.getUploadURLExternal":
+            return {"upload_url": f"{self.base_url}/upload/F1", "file_id": "F1"}
+        if method == "files.completeUploadExternal":
+            return {"files": [{"id": "F1", "title": "DocAssist traces"}]}
+        if method in ("conversations.replies", "conversations.history"):
+            return {"messages": self.messages(
+                str(body.get("channel")),
+                str(body["ts"]) if method == "conversations.replies" else None),
+                "has_more": False}
+        if method == "auth.test":
+            return {"user_id": "UBOT", "bot_id": "BBOT", "team_id": "T1", "user": "docassist"}
+        if method in ("chat.postMessage", "chat.startStream"):
+            return {"channel": body.get("channel"), "ts": f"1800000000.{next(self._ts):06d}"}
+        return {}
 
     @property
     def url(self) -> str:
-        return f"{self._server.base_url}/api/"
+        return f"{self.base_url}/api/"
+
+
+def _reply(exchange: QuietHandler, status: int, answer: dict[str, Any]) -> None:
+    exchange.reply(status, json.dumps(answer).encode(),
+                   extra={"Retry-After": "0"} if status == 429 else None)

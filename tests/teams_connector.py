@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from tests.loopback import LoopbackServer, QuietHandler
+from tests.loopback import FakeServer, QuietHandler, Request
 
 
 @dataclass
@@ -45,7 +45,7 @@ def card_text(card: dict[str, Any]) -> str:
 
 
 @dataclass
-class FakeConnector:
+class FakeConnector(FakeServer):
     sent: list[Sent] = field(default_factory=list)
     failures: list[int] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -60,38 +60,28 @@ class FakeConnector:
     def messages(self) -> list[Sent]:
         return [sent for sent in self.sent if sent.activity.get("type") == "message"]
 
-    def __enter__(self) -> FakeConnector:
-        owner = self
-
-        class Handler(QuietHandler):
-            def do_POST(self) -> None:
-                parts = self.path.split("?")[0].strip("/").split("/")
-                if parts[:2] != ["v3", "conversations"] or len(parts) not in (4, 5) \
-                        or parts[3] != "activities":
-                    self.reply(404, b'{"error": "not found"}')
-                    return
-                body = json.loads(self.read_body() or b"{}")
-                if owner.held is not None:
-                    owner.held.wait(30)
-                    self.reply(503, b'{"error": "held"}')
-                    return
-                with owner._lock:
-                    if owner.failures:
-                        self.reply(owner.failures.pop(0), b'{"error": "injected"}')
-                        return
-                    owner.sent.append(Sent(
-                        conversation_id=unquote(parts[2]),
-                        reply_to_id=unquote(parts[4]) if len(parts) == 5 else None,
-                        activity=body, authorization=self.headers.get("Authorization")))
-                    reply_id = f"reply-{next(owner._ids)}"
-                self.reply(200, json.dumps({"id": reply_id}).encode())
-
-        self._server = LoopbackServer(Handler)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.stop()
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
+        parts = request.path.split("?")[0].strip("/").split("/")
+        if request.method != "POST" or parts[:2] != ["v3", "conversations"] \
+                or len(parts) not in (4, 5) or parts[3] != "activities":
+            exchange.reply(404, b'{"error": "not found"}')
+            return
+        body = json.loads(request.raw or b"{}")
+        if self.held is not None:
+            self.held.wait(30)
+            exchange.reply(503, b'{"error": "held"}')
+            return
+        with self._lock:
+            if self.failures:
+                exchange.reply(self.failures.pop(0), b'{"error": "injected"}')
+                return
+            self.sent.append(Sent(
+                conversation_id=unquote(parts[2]),
+                reply_to_id=unquote(parts[4]) if len(parts) == 5 else None,
+                activity=body, authorization=request.headers.get("Authorization")))
+            reply_id = f"reply-{next(self._ids)}"
+        exchange.reply(200, json.dumps({"id": reply_id}).encode())
 
     @property
     def url(self) -> str:
-        return self._server.base_url + "/"
+        return self.base_url + "/"

@@ -8,7 +8,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tests.loopback import LoopbackServer, QuietHandler
+from tests.loopback import FakeServer, QuietHandler, Request
 
 
 @dataclass
@@ -34,70 +34,66 @@ def page(title: str, *sections: tuple[str, str], stamp: str = "", links: str = "
             f"<footer>Generated {stamp}</footer></body></html>")
 
 
-class WebSite:
+class OneWriteHandler(QuietHandler):
+    def reply(self, status: int, data: bytes, content_type: str = "text/plain",
+              extra: dict[str, str] | None = None) -> None:
+        """Headers and body in one write: two writes meet the client's delayed ACK
+        (~40 ms a response), which would be the fake's time, not the sync's."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self._headers_buffer.append(b"\r\n" + data)  # type: ignore[attr-defined]
+        self.flush_headers()
+
+
+class WebSite(FakeServer):
+    """Started when made (as the web-sync tests use it); `stop()` ends it."""
+
+    handler = OneWriteHandler
+
     def __init__(self) -> None:
+        super().__init__()
         self.state = SiteState()
+        self.start()
+
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
         state = self.state
+        path = request.path.split("?", 1)[0]
+        with state.lock:
+            state.hits[path] += 1
+            state.headers_seen.append(request.headers)
+            scripted = state.failures.get(path)
+            failure = scripted.pop(0) if scripted else None
+        if failure is not None:
+            exchange.reply(failure[0], b"busy", "text/plain", failure[1])
+        elif path == "/robots.txt":
+            _robots(exchange, state.robots)
+        elif path == "/sitemap.xml" and state.sitemap:
+            exchange.reply(200, _sitemap(self.base_url, list(state.pages)), "application/xml")
+        elif path in state.pages:
+            _page(exchange, state.pages[path])
+        elif path in state.files:
+            exchange.reply(200, state.files[path][1], state.files[path][0])
+        else:
+            exchange.reply(404, b"not found", "text/plain")
 
-        class Handler(QuietHandler):
-            def reply(self, status: int, data: bytes, content_type: str = "text/plain",
-                      extra: dict[str, str] | None = None) -> None:
-                """Headers and body in one write: two writes meet the client's delayed ACK
-                (~40 ms a response), which would be the fake's time, not the sync's."""
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in (extra or {}).items():
-                    self.send_header(name, value)
-                self._headers_buffer.append(b"\r\n" + data)  # type: ignore[attr-defined]
-                self.flush_headers()
 
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                with state.lock:
-                    state.hits[path] += 1
-                    state.headers_seen.append(dict(self.headers))
-                    scripted = state.failures.get(path)
-                    failure = scripted.pop(0) if scripted else None
-                if failure is not None:
-                    self.reply(failure[0], b"busy", "text/plain", failure[1])
-                elif path == "/robots.txt":
-                    self._robots()
-                elif path == "/sitemap.xml" and state.sitemap:
-                    self.reply(200, _sitemap(self._base(), list(state.pages)), "application/xml")
-                elif path in state.pages:
-                    self._page(state.pages[path])
-                elif path in state.files:
-                    self.reply(200, state.files[path][1], state.files[path][0])
-                else:
-                    self.reply(404, b"not found", "text/plain")
+def _robots(exchange: QuietHandler, robots: str) -> None:
+    if robots:
+        exchange.reply(200, robots.encode(), "text/plain")
+    else:
+        exchange.reply(404, b"", "text/plain")
 
-            def _base(self) -> str:
-                host, port = self.server.server_address[:2]
-                return f"http://{host!s}:{port}"
 
-            def _robots(self) -> None:
-                if state.robots:
-                    self.reply(200, state.robots.encode(), "text/plain")
-                else:
-                    self.reply(404, b"", "text/plain")
-
-            def _page(self, html: str) -> None:
-                data = html.encode()
-                etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
-                if self.headers.get("If-None-Match") == etag:
-                    self.reply(304, b"", "text/html", {"ETag": etag})
-                else:
-                    self.reply(200, data, "text/html; charset=utf-8", {"ETag": etag})
-
-        self.server = LoopbackServer(Handler)
-
-    @property
-    def url(self) -> str:
-        return self.server.base_url
-
-    def stop(self) -> None:
-        self.server.stop()
+def _page(exchange: QuietHandler, html: str) -> None:
+    data = html.encode()
+    etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
+    if exchange.headers.get("If-None-Match") == etag:
+        exchange.reply(304, b"", "text/html", {"ETag": etag})
+    else:
+        exchange.reply(200, data, "text/html; charset=utf-8", {"ETag": etag})
 
 
 def _sitemap(base: str, paths: list[str]) -> bytes:
