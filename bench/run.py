@@ -255,7 +255,7 @@ def slack_path(folder: Path, messages: int) -> dict[str, float]:
     concurrent events, each a new thread, sent over one pooled client."""
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
     from docassist.bot.slack.server import make_server, serve_in_thread
-    from tests.slack_api import FakeSlackApi
+    from tests.fakes.slack_api import FakeSlackApi
     from tests.slack_load import EventSender, LoadRun, send_load
 
     store = Store(folder / "slack.db")

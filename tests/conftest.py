@@ -27,11 +27,11 @@ from docassist.models.embedders import get_embedder
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store, index_paths
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.teams_connector import FakeConnector
 from tests.slack.rig import READ_TIMEOUT, SECRET, SlackRig
-from tests.slack_api import FakeSlackApi
 from tests.stale_zebra import ZEBRA_V1
 from tests.teams.rig import ADMIN, TeamsRig
-from tests.teams_connector import FakeConnector
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_DOCS = REPO / "samples" / "docs"

@@ -19,10 +19,10 @@ from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
 from tests.cli_run import one_json, run
 from tests.conftest import EngineFactory
+from tests.fakes.model_server import ModelServer, openai_chat, openai_stream
+from tests.fakes.teams_connector import card_text
 from tests.helpers import message
-from tests.model_server import ModelServer, openai_chat, openai_stream
 from tests.slack.rig import mention
-from tests.teams_connector import card_text
 
 QUESTION = "How do I renew the TLS certificate?"
 FAKE = "DOC-FAKE-0123456789-0001"

@@ -13,7 +13,7 @@ from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
-from tests.model_server import ModelServer
+from tests.fakes.model_server import ModelServer
 from tests.slack.rig import SlackRig
 
 

@@ -13,7 +13,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from docassist.bot.slack.app import SlackAdapter
 from docassist.storage import Store
-from tests.slack_api import FakeSlackApi
+from tests.fakes.slack_api import FakeSlackApi
 
 PANE = {"channel": "D1", "channel_type": "im", "team": "T1", "user": "U1"}
 SECRET = "slack-signing-secret"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.model_server import ModelServer, openai_stream
+from tests.fakes.model_server import ModelServer, openai_stream
 from tests.slack.rig import PANE, SlackRig, mention
 
 

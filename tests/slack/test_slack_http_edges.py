@@ -23,8 +23,8 @@ from docassist.core.tools import ToolRegistry
 from docassist.core.trace import sha256_text
 from docassist.storage import Store
 from tests.db_locks import WriteLock
+from tests.fakes.loopback import wait_until
 from tests.helpers import recording
-from tests.loopback import wait_until
 from tests.slack.rig import (
     READ_TIMEOUT,
     SECRET,

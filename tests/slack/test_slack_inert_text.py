@@ -12,7 +12,7 @@ from docassist.bot.slack.render import SECTION_TEXT_LIMIT, SHOW_SOURCES_ACTION, 
 from docassist.core.results import TurnResult
 from docassist.storage import Store
 from tests import hostile
-from tests.model_server import ModelServer, openai_stream
+from tests.fakes.model_server import ModelServer, openai_stream
 from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
 
 

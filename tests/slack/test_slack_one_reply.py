@@ -13,8 +13,8 @@ from typing import Any
 
 from docassist.core.tools import ToolRegistry
 from tests.db_locks import LockHolder
+from tests.fakes.loopback import wait_until
 from tests.helpers import recording
-from tests.loopback import wait_until
 from tests.slack.rig import (
     CHANNEL,
     PANE,

@@ -24,10 +24,10 @@ from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
 from tests.conftest import REPO
 from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
+from tests.fakes.loopback import free_port
+from tests.fakes.slack_api import FakeSlackApi
 from tests.helpers import recording
-from tests.loopback import free_port
 from tests.slack.rig import SECRET, SlackRig, mention
-from tests.slack_api import FakeSlackApi
 from tests.slack_process import SECRET as PROCESS_SECRET
 from tests.slack_process import signed_event
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import REPO
-from tests.loopback import wait_healthy
-from tests.teams_connector import FakeConnector
+from tests.fakes.loopback import wait_healthy
+from tests.fakes.teams_connector import FakeConnector
 
 
 def teams_env(db: Path, **extra: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ import httpx
 
 from docassist.bot.teams.app import TeamsAdapter
 from docassist.storage import Store
-from tests.teams_connector import FakeConnector
+from tests.fakes.teams_connector import FakeConnector
 
 TENANT = "tenant-1"
 BOT = {"id": "28:docassist-bot", "name": "DocAssist"}

@@ -22,7 +22,7 @@ from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
-from tests.model_server import ModelServer, openai_chat
+from tests.fakes.model_server import ModelServer, openai_chat
 from tests.render import page
 from tests.teams.rig import TeamsRig
 

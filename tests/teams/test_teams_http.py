@@ -18,9 +18,9 @@ from docassist.core.messages import ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.tools import ToolRegistry
 from tests.conftest import EngineFactory
+from tests.fakes.teams_connector import Sent, card_text
 from tests.helpers import MODEL_DOWN, ScriptedSelector, recording
 from tests.teams.rig import ADMIN, BOT, CHANNEL, PERSONAL, TENANT, TeamsRig
-from tests.teams_connector import Sent, card_text
 
 
 def actions(sent: Sent) -> list[dict[str, Any]]:

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import REPO
-from tests.loopback import free_port
+from tests.fakes.loopback import free_port
+from tests.fakes.teams_connector import FakeConnector, card_text
 from tests.teams.process import activity, start_teams, teams_env
-from tests.teams_connector import FakeConnector, card_text
 
 
 def test_without_credentials_it_refuses_to_start(tmp_path: Path) -> None:

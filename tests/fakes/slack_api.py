@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from tests.loopback import FakeServer, QuietHandler, Request
+from tests.fakes.loopback import FakeServer, QuietHandler, Request
 
 
 @dataclass

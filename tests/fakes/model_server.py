@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.loopback import FakeServer, QuietHandler, Request
+from tests.fakes.loopback import FakeServer, QuietHandler, Request
 
 
 @dataclass

@@ -8,7 +8,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tests.loopback import FakeServer, QuietHandler, Request
+from tests.fakes.loopback import FakeServer, QuietHandler, Request
 
 
 @dataclass
