@@ -27,17 +27,17 @@ from rich.text import Text
 
 from docassist.bot.terminal import ChatSession, render_result
 from docassist.bot.terminal.chat import new_thread_key
+from docassist.cli_gaps import eval_canary, gaps
 from docassist.cli_output import emit_json, err, fail, out
 from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
 from docassist.core import i18n
 from docassist.core.errors import DocAssistError
-from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.results import TurnResult
-from docassist.core.turn import TurnEngine
+from docassist.core.messages import ChatMessage
 from docassist.doctor import run_checks
 from docassist.evaluation.answers import evaluate_answers, harvest, load_answer_cases
 from docassist.evaluation.baseline import Bm25sRetriever, bm25s_available
+from docassist.evaluation.canary import scratch_turns
 from docassist.evaluation.decisions import (
     DecisionReport,
     compare_runs,
@@ -60,7 +60,7 @@ from docassist.runtime import (
     open_runtime,
     warm_up,
 )
-from docassist.storage import IndexReport, Store
+from docassist.storage import IndexReport
 from docassist.storage.exports import (
     RetentionScheduler,
     parse_age,
@@ -78,6 +78,8 @@ traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=Tr
 app.add_typer(traces_app, name="traces")
 app.add_typer(sources_app, name="sources")
 app.command("sync")(sync)
+app.command("gaps")(gaps)
+eval_app.command("canary")(eval_canary)
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
@@ -505,18 +507,7 @@ def eval_answers(
     """End to end: answered or not as expected, cited documents expected, citations valid."""
     runtime = _open(as_json)
     answer_cases = _read_cases(file, load_answer_cases, as_json)
-    scratch = Store(":memory:")  # eval conversations stay out of the real traces
-    engine = TurnEngine(store=scratch, catalog=runtime.store, retriever=runtime.engine.retriever,
-                        selector=runtime.engine.selector, answerer=runtime.engine.answerer,
-                        registry=runtime.engine.registry, options=runtime.engine.options)
-
-    def run_turn(case_id: str, question: str) -> TurnResult:
-        key = ConversationKey(platform="eval", workspace="answers", channel="eval",
-                              thread=case_id)
-        result = engine.handle(ChatMessage(key=key, user="eval", text=question))
-        assert result is not None
-        return result
-
+    run_turn = scratch_turns(runtime.engine)  # eval conversations stay out of the traces
     with _progress() as progress:
         task = progress.add_task("answering", total=len(answer_cases))
         report = evaluate_answers(answer_cases, run_turn,

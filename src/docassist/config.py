@@ -83,6 +83,10 @@ class Settings(BaseSettings):
         description="Delete traces older than this many days, daily, while the bot runs "
         "(0 keeps them)")
     save_raw: bool = Field(default=False, description="Store raw text and prompts in traces")
+    canary_sets: str = Field(
+        default="samples/decisions_dev.jsonl,samples/answers_dev.jsonl",
+        description="Comma-separated labelled sets `docassist eval canary` runs (paths "
+        "relative to the working directory)")
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")
     sync_every: int = Field(default=0, ge=0,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from docassist.config import Settings
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
+from docassist.core.gaps import QuestionRecorder
 from docassist.core.limits import WARM_POLL_SECONDS
 from docassist.core.ports import Retriever
 from docassist.core.sources import SyncOutcome
@@ -75,6 +76,9 @@ def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime
         selector=selector,
         answerer=answerer,
         shadow=shadow,
+        questions=QuestionRecorder(store, dense.embedder if isinstance(
+            dense := retrievers.get("dense"), DenseRetriever) else None,
+            save_raw=settings.save_raw),
         # A model selector may add the question in the documents' languages (README).
         registry=default_registry(translations=settings.model != RULES),
         options=EngineOptions(

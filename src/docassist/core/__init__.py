@@ -38,5 +38,8 @@ Documents changing under answers
     sources      document sources: kind, name, collection, settings; what a sync reports
     stale        answers whose cited document changed: the note offering to ask again
 
+From gaps to better documents
+    gaps         questions kept as vectors after the commit; gap turns grouped by meaning
+
 Evaluation (offline) lives in `docassist.evaluation`, outside the core: nothing here imports it.
 """

@@ -101,7 +101,8 @@ def answer_question(
         return RagResult(
             rag_id=rag_id, status="no_answer", answer=answer, sources=[],
             retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
-            similarity_threshold=threshold,
+            similarity_threshold=threshold, closest_document_ids=list(dict.fromkeys(
+                hit.document.document_id for hit in hits))[:CLOSEST_DOCUMENTS],
         )
     # A how-to question gets the whole run of steps of its best document, in order.
     window = procedure_window(question, kept, catalog.chunk)
@@ -134,6 +135,8 @@ def answer_question(
         retriever=retriever.name,
         top_k=top_k,
         similarity_threshold=threshold,
+        closest_document_ids=list(dict.fromkeys(
+            hit.document.document_id for hit in kept))[:CLOSEST_DOCUMENTS],
     )
 
 

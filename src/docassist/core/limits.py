@@ -195,3 +195,17 @@ STALE_NOTE_BATCH: Final = 20
 
 SOURCE_STALE_HOURS: Final = 24
 """A source without a successful sync for this long is shown as stale (report, admin views)."""
+
+GAP_SIMILARITY: Final = 0.55
+"""Cosine similarity at which `docassist gaps` puts a question in an existing group. Measured
+with USE on paraphrases (English and Polish): the same question reworded scores 0.66-0.87,
+different topics 0.01-0.39 (README, "Gaps")."""
+
+GAP_DAYS: Final = 7
+"""The period `docassist gaps` looks at without --since."""
+
+GAP_EXAMPLES: Final = 3
+"""Example questions shown per group."""
+
+GAP_DOCUMENTS: Final = 3
+"""Closest documents kept per question (and shown per group)."""

@@ -164,6 +164,32 @@ class ShadowLog(Protocol):
     def record_shadow(self, record: ShadowRecord) -> None: ...
 
 
+@dataclass(frozen=True)
+class QuestionTrace:
+    """What `docassist gaps` keeps of a question: its embedding (no text) and the closest
+    documents; the text itself only with save_raw. Purged with the turn's trace."""
+
+    result_id: str
+    created_at: str
+    embedder: str | None
+    vector: npt.NDArray[np.float32] | None
+    document_ids: list[str]
+    question: str | None = None
+
+
+class QuestionLog(Protocol):
+    """Where the questions of turns go for `docassist gaps`; written after the commit."""
+
+    def record_question(self, trace: QuestionTrace) -> None: ...
+
+
+class GapLog(Protocol):
+    """What `docassist gaps` reads: the gap turns of a period with their question traces,
+    votes (with a `reason` when stored) and escalations, as rows keyed by column name."""
+
+    def gap_rows(self, since: str) -> list[dict[str, Any]]: ...
+
+
 class TurnStore(ConversationStore, ShadowLog, Protocol):
     """Everything `TurnEngine` writes: the turn's commit, and the shadow proposals."""
 

@@ -47,6 +47,8 @@ class RagResult(BaseModel):
     answer: str
     sources: list[Source]
     retrieved_chunk_ids: list[str]
+    closest_document_ids: list[str] = Field(default_factory=list)
+    """The nearest documents, also when none scored above the threshold (gaps)."""
     warnings: list[str] = Field(default_factory=list)
     retriever: str
     top_k: int

@@ -36,6 +36,13 @@ ANSWER_STATUSES: Final[frozenset[TurnStatus]] = frozenset({"answered", "no_answe
 NOTHING_TO_ACT_ON: Final[frozenset[TurnStatus]] = frozenset({"cleared", "storage_unavailable"})
 """Turns after which the renderers offer no buttons (no sources, no thread to clear)."""
 
+GAP_STATUSES: Final[frozenset[TurnStatus]] = frozenset({"no_answer", "handoff"})
+"""Turns that are gaps by themselves (a 👎 or an escalation makes any answer one)."""
+QUESTION_STATUSES: Final[frozenset[TurnStatus]] = frozenset({"answered", "no_answer", "handoff"})
+"""Turns whose question is kept as an embedding for `docassist gaps` (an answer may get a 👎
+later, when its text is long gone)."""
+GapKind = Literal["no_answer", "handoff", "thumbs_down", "escalation"]
+
 ModelDecision = Literal["tool_call", "clarification_needed", "no_suitable_tool", "rejected"]
 DecisionStatus = Literal[
     "action_proposed", "clarification_needed", "no_suitable_tool", "rejected", "parse_error",

@@ -28,6 +28,7 @@ from docassist.core.errors import (
     StorageUnavailableError,
 )
 from docassist.core.followup import Resolution
+from docassist.core.gaps import QuestionRecorder
 from docassist.core.limits import MAX_MESSAGE_CHARS
 from docassist.core.locks import KeyedLocks
 from docassist.core.messages import ChatMessage, Command, ConversationKey, InvalidMessage
@@ -101,6 +102,7 @@ class TurnEngine:
         registry: ToolRegistry,
         options: EngineOptions | None = None,
         shadow: SelectorModel | None = None,
+        questions: QuestionRecorder | None = None,
     ) -> None:
         self.store = store
         self.catalog = catalog
@@ -112,6 +114,8 @@ class TurnEngine:
         self.options = options or EngineOptions()
         self.shadow = shadow
         """A candidate selector asked beside the active one; its proposals are only recorded."""
+        self.questions = questions
+        """Keeps each question as a vector for `docassist gaps`, after the commit."""
         self._locks = KeyedLocks()
         self._shadow_worker: ThreadPoolExecutor | None = None
         self._shadow_pending: set[Future[None]] = set()
@@ -141,6 +145,9 @@ class TurnEngine:
             return None
         turn, result = done
         self._ask_shadow_later(turn, result)
+        if self.questions is not None:
+            self.questions.after_turn(result.conversation.standalone_question or turn.text,
+                                      result, turn.rag)
         return result
 
     def _run_until_committed(

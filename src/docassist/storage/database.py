@@ -42,6 +42,7 @@ from docassist.core.state import ConversationState
 from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
 from docassist.storage.connection import connect
+from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
@@ -61,7 +62,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class Store(SourceRows, StaleRows):
+class Store(SourceRows, StaleRows, GapRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed
@@ -535,6 +536,12 @@ class Store(SourceRows, StaleRows):
     def eval_run(self, run_id: str) -> dict[str, Any] | None:
         with self._lock:
             rows = list(self.db.query("SELECT * FROM eval_runs WHERE run_id = ?", [run_id]))
+        return rows[0] if rows else None
+
+    def latest_eval_run(self, kind: str) -> dict[str, Any] | None:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM eval_runs WHERE kind = ? "
+                                      "ORDER BY created_at DESC, rowid DESC LIMIT 1", [kind]))
         return rows[0] if rows else None
 
     def eval_runs(self) -> list[dict[str, Any]]:

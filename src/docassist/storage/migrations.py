@@ -322,3 +322,22 @@ def m010_sources(db: Database) -> None:
     # a note is posted without a user message to reply to.
     db.table("conversation_addresses").create(
         {"conversation_id": str, "reference": str, "updated_at": str}, pk="conversation_id")
+
+
+@migrations()
+def m011_gaps(db: Database) -> None:
+    """Questions kept for `docassist gaps`: the embedding (int8 codes + scale, as chunk
+    vectors) and the closest documents; the text only with save_raw. Purged with traces."""
+    db.table("question_vectors").create(
+        {
+            "result_id": str,
+            "created_at": str,
+            "embedder": str,
+            "dimensions": int,
+            "vector": bytes,
+            "document_ids": str,
+            "question": str,
+        },
+        pk="result_id",
+    )
+    db.table("question_vectors").create_index(["created_at"])

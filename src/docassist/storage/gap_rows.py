@@ -1,0 +1,94 @@
+"""The store's part for `docassist gaps`: questions kept as vectors, and the gap turns of a
+period with their votes and escalations.
+
+A mixin of `Store` (one database, one lock, one transaction rule). Without save_raw a
+question is kept as its embedding (int8 codes, as the chunk vectors) and the ids of the
+closest documents, never as text; rows go with the turn's trace on purge (privacy.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections import defaultdict
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from sqlite_utils import Database
+
+from docassist.core.ports import QuestionTrace
+from docassist.core.statuses import GAP_STATUSES
+from docassist.storage.vectors import decode_vector, encode_vector
+
+
+class _StoreParts(Protocol):
+    db: Database
+    _lock: threading.RLock
+
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+
+class GapRows:
+    """Question vectors and the gap turns read back (mixed into Store)."""
+
+    def record_question(self: _StoreParts, trace: QuestionTrace) -> None:
+        vector = trace.vector
+        with self._transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO question_vectors (result_id, created_at, embedder, "
+                "dimensions, vector, document_ids, question) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [trace.result_id, trace.created_at, trace.embedder,
+                 len(vector) if vector is not None else None,
+                 encode_vector(vector) if vector is not None else None,
+                 json.dumps(trace.document_ids), trace.question])
+
+    def gap_rows(self: _StoreParts, since: str) -> list[dict[str, Any]]:
+        """Every turn since `since` that is a gap: status no_answer or handoff, a 👎 (with
+        its reason where the feedback table has one), or an escalation; oldest first."""
+        with self._lock:
+            kinds, reasons = _gap_kinds(self.db, since)
+            if not kinds:
+                return []
+            marks = ", ".join("?" * len(kinds))
+            turns = list(self.db.query(
+                "SELECT t.result_id, t.created_at, t.platform, t.standalone_sha256, "
+                "t.question_sha256, t.raw, q.dimensions, q.vector, q.document_ids, q.question "
+                "FROM turns t LEFT JOIN question_vectors q ON q.result_id = t.result_id "
+                f"WHERE t.result_id IN ({marks}) ORDER BY t.created_at", list(kinds)))
+        return [_gap_row(row, kinds[row["result_id"]], reasons[row["result_id"]])
+                for row in turns]
+
+
+def _gap_kinds(db: Database, since: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    kinds: dict[str, list[str]] = defaultdict(list)
+    reasons: dict[str, list[str]] = defaultdict(list)
+    statuses = sorted(GAP_STATUSES)
+    for row in db.query(
+            "SELECT result_id, status FROM turns WHERE created_at >= ? AND status IN "
+            f"({', '.join('?' * len(statuses))})", [since, *statuses]):
+        kinds[row["result_id"]].append(row["status"])
+    has_reason = "reason" in db.table("feedback").columns_dict
+    for row in db.query(
+            f"SELECT result_id, {'reason' if has_reason else 'NULL AS reason'} FROM feedback "
+            "WHERE value < 0 AND created_at >= ?", [since]):
+        if "thumbs_down" not in kinds[row["result_id"]]:
+            kinds[row["result_id"]].append("thumbs_down")
+        if row["reason"]:
+            reasons[row["result_id"]].append(str(row["reason"]))
+    for row in db.query("SELECT result_id FROM escalations WHERE created_at >= ?", [since]):
+        kinds[row["result_id"]].append("escalation")
+    return kinds, reasons
+
+
+def _gap_row(row: dict[str, Any], kinds: list[str], reasons: list[str]) -> dict[str, Any]:
+    raw = json.loads(row["raw"]) if row["raw"] else {}
+    vector = (decode_vector(row["vector"], row["dimensions"])
+              if row["vector"] is not None else None)
+    return {
+        "result_id": row["result_id"], "created_at": row["created_at"],
+        "platform": row["platform"], "kinds": kinds, "reasons": reasons,
+        "question": row["question"] or raw.get("standalone_question") or raw.get("question"),
+        "question_sha256": row["standalone_sha256"] or row["question_sha256"],
+        "vector": vector, "document_ids": json.loads(row["document_ids"] or "[]"),
+    }
