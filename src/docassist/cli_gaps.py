@@ -21,7 +21,7 @@ from docassist.config import Settings
 from docassist.core.errors import DocAssistError
 from docassist.core.gaps import Gap, GapGroup, group_gaps
 from docassist.core.limits import GAP_DAYS
-from docassist.evaluation.canary import CanaryReport, compare, read_sets, run_set
+from docassist.evaluation.canary import CanaryReport, canary_sets, run_canary
 from docassist.runtime import Runtime, open_runtime
 from docassist.storage.exports import parse_age, parse_time
 
@@ -29,7 +29,6 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON
 SinceOption = Annotated[str | None, typer.Option(
     "--since", help=f"From this ISO date or time, or this long ago (7d, 12h); default "
     f"{GAP_DAYS}d.")]
-CANARY = "canary"
 
 
 def _runtime(as_json: bool) -> Runtime:
@@ -88,17 +87,12 @@ def eval_canary(as_json: JsonOption = False) -> None:
         raise fail("the index is empty: index or sync documents before the canary runs",
                    as_json)
     settings = runtime.settings
-    names = [name.strip() for name in settings.canary_sets.split(",") if name.strip()]
     try:
-        sets = read_sets(names, Path.cwd())
-        cases = [case for name, lines in sets.items()
-                 for case in run_set(name, lines, runtime.engine, settings.language)]
+        run_id, report = run_canary(runtime.store, runtime.engine,
+                                    canary_sets(settings.canary_sets), Path.cwd(),
+                                    settings.language)
     except ValueError as error:
         raise fail(str(error), as_json) from error
-    previous = runtime.store.latest_eval_run(CANARY)
-    report = compare(cases, runtime.engine, (previous["run_id"], previous["report"])
-                     if previous else None)
-    run_id = runtime.store.save_eval_run(CANARY, ",".join(names), report)
     _show_canary(run_id, report, as_json)
     if report.regressions:
         raise typer.Exit(code=1)

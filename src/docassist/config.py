@@ -87,6 +87,9 @@ class Settings(BaseSettings):
         default="samples/decisions_dev.jsonl,samples/answers_dev.jsonl",
         description="Comma-separated labelled sets `docassist eval canary` runs (paths "
         "relative to the working directory)")
+    canary_after_sync: bool = Field(
+        default=False, description="Run `eval canary` after every sync that changed "
+        "documents; regressions are logged as warnings and show in the report")
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")
     sync_every: int = Field(default=0, ge=0,

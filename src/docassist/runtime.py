@@ -18,6 +18,7 @@ from docassist.core.ports import Retriever
 from docassist.core.sources import SyncOutcome
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
+from docassist.evaluation.canary import canary_sets, run_canary
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
 from docassist.models.registry import RULES
 from docassist.sources.sync import sync_all
@@ -198,9 +199,29 @@ def sync_and_embed(runtime: Runtime, name: str | None = None,
                    on_item: Callable[[str], None] | None = None) -> list[SyncOutcome]:
     """Sync the named source (or all), then embed what changed."""
     settings = runtime.settings
-    return sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
-                    on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
-                    stale_days=settings.stale_note_days if settings.stale_notes else None)
+    outcomes = sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
+                        on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
+                        stale_days=settings.stale_note_days if settings.stale_notes else None)
+    if settings.canary_after_sync and any(o.added or o.updated or o.deleted for o in outcomes):
+        canary_after_sync(runtime)
+    return outcomes
+
+
+def canary_after_sync(runtime: Runtime) -> None:
+    """The canary on the synced index (DOCASSIST_CANARY_AFTER_SYNC): regressions are logged;
+    a canary that cannot run must not fail the sync."""
+    try:
+        run_id, report = run_canary(runtime.store, runtime.engine,
+                                    canary_sets(runtime.settings.canary_sets), Path.cwd(),
+                                    runtime.settings.language)
+    except (ValueError, DocAssistError) as error:
+        log.warning("canary after sync not run: %s", error)
+        return
+    for case in report.regressions:
+        log.warning("canary regression after sync: %s %s (run %s)", case.set, case.id, run_id)
+    log.info("canary after sync: %d/%d pass, %d regression(s) (run %s)",
+             sum(case.passed for case in report.cases), report.total,
+             len(report.regressions), run_id)
 
 
 FIRST_INDEX_KEY = "first_index"

@@ -9,6 +9,7 @@ from pathlib import Path
 from docassist.storage import Store
 from tests.cli_run import one_json, run
 from tests.conftest import REPO
+from tests.stale_zebra import QUESTION, ZEBRA_V1, ZEBRA_V2
 
 TLS_CASE = {"id": "tls", "question": "How do I renew the TLS certificate?",
             "expected_documents": ["DOC-TLS"]}
@@ -94,3 +95,30 @@ def test_the_canary_refuses_an_empty_index(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "the index is empty" in one_json(done.stdout)["error"]
     assert canary_runs(db) == []
+
+
+def test_with_canary_after_sync_a_sync_that_breaks_a_case_logs_the_regression(
+        tmp_path: Path) -> None:
+    db, folder = tmp_path / "s.db", tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "zebra.md").write_text(ZEBRA_V1)
+    cases = tmp_path / "zebra.jsonl"
+    cases.write_text(json.dumps({"id": "zebra", "question": QUESTION,
+                                 "expected_documents": ["DOC-ZEBRA"]}) + "\n")
+    sets = {"DOCASSIST_CANARY_SETS": str(cases)}
+    assert run("sources", "add", "folder", "handbook", "--path", str(folder),
+               db=db).returncode == 0
+    assert run("sync", "--json", db=db, **sets).returncode == 0
+    assert canary_runs(db) == []  # off by default
+
+    (folder / "zebra.md").write_text(ZEBRA_V2)
+    updated = run("sync", "--json", db=db, DOCASSIST_CANARY_AFTER_SYNC="true", **sets)
+    assert one_json(updated.stdout)["sources"][0]["updated"] == 1
+    assert len(canary_runs(db)) == 1 and "regression" not in updated.stderr  # the baseline
+
+    (folder / "zebra.md").unlink()
+    deleted = run("sync", "--json", db=db, DOCASSIST_CANARY_AFTER_SYNC="true", **sets)
+    assert deleted.returncode == 0  # the sync itself went well
+    assert one_json(deleted.stdout)["sources"][0]["deleted"] == 1
+    assert f"canary regression after sync: {cases} zebra" in deleted.stderr
+    assert len(canary_runs(db)) == 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,7 +22,8 @@ from docassist.evaluation.answers import evaluate_answers, load_answer_cases
 from docassist.evaluation.decisions import evaluate_decisions, load_cases
 from docassist.storage import Store
 
-DEFAULT_CANARY_SETS = ("samples/decisions_dev.jsonl", "samples/answers_dev.jsonl")
+CANARY = "canary"
+"""The kind of canary runs among the stored eval runs."""
 
 
 class CanaryCase(BaseModel):
@@ -115,3 +116,28 @@ def compare(cases: list[CanaryCase], engine: TurnEngine, previous: tuple[str, An
     report.fixed = [case for case in cases
                     if before.get((case.set, case.id)) is False and case.passed]
     return report
+
+
+class CanaryLog(Protocol):
+    """Where canary runs are kept (the eval runs of the store)."""
+
+    def latest_eval_run(self, kind: str) -> dict[str, Any] | None: ...
+
+    def save_eval_run(self, kind: str, source: str, report: Any) -> str: ...
+
+
+def run_canary(log: CanaryLog, engine: TurnEngine, sets: list[str], root: Path,
+               language: i18n.Language) -> tuple[str, CanaryReport]:
+    """Run the sets, compare with the previous canary run, store this one; (run id, report).
+    ValueError (nothing stored) for a set that cannot be read or holds no valid case."""
+    lines = read_sets(sets, root)
+    cases = [case for name, set_lines in lines.items()
+             for case in run_set(name, set_lines, engine, language)]
+    previous = log.latest_eval_run(CANARY)
+    report = compare(cases, engine, (previous["run_id"], previous["report"])
+                     if previous else None)
+    return log.save_eval_run(CANARY, ",".join(sets), report), report
+
+
+def canary_sets(setting: str) -> list[str]:
+    return [name.strip() for name in setting.split(",") if name.strip()]
