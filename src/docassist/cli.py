@@ -277,7 +277,9 @@ def slack(
     host: Annotated[str, typer.Option(help="HTTP mode address.")] = "127.0.0.1",
 ) -> None:
     """Run the Slack app (Socket Mode by default; --http serves POST /slack/events)."""
+    from docassist.bot.gaps_digest import GapsDigest
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
+    from docassist.bot.slack.digest import slack_poster
     from docassist.bot.slack.server import make_server
     from docassist.config import SlackSettings
 
@@ -300,6 +302,10 @@ def slack(
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     start_source_work(runtime, "slack", adapter.stale_notes.post)
+    if runtime.settings.gaps_digest_channel:
+        GapsDigest(runtime.store, slack_poster(adapter.app.client,
+                                               runtime.settings.gaps_digest_channel),
+                   runtime.settings.language).start()
     warm_up(runtime)  # before the port opens: no event is acked behind a model load
     resumed = adapter.worker.resume()
     if resumed:

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
         default="samples/decisions_dev.jsonl,samples/answers_dev.jsonl",
         description="Comma-separated labelled sets `docassist eval canary` runs (paths "
         "relative to the working directory)")
+    gaps_digest_channel: str = Field(
+        default="", description="A Slack channel id: `docassist slack` posts the week's "
+        "gaps there once a week (empty = off)")
     canary_after_sync: bool = Field(
         default=False, description="Run `eval canary` after every sync that changed "
         "documents; regressions are logged as warnings and show in the report")

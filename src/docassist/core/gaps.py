@@ -26,7 +26,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
-from docassist.core.limits import GAP_DOCUMENTS, GAP_EXAMPLES, GAP_SIMILARITY
+from docassist.core import i18n
+from docassist.core.limits import GAP_DIGEST_GROUPS, GAP_DOCUMENTS, GAP_EXAMPLES, GAP_SIMILARITY
 from docassist.core.ports import Catalog, Embedder, QuestionLog, QuestionTrace
 from docassist.core.results import TurnResult
 from docassist.core.state import RagResult
@@ -178,3 +179,20 @@ def _document(document_id: str, catalog: Catalog) -> GapDocument:
     info = catalog.document(document_id)
     return GapDocument(document_id=document_id, title=info.title if info else None,
                        owner=info.owner if info else None)
+
+
+def digest_text(groups: list[GapGroup], language: i18n.Language, days: int) -> str:
+    """The weekly digest for an admin channel: the biggest groups, whom to ask (owners)."""
+    if not groups:
+        return i18n.text("gaps_digest_none", language)
+    lines = [i18n.text("gaps_digest_title", language, days=days)]
+    for group in groups[:GAP_DIGEST_GROUPS]:
+        documents = ", ".join(
+            f"{d.document_id} ({d.owner})" if d.owner else d.document_id
+            for d in group.documents) or i18n.text("gaps_digest_no_document", language)
+        example = next((f" — “{e.text}”" for e in reversed(group.examples) if e.text), "")
+        lines.append(i18n.text(
+            "gaps_digest_group", language, count=group.count, documents=documents,
+            kinds=", ".join(f"{kind} {count}" for kind, count in group.kinds.items()),
+            example=example))
+    return "\n".join(lines)

@@ -209,3 +209,6 @@ GAP_EXAMPLES: Final = 3
 
 GAP_DOCUMENTS: Final = 3
 """Closest documents kept per question (and shown per group)."""
+
+GAP_DIGEST_GROUPS: Final = 5
+"""Groups listed in the weekly gaps digest (the rest are in `docassist gaps`)."""
