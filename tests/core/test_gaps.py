@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from docassist.core.gaps import Gap, QuestionRecorder, group_gaps
@@ -126,3 +127,19 @@ def test_turns_without_a_question_keep_nothing(make_engine: EngineFactory, store
     assert engine.questions is not None
     engine.questions.wait(30)
     assert store.gap_rows("2000-01-01") == []
+
+
+def synthetic(result_id: str, vector: list[float], at: str) -> Gap:
+    return Gap(result_id=result_id, created_at=at, platform="slack", kinds=["no_answer"],
+               question=None, question_sha256=result_id * 4, document_ids=["DOC-TLS"],
+               vector=np.asarray(vector, dtype=np.float32))
+
+
+def test_grouping_joins_similar_vectors_and_keeps_other_sizes_apart(store: Store) -> None:
+    gaps = [synthetic("a", [1.0, 0.0, 0.0], "1"), synthetic("b", [0.9, 0.1, 0.0], "2"),
+            synthetic("c", [0.0, 1.0, 0.0], "3"),
+            synthetic("d", [1.0, 0.0], "4")]  # another embedder's size: its own group
+    groups = group_gaps(gaps, store)
+    assert [(g.count, [e.sha256 for e in g.examples]) for g in groups] == [
+        (2, ["aaaa", "bbbb"]), (1, ["cccc"]), (1, ["dddd"])]
+    assert groups[0].documents[0].document_id == "DOC-TLS" and groups[0].documents[0].owner

@@ -131,34 +131,38 @@ class Gap:
 def group_gaps(gaps: Iterable[Gap], catalog: Catalog) -> list[GapGroup]:
     """Gaps grouped by meaning (vectors), else by closest document; biggest group first."""
     clusters: list[list[Gap]] = []
-    centroids: list[npt.NDArray[np.float32]] = []
+    sums: list[npt.NDArray[np.float32]] = []  # of each group's unit vectors
+    centroids: list[npt.NDArray[np.float32]] = []  # the sums normalised
     by_document: dict[str, list[Gap]] = {}
     for gap in sorted(gaps, key=lambda gap: gap.created_at):
         if gap.vector is None or not np.any(gap.vector):
             key = gap.document_ids[0] if gap.document_ids else ""
             by_document.setdefault(key, []).append(gap)
             continue
-        vector = gap.vector / np.linalg.norm(gap.vector)
+        vector = (gap.vector / np.linalg.norm(gap.vector)).astype(np.float32)
         best = _closest(centroids, vector)
         if best is None:
             clusters.append([gap])
+            sums.append(vector)
             centroids.append(vector)
             continue
         clusters[best].append(gap)
-        mean = np.mean([g.vector / np.linalg.norm(g.vector) for g in clusters[best]
-                        if g.vector is not None], axis=0)
-        centroids[best] = (mean / np.linalg.norm(mean)).astype(np.float32)
+        sums[best] = sums[best] + vector
+        centroids[best] = sums[best] / np.linalg.norm(sums[best])
     groups = [_group(members, catalog) for members in [*clusters, *by_document.values()]]
     return sorted(groups, key=lambda group: (-group.count, group.first_seen))
 
 
 def _closest(centroids: list[npt.NDArray[np.float32]], vector: npt.NDArray[np.float32]
              ) -> int | None:
-    if not centroids or len(centroids[0]) != len(vector):
+    """The most similar group of the same embedding size (the embedder may have changed
+    within the period), if similar enough."""
+    same = [index for index, centroid in enumerate(centroids) if len(centroid) == len(vector)]
+    if not same:
         return None
-    similarities = np.stack(centroids) @ vector
+    similarities = np.stack([centroids[index] for index in same]) @ vector
     best = int(np.argmax(similarities))
-    return best if similarities[best] >= GAP_SIMILARITY else None
+    return same[best] if similarities[best] >= GAP_SIMILARITY else None
 
 
 def _group(members: list[Gap], catalog: Catalog) -> GapGroup:
