@@ -250,3 +250,19 @@ def test_no_test_module_imports_from_another_test_module() -> None:
     assert imports_of_test_modules("from tests.slack.test_slack_http import rig\n"
                                    "import tests.bot.test_cli\n") == [
         "tests.bot.test_cli", "tests.slack.test_slack_http"]
+
+
+def test_fake_http_servers_start_only_through_the_one_base() -> None:
+    """Every fake of an external HTTP system subclasses tests/fakes/loopback.FakeServer
+    (port 0, a thread, url, stop, recorded requests) instead of repeating that plumbing."""
+    def serves_http_itself(path: Path) -> bool:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        return bool({"http.server", "socketserver"} & imports_of(path)) or any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "LoopbackServer" for node in ast.walk(tree))
+
+    base = TESTS / "fakes" / "loopback.py"
+    assert serves_http_itself(base)  # the checker sees it where it is
+    assert {str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
+            if path != base and "node_modules" not in path.parts
+            and serves_http_itself(path)} == set()
