@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import pytest
 
 from docassist.core.documents import parse_document
@@ -18,7 +19,10 @@ from docassist.core.ports import (
     ConversationStore,
     DocumentIndex,
     FeedbackLog,
+    GapLog,
     Inbox,
+    QuestionLog,
+    QuestionTrace,
     ShadowLog,
     TraceLog,
 )
@@ -29,7 +33,7 @@ from tests.helpers import key, message
 
 
 class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, ShadowLog, TraceLog,
-               Protocol):
+               QuestionLog, GapLog, Protocol):
     def erase_before(self, cutoff: str) -> Any: ...
 
 
@@ -193,3 +197,30 @@ def test_conformance_purge_erases_traces_older_than_the_cutoff(any_store: AnySto
     assert erased.turns == 1
     assert [row["result_id"] for row in any_store.turns()] == ["new"]
     assert any_store.feedback() == []
+
+
+def test_conformance_a_question_vector_comes_back_with_its_gap(any_store: AnyStore) -> None:
+    _commit(any_store, "r1", created_at="2026-11-30T00:00:00")
+    _commit(any_store, "r2", version=1, created_at="2026-11-30T00:00:01")
+    vector = np.linspace(-1, 1, 8, dtype=np.float32)
+    any_store.record_question(QuestionTrace(
+        result_id="r1", created_at="2026-11-30T00:00:02", embedder="use", vector=vector,
+        document_ids=["DOC-A", "DOC-B"]))
+    any_store.record_feedback("r1", "U1", positive=False)  # r2 is no gap: no vote, answered
+    [row] = any_store.gap_rows("2026-01-01")
+    assert (row["result_id"], row["kinds"], row["document_ids"], row["question"]) == (
+        "r1", ["thumbs_down"], ["DOC-A", "DOC-B"], None)
+    assert np.allclose(row["vector"], vector, atol=0.01)  # int8 rows: close, not equal
+    assert any_store.gap_rows("2999-01-01") == []
+
+
+def test_conformance_question_vectors_are_purged_with_their_turn(any_store: AnyStore) -> None:
+    _commit(any_store, "old", created_at="2020-01-01T00:00:00")
+    any_store.record_question(QuestionTrace(
+        result_id="old", created_at="2020-01-01T00:00:01", embedder=None, vector=None,
+        document_ids=[], question="kept with save_raw"))
+    any_store.record_escalation("old", "U1")
+    assert [row["question"] for row in any_store.gap_rows("2000-01-01")] == [
+        "kept with save_raw"]
+    assert any_store.erase_before("2026-01-01T00:00:00").question_vectors == 1
+    assert any_store.gap_rows("2000-01-01") == []
