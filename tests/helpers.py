@@ -1,4 +1,5 @@
-"""Test helpers: a scripted selector stands in for a model (an external system)."""
+"""Test helpers: a scripted selector stands in for a model (an external system); tools
+swapped through the real registry; keys, messages and trace rows for tests."""
 
 from __future__ import annotations
 
