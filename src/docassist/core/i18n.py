@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from docassist.core.statuses import LANGUAGES, Language
-
-__all__ = ["LANGUAGES", "Language", "detect_language", "template", "text"]
+# Defined in statuses (the leaf every layer reads); re-exported: `i18n.Language` reads well.
+from docassist.core.statuses import LANGUAGES as LANGUAGES
+from docassist.core.statuses import Language as Language
 
 _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "stale_note_updated": {

@@ -16,9 +16,6 @@ from docassist.core.statuses import (
     TurnStatus,
 )
 
-__all__ = ["TurnStatus"]  # its home is statuses; kept importable here
-
-
 
 class DecisionView(BaseModel):
     model_config = ConfigDict(extra="forbid")
