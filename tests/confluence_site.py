@@ -44,12 +44,26 @@ class ConfluenceState:
         return [path for path, _headers in self.requests]
 
 
+class OneWriteHandler(QuietHandler):
+    def reply(self, status: int, data: bytes, content_type: str = "application/json",
+              extra: dict[str, str] | None = None) -> None:
+        """Headers and body in one write: two writes meet the client's delayed ACK (~40 ms
+        a response), which would be the fake's time, not the sync's (as tests/web_site.py)."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self._headers_buffer.append(b"\r\n" + data)  # type: ignore[attr-defined]
+        self.flush_headers()
+
+
 class FakeConfluence:
     def __init__(self) -> None:
         self.state = ConfluenceState()
         state = self.state
 
-        class Handler(QuietHandler):
+        class Handler(OneWriteHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 query = {key: values[0] for key, values in parse_qs(parts.query).items()}

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import trustme
 
+from tests.confluence_site import OneWriteHandler
 from tests.loopback import LoopbackServer, QuietHandler
 
 TENANT = "11111111-2222-3333-4444-555555555555"
@@ -151,7 +152,7 @@ class FakeGraph:
 
 
 def _token_handler(state: GraphState) -> type[QuietHandler]:
-    class Handler(QuietHandler):
+    class Handler(OneWriteHandler):
         def _base(self) -> str:
             host, port = self.server.server_address[:2]
             return f"https://{host!s}:{port}/{TENANT}"
@@ -187,7 +188,7 @@ def _token_handler(state: GraphState) -> type[QuietHandler]:
 
 
 def _graph_handler(state: GraphState) -> type[QuietHandler]:
-    class Handler(QuietHandler):
+    class Handler(OneWriteHandler):
         def _base(self) -> str:
             host, port = self.server.server_address[:2]
             return f"http://{host!s}:{port}"
