@@ -61,8 +61,8 @@ def confluence(items: int, folder: Path) -> None:
     def edit() -> None:
         site.state.spaces["OPS"]["1007"] = FakePage("Procedure 7", "<p>Changed.</p>", 2)
 
-    print(f"confluence (Cloud v2, {items} pages, 100 per listing; one attachment listing "
-          "per page):")
+    print(f"confluence (Cloud v2, {items} pages, 100 per listing; attachments by one CQL "
+          "search):")
     phases(store, lambda: len(site.state.requests), edit)
     store.close()
     site.stop()

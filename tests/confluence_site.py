@@ -7,6 +7,7 @@ record of every request."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,9 +84,14 @@ class FakeConfluence:
                     if path.startswith(prefix + "/download/attachments/"):
                         self._download(path.removeprefix(prefix))
                         return
-                answer = (_cloud(state, path.removeprefix(CLOUD_BASE), query)
-                          if path.startswith(CLOUD_BASE + "/api/v2/")
-                          else _datacenter(state, path.removeprefix(DC_CONTEXT), query))
+                cloud = path.startswith(CLOUD_BASE + "/")
+                rest = path.removeprefix(CLOUD_BASE if cloud else DC_CONTEXT)
+                if rest == "/rest/api/content/search":
+                    answer = _search(state, query, cloud)
+                elif cloud:
+                    answer = _cloud(state, rest, query)
+                else:
+                    answer = _datacenter(state, rest, query)
                 if answer is None:
                     self.reply(404, b'{"message": "No content found"}')
                 else:
@@ -149,28 +155,34 @@ def _page_json(state: ConfluenceState, key: str, page_id: str, page: FakePage,
     return shape
 
 
-def _attachments(page_id: str, page: FakePage, cloud: bool) -> list[dict[str, Any]]:
+def _attachments(state: ConfluenceState, key: str) -> list[dict[str, Any]]:
+    """A space's attachments as the CQL content search shows them (expand=version,container)."""
     shapes = []
-    for attachment_id, (name, _data, version) in page.attachments.items():
-        download = f"/download/attachments/{page_id}/{quote(name)}?version={version}"
-        if cloud:
-            shapes.append({"id": attachment_id, "title": name, "pageId": page_id,
-                           "mediaType": "text/markdown", "version": {"number": version},
-                           "downloadLink": download + "&api=v2",
-                           "webuiLink": f"/pages/viewpageattachments.action?pageId={page_id}"})
-        else:
+    for page_id, page in state.spaces.get(key, {}).items():
+        for attachment_id, (name, _data, version) in page.attachments.items():
+            download = f"/download/attachments/{page_id}/{quote(name)}?version={version}"
             shapes.append({"id": attachment_id, "type": "attachment", "title": name,
                            "metadata": {"mediaType": "text/markdown"},
                            "version": {"number": version},
-                           "_links": {"download": download, "webui": download}})
+                           "container": {"id": page_id, "type": "page", "title": page.title},
+                           "_links": {"download": download,
+                                      "webui": f"/pages/viewpageattachments.action?pageId="
+                                               f"{page_id}&preview={quote(name)}"}})
     return shapes
 
 
-def _find_page(state: ConfluenceState, page_id: str) -> tuple[str, FakePage] | None:
-    for key, pages in state.spaces.items():
-        if page_id in pages:
-            return key, pages[page_id]
-    return None
+def _search(state: ConfluenceState, query: dict[str, str], cloud: bool) -> dict[str, Any]:
+    """`/rest/api/content/search?cql=type=attachment AND space="KEY"`: paged by `cursor`
+    (Cloud) or `start` (Data Center), `_links.next` relative to the base."""
+    match = re.search(r'space="?([^"\s]+)"?', query.get("cql", ""))
+    cursor = "cursor" if cloud else "start"
+    start = int(query.get(cursor, "0"))
+    shown, following = _window(state, _attachments(state, match.group(1) if match else ""),
+                               start)
+    links = {} if following is None else {
+        "next": f"/rest/api/content/search?{urlencode({**query, cursor: following})}"}
+    return {"results": shown, "start": start, "limit": state.page_size, "size": len(shown),
+            "_links": links}
 
 
 def _cloud(state: ConfluenceState, path: str, query: dict[str, str]) -> dict[str, Any] | None:
@@ -190,14 +202,6 @@ def _cloud(state: ConfluenceState, path: str, query: dict[str, str]) -> dict[str
         links = {} if following is None else {"next": f"{CLOUD_BASE}/api/v2/spaces/{parts[3]}"
                                               f"/pages?{urlencode({**query, 'cursor': following})}"}
         return {"results": shown, "_links": links}
-    if len(parts) == 5 and parts[2] == "pages" and parts[4] == "attachments":
-        found = _find_page(state, parts[3])
-        if found is None:
-            return None
-        shown, following = _window(state, _attachments(parts[3], found[1], True), start)
-        links = {} if following is None else {"next": f"{CLOUD_BASE}/api/v2/pages/{parts[3]}"
-                                              f"/attachments?cursor={following}"}
-        return {"results": shown, "_links": links}
     return None
 
 
@@ -211,11 +215,6 @@ def _datacenter(state: ConfluenceState, path: str, query: dict[str, str]
         key = query.get("spaceKey", "")
         items = [_page_json(state, key, pid, page, False)
                  for pid, page in state.spaces.get(key, {}).items()]
-    elif len(parts) == 6 and parts[2] == "content" and parts[4:] == ["child", "attachment"]:
-        found = _find_page(state, parts[3])
-        if found is None:
-            return None
-        items = _attachments(parts[3], found[1], False)
     else:
         return None
     shown, following = _window(state, items, start)

@@ -95,6 +95,17 @@ def test_an_unchanged_resync_lists_but_downloads_parses_and_embeds_nothing(
     assert chunk_count(wiki) == chunks
     assert wiki.document("DOC-WIKI-1002").indexed_at == indexed_at  # type: ignore[union-attr]
     assert not any("/download/" in path for path in confluence.state.paths())
+    # per space: its id, its pages (3 OPS pages need two listings), one attachment search
+    assert len(confluence.state.paths()) == 2 + 3 + 2
+
+
+def test_an_attachment_added_without_a_page_edit_is_found(
+        wiki: Store, confluence: FakeConfluence) -> None:
+    sync_all(wiki)
+    confluence.state.spaces["HR"]["2001"].attachments["att6001"] = (
+        "policy.md", b"# Policy\n\n## Leave\n\nTwenty-six days a year.\n", 1)
+    [outcome] = sync_all(wiki)
+    assert outcome.added == ["DOC-WIKI-ATT6001"] and len(outcome.unchanged) == 5
 
 
 def test_an_edited_page_is_a_new_version_numbered_by_confluence(
@@ -140,14 +151,13 @@ def test_throttling_is_waited_out_and_a_page_that_stays_throttled_fails_alone(
     confluence.state.spaces["OPS"]["1003"].version = 2
     confluence.state.spaces["OPS"]["1003"].body = "<p>Rotate keys monthly.</p>"
     confluence.state.failures["/wiki/api/v2/spaces"] = [(429, {"Retry-After": "0"})]
-    confluence.state.failures["/wiki/api/v2/pages/1001/attachments"] = [
+    confluence.state.failures["/wiki/rest/api/content/search"] = [
         (429, {"Retry-After": "0"})] * 3
     [outcome] = sync_all(wiki)
     assert sorted(outcome.updated) == ["DOC-WIKI-1001", "DOC-WIKI-1003"]
-    assert outcome.failed == [f"{confluence.cloud_url}/spaces/OPS/pages/1001/Restart+API "
-                              "(attachments)"]
+    assert outcome.failed == ["space OPS (attachments)"]
     assert "HTTP 429 after 3 tries" in (outcome.error or "")
-    assert outcome.deleted == []
+    assert outcome.deleted == [] and wiki.document("DOC-WIKI-ATT5001") is not None
     [status] = wiki.source_statuses()
     assert status.last_error and "429" in status.last_error and status.documents == 5
 

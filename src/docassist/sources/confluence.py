@@ -1,9 +1,10 @@
 """Reading Confluence spaces: Cloud REST v2 and Data Center REST, behind one small client.
 
-Cloud: `GET /wiki/api/v2/spaces?keys=K`, then `/spaces/{id}/pages?body-format=storage` and
-`/pages/{id}/attachments`, each paged by the cursor in `_links.next`. Data Center:
-`GET /rest/api/space/{K}`, then `/rest/api/content?spaceKey=K&type=page&expand=body.storage,
-version` and `/rest/api/content/{id}/child/attachment`, paged by `_links.next` too.
+Cloud: `GET /wiki/api/v2/spaces?keys=K`, then `/spaces/{id}/pages?body-format=storage`,
+paged by the cursor in `_links.next`. Data Center: `GET /rest/api/space/{K}`, then
+`/rest/api/content?spaceKey=K&type=page&expand=body.storage,version`, paged by
+`_links.next` too. Attachments, on both: the CQL search `/rest/api/content/search?cql=
+type=attachment AND space="K"&expand=version,container` (Cloud under /wiki).
 
 Credentials come from the environment only: Cloud uses Basic auth with the account's email
 and an API token, Data Center a personal access token as Bearer. They are sent, never stored
@@ -120,26 +121,24 @@ class ConfluenceApi:
             space=space, version=int((result.get("version") or {}).get("number") or 0),
             storage=str(body.get("value") or ""), url=resolve_link(self.base, webui))
 
-    def attachments(self, page: ConfluencePage) -> Iterator[ConfluenceAttachment]:
-        if self.flavour is ConfluenceDeployment.CLOUD:
-            listing = self._paged(f"{self.base}/api/v2/pages/{page.page_id}/attachments",
-                                  {"limit": CONFLUENCE_PAGE_LIMIT})
-        else:
-            listing = self._paged(
-                f"{self.base}/rest/api/content/{page.page_id}/child/attachment",
-                {"expand": "version", "limit": CONFLUENCE_PAGE_LIMIT})
+    def attachments(self, space: str) -> Iterator[ConfluenceAttachment]:
+        """Every attachment of the space in one paged CQL search (both deployments), so an
+        unchanged space costs a few listings, not one request per page."""
+        cql = f'type=attachment AND space="{space}"'
+        listing = self._paged(f"{self.base}/rest/api/content/search", {
+            "cql": cql, "expand": "version,container", "limit": CONFLUENCE_PAGE_LIMIT})
         for result in listing:
             links = result.get("_links") or {}
-            download = result.get("downloadLink") or links.get("download")
-            if not download:
+            container = result.get("container") or {}
+            download = links.get("download")
+            if not download or not container.get("id"):
                 continue
-            webui = result.get("webuiLink") or links.get("webui") or download
             yield ConfluenceAttachment(
-                attachment_id=str(result["id"]), page_id=page.page_id,
+                attachment_id=str(result["id"]), page_id=str(container["id"]),
                 title=str(result.get("title") or result["id"]),
                 version=int((result.get("version") or {}).get("number") or 0),
                 download_url=resolve_link(self.base, str(download)),
-                url=resolve_link(self.base, str(webui)))
+                url=resolve_link(self.base, str(links.get("webui") or download)))
 
     def download(self, attachment: ConfluenceAttachment) -> bytes:
         return self.http.download(attachment.download_url)

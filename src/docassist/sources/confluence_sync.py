@@ -5,10 +5,10 @@ body is parsed and nothing is embedded. A changed page becomes a new version (it
 version number is the document's version). A page moved to another configured space keeps
 its id (its URL changes, so it is a new version); a page deleted, archived or moved out of
 the configured spaces leaves the catalog in that sync. Attachments of the formats DocAssist
-reads are documents of their own, versioned by their attachment version.
+reads are documents of their own, versioned by their attachment version, listed per space.
 
 A space whose listing fails removes nothing (a half-read listing must not read as
-deletions); an attachment listing that fails keeps that page's attachments.
+deletions); an attachment listing that fails keeps every attachment.
 """
 
 from __future__ import annotations
@@ -36,8 +36,11 @@ def page_key(page_id: str) -> str:
     return f"page:{page_id}"
 
 
+ATTACHMENT_PREFIX = "attachment:"
+
+
 def attachment_key(page_id: str, attachment_id: str) -> str:
-    return f"attachment:{page_id}:{attachment_id}"
+    return f"{ATTACHMENT_PREFIX}{page_id}:{attachment_id}"
 
 
 def page_text(page: ConfluencePage) -> str:
@@ -56,6 +59,8 @@ class ConfluenceSync:
     outcome: SyncOutcome = field(init=False)
     ledger: ItemLedger = field(init=False)
     count: int = 0
+    truncated: bool = False
+    """More than REMOTE_MAX_ITEMS: the rest left out, and nothing taken as gone."""
 
     def __post_init__(self) -> None:
         self.outcome = SyncOutcome(self.source.name, self.source.kind)
@@ -65,19 +70,35 @@ class ConfluenceSync:
         listed_all = True
         for space in self.source.confluence().spaces:
             try:
-                for page in self.api.pages(space):
-                    if self.count >= REMOTE_MAX_ITEMS:
-                        self.outcome.notes.append(f"more than {REMOTE_MAX_ITEMS} items, the "
-                                                  "rest left out")
-                        listed_all = False
-                        break
-                    self._sync_page(page)
+                pages = self._sync_pages(space)
             except RemoteError as error:
                 self.outcome.errors.append(f"space {space}: {error}")
                 listed_all = False
-        if listed_all:
+                continue
+            try:
+                attachments = [a for a in self.api.attachments(space)
+                               if a.page_id in pages and readable(a.title)]
+            except RemoteError as error:  # keep every attachment this source holds
+                self.outcome.failed.append(f"space {space} (attachments)")
+                self.outcome.errors.append(f"space {space} (attachments): {error}")
+                self.ledger.seen.update(k for k in self.ledger.items
+                                        if k.startswith(ATTACHMENT_PREFIX))
+                continue
+            for attachment in attachments:
+                self._sync_attachment(attachment)
+        if listed_all and not self.truncated:
             self.ledger.remove_unseen()
         return self.outcome
+
+    def _sync_pages(self, space: str) -> set[str]:
+        """Sync the space's pages; their ids."""
+        pages: set[str] = set()
+        for page in self.api.pages(space):
+            if self._full():
+                break
+            self._sync_page(page)
+            pages.add(page.page_id)
+        return pages
 
     def _sync_page(self, page: ConfluencePage) -> None:
         self.count += 1
@@ -85,26 +106,25 @@ class ConfluenceSync:
             self.on_item(page.url)
         key = page_key(page.page_id)
         marker = f"{page.version}|{page.url}"
-        if not self.ledger.is_current(key, marker):
-            try:
-                parsed = remote_document(
-                    page_text(page), name=page.title, url=page.url, version=str(page.version),
-                    document_id=remote_document_id(self.source.name, page.page_id))
-                self.ledger.keep(key, parsed, marker, page.url)
-            except ValueError as error:
-                self.ledger.fail(key, page.url, error)
-        try:
-            attachments = list(self.api.attachments(page))
-        except RemoteError as error:
-            self.ledger.fail(key, f"{page.url} (attachments)", error)
-            prefix = attachment_key(page.page_id, "")
-            self.ledger.seen.update(k for k in self.ledger.items if k.startswith(prefix))
+        if self.ledger.is_current(key, marker):
             return
-        for attachment in attachments:
-            if readable(attachment.title):
-                self._sync_attachment(attachment)
+        try:
+            parsed = remote_document(
+                page_text(page), name=page.title, url=page.url, version=str(page.version),
+                document_id=remote_document_id(self.source.name, page.page_id))
+            self.ledger.keep(key, parsed, marker, page.url)
+        except ValueError as error:
+            self.ledger.fail(key, page.url, error)
+
+    def _full(self) -> bool:
+        if self.count >= REMOTE_MAX_ITEMS and not self.truncated:
+            self.outcome.notes.append(f"more than {REMOTE_MAX_ITEMS} items, the rest left out")
+            self.truncated = True
+        return self.truncated
 
     def _sync_attachment(self, attachment: ConfluenceAttachment) -> None:
+        if self._full():
+            return
         self.count += 1
         key = attachment_key(attachment.page_id, attachment.attachment_id)
         marker = str(attachment.version)
