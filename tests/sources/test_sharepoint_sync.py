@@ -183,3 +183,23 @@ def test_a_named_library_is_found_among_the_site_drives(
     [failed] = sync_all(store, "nope")
     assert failed.error == f"{SITE_REF}: no document library 'Missing' on site {SITE_REF}"
     store.close()
+
+
+def test_missing_graph_credentials_name_the_variables(
+        library: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DOCASSIST_GRAPH_CLIENT_SECRET")
+    monkeypatch.delenv("DOCASSIST_TEAMS_APP_PASSWORD", raising=False)
+    [outcome] = sync_all(library)
+    assert outcome.error == ("Microsoft Graph credentials incomplete: "
+                             "DOCASSIST_GRAPH_CLIENT_SECRET (or the DOCASSIST_TEAMS_* ones)")
+
+
+def test_an_unreachable_token_service_is_a_clear_error_and_removes_nothing(
+        library: Store, graph: FakeGraph) -> None:
+    sync_all(library)
+    graph.state.delete("01KEYS")
+    graph.login.stop()
+    [outcome] = sync_all(library)
+    assert outcome.error is not None and outcome.error.startswith(
+        f"Microsoft Entra ID ({graph.authority_host}/{TENANT}) could not be reached")
+    assert len(library.documents()) == 3
