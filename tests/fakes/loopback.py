@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -40,6 +41,20 @@ class QuietHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class OneWriteHandler(QuietHandler):
+    def reply(self, status: int, data: bytes, content_type: str = "application/json",
+              extra: dict[str, str] | None = None) -> None:
+        """Headers and body in one write: two writes meet the client's delayed ACK (~40 ms
+        a response), which would be the fake's time, not the code under test's."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self._headers_buffer.append(b"\r\n" + data)  # type: ignore[attr-defined]
+        self.flush_headers()
+
+
 class LoopbackServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # bursts of concurrent clients in load tests
@@ -59,6 +74,18 @@ class LoopbackServer(ThreadingHTTPServer):
     def base_url(self) -> str:
         host, port = self.server_address[:2]
         return f"http://{host!s}:{port}"
+
+
+class TlsLoopbackServer(LoopbackServer):
+    """A loopback server whose accepted connections speak TLS (a test CA's certificate)."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], tls: ssl.SSLContext) -> None:
+        self.tls = tls
+        super().__init__(handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, address = super().get_request()
+        return self.tls.wrap_socket(connection, server_side=True), address
 
 
 @dataclass
@@ -105,8 +132,18 @@ class FakeServer:
             def do_POST(self) -> None:
                 owner._receive(self)
 
-        self._server = LoopbackServer(Handler)
+            def do_PUT(self) -> None:
+                owner._receive(self)
+
+            def do_DELETE(self) -> None:
+                owner._receive(self)
+
+        self._server = self.make_server(Handler)
         return self
+
+    def make_server(self, handler: type[BaseHTTPRequestHandler]) -> LoopbackServer:
+        """Where the fake listens (a fake speaking TLS returns a TlsLoopbackServer)."""
+        return LoopbackServer(handler)
 
     def _receive(self, exchange: QuietHandler) -> None:
         raw = exchange.read_body()

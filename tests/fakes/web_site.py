@@ -8,7 +8,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tests.fakes.loopback import FakeServer, QuietHandler, Request
+from tests.fakes.loopback import FakeServer, OneWriteHandler, QuietHandler, Request
 
 
 @dataclass
@@ -32,20 +32,6 @@ def page(title: str, *sections: tuple[str, str], stamp: str = "", links: str = "
     return (f"<html lang='en'><head><title>{title}</title></head><body>"
             f"<nav><a href='/'>Home</a>{links}</nav><h1>{title}</h1>{body}"
             f"<footer>Generated {stamp}</footer></body></html>")
-
-
-class OneWriteHandler(QuietHandler):
-    def reply(self, status: int, data: bytes, content_type: str = "text/plain",
-              extra: dict[str, str] | None = None) -> None:
-        """Headers and body in one write: two writes meet the client's delayed ACK
-        (~40 ms a response), which would be the fake's time, not the sync's."""
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (extra or {}).items():
-            self.send_header(name, value)
-        self._headers_buffer.append(b"\r\n" + data)  # type: ignore[attr-defined]
-        self.flush_headers()
 
 
 class WebSite(FakeServer):

@@ -325,7 +325,14 @@ def m010_sources(db: Database) -> None:
 
 
 @migrations()
-def m011_gaps(db: Database) -> None:
+def m011_source_sync_state(db: Database) -> None:
+    """A source's own sync state as JSON (issue 21): a SharePoint source keeps its drive id
+    and Graph delta link there, so the next sync asks only for what changed."""
+    db.table("sources").add_column("sync_state", str)
+
+
+@migrations()
+def m012_gaps(db: Database) -> None:
     """Questions kept for `docassist gaps`: the embedding (int8 codes + scale, as chunk
     vectors) and the closest documents; the text only with save_raw. Purged with traces."""
     db.table("question_vectors").create(
