@@ -58,6 +58,12 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Nie mogę odczytać tej wiadomości: musi być tekstem bez znaków sterujących.",
         "en": "I can't read this message: it must be text without control characters.",
     },
+    "choice_stale": {
+        "pl": "Ten wybór dotyczy pytania, które nie czeka już na odpowiedź. Napisz, o co "
+        "chodzi, albo kliknij przycisk pod ostatnim pytaniem.",
+        "en": "That choice belongs to a question that is no longer waiting for an answer. "
+        "Say what you mean, or use the buttons under the latest question.",
+    },
     "clarify_subject": {
         "pl": "Którego obiektu dotyczy pytanie? Podaj go w pełnym pytaniu, np. {examples}.",
         "en": "Which object do you mean? Name it in your question, e.g. {examples}.",

@@ -62,6 +62,9 @@ class PendingClarification(BaseModel):
     language: Literal["pl", "en"]
     attempts: int = 1
     options: list[str] = Field(default_factory=list)
+    result_id: str | None = None
+    """The result that asked: a clicked choice answers this question only (None in states
+    saved before choices existed, whose buttons are then stale)."""
 
 
 class TurnSummary(BaseModel):

@@ -209,7 +209,22 @@ class TurnEngine:
             answer = i18n.text(problem.problem, language, length=problem.length,
                                limit=MAX_MESSAGE_CHARS)
             return Reply(problem.problem, answer, remember=False)
-        return None
+        return self._stale_choice(turn)
+
+    def _stale_choice(self, turn: _Turn) -> Reply | None:
+        """A clicked choice answers the question it was shown under, and only while that
+        question is the one pending: a click on an old or unknown one runs nothing and
+        leaves the thread as it was (its pending question included)."""
+        choice_for = turn.message.choice_for
+        pending = turn.state.pending_clarification
+        if choice_for is None or (pending is not None and pending.result_id == choice_for):
+            return None
+        assert turn.text is not None
+        turn.plan = Plan(message=turn.text, resolution=_unchanged(turn.text),
+                         decision=Decision(status="rejected", reason="stale_choice",
+                                           decided_by="validation"))
+        return Reply("invalid_message", i18n.text("choice_stale", turn.language),
+                     remember=False)
 
     def _plan(self, turn: _Turn) -> tuple[Plan, Reply | None]:
         """A command's fixed plan, or the selector's; a handoff reply when its model is down."""
@@ -477,6 +492,7 @@ def _next_state(turn: _Turn, reply: Reply, result: TurnResult) -> ConversationSt
             language=turn.language,
             attempts=clarification.attempts,
             options=[subject.key for subject in plan.options],
+            result_id=turn.result_id,
         )
     elif reply.remember:
         state.pending_clarification = None

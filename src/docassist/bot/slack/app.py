@@ -223,6 +223,17 @@ class SlackAdapter:
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
                        command: Command) -> None:
         """A button or shortcut: rate-limited (told ephemerally), then through the inbox."""
+        self._submit_click(ChatMessage(key=key, user=user, text="", command=command,
+                                       event_id=event_id))
+
+    def submit_choice(self, key: ConversationKey, user: str, event_id: str, reply: str,
+                      result_id: str) -> None:
+        """A clarification's button: its reply, as if typed, through the same inbox and turn."""
+        self._submit_click(ChatMessage(key=key, user=user, text=reply, event_id=event_id,
+                                       choice_for=result_id))
+
+    def _submit_click(self, message: ChatMessage) -> None:
+        key, user, event_id = message.key, message.user, str(message.event_id)
         language = self.config.default_language
         limited = self.admission.limit(user, event_id, language)
         if limited is not None:
@@ -230,9 +241,7 @@ class SlackAdapter:
                                            thread_ts=self.thread_ts(key))
             return
         try:
-            self.worker.submit(ChatMessage(key=key, user=user, text="", command=command,
-                                           event_id=event_id),
-                               deadline=ACK_DEADLINE_SECONDS,
+            self.worker.submit(message, deadline=ACK_DEADLINE_SECONDS,
                                on_late_failure=lambda error: self.tell_not_stored(
                                    key, language, error))
         except AckDeadlineError as error:  # stored later and answered, or told then

@@ -23,6 +23,7 @@ from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.render import (
     ASK_HUMAN_ACTION,
+    CHOICE_ACTION,
     CLEAR_THREAD_ACTION,
     CLEAR_THREAD_SHORTCUT,
     FEEDBACK_ACTION,
@@ -95,6 +96,9 @@ class SlackAdapter(Protocol):
 
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
                        command: Command) -> None: ...
+
+    def submit_choice(self, key: ConversationKey, user: str, event_id: str, reply: str,
+                      result_id: str) -> None: ...
 
     def thread_of_result(self, result_id: str) -> str | None: ...
 
@@ -198,6 +202,23 @@ def register_listeners(adapter: SlackAdapter) -> None:
     _register_messages(adapter)
     _register_buttons(adapter)
     _register_commands(adapter)
+    adapter.app.action(CHOICE_ACTION)(choice_listener(adapter))
+
+
+def choice_listener(adapter: SlackAdapter) -> Callable[..., None]:
+    """A clarification's button: the pending request completed as a typed reply would."""
+    def on_choice(ack: Any, body: dict[str, Any]) -> None:
+        pressed = interaction(body, message=True)
+        result_id, separator, reply = pressed.actions[0].value.partition("|")
+        if not separator or not reply.strip():
+            raise MalformedRequest("choice without its question or reply")
+        ack()
+        channel = pressed.channel_id
+        key = adapter.key_for(pressed.team_id, channel, pressed.thread,
+                              str(pressed.message_ts), _channel_type(channel))
+        action_ts = pressed.actions[0].action_ts or pressed.trigger_id
+        adapter.submit_choice(key, pressed.user.id, f"action:{action_ts}", reply, result_id)
+    return on_choice
 
 
 def _register_messages(adapter: SlackAdapter) -> None:

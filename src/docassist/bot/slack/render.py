@@ -8,6 +8,7 @@ commands are code spans or code blocks, and a long answer is split between lines
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from docassist.bot import layout
@@ -31,6 +32,13 @@ CLEAR_THREAD_ACTION: Final = "docassist_clear_thread"
 CLEAR_THREAD_SHORTCUT: Final = "docassist_clear_thread_shortcut"
 FEEDBACK_ACTION: Final = "docassist_feedback"
 ASK_HUMAN_ACTION: Final = "docassist_ask_human"
+CHOICE_ACTION_PREFIX: Final = "docassist_choice_"
+"""One button per candidate under a clarification: `docassist_choice_<n>` (action ids are
+unique within a block); the value is `<result id>|<reply>`."""
+CHOICE_ACTION: Final = re.compile(rf"^{CHOICE_ACTION_PREFIX}\d+$")
+CHOICES_BLOCK: Final = "docassist_choices"
+BUTTON_TEXT_LIMIT: Final = 75
+"""Slack's limit for a button's text."""
 ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
 _FENCE: Final = "```"
 
@@ -157,6 +165,9 @@ def render(result: TurnResult) -> list[Message]:
         messages.append({"text": " ".join(chunk)[:FALLBACK_TEXT_LIMIT],
                          "blocks": [_section(piece) for piece in chunk]})
     last = messages[-1]["blocks"]
+    choices = choices_block(result)
+    if choices is not None:
+        last.append(choices)
     context = _sources_context(result)
     if context is not None:
         last.append(context)
@@ -165,6 +176,18 @@ def render(result: TurnResult) -> list[Message]:
     if result.status in ANSWER_STATUSES:
         last.append(feedback_block(result))
     return messages
+
+
+def choices_block(result: TurnResult) -> dict[str, Any] | None:
+    """A clarification's candidates, one button each; a click answers as the words would."""
+    clarification = result.clarification
+    if clarification is None or not clarification.choices:
+        return None
+    return {"type": "actions", "block_id": CHOICES_BLOCK, "elements": [
+        {"type": "button", "action_id": f"{CHOICE_ACTION_PREFIX}{index}",
+         "value": f"{result.result_id}|{choice.reply}",
+         "text": {"type": "plain_text", "text": choice.label[:BUTTON_TEXT_LIMIT]}}
+        for index, choice in enumerate(clarification.choices)]}
 
 
 def catalog_message(documents: list[DocumentInfo], language: i18n.Language) -> Message:

@@ -177,7 +177,10 @@ class TeamsAdapter:
             return
         command: Command | None = None
         argument: str | None = None
-        if action == cards.SHOW_SOURCES:
+        choice_for: str | None = None
+        if action == cards.CHOICE:  # a clarification's candidate: its reply, as if typed
+            text, choice_for = str(value.get("reply") or ""), str(value.get("result_id") or "")
+        elif action == cards.SHOW_SOURCES:
             command = Command.SHOW_SOURCES
         elif action == cards.CLEAR_THREAD:
             command = Command.CLEAR
@@ -197,7 +200,7 @@ class TeamsAdapter:
         reference.conversation.id = reply_conversation
         message = ChatMessage(
             key=key, user=user, text=text, command=command, command_argument=argument,
-            event_id=event_id,
+            event_id=event_id, choice_for=choice_for,
             reply_to=reference.model_dump_json(by_alias=True, exclude_none=True))
         attachments = any(a.content_type not in READABLE_ATTACHMENTS
                           for a in activity.attachments or [])

@@ -36,6 +36,8 @@ ACTION_KEY: Final = "docassist"
 SHOW_SOURCES: Final = "show_sources"
 CLEAR_THREAD: Final = "clear"
 FEEDBACK: Final = "feedback"
+CHOICE: Final = "choice"
+"""A clarification's candidate: data `{docassist: choice, result_id, reply}`."""
 ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
 
 Card = dict[str, Any]
@@ -178,7 +180,7 @@ def _action_rows(result: TurnResult) -> list[list[dict[str, Any]]]:
     """Two buttons a row: four in one row are cut to "Pokaż źró…" on a phone (and in
     Teams' narrow panes); two fit."""
     language = _language(result)
-    rows = []
+    rows = _choice_rows(result)
     if result.status not in ("cleared", "storage_unavailable"):  # nothing to act on
         rows.append([
             _submit(i18n.text("button_show_sources", language), action=SHOW_SOURCES),
@@ -190,6 +192,17 @@ def _action_rows(result: TurnResult) -> list[list[dict[str, Any]]]:
             _submit(i18n.text("feedback_bad", language), action=FEEDBACK, verdict="bad",
                     result_id=result.result_id)])
     return rows
+
+
+def _choice_rows(result: TurnResult) -> list[list[dict[str, Any]]]:
+    """A clarification's candidates as card actions, two a row; a click answers as the
+    words would."""
+    clarification = result.clarification
+    if clarification is None:
+        return []
+    buttons = [_submit(choice.label, action=CHOICE, result_id=result.result_id,
+                       reply=choice.reply) for choice in clarification.choices]
+    return [buttons[start:start + 2] for start in range(0, len(buttons), 2)]
 
 
 def actions(content: Card) -> list[dict[str, Any]]:
