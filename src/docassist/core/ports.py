@@ -16,6 +16,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
+from docassist.core.feedback import FeedbackReason
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.sources import SourceStatus
@@ -138,6 +139,9 @@ class FeedbackLog(Protocol):
     """Votes and "ask a human" requests on answers, by result id."""
 
     def record_feedback(self, result_id: str, user: str, positive: bool) -> None: ...
+
+    def record_feedback_reason(self, result_id: str, user: str, reason: FeedbackReason,
+                               text: str | None) -> None: ...
 
     def record_escalation(self, result_id: str, user: str) -> bool: ...
 

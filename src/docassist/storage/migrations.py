@@ -322,3 +322,11 @@ def m010_sources(db: Database) -> None:
     # a note is posted without a user message to reply to.
     db.table("conversation_addresses").create(
         {"conversation_id": str, "reference": str, "updated_at": str}, pk="conversation_id")
+
+
+@migrations()
+def m011_feedback_reason(db: Database) -> None:
+    """Why a 👎 was given (issue 23): a reason from a fixed list (`core.feedback`) and, only
+    with `save_raw`, the user's words."""
+    db.table("feedback").add_column("reason", str)
+    db.table("feedback").add_column("reason_text", str)

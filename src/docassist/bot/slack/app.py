@@ -26,6 +26,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 from docassist.bot.commands import parse_text_command
 from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.config import SlackConfig as SlackConfig  # its import path so far
+from docassist.bot.slack.interactions import register_interactions
 from docassist.bot.slack.listeners import register_listeners
 from docassist.bot.slack.render import escape, prompt_title, render, unescape
 from docassist.bot.slack.stale import SlackStaleNotes
@@ -149,6 +150,7 @@ class SlackAdapter:
         self.admin = AdminCommands(store, self.client, config.admin_users,
                                    config.default_language)
         register_listeners(self)
+        register_interactions(self)
         self.stale_notes = SlackStaleNotes(self)  # notes about changed citations (stale.py)
 
     # --- translation ------------------------------------------------------------------

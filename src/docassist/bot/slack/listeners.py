@@ -21,9 +21,9 @@ from slack_sdk import WebClient
 from docassist.bot.hygiene import MalformedRequest, without_lone_surrogates
 from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.config import SlackConfig
+from docassist.bot.slack.feedback import ask_reason, reason_view
 from docassist.bot.slack.render import (
     ASK_HUMAN_ACTION,
-    CHOICE_ACTION,
     CLEAR_THREAD_ACTION,
     CLEAR_THREAD_SHORTCUT,
     FEEDBACK_ACTION,
@@ -202,23 +202,7 @@ def register_listeners(adapter: SlackAdapter) -> None:
     _register_messages(adapter)
     _register_buttons(adapter)
     _register_commands(adapter)
-    adapter.app.action(CHOICE_ACTION)(choice_listener(adapter))
 
-
-def choice_listener(adapter: SlackAdapter) -> Callable[..., None]:
-    """A clarification's button: the pending request completed as a typed reply would."""
-    def on_choice(ack: Any, body: dict[str, Any]) -> None:
-        pressed = interaction(body, message=True)
-        result_id, separator, reply = pressed.actions[0].value.partition("|")
-        if not separator or not reply.strip():
-            raise MalformedRequest("choice without its question or reply")
-        ack()
-        channel = pressed.channel_id
-        key = adapter.key_for(pressed.team_id, channel, pressed.thread,
-                              str(pressed.message_ts), _channel_type(channel))
-        action_ts = pressed.actions[0].action_ts or pressed.trigger_id
-        adapter.submit_choice(key, pressed.user.id, f"action:{action_ts}", reply, result_id)
-    return on_choice
 
 
 def _register_messages(adapter: SlackAdapter) -> None:
@@ -318,6 +302,9 @@ def _record_vote(adapter: SlackAdapter, vote: Interaction, result_id: str,
         client.chat_postEphemeral(channel=channel, user=user,
                                   text=i18n.text("feedback_thanks", language))
     else:
+        if vote.trigger_id:
+            ask_reason(client, vote.trigger_id,
+                       reason_view(result_id, channel, vote.thread, language))
         client.chat_postEphemeral(channel=channel, user=user,
                                   blocks=ask_human_blocks(result_id, language),
                                   text=i18n.text("slack_ask_human_offer", language))

@@ -40,6 +40,7 @@ from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
+from docassist.core.feedback import parse_reason, reason_label
 from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import AdapterStore
@@ -172,6 +173,9 @@ class TeamsAdapter:
         if action == cards.FEEDBACK:
             await self._feedback(context, user, value, language)
             return
+        if action == cards.FEEDBACK_REASON:
+            await self._feedback_reason(context, user, value, language)
+            return
         if action == ASK_AGAIN:
             await self.stale_notes.ask_again(context, value, user, language)
             return
@@ -289,7 +293,34 @@ class TeamsAdapter:
         except StorageError as error:
             logger.warning("feedback not stored: %s", error)
             return
-        await context.send_activity(text_activity(i18n.text("feedback_thanks", language)))
+        if value.get("verdict") == "good":
+            await context.send_activity(text_activity(i18n.text("feedback_thanks", language)))
+        else:
+            await context.send_activity(reply_activity(
+                cards.feedback_reason_card(result_id, language)))
+
+    async def _feedback_reason(self, context: TurnContext, user: str, value: dict[str, Any],
+                               language: i18n.Language) -> None:
+        """The 👎 card sent back: the reason stored with the vote (the words per save_raw)."""
+        reason = parse_reason(value.get(cards.REASON_INPUT))
+        if reason is None:
+            await context.send_activity(text_activity(
+                i18n.text("feedback_reason_missing", language)))
+            return
+        words = value.get(cards.REASON_TEXT_INPUT)
+        try:
+            await asyncio.to_thread(self.store.record_feedback_reason,
+                                    str(value.get("result_id") or ""), user, reason,
+                                    str(words) if words else None)
+        except StorageError as error:
+            logger.warning("feedback reason not stored: %s", error)
+            await context.send_activity(text_activity(
+                storage_problem_text(error, language)
+                if isinstance(error, StorageUnavailableError)
+                else i18n.text("feedback_reason_unknown", language)))
+            return
+        await context.send_activity(text_activity(i18n.text(
+            "feedback_reason_thanks", language, reason=reason_label(reason, language))))
 
     # --- delivery (inbox worker threads) ----------------------------------------------
 

@@ -20,6 +20,8 @@ from docassist.bot import layout
 from docassist.core import i18n
 from docassist.core.answering import CITATION
 from docassist.core.documents import DocumentInfo
+from docassist.core.feedback import FEEDBACK_REASONS, reason_label
+from docassist.core.limits import MAX_FEEDBACK_TEXT_CHARS
 from docassist.core.results import TurnResult
 from docassist.core.sources import SourceStatus, describe_sources
 from docassist.core.text import split_text
@@ -36,6 +38,10 @@ ACTION_KEY: Final = "docassist"
 SHOW_SOURCES: Final = "show_sources"
 CLEAR_THREAD: Final = "clear"
 FEEDBACK: Final = "feedback"
+FEEDBACK_REASON: Final = "feedback_reason"
+"""The 👎 card's submit: data `{docassist: feedback_reason, result_id}` plus its inputs."""
+REASON_INPUT: Final = "reason"
+REASON_TEXT_INPUT: Final = "reason_text"
 CHOICE: Final = "choice"
 """A clarification's candidate: data `{docassist: choice, result_id, reply}`."""
 ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
@@ -225,6 +231,23 @@ def render(result: TurnResult) -> list[Card]:
         last.append({"type": "ActionSet", "actions": row,
                      "spacing": "Medium" if index == 0 else "Small"})
     return cards
+
+
+def feedback_reason_card(result_id: str, language: i18n.Language) -> Card:
+    """After a 👎: thanks, and why (a choice and optional words), sent back with the answer's
+    result id."""
+    choices = [{"title": reason_label(reason, language), "value": reason}
+               for reason in FEEDBACK_REASONS]
+    return card([
+        text_block(i18n.text("feedback_thanks", language)),
+        text_block(i18n.text("feedback_reason_question", language), weight="Bolder"),
+        {"type": "Input.ChoiceSet", "id": REASON_INPUT, "style": "expanded",
+         "choices": choices},
+        {"type": "Input.Text", "id": REASON_TEXT_INPUT, "isMultiline": True,
+         "maxLength": MAX_FEEDBACK_TEXT_CHARS,
+         "placeholder": i18n.text("feedback_reason_text", language)},
+    ], [_submit(i18n.text("feedback_reason_send", language), action=FEEDBACK_REASON,
+                result_id=result_id)])
 
 
 def catalog_card(documents: list[DocumentInfo], language: i18n.Language) -> Card:
