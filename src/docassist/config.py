@@ -128,6 +128,8 @@ class TeamsSettings(BaseSettings):
     app_password: SecretStr | None = Field(default=None, description="Client secret (secret)")
     anonymous: bool = Field(default=False,
                             description="Accept requests without a JWT (local testing only)")
+    human_channel: str = Field(default="", description="The conversation id of the Teams "
+                               "channel where \"Ask a human\" posts (empty: none)")
     admin_users: str = Field(default="",
                              description="Comma-separated AAD object ids allowed to run stats")
 

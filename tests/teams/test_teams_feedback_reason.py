@@ -19,8 +19,9 @@ def bad_vote(teams: TeamsRig) -> dict[str, Any]:
     choice_set = next(e for e in card["body"] if e["type"] == "Input.ChoiceSet")
     assert [c["value"] for c in choice_set["choices"]] == [
         "wrong", "outdated", "incomplete", "not_what_i_asked", "other"]
-    [submit] = actions(asked)
+    [submit, ask] = actions(asked)
     assert submit == {"docassist": "feedback_reason", "result_id": bad["result_id"]}
+    assert ask == {"docassist": "ask_human", "result_id": bad["result_id"]}
     return submit
 
 

@@ -274,6 +274,22 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "To pytanie jest już przekazane na {channel}.",
         "en": "This question has already been passed to {channel}.",
     },
+    "teams_human_request": {
+        "pl": "{user} potrzebuje pomocy — odpowiedź DocAssist nie pomogła: {link}",
+        "en": "{user} needs help — DocAssist's answer did not help: {link}",
+    },
+    "teams_human_requested": {
+        "pl": "Przekazałem pytanie na kanał pomocy.",
+        "en": "I've passed your question to the help channel.",
+    },
+    "teams_human_already_requested": {
+        "pl": "To pytanie jest już przekazane na kanał pomocy.",
+        "en": "This question has already been passed to the help channel.",
+    },
+    "teams_human_unknown": {
+        "pl": "Nie mogę jeszcze pisać na kanale pomocy. Zapytaj proszę na {channel}.",
+        "en": "I can't post in the help channel yet. Please ask in {channel}.",
+    },
     "admin_refused": {
         "pl": "To polecenie jest tylko dla administratorów DocAssist.",
         "en": "This command is for DocAssist administrators only.",

@@ -289,8 +289,27 @@ class SourceLog(Protocol):
     def source_statuses(self) -> list[SourceStatus]: ...
 
 
+class PostedReplies(Protocol):
+    """The id a reply was posted as, per inbox event: written before the event is done, so
+    a restarted process does not post it again (platforms whose history cannot be read)."""
+
+    def record_posted(self, platform: str, event_id: str, posted_id: str) -> None: ...
+
+    def posted_id(self, platform: str, event_id: str) -> str | None: ...
+
+
+class TeamAddresses(Protocol):
+    """Where a workspace's channels are reached (a service address per team), learnt from
+    the platform's own activities."""
+
+    def record_team_address(self, channel_ids: list[str], team_id: str,
+                            service_url: str) -> None: ...
+
+    def team_service_url(self, channel_id: str) -> str | None: ...
+
+
 class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
-                   StaleNotes, SourceLog, Protocol):
+                   StaleNotes, SourceLog, PostedReplies, TeamAddresses, Protocol):
     """Everything a platform adapter reads or writes itself (turns go through the engine;
     the stale-note couriers also read a conversation's state)."""
 

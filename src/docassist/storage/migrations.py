@@ -325,8 +325,15 @@ def m010_sources(db: Database) -> None:
 
 
 @migrations()
-def m011_feedback_reason(db: Database) -> None:
-    """Why a 👎 was given (issue 23): a reason from a fixed list (`core.feedback`) and, only
-    with `save_raw`, the user's words."""
+def m011_chat_parity(db: Database) -> None:
+    """Issue 23 (one migration for the branch): why a 👎 was given (a reason from
+    `core.feedback`, and the user's words only with `save_raw`); the id of the activity a
+    Teams reply was posted as (checked after a restart, so a reply is not posted twice);
+    where a Teams team's channels are reached (its `serviceUrl`, from any activity or
+    installation update of the team: no user, no text)."""
     db.table("feedback").add_column("reason", str)
     db.table("feedback").add_column("reason_text", str)
+    db.table("inbox").add_column("posted_id", str)
+    db.table("team_addresses").create(
+        {"channel_id": str, "team_id": str, "service_url": str, "updated_at": str},
+        pk="channel_id")

@@ -38,6 +38,7 @@ ACTION_KEY: Final = "docassist"
 SHOW_SOURCES: Final = "show_sources"
 CLEAR_THREAD: Final = "clear"
 FEEDBACK: Final = "feedback"
+ASK_HUMAN: Final = "ask_human"
 FEEDBACK_REASON: Final = "feedback_reason"
 """The 👎 card's submit: data `{docassist: feedback_reason, result_id}` plus its inputs."""
 REASON_INPUT: Final = "reason"
@@ -247,7 +248,19 @@ def feedback_reason_card(result_id: str, language: i18n.Language) -> Card:
          "maxLength": MAX_FEEDBACK_TEXT_CHARS,
          "placeholder": i18n.text("feedback_reason_text", language)},
     ], [_submit(i18n.text("feedback_reason_send", language), action=FEEDBACK_REASON,
+                result_id=result_id),
+        _submit(i18n.text("slack_ask_human", language), action=ASK_HUMAN,
                 result_id=result_id)])
+
+
+def trailer(result: TurnResult) -> Card | None:
+    """What closes a streamed answer (the text itself was streamed): the cited sources and
+    the buttons, as the last card of a whole answer has them."""
+    body = _sources_blocks(result)
+    for index, row in enumerate(_action_rows(result)):
+        body.append({"type": "ActionSet", "actions": row,
+                     "spacing": "Medium" if index == 0 else "Small"})
+    return card(body) if body else None
 
 
 def catalog_card(documents: list[DocumentInfo], language: i18n.Language) -> Card:
