@@ -292,6 +292,7 @@ def slack(
         admin_users=frozenset(u.strip() for u in slack_settings.admin_users.split(",")
                               if u.strip()),
         human_channel=runtime.settings.human_channel,
+        private_channels=slack_settings.private(),
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,
         inbox_workers=runtime.settings.inbox_workers))

@@ -35,6 +35,7 @@ The turn
 
 After the answer (what users say of it)
     feedback     why a 👎: the fixed reasons, stored and exported
+    sharing      a private answer shared in its channel: which answer, and whether it may
 
 Documents changing under answers
     sources      document sources: kind, name, collection, settings; what a sync reports

@@ -290,6 +290,21 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Nie mogę jeszcze pisać na kanale pomocy. Zapytaj proszę na {channel}.",
         "en": "I can't post in the help channel yet. Please ask in {channel}.",
     },
+    "share_button": {"pl": "Udostępnij na kanale", "en": "Share in channel"},
+    "shared_by": {"pl": "Udostępnił(a) {user}", "en": "Shared by {user}"},
+    "share_already": {"pl": "Ta odpowiedź jest już na kanale.",
+                      "en": "This answer is already in the channel."},
+    "share_gone": {
+        "pl": "Tej odpowiedzi nie można już udostępnić (wątek został wyczyszczony lub padła "
+        "nowsza odpowiedź).",
+        "en": "This answer can no longer be shared (the thread was cleared or has a newer "
+        "answer)."},
+    "share_not_yours": {"pl": "Udostępnić odpowiedź może tylko osoba, która pytała.",
+                        "en": "Only the person who asked can share this answer."},
+    "share_not_allowed": {
+        "pl": "Ta odpowiedź cytuje dokumenty spoza zakresu tego kanału, więc zostaje prywatna.",
+        "en": "This answer cites documents outside this channel's scope, so it stays "
+        "private."},
     "admin_refused": {
         "pl": "To polecenie jest tylko dla administratorów DocAssist.",
         "en": "This command is for DocAssist administrators only.",

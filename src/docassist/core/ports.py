@@ -289,6 +289,14 @@ class SourceLog(Protocol):
     def source_statuses(self) -> list[SourceStatus]: ...
 
 
+class Shares(Protocol):
+    """Private answers shared in their channel, once each."""
+
+    def record_share(self, result_id: str, user: str) -> bool: ...
+
+    def withdraw_share(self, result_id: str) -> None: ...
+
+
 class PostedReplies(Protocol):
     """The id a reply was posted as, per inbox event: written before the event is done, so
     a restarted process does not post it again (platforms whose history cannot be read)."""
@@ -309,7 +317,7 @@ class TeamAddresses(Protocol):
 
 
 class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
-                   StaleNotes, SourceLog, PostedReplies, TeamAddresses, Protocol):
+                   StaleNotes, SourceLog, PostedReplies, TeamAddresses, Shares, Protocol):
     """Everything a platform adapter reads or writes itself (turns go through the engine;
     the stale-note couriers also read a conversation's state)."""
 

@@ -23,7 +23,22 @@ class _StoreParts(Protocol):
 
 
 class FeedbackRows:
-    """Feedback reasons (mixed into Store)."""
+    """Feedback reasons and shared answers (mixed into Store)."""
+
+    def record_share(self: _StoreParts, result_id: str, user: str) -> bool:
+        """A private answer shared in its channel: True for the first share, False when it
+        was shared already (by anyone)."""
+        with self._transaction() as connection:
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO shares (result_id, user_sha256, created_at) "
+                "VALUES (?, ?, ?)", [result_id, sha256_text(user),
+                                     datetime.now(UTC).isoformat(timespec="milliseconds")])
+            return cursor.rowcount == 1
+
+    def withdraw_share(self: _StoreParts, result_id: str) -> None:
+        """The shared post failed: the next click may try again."""
+        with self._transaction() as connection:
+            connection.execute("DELETE FROM shares WHERE result_id = ?", [result_id])
 
     def record_feedback_reason(self: _StoreParts, result_id: str, user: str,
                                reason: FeedbackReason, text: str | None) -> None:

@@ -28,6 +28,7 @@ from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.config import SlackConfig as SlackConfig  # its import path so far
 from docassist.bot.slack.interactions import register_interactions
 from docassist.bot.slack.listeners import register_listeners
+from docassist.bot.slack.private import PrivateAnswers
 from docassist.bot.slack.render import escape, prompt_title, render, unescape
 from docassist.bot.slack.stale import SlackStaleNotes
 from docassist.core import i18n
@@ -149,6 +150,7 @@ class SlackAdapter:
                        process_before_response=True)
         self.admin = AdminCommands(store, self.client, config.admin_users,
                                    config.default_language)
+        self.private = PrivateAnswers(self)  # ephemeral answers and "share" (private.py)
         register_listeners(self)
         register_interactions(self)
         self.stale_notes = SlackStaleNotes(self)  # notes about changed citations (stale.py)
@@ -252,6 +254,9 @@ class SlackAdapter:
             logger.error("action %s not stored: %s", event_id, error)
             self.tell_not_stored(key, language, error)
 
+    def share(self, user: str, channel: str, result_id: str) -> None:
+        self.private.share(user, channel, result_id)
+
     def soon(self, task: Callable[[], None], what: str) -> None:
         """Work that needs the database but is not an event (commands, feedback): off the
         request thread, waited for up to the ack deadline, then left to finish in the
@@ -297,8 +302,11 @@ class SlackAdapter:
     def deliver_notice(self, message: ChatMessage, text: str) -> None:
         self.post_text(message.key, text)
 
-    def stream_for(self, message: ChatMessage) -> Callable[[str], None]:
-        """Streamed sentences go to a Slack message stream (where the workspace allows)."""
+    def stream_for(self, message: ChatMessage) -> Callable[[str], None] | None:
+        """Streamed sentences go to a Slack message stream (where the workspace allows);
+        private answers are ephemeral, which Slack does not stream."""
+        if self.private.applies(message.key):
+            return None
         stream = SlackStream(self.client, message.key.channel, self.thread_ts(message.key),
                              message.key.workspace, message.user)
         with self._streams_lock:
@@ -310,6 +318,9 @@ class SlackAdapter:
             stream = self._streams.pop(str(message.event_id), None)
         if stream is not None and stream.finish(result):
             return  # the answer was streamed; the stream now carries sources and buttons
+        if self.private.applies(message.key):
+            self.private.deliver(message, result)
+            return
         if self._in_assistant_thread(message.key):
             self._set_status(message.key, "slack_status_writing")
         parts = render(result)
@@ -324,6 +335,8 @@ class SlackAdapter:
         """Is the answer with this result id in the thread already (a post's metadata, or the
         feedback buttons a finished stream carries)? Asked only for events resumed after a
         restart, whose previous process may have died between the post and `done`."""
+        if self.store.posted_id(PLATFORM, str(message.event_id)) is not None:
+            return True  # an ephemeral answer, which no history shows
         thread_ts = self.thread_ts(message.key)
         cursor: str | None = None
         for _ in range(HISTORY_PAGES):

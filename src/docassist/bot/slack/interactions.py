@@ -10,7 +10,7 @@ from typing import Any
 from docassist.bot.hygiene import MalformedRequest
 from docassist.bot.slack.feedback import FEEDBACK_REASON_VIEW, ReasonSubmission, reason_submission
 from docassist.bot.slack.listeners import SlackAdapter, interaction
-from docassist.bot.slack.render import CHOICE_ACTION
+from docassist.bot.slack.render import CHOICE_ACTION, SHARE_ACTION
 from docassist.core import i18n
 from docassist.core.errors import StorageError, StorageUnavailableError
 from docassist.core.feedback import reason_label
@@ -22,6 +22,18 @@ logger = logging.getLogger(__name__)
 def register_interactions(adapter: SlackAdapter) -> None:
     adapter.app.action(CHOICE_ACTION)(choice_listener(adapter))
     adapter.app.view(FEEDBACK_REASON_VIEW)(reason_listener(adapter))
+    adapter.app.action(SHARE_ACTION)(share_listener(adapter))
+
+
+def share_listener(adapter: SlackAdapter) -> Callable[..., None]:
+    """"Share in channel" on a private answer: checked and posted off the request thread."""
+    def on_share(ack: Any, body: dict[str, Any]) -> None:
+        pressed = interaction(body)
+        result_id = pressed.actions[0].value
+        ack()
+        adapter.soon(lambda: adapter.share(pressed.user.id, pressed.channel_id, result_id),
+                     "share an answer")
+    return on_share
 
 
 def choice_listener(adapter: SlackAdapter) -> Callable[..., None]:

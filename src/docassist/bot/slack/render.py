@@ -37,6 +37,8 @@ CHOICE_ACTION_PREFIX: Final = "docassist_choice_"
 unique within a block); the value is `<result id>|<reply>`."""
 CHOICE_ACTION: Final = re.compile(rf"^{CHOICE_ACTION_PREFIX}\d+$")
 CHOICES_BLOCK: Final = "docassist_choices"
+SHARE_ACTION: Final = "docassist_share"
+"""A private answer's "Share in channel" button; the value is the result id."""
 BUTTON_TEXT_LIMIT: Final = 75
 """Slack's limit for a button's text."""
 ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
@@ -188,6 +190,25 @@ def choices_block(result: TurnResult) -> dict[str, Any] | None:
          "value": f"{result.result_id}|{choice.reply}",
          "text": {"type": "plain_text", "text": choice.label[:BUTTON_TEXT_LIMIT]}}
         for index, choice in enumerate(clarification.choices)]}
+
+
+def share_block(result_id: str, language: i18n.Language) -> dict[str, Any]:
+    return {"type": "actions", "elements": [{
+        "type": "button", "action_id": SHARE_ACTION, "value": result_id,
+        "text": {"type": "plain_text", "text": i18n.text("share_button", language)}}]}
+
+
+def shared(result: TurnResult, user: str) -> list[Message]:
+    """A private answer as shown to the channel: the same text and cited sources, who shared
+    it, and no buttons (votes and "show sources" belong to the asker's thread)."""
+    messages = render(result)
+    for message in messages:
+        message["blocks"] = [b for b in message["blocks"]
+                             if b["type"] not in ("actions", "context_actions")]
+    messages[-1]["blocks"].append({"type": "context", "elements": [{
+        "type": "mrkdwn", "text": i18n.text("shared_by", _language(result),
+                                            user=f"<@{escape(user)}>")}]})
+    return messages
 
 
 def catalog_message(documents: list[DocumentInfo], language: i18n.Language) -> Message:
