@@ -338,7 +338,10 @@ class TurnEngine:
         )
 
     def _thread_language(self, state: ConversationState) -> i18n.Language:
-        """The language of the thread's last user message, for messages that don't tell."""
+        """The thread's language, for messages that don't tell (states saved before it was
+        kept: the language of the last user message)."""
+        if state.language is not None:
+            return state.language
         default = self.options.default_language
         for item in reversed(state.history):
             if item.role == "user":
@@ -478,6 +481,7 @@ def tool_call_record(
 def _next_state(turn: _Turn, reply: Reply, result: TurnResult) -> ConversationState:
     """The state the turn leaves: its RAG, its pending question, its exchange and summary."""
     state, plan = turn.state, turn.plan
+    state.language = turn.language  # what this turn was answered in: the thread's now
     if turn.rag is not None:
         # A new RAG replaces the previous one, also when it found nothing.
         state.last_result = turn.rag
@@ -506,7 +510,11 @@ def _next_state(turn: _Turn, reply: Reply, result: TurnResult) -> ConversationSt
         tool_status=result.tool.status,
         source_ids=[source.chunk_id for source in result.sources],
     ))
-    return state.cleared() if reply.clear else state
+    if not reply.clear:
+        return state
+    fresh = state.cleared()  # `clear` forgets what was said, not the language it was in
+    fresh.language = state.language
+    return fresh
 
 
 def _command_plan(text: str, action: str, arguments: dict[str, Any]) -> Plan:
