@@ -117,3 +117,23 @@ def test_a_resumed_private_answer_already_posted_is_not_posted_again(
     threads = [post["thread_ts"] for post in private.api.posted("chat.postEphemeral")]
     assert threads == ["60.1", "61.1"]  # only the missing answer was posted
     assert {row["status"] for row in private.store.inbox_rows()} == {"done"}
+
+
+def test_an_ephemeral_clarification_is_completed_by_its_button(private: SlackRig) -> None:
+    private.event(mention("How do I check its status?", "70.1"), "Ev70")
+    asked = private.api.posted("chat.postEphemeral")[-1]
+    [*_, button] = next(b for b in asked["blocks"]
+                        if b.get("block_id") == "docassist_choices")["elements"]
+    # A click on an ephemeral message: Slack sends no message and no thread with it.
+    private.interactive({
+        "type": "block_actions", "team": {"id": TEAM}, "user": {"id": "U1"},
+        "container": {"type": "message", "channel_id": CHANNEL, "message_ts": "70.9",
+                      "is_ephemeral": True},
+        "channel": {"id": CHANNEL}, "trigger_id": "tr-70",
+        "actions": [{"action_id": button["action_id"], "value": button["value"],
+                     "action_ts": "70.5"}]})
+    answered = private.api.posted("chat.postEphemeral")[-1]
+    assert answered["thread_ts"] == "70.1" and "[DOC-" in answered["text"]
+    first, second = private.store.turns()
+    assert first["conversation_id"] == second["conversation_id"]
+    assert second["decided_by"] == "pending"

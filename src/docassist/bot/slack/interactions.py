@@ -45,7 +45,9 @@ def choice_listener(adapter: SlackAdapter) -> Callable[..., None]:
             raise MalformedRequest("choice without its question or reply")
         ack()
         channel = pressed.channel_id
-        key = adapter.key_for(pressed.team_id, channel, pressed.thread,
+        # The question's own thread: an ephemeral question's payload may not carry it.
+        thread = adapter.thread_of_result(result_id) or pressed.thread
+        key = adapter.key_for(pressed.team_id, channel, thread,
                               str(pressed.message_ts), "im" if channel.startswith("D") else None)
         action_ts = pressed.actions[0].action_ts or pressed.trigger_id
         adapter.submit_choice(key, pressed.user.id, f"action:{action_ts}", reply, result_id)
