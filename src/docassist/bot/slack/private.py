@@ -6,23 +6,42 @@ click, only when `core.sharing.may_share` allows every cited document in the cha
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from slack_sdk import WebClient
+
+from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.render import render, share_block, shared
 from docassist.core import i18n
 from docassist.core.errors import StorageError
 from docassist.core.messages import ChatMessage, ConversationKey
+from docassist.core.ports import AdapterStore
 from docassist.core.results import TurnResult
 from docassist.core.sharing import cited_document_ids, may_share, shareable_answer
 from docassist.core.trace import sha256_text
-
-if TYPE_CHECKING:
-    from docassist.bot.slack.app import SlackAdapter
 
 logger = logging.getLogger(__name__)
 
 EPHEMERAL_POSTED = "ephemeral"
 """Stored as the posted id of an ephemeral reply when Slack gives no ts for it."""
+
+
+class SlackAdapter(Protocol):
+    """What private answers need of the adapter (a protocol: no import of app.py back)."""
+
+    @property
+    def config(self) -> SlackConfig: ...
+
+    @property
+    def client(self) -> WebClient: ...
+
+    @property
+    def store(self) -> AdapterStore: ...
+
+    @staticmethod
+    def thread_ts(key: ConversationKey) -> str | None: ...
+
+    def thread_of_result(self, result_id: str) -> str | None: ...
 
 
 class PrivateAnswers:
