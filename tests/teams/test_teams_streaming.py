@@ -72,15 +72,44 @@ def test_a_personal_chat_answer_streams_sentence_by_sentence(
     assert inbox_row["status"] == "done" and inbox_row["posted_id"]
 
 
-def test_a_channel_answer_is_posted_whole(streaming: tuple[TeamsRig, ModelServer, str]
-                                          ) -> None:
+def test_a_channel_answer_is_posted_once_and_updated_in_place(
+        streaming: tuple[TeamsRig, ModelServer, str]) -> None:
     teams, server, cited = streaming
-    server.script("/v1/chat/completions", openai_chat(f"Renew 30 days ahead [{cited}]."))
+    script_stream(server, cited)
     thread = teams.channel_thread("5001")
     teams.post(teams.activity(QUESTION, conversation=thread, conversation_type="channel",
                               activity_id="5001", mention=True))
-    assert [s.activity["type"] for s in teams.connector.sent] == ["message"]
-    assert f"[{cited}]" in teams.connector.sent[0].text and CHANNEL in thread
+    [posted] = teams.connector.sent  # one message, no typing activities
+    assert posted.activity["type"] == "message" and posted.conversation_id == thread
+    assert posted.activity["text"] == f"Renew 30 days ahead \\[{cited}\\]."
+    growing, final = teams.connector.updated
+    assert {growing.reply_to_id, final.reply_to_id} == {"reply-1"}  # the posted message
+    assert {growing.conversation_id, final.conversation_id} == {thread}
+    assert growing.activity["text"].endswith(f"Then reload the gateway \\[{cited}\\].")
+    [card] = [a["content"] for a in final.activity["attachments"]]
+    assert f"[{cited}]" in str(card) and cards.actions(card)  # the whole answer card
+    assert teams.store.inbox_rows()[0]["posted_id"] == "reply-1"
+
+
+def test_a_refused_first_post_leaves_the_answer_to_be_posted_whole(
+        streaming: tuple[TeamsRig, ModelServer, str]) -> None:
+    teams, server, cited = streaming
+    script_stream(server, cited)
+    teams.connector.fail(400)  # the first sentence's post is refused ...
+    teams.post(teams.activity(QUESTION, conversation=teams.channel_thread("5003"),
+                              conversation_type="channel", activity_id="5003", mention=True))
+    [whole] = teams.connector.sent  # ... so the answer is posted whole, once
+    assert f"[{cited}]" in whole.text and whole.activity.get("attachments")
+    assert teams.connector.updated == []
+
+
+def test_an_answer_that_does_not_stream_is_posted_whole(teams: TeamsRig) -> None:
+    """The extractive answerer releases no sentences early: one card, no updates."""
+    teams.post(teams.activity(QUESTION, conversation=teams.channel_thread("5002"),
+                              conversation_type="channel", activity_id="5002", mention=True))
+    [sent] = teams.connector.sent
+    assert sent.activity["type"] == "message" and "[DOC-TLS-" in sent.text
+    assert CHANNEL in sent.conversation_id and teams.connector.updated == []
 
 
 def test_expect_replies_never_streams(streaming: tuple[TeamsRig, ModelServer, str]) -> None:

@@ -45,7 +45,7 @@ from docassist.bot.teams.direct import (
     route,
 )
 from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
-from docassist.bot.teams.streaming import TeamsStream
+from docassist.bot.teams.streaming import TeamsStream, TeamsUpdates
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
@@ -142,7 +142,7 @@ class TeamsAdapter:
                                   direct=self.direct)
         self.direct_replies = DirectReplies(store, config.admin_users, config.human_channel,
                                             config.teams_human_channel, self.post_to_channel)
-        self._streams: dict[str, TeamsStream] = {}
+        self._streams: dict[str, TeamsStream | TeamsUpdates] = {}
         self._streams_lock = threading.Lock()
         self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
         self.admission = Admission(store, self.limiter, self.worker)
@@ -295,9 +295,13 @@ class TeamsAdapter:
             if str(message.event_id) in self._waiting or message.reply_to is None:
                 return None
         reference = ConversationReference.model_validate_json(message.reply_to)
-        if reference.conversation.conversation_type != "personal":
-            return None
-        stream = TeamsStream(lambda activity: self._send_one(message, activity))
+        stream: TeamsStream | TeamsUpdates
+        if reference.conversation.conversation_type == "personal":
+            stream = TeamsStream(lambda activity: self._send_one(message, activity))
+        else:  # channels and group chats: posted once, then updated in place
+            stream = TeamsUpdates(lambda activity: self._send_one(message, activity),
+                                  lambda posted, activity: self._update(message, posted,
+                                                                        activity))
         with self._streams_lock:
             self._streams[str(message.event_id)] = stream
         return stream.append
@@ -307,7 +311,8 @@ class TeamsAdapter:
         with self._streams_lock:
             stream = self._streams.pop(str(message.event_id), None)
         if stream is not None:
-            posted = stream.finish(cards.trailer(result))
+            posted = (stream.finish(cards.trailer(result)) if isinstance(stream, TeamsStream)
+                      else stream.finish(cards.render(result)))
             if posted is not None:  # the stream is the answer; its final carries the rest
                 self.store.record_posted(PLATFORM, str(message.event_id), posted)
                 return
@@ -375,6 +380,23 @@ class TeamsAdapter:
     def _send_one(self, message: ChatMessage, activity: Activity) -> str | None:
         posted = self._send_from_thread(message, [activity])
         return posted[0] if posted else None
+
+    def _update(self, message: ChatMessage, posted_id: str, activity: Activity) -> None:
+        """Replace an activity this bot posted in the message's conversation (PUT)."""
+        if message.reply_to is None:
+            raise ValueError(f"event {message.event_id} has no reply address")
+        reference = ConversationReference.model_validate_json(message.reply_to)
+        continuation = reference.get_continuation_activity()
+        activity.id = posted_id
+
+        async def replace(context: TurnContext) -> None:
+            await context.update_activity(activity)
+
+        future = asyncio.run_coroutine_threadsafe(
+            self.cloud.continue_conversation_with_claims(self._outbound_identity(),
+                                                         continuation, replace),
+            self._require_loop())
+        future.result(timeout=DELIVERY_TIMEOUT_SECONDS)
 
     async def send(self, reference: ConversationReference, activities: list[Activity],
                    reply: bool = True) -> list[str]:

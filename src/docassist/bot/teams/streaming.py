@@ -27,6 +27,8 @@ _MARKDOWN: Final = re.compile(r"([\\`*_\[\]()<>#~|])")
 
 SendOne = Callable[[Activity], str | None]
 """Posts one activity in the conversation; returns the id Teams gave it."""
+UpdateOne = Callable[[str, Activity], None]
+"""Replaces the posted activity with this id (PUT activity)."""
 
 
 def inert_markdown(text: str) -> str:
@@ -83,3 +85,49 @@ class TeamsStream:
         except Exception as error:
             logger.info("could not close the Teams stream: %s", error)
             return None
+
+
+class TeamsUpdates:
+    """An answer in a channel or group chat, where Teams does not stream: posted once with
+    its first checked sentence, updated (PUT) as more arrive, and replaced by the answer's
+    card when it is complete. Any failure before the first post leaves the answer to be
+    posted whole; a failed update only waits for the final one."""
+
+    def __init__(self, send: SendOne, update: UpdateOne) -> None:
+        self.send = send
+        self.update = update
+        self.text = ""
+        self.posted_id: str | None = None
+        self.broken = False
+
+    def append(self, sentence: str) -> None:
+        if self.broken:
+            return
+        self.text += inert_markdown(sentence) + " "
+        activity = Activity(type=ActivityTypes.message, text=self.text.rstrip())
+        try:
+            if self.posted_id is None:
+                self.posted_id = self.send(activity)
+                self.broken = self.posted_id is None
+            else:
+                self.update(self.posted_id, activity)
+        except Exception as error:
+            logger.info("answer update failed: %s", error)
+            self.broken = self.posted_id is None
+
+    def finish(self, answer_cards: list[cards.Card]) -> str | None:
+        """Replace the growing text with the first card (the rest follow as replies); the
+        posted id, or None when the answer must be posted whole."""
+        if self.posted_id is None or not answer_cards:
+            return None
+        first, *rest = answer_cards
+        try:
+            self.update(self.posted_id, Activity(type=ActivityTypes.message, attachments=[
+                Attachment(content_type=cards.CARD_CONTENT_TYPE, content=first)]))
+            for card in rest:
+                self.send(Activity(type=ActivityTypes.message, attachments=[
+                    Attachment(content_type=cards.CARD_CONTENT_TYPE, content=card)]))
+        except Exception as error:
+            logger.warning("could not complete the answer in place: %s", error)
+            return None  # posted whole after all: a repeat beats a half answer
+        return self.posted_id
