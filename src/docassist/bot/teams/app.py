@@ -20,15 +20,12 @@ from microsoft_agents.activity import (
     Activity,
     ActivityTypes,
     Attachment,
-    ChannelAccount,
-    ConversationAccount,
     ConversationReference,
     DeliveryModes,
 )
 from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import (
     AgentApplication,
-    ClaimsIdentity,
     MemoryStorage,
     TurnContext,
     TurnState,
@@ -44,6 +41,7 @@ from docassist.bot.teams.direct import (
     DirectRequest,
     route,
 )
+from docassist.bot.teams.outbound import Outbound
 from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
 from docassist.bot.teams.streaming import TeamsStream, TeamsUpdates
 from docassist.core import i18n
@@ -63,7 +61,6 @@ PLATFORM: Final = "teams"
 CHAT_THREAD: Final = "chat"
 """Personal and group chats have no threads: one conversation per chat."""
 THREAD_MARKER: Final = ";messageid="
-DELIVERY_TIMEOUT_SECONDS: Final = 30.0
 READABLE_ATTACHMENTS: Final = frozenset({"text/html"})
 """Teams adds the message itself as `text/html`; anything else (files, images) is not read."""
 EXPECT_REPLIES_TIMEOUT_SECONDS: Final = 60.0
@@ -140,8 +137,6 @@ class TeamsAdapter:
                                   partial_sink=self.stream_for,
                                   already_delivered=self.already_delivered,
                                   direct=self.direct)
-        self.direct_replies = DirectReplies(store, config.admin_users, config.human_channel,
-                                            config.teams_human_channel, self.post_to_channel)
         self._streams: dict[str, TeamsStream | TeamsUpdates] = {}
         self._streams_lock = threading.Lock()
         self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
@@ -151,6 +146,10 @@ class TeamsAdapter:
         # lets it propagate: inbound, the request fails (and the platform retries); outbound,
         # the inbox counts a failed delivery.
         self.cloud.on_turn_error = _propagate
+        self.outbound = Outbound(self.cloud, config.app_id)
+        self.direct_replies = DirectReplies(store, config.admin_users, config.human_channel,
+                                            config.teams_human_channel,
+                                            self.outbound.post_to_channel)
         self.agent: AgentApplication[TurnState] = AgentApplication[TurnState](
             storage=MemoryStorage(), connection_manager=connections,
             start_typing_timer=False, remove_recipient_mention=False)
@@ -165,6 +164,7 @@ class TeamsAdapter:
     def start(self, loop: asyncio.AbstractEventLoop) -> int:
         """Bind to the serving loop (replies are sent from it) and resume unfinished events."""
         self.loop = loop
+        self.outbound.loop = loop
         return self.worker.resume()
 
     # --- translation ------------------------------------------------------------------
@@ -297,11 +297,11 @@ class TeamsAdapter:
         reference = ConversationReference.model_validate_json(message.reply_to)
         stream: TeamsStream | TeamsUpdates
         if reference.conversation.conversation_type == "personal":
-            stream = TeamsStream(lambda activity: self._send_one(message, activity))
+            stream = TeamsStream(lambda activity: self.outbound.reply_one(message, activity))
         else:  # channels and group chats: posted once, then updated in place
-            stream = TeamsUpdates(lambda activity: self._send_one(message, activity),
-                                  lambda posted, activity: self._update(message, posted,
-                                                                        activity))
+            stream = TeamsUpdates(
+                lambda activity: self.outbound.reply_one(message, activity),
+                lambda posted, activity: self.outbound.update(message, posted, activity))
         with self._streams_lock:
             self._streams[str(message.event_id)] = stream
         return stream.append
@@ -364,70 +364,16 @@ class TeamsAdapter:
             i18n.text("post_failed", self.config.default_language))])
 
     def _require_loop(self) -> asyncio.AbstractEventLoop:
-        if self.loop is None:
-            raise RuntimeError("the Teams adapter is not started")
-        return self.loop
+        return self.outbound.require_loop()
 
     def _send_from_thread(self, message: ChatMessage, activities: list[Activity]
                           ) -> list[str]:
-        if message.reply_to is None:
-            raise ValueError(f"event {message.event_id} has no reply address")
-        reference = ConversationReference.model_validate_json(message.reply_to)
-        future = asyncio.run_coroutine_threadsafe(self.send(reference, activities),
-                                                  self._require_loop())
-        return future.result(timeout=DELIVERY_TIMEOUT_SECONDS)
+        return self.outbound.reply(message, activities)
 
-    def _send_one(self, message: ChatMessage, activity: Activity) -> str | None:
-        posted = self._send_from_thread(message, [activity])
-        return posted[0] if posted else None
-
-    def _update(self, message: ChatMessage, posted_id: str, activity: Activity) -> None:
-        """Replace an activity this bot posted in the message's conversation (PUT)."""
-        if message.reply_to is None:
-            raise ValueError(f"event {message.event_id} has no reply address")
-        reference = ConversationReference.model_validate_json(message.reply_to)
-        continuation = reference.get_continuation_activity()
-        activity.id = posted_id
-
-        async def replace(context: TurnContext) -> None:
-            await context.update_activity(activity)
-
-        future = asyncio.run_coroutine_threadsafe(
-            self.cloud.continue_conversation_with_claims(self._outbound_identity(),
-                                                         continuation, replace),
-            self._require_loop())
-        future.result(timeout=DELIVERY_TIMEOUT_SECONDS)
-
-    async def send(self, reference: ConversationReference, activities: list[Activity],
-                   reply: bool = True) -> list[str]:
-        """Send through the connector at the reference's `serviceUrl`: as replies to the
-        referenced activity, or (`reply=False`) as new messages; the ids Teams gave them."""
-        continuation = reference.get_continuation_activity()
-        continuation.id = reference.activity_id if reply else None
-        identity = self._outbound_identity()
-        posted: list[str] = []
-
-        async def send_all(context: TurnContext) -> None:
-            responses = await context.send_activities(activities)
-            posted.extend(str(r.id) for r in responses or [] if r is not None and r.id)
-
-        await self.cloud.continue_conversation_with_claims(identity, continuation, send_all)
-        return posted
-
-    def post_to_channel(self, service_url: str, channel_id: str, activity: Activity) -> None:
-        """A new message in a team channel (the help channel), from an inbox worker."""
-        reference = ConversationReference(
-            channel_id="msteams", service_url=service_url,
-            conversation=ConversationAccount(id=channel_id, conversation_type="channel"),
-            bot=ChannelAccount(id=self.config.app_id or "docassist"))
-        future = asyncio.run_coroutine_threadsafe(self.send(reference, [activity], reply=False),
-                                                  self._require_loop())
-        future.result(timeout=DELIVERY_TIMEOUT_SECONDS)
-
-    def _outbound_identity(self) -> ClaimsIdentity:
-        if not self.config.app_id:  # anonymous mode: no token on outgoing calls
-            return ClaimsIdentity({}, authentication_type="anonymous")
-        return self.cloud.create_claims_identity(self.config.app_id)
+    async def send(self, reference: ConversationReference, activities: list[Activity]
+                   ) -> list[str]:
+        """Reply to the referenced activity (stale notes, outbound.py)."""
+        return await self.outbound.send(reference, activities)
 
 
 async def _propagate(_context: TurnContext, error: Exception) -> None:
