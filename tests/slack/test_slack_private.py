@@ -137,3 +137,10 @@ def test_an_ephemeral_clarification_is_completed_by_its_button(private: SlackRig
     first, second = private.store.turns()
     assert first["conversation_id"] == second["conversation_id"]
     assert second["decided_by"] == "pending"
+
+
+def test_a_refusal_in_a_private_channel_is_private_too(private: SlackRig) -> None:
+    private.event(mention(QUESTION, "80.1", user_team="T-OTHER"), "Ev80")
+    [told] = private.api.posted("chat.postEphemeral")
+    assert told["user"] == "U1" and told["thread_ts"] == "80.1"
+    assert private.api.posted() == [] and private.store.turns() == []

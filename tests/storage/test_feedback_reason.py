@@ -63,7 +63,9 @@ def test_a_purge_erases_the_reason_with_the_vote(engine: TurnEngine, db_path: Pa
     try:
         result_id = answered(engine)
         raw.record_feedback_reason(result_id, "u1", "outdated", "private words")
+        assert raw.record_share(result_id, "u1") and not raw.record_share(result_id, "u2")
         erased = purge_older_than(raw, timedelta(minutes=0))
         assert erased.feedback == 1 and raw.feedback() == []
+        assert erased.shares == 1 and list(raw.db["shares"].rows) == []
     finally:
         raw.close()

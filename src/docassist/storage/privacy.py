@@ -30,6 +30,7 @@ class Erasure(BaseModel):
     shadow_decisions: int = 0
     feedback: int = 0
     escalations: int = 0
+    shares: int = 0
     inbox_events: int = 0
     conversations_emptied: int = 0
 
@@ -74,6 +75,7 @@ def erase_before(connection: sqlite3.Connection, cutoff: str, now: str) -> Erasu
     erased.shadow_decisions = _delete(connection, "shadow_decisions", cutoff)
     erased.feedback = _delete(connection, "feedback", cutoff)
     erased.escalations = _delete(connection, "escalations", cutoff)
+    erased.shares = _delete(connection, "shares", cutoff)
     erased.turns = _delete(connection, "turns", cutoff)
     erased.inbox_events = connection.execute(
         "DELETE FROM inbox WHERE received_at < ?", [cutoff]).rowcount

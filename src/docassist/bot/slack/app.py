@@ -300,6 +300,10 @@ class SlackAdapter:
                              i18n.detect_language(text, self.config.default_language))
 
     def deliver_notice(self, message: ChatMessage, text: str) -> None:
+        if self.private.applies(message.key):  # a refusal or note is as private as answers
+            self.client.chat_postEphemeral(channel=message.key.channel, user=message.user,
+                                           thread_ts=self.thread_ts(message.key), text=text)
+            return
         self.post_text(message.key, text)
 
     def stream_for(self, message: ChatMessage) -> Callable[[str], None] | None:
