@@ -19,7 +19,6 @@ from typing import Final
 from microsoft_agents.activity import (
     Activity,
     ActivityTypes,
-    Attachment,
     ConversationReference,
     DeliveryModes,
 )
@@ -40,7 +39,9 @@ from docassist.bot.teams.direct import (
     DirectReplies,
     DirectRequest,
     route,
+    text_activity,
 )
+from docassist.bot.teams.direct import card_activity as reply_activity
 from docassist.bot.teams.outbound import Outbound
 from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
 from docassist.bot.teams.streaming import TeamsStream, TeamsUpdates
@@ -105,15 +106,6 @@ def user_id(activity: Activity) -> str:
     if sender is None:
         return ""
     return str(sender.aad_object_id or sender.id or "")
-
-
-def reply_activity(card: cards.Card) -> Activity:
-    return Activity(type=ActivityTypes.message, attachments=[
-        Attachment(content_type=cards.CARD_CONTENT_TYPE, content=card)])
-
-
-def text_activity(text: str) -> Activity:
-    return Activity(type=ActivityTypes.message, text=text)
 
 
 @dataclass
