@@ -325,7 +325,14 @@ def m010_sources(db: Database) -> None:
 
 
 @migrations()
-def m011_chat_parity(db: Database) -> None:
+def m011_source_sync_state(db: Database) -> None:
+    """A source's own sync state as JSON (issue 21): a SharePoint source keeps its drive id
+    and Graph delta link there, so the next sync asks only for what changed."""
+    db.table("sources").add_column("sync_state", str)
+
+
+@migrations()
+def m012_chat_parity(db: Database) -> None:
     """Issue 23 (one migration for the branch): why a 👎 was given (a reason from
     `core.feedback`, and the user's words only with `save_raw`); the id of the activity a
     Teams reply was posted as (checked after a restart, so a reply is not posted twice);
