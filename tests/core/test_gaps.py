@@ -93,16 +93,16 @@ def test_question_vectors_go_with_the_traces_on_purge(make_engine: EngineFactory
         assert connection.execute("SELECT count(*) FROM question_vectors").fetchone() == (0,)
 
 
-def test_a_vote_reason_is_read_where_the_feedback_table_has_one(
-        make_engine: EngineFactory, store: Store, db_path: Path) -> None:
+def test_the_reason_of_a_bad_vote_comes_with_its_group(make_engine: EngineFactory,
+                                                       store: Store) -> None:
     engine = engine_with_questions(make_engine, store)
     answered = ask(engine, TLS, "t")
     store.record_feedback(answered.result_id, "U7", positive=False)
-    assert groups_since_start(store)[0]["reasons"] == []  # no reason column: none
-    with sqlite3.connect(db_path) as connection:  # as the feedback-reasons migration adds it
-        connection.execute("ALTER TABLE feedback ADD COLUMN reason TEXT")
-        connection.execute("UPDATE feedback SET reason = 'outdated'")
-    assert groups_since_start(store)[0]["reasons"] == ["outdated"]
+    assert groups_since_start(store)[0]["reasons"] == []  # a 👎 without a reason
+    store.record_feedback_reason(answered.result_id, "U7", "outdated", "the words")
+    [group] = groups_since_start(store)
+    assert group["reasons"] == ["outdated"] and group["kinds"] == {"thumbs_down": 1}
+    assert "the words" not in str(group)  # the user's words are not a gap's reason
 
 
 def test_without_an_embedder_gaps_group_by_the_closest_document(

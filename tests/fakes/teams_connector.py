@@ -47,6 +47,8 @@ def card_text(card: dict[str, Any]) -> str:
 @dataclass
 class FakeConnector(FakeServer):
     sent: list[Sent] = field(default_factory=list)
+    updated: list[Sent] = field(default_factory=list)
+    """Activities replaced in place (`PUT …/activities/{id}`): `reply_to_id` is the id."""
     failures: list[int] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -62,6 +64,9 @@ class FakeConnector(FakeServer):
 
     def answer(self, exchange: QuietHandler, request: Request) -> None:
         parts = request.path.split("?")[0].strip("/").split("/")
+        if request.method == "PUT":
+            self._update(exchange, request, parts)
+            return
         if request.method != "POST" or parts[:2] != ["v3", "conversations"] \
                 or len(parts) not in (4, 5) or parts[3] != "activities":
             exchange.reply(404, b'{"error": "not found"}')
@@ -81,6 +86,21 @@ class FakeConnector(FakeServer):
                 activity=body, authorization=request.headers.get("Authorization")))
             reply_id = f"reply-{next(self._ids)}"
         exchange.reply(200, json.dumps({"id": reply_id}).encode())
+
+    def _update(self, exchange: QuietHandler, request: Request, parts: list[str]) -> None:
+        """`PUT …/activities/{id}`: an activity replaced in place (recorded in `updated`)."""
+        if parts[:2] != ["v3", "conversations"] or len(parts) != 5:
+            exchange.reply(404, b'{"error": "not found"}')
+            return
+        body = json.loads(request.raw or b"{}")
+        with self._lock:
+            if self.failures:
+                exchange.reply(self.failures.pop(0), b'{"error": "injected"}')
+                return
+            self.updated.append(Sent(
+                conversation_id=unquote(parts[2]), reply_to_id=unquote(parts[4]),
+                activity=body, authorization=request.headers.get("Authorization")))
+        exchange.reply(200, json.dumps({"id": unquote(parts[4])}).encode())
 
     @property
     def url(self) -> str:

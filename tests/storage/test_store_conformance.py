@@ -1,14 +1,13 @@
 """The contract every store implements (core/ports.py), run against each implementation.
 
-Only SQLite exists today; a new store joins by adding its factory to `STORE_FACTORIES`.
+Only SQLite exists today; a new store joins by adding its factory to `STORE_FACTORIES`
+(tests/storage/conftest.py).
 The tests talk to the protocols, never to SQL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,58 +15,12 @@ import pytest
 from docassist.core.documents import parse_document
 from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
 from docassist.core.ports import (
-    ConversationStore,
-    DocumentIndex,
-    FeedbackLog,
-    GapLog,
-    Inbox,
-    QuestionLog,
     QuestionTrace,
-    ShadowLog,
-    TraceLog,
 )
 from docassist.core.state import ConversationState
-from docassist.core.trace import ShadowRecord, TurnRecord
-from docassist.storage import Store
+from docassist.core.trace import ShadowRecord
 from tests.helpers import key, message
-
-
-class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, ShadowLog, TraceLog,
-               QuestionLog, GapLog, Protocol):
-    def erase_before(self, cutoff: str) -> Any: ...
-
-
-def _sqlite(tmp_path: Path) -> Store:
-    return Store(tmp_path / "conformance.db")
-
-
-STORE_FACTORIES: dict[str, Callable[[Path], Any]] = {"sqlite": _sqlite}
-
-
-@pytest.fixture(params=sorted(STORE_FACTORIES))
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AnyStore]:
-    store = STORE_FACTORIES[request.param](tmp_path)
-    yield store
-    store.close()
-
-
-def _turn(result_id: str, turn_id: int = 1, *, event_id: str | None = None,
-          created_at: str = "2026-11-30T00:00:00", thread: str = "c") -> TurnRecord:
-    return TurnRecord(
-        result_id=result_id, conversation_id=key(thread).conversation_id, generation=0,
-        turn_id=turn_id, platform="test", created_at=created_at, status="answered",
-        decision_status="action_proposed", decision_reason=None, decided_by="selector",
-        action=None, tool_name=None, tool_status=None, error_code=None, language="en",
-        question_sha256=None, standalone_sha256=None, answer_sha256=None,
-        resolution_status=None, history_used=False, source_ids=[], source_turn_id=None,
-        warnings=[], duration_ms=0.0, backend="test", model="test", catalog_version="v",
-        prompt_sha256=None, user_sha256=None, event_id=event_id)
-
-
-def _commit(store: AnyStore, result_id: str, version: int = 0, **kwargs: Any) -> int:
-    turn = _turn(result_id, version + 1, **kwargs)
-    return store.commit_turn(key(kwargs.get("thread", "c")),
-                             ConversationState(next_turn_id=version + 2), version, turn, [])
+from tests.storage.conformance import AnyStore, commit_turn
 
 
 def _guide(text: str) -> Any:
@@ -82,8 +35,8 @@ def test_conformance_a_new_conversation_is_empty_at_version_zero(any_store: AnyS
 def test_conformance_commit_saves_state_and_returns_the_next_version(
     any_store: AnyStore,
 ) -> None:
-    assert _commit(any_store, "r1") == 1
-    assert _commit(any_store, "r2", version=1) == 2
+    assert commit_turn(any_store, "r1") == 1
+    assert commit_turn(any_store, "r2", version=1) == 2
     stored = any_store.load(key("c"))
     assert (stored.version, stored.state.next_turn_id) == (2, 3)
     assert [row["result_id"] for row in any_store.turns(key("c").conversation_id)] == [
@@ -93,9 +46,9 @@ def test_conformance_commit_saves_state_and_returns_the_next_version(
 def test_conformance_commit_with_a_stale_version_is_a_concurrent_update(
     any_store: AnyStore,
 ) -> None:
-    _commit(any_store, "r1")
+    commit_turn(any_store, "r1")
     with pytest.raises(ConcurrentUpdateError):
-        _commit(any_store, "r2", version=0)
+        commit_turn(any_store, "r2", version=0)
     assert [row["result_id"] for row in any_store.turns()] == ["r1"]  # nothing half-written
     assert any_store.load(key("c")).version == 1
 
@@ -104,11 +57,11 @@ def test_conformance_a_duplicate_event_is_refused_and_leaves_nothing(
     any_store: AnyStore,
 ) -> None:
     assert any_store.event_seen("test", "Ev1") is False
-    _commit(any_store, "r1", event_id="Ev1")
+    commit_turn(any_store, "r1", event_id="Ev1")
     assert any_store.event_seen("test", "Ev1") is True
     assert any_store.event_seen("other", "Ev1") is False  # event ids are per platform
     with pytest.raises(DuplicateEventError):
-        _commit(any_store, "r2", version=1, event_id="Ev1")
+        commit_turn(any_store, "r2", version=1, event_id="Ev1")
     assert [row["result_id"] for row in any_store.turns()] == ["r1"]
     assert any_store.load(key("c")).version == 1
 
@@ -160,7 +113,7 @@ def test_conformance_removed_documents_leave_the_catalog_and_prune_later(
 
 
 def test_conformance_one_vote_per_user_and_answer(any_store: AnyStore) -> None:
-    _commit(any_store, "r1")
+    commit_turn(any_store, "r1")
     any_store.record_feedback("r1", "U1", positive=True)
     any_store.record_feedback("r1", "U1", positive=False)  # a later click replaces
     any_store.record_feedback("r1", "U2", positive=True)
@@ -170,7 +123,7 @@ def test_conformance_one_vote_per_user_and_answer(any_store: AnyStore) -> None:
 
 
 def test_conformance_an_answer_is_escalated_once_until_withdrawn(any_store: AnyStore) -> None:
-    _commit(any_store, "r1")
+    commit_turn(any_store, "r1")
     assert any_store.record_escalation("r1", "U1") is True
     assert any_store.record_escalation("r1", "U2") is False
     any_store.withdraw_escalation("r1")
@@ -178,7 +131,7 @@ def test_conformance_an_answer_is_escalated_once_until_withdrawn(any_store: AnyS
 
 
 def test_conformance_shadow_records_are_kept_beside_their_turn(any_store: AnyStore) -> None:
-    _commit(any_store, "r1")
+    commit_turn(any_store, "r1")
     any_store.record_shadow(ShadowRecord(
         result_id="r1", conversation_id=key("c").conversation_id, turn_id=1,
         created_at="2026-11-30T00:00:01", active_backend="rules", active_model="rules-v1",
@@ -190,8 +143,8 @@ def test_conformance_shadow_records_are_kept_beside_their_turn(any_store: AnySto
 
 
 def test_conformance_purge_erases_traces_older_than_the_cutoff(any_store: AnyStore) -> None:
-    _commit(any_store, "old", created_at="2020-01-01T00:00:00")
-    _commit(any_store, "new", version=1, created_at="2999-01-01T00:00:00")
+    commit_turn(any_store, "old", created_at="2020-01-01T00:00:00")
+    commit_turn(any_store, "new", version=1, created_at="2999-01-01T00:00:00")
     any_store.record_feedback("old", "U1", positive=False)
     erased = any_store.erase_before("2026-01-01T00:00:00")
     assert erased.turns == 1
@@ -200,8 +153,8 @@ def test_conformance_purge_erases_traces_older_than_the_cutoff(any_store: AnySto
 
 
 def test_conformance_a_question_vector_comes_back_with_its_gap(any_store: AnyStore) -> None:
-    _commit(any_store, "r1", created_at="2026-11-30T00:00:00")
-    _commit(any_store, "r2", version=1, created_at="2026-11-30T00:00:01")
+    commit_turn(any_store, "r1", created_at="2026-11-30T00:00:00")
+    commit_turn(any_store, "r2", version=1, created_at="2026-11-30T00:00:01")
     vector = np.linspace(-1, 1, 8, dtype=np.float32)
     any_store.record_question(QuestionTrace(
         result_id="r1", created_at="2026-11-30T00:00:02", embedder="use", vector=vector,
@@ -215,7 +168,7 @@ def test_conformance_a_question_vector_comes_back_with_its_gap(any_store: AnySto
 
 
 def test_conformance_question_vectors_are_purged_with_their_turn(any_store: AnyStore) -> None:
-    _commit(any_store, "old", created_at="2020-01-01T00:00:00")
+    commit_turn(any_store, "old", created_at="2020-01-01T00:00:00")
     any_store.record_question(QuestionTrace(
         result_id="old", created_at="2020-01-01T00:00:01", embedder=None, vector=None,
         document_ids=[], question="kept with save_raw"))

@@ -8,9 +8,10 @@ from typing import Any
 
 import httpx
 
+from docassist.bot.teams import cards
 from docassist.bot.teams.app import TeamsAdapter
 from docassist.storage import Store
-from tests.fakes.teams_connector import FakeConnector
+from tests.fakes.teams_connector import FakeConnector, Sent
 
 TENANT = "tenant-1"
 BOT = {"id": "28:docassist-bot", "name": "DocAssist"}
@@ -58,3 +59,7 @@ class TeamsRig:
 
     def channel_thread(self, root: str) -> str:
         return f"{CHANNEL};messageid={root}"
+
+
+def actions(sent: Sent) -> list[dict[str, Any]]:
+    return [action["data"] for card in sent.cards for action in cards.actions(card)]

@@ -18,13 +18,9 @@ from docassist.core.messages import ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.tools import ToolRegistry
 from tests.conftest import EngineFactory
-from tests.fakes.teams_connector import Sent, card_text
+from tests.fakes.teams_connector import card_text
 from tests.helpers import MODEL_DOWN, ScriptedSelector, recording
-from tests.teams.rig import ADMIN, BOT, CHANNEL, PERSONAL, TENANT, TeamsRig
-
-
-def actions(sent: Sent) -> list[dict[str, Any]]:
-    return [action["data"] for card in sent.cards for action in cards.actions(card)]
+from tests.teams.rig import ADMIN, BOT, CHANNEL, PERSONAL, TENANT, TeamsRig, actions
 
 
 def test_channel_mention_is_answered_in_its_thread_as_a_card(teams: TeamsRig) -> None:

@@ -45,7 +45,8 @@ class GapRows:
 
     def gap_rows(self: _StoreParts, since: str) -> list[dict[str, Any]]:
         """Every turn since `since` that is a gap: status no_answer or handoff, a 👎 (with
-        its reason where the feedback table has one), or an escalation; oldest first."""
+        its reason, one of core.feedback's words; never the user's text), or an escalation;
+        oldest first."""
         with self._lock:
             kinds, reasons = _gap_kinds(self.db, since)
             if not kinds:
@@ -68,10 +69,8 @@ def _gap_kinds(db: Database, since: str) -> tuple[dict[str, list[str]], dict[str
             "SELECT result_id, status FROM turns WHERE created_at >= ? AND status IN "
             f"({', '.join('?' * len(statuses))})", [since, *statuses]):
         kinds[row["result_id"]].append(row["status"])
-    has_reason = "reason" in db.table("feedback").columns_dict
-    for row in db.query(
-            f"SELECT result_id, {'reason' if has_reason else 'NULL AS reason'} FROM feedback "
-            "WHERE value < 0 AND created_at >= ?", [since]):
+    for row in db.query("SELECT result_id, reason FROM feedback "
+                        "WHERE value < 0 AND created_at >= ?", [since]):
         if "thumbs_down" not in kinds[row["result_id"]]:
             kinds[row["result_id"]].append("thumbs_down")
         if row["reason"]:
