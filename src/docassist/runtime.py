@@ -8,13 +8,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from docassist.config import Settings
 from docassist.core.errors import ConfigurationError, DocAssistError
 from docassist.core.limits import WARM_POLL_SECONDS
-from docassist.core.ports import Retriever
+from docassist.core.ports import NULL_OBSERVER, Observer, Retriever
 from docassist.core.sources import SyncOutcome
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
@@ -60,9 +60,11 @@ def build_retrievers(
     return retrievers, settings.retriever
 
 
-def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime:
-    """Everything one process needs; with `record_path`, model calls are recorded there."""
-    config = settings.model_config_for(record_path)
+def open_runtime(settings: Settings, record_path: Path | None = None,
+                 observer: Observer = NULL_OBSERVER) -> Runtime:
+    """Everything one process needs; with `record_path`, model calls are recorded there;
+    `observer` (metrics) hears of every turn, model call, search and sync."""
+    config = replace(settings.model_config_for(record_path), observer=observer)
     selector = get_selector(settings.model, config, settings.embedder)
     answerer = get_answerer(settings.answer_model or settings.model, config, settings.embedder)
     store = Store(settings.db, save_raw=settings.save_raw)
@@ -76,6 +78,7 @@ def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime
         selector=selector,
         answerer=answerer,
         shadow=shadow,
+        observer=observer,
         # A model selector may add the question in the documents' languages (README).
         registry=default_registry(translations=settings.model != RULES),
         options=EngineOptions(
@@ -195,9 +198,12 @@ def sync_and_embed(runtime: Runtime, name: str | None = None,
                    on_item: Callable[[str], None] | None = None) -> list[SyncOutcome]:
     """Sync the named source (or all), then embed what changed."""
     settings = runtime.settings
-    return sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
-                    on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
-                    stale_days=settings.stale_note_days if settings.stale_notes else None)
+    outcomes = sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
+                        on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
+                        stale_days=settings.stale_note_days if settings.stale_notes else None)
+    for outcome in outcomes:
+        runtime.engine.observer.sync_finished(outcome)
+    return outcomes
 
 
 FIRST_INDEX_KEY = "first_index"

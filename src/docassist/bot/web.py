@@ -16,9 +16,11 @@ in time is each handler's to refuse (`read_body`: 408).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Final
 
 from aiohttp import web
@@ -64,6 +66,54 @@ async def read_body(request: web.Request, timeout: float) -> bytes:
         raise BodyRefused(413, "too large") from None
     except (ConnectionError, asyncio.IncompleteReadError):
         raise BodyRefused(400, "body shorter than its Content-Length") from None
+
+
+@dataclass(frozen=True)
+class RawRequest:
+    """A request as a platform without its own aiohttp code sees it (Slack: Bolt's App is
+    synchronous and knows nothing of aiohttp): the whole body, read and size-checked."""
+
+    body: bytes
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class RawResponse:
+    status: int
+    body: bytes
+    headers: dict[str, str]
+
+
+RawHandler = Callable[[RawRequest], Awaitable[RawResponse]]
+
+
+@dataclass(frozen=True)
+class Route:
+    """A POST route of a platform, in no server's terms; `add_routes` mounts it."""
+
+    path: str
+    handler: RawHandler
+
+
+def add_routes(app: web.Application, routes: list[Route],
+               read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
+    """Mount platform routes: the body is read here (408, 413, 400 as `read_body` says);
+    a handler's BodyRefused becomes its status, with the connection closed."""
+    for route in routes:
+        app.router.add_post(route.path, _aiohttp_handler(route.handler, read_timeout))
+
+
+def _aiohttp_handler(handler: RawHandler, read_timeout: float
+                     ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        try:
+            body = await read_body(request, read_timeout)
+            answer = await handler(RawRequest(body, request.headers))
+        except BodyRefused as problem:
+            return refusal(problem)
+        return web.Response(status=answer.status, body=answer.body, headers=answer.headers)
+
+    return handle
 
 
 def refusal(problem: BodyRefused) -> web.Response:
@@ -120,10 +170,8 @@ def run_forever(app: web.Application, host: str, port: int,
     async def run() -> None:
         await serve(app, host, port, on_ready, asyncio.get_running_loop().create_future())
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run())
-    except KeyboardInterrupt:
-        pass
 
 
 class AppServer:

@@ -1,11 +1,10 @@
-"""HTTP mode: `POST /slack/events` (events, commands, interactivity) as aiohttp routes.
+"""HTTP mode: `POST /slack/events` (events, commands, interactivity) as a route any server
+of `bot/web.py` mounts (`docassist serve` beside Teams; `make_server` alone).
 
-`mount(app, bolt)` adds the route to any aiohttp application (`docassist serve` mounts it
-beside Teams; `make_server` serves it alone). The handler translates HTTP to a BoltRequest
-and back; Bolt verifies the signature again and runs the listeners. Bolt's App is
-synchronous (its listeners wait on the database for at most the ack deadline), so each
-dispatch runs on a thread pool; the event loop only reads, checks and answers — measured
-against Bolt's own AsyncApp in README ("One server").
+The handler translates HTTP to a BoltRequest and back; Bolt verifies the signature again and
+runs the listeners. Bolt's App is synchronous (its listeners wait on the database for at
+most the ack deadline), so each dispatch runs on a thread pool; the event loop only reads,
+checks and answers — measured against Bolt's own AsyncApp in README ("One server").
 
 Before Bolt, the request itself is checked, so that nothing Slack would never send reaches
 Bolt as a traceback or a dropped connection: a Content-Length that is not a number (400,
@@ -25,7 +24,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 from urllib.parse import parse_qs
 
-from aiohttp import web
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
@@ -35,9 +33,11 @@ from docassist.bot.limits import SLACK_DISPATCH_THREADS
 from docassist.bot.web import (
     AppServer,
     BodyRefused,
+    RawRequest,
+    RawResponse,
+    Route,
+    add_routes,
     new_application,
-    read_body,
-    refusal,
 )
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 
@@ -84,58 +84,44 @@ def check_content(text: str, content_type: str) -> None:
         raise BodyRefused(400, "body is not valid JSON") from None
 
 
-def _to_aiohttp(response: BoltResponse) -> web.Response:
+def _raw(response: BoltResponse) -> RawResponse:
     headers = {name: values[0] for name, values in response.headers.items()
-               if values and name.lower() not in ("content-length", "content-type")}
-    content_type = (response.headers.get("content-type") or ["text/plain"])[0]
-    return web.Response(status=response.status, body=(response.body or "").encode("utf-8"),
-                        headers={**headers, "Content-Type": content_type})
+               if values and name.lower() != "content-length"}
+    return RawResponse(response.status, (response.body or "").encode("utf-8"), headers)
 
 
 class SlackEvents:
     """The handler of POST /slack/events for one Bolt app."""
 
-    def __init__(self, bolt: App, signing_secret: str | None,
-                 read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
+    def __init__(self, bolt: App, signing_secret: str | None) -> None:
         self.bolt = bolt
         self.verifier = SignatureVerifier(signing_secret) if signing_secret else None
-        self.read_timeout = read_timeout
         self.pool = ThreadPoolExecutor(max_workers=SLACK_DISPATCH_THREADS,
                                        thread_name_prefix="slack-dispatch")
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: RawRequest) -> RawResponse:
         try:
-            body = utf8(await read_body(request, self.read_timeout))
+            body = utf8(request.body)
             check_signature(self.verifier, request.headers, body)
             check_content(body, request.headers.get("Content-Type") or "")
         except BodyRefused as problem:
-            if problem.status != 408:
-                logger.warning("Slack request refused (%d): %s", problem.status, problem)
-            return refusal(problem)
+            logger.warning("Slack request refused (%d): %s", problem.status, problem)
+            raise
         headers: dict[str, str | Sequence[str]] = {
             name.lower(): value for name, value in request.headers.items()}
         response = await asyncio.get_running_loop().run_in_executor(
             self.pool, self.bolt.dispatch, BoltRequest(body=body, headers=headers))
-        return _to_aiohttp(response)
+        return _raw(response)
 
-    async def close(self, _app: web.Application) -> None:
-        self.pool.shutdown(wait=False)
-
-
-def mount(app: web.Application, bolt: App, signing_secret: str | None,
-          read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> SlackEvents:
-    """Add POST /slack/events to `app`."""
-    events = SlackEvents(bolt, signing_secret, read_timeout)
-    app.router.add_post(EVENTS_PATH, events.handle)
-    app.on_cleanup.append(events.close)
-    return events
+    def routes(self) -> list[Route]:
+        return [Route(EVENTS_PATH, self.handle)]
 
 
 def make_server(bolt: App, host: str, port: int, *, signing_secret: str | None = None,
                 read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> AppServer:
     """POST /slack/events and GET /healthz alone, not started (see `serve_in_thread`)."""
     app = new_application()
-    mount(app, bolt, signing_secret, read_timeout)
+    add_routes(app, SlackEvents(bolt, signing_secret).routes(), read_timeout)
     return AppServer(app, host, port, read_timeout=read_timeout)
 
 
