@@ -72,7 +72,11 @@ class Metrics:
                                           "rate limit.", registry=r)
         self._sync_metrics()
         if store is not None:
-            r.register(_InboxCollector(store))
+            self.watch_inbox(store)
+
+    def watch_inbox(self, store: InboxGauge) -> None:
+        """Read the inbox's depth and oldest age from `store` at each scrape."""
+        self.registry.register(_InboxCollector(store))
 
     def _sync_metrics(self) -> None:
         r = self.registry

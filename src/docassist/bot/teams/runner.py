@@ -1,0 +1,62 @@
+"""The Teams endpoint from a runtime and the environment: what `docassist teams` and
+`docassist serve` run."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+from microsoft_agents.hosting.core.authorization import Connections
+from pydantic import ValidationError
+
+from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
+from docassist.bot.teams.server import (
+    ANONYMOUS_NOISE_LOGGER,
+    ANONYMOUS_WARNING,
+    TeamsCredentials,
+    connections_for,
+    mount,
+)
+from docassist.config import TeamsSettings
+from docassist.core.errors import ConfigurationError
+from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.runtime import Runtime
+
+
+def teams_settings() -> TeamsSettings:
+    """The three credentials (or DOCASSIST_TEAMS_ANONYMOUS=true) from the environment."""
+    try:
+        settings = TeamsSettings()
+    except ValidationError as error:
+        raise ConfigurationError(f"invalid Teams configuration: {error}") from error
+    missing = settings.missing_credentials()
+    if missing:
+        raise ConfigurationError("Teams configuration incomplete: " + ", ".join(missing)
+                                 + " (or set DOCASSIST_TEAMS_ANONYMOUS=true for local testing)")
+    return settings
+
+
+class TeamsEndpoint:
+    """The adapter and the connections its JWT check and replies use."""
+
+    def __init__(self, runtime: Runtime, settings: TeamsSettings) -> None:
+        credentials = None
+        if not settings.anonymous and settings.app_password is not None:
+            credentials = TeamsCredentials(settings.app_id, settings.tenant_id,
+                                           settings.app_password.get_secret_value())
+        self.connections: Connections = connections_for(credentials)
+        config = runtime.settings
+        self.adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
+            app_id=settings.app_id if credentials else "",
+            default_language=config.language, admin_users=settings.admins(),
+            per_user_per_minute=config.rate_per_user,
+            global_per_minute=config.rate_global,
+            inbox_workers=config.inbox_workers), self.connections)
+        if settings.anonymous:
+            logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
+            # Without an app id the SDK warns on every request; anonymous mode expects it.
+            logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)
+
+    def mount(self, app: web.Application,
+              read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
+        mount(app, self.adapter, self.connections, read_timeout)

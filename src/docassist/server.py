@@ -1,0 +1,156 @@
+"""`docassist serve`: one aiohttp server for both platforms and the operators.
+
+    POST /slack/events   Slack (HTTP mode), when SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are set
+    POST /api/messages   Teams, when its three credentials are set (or anonymous mode)
+    GET  /healthz        the process is up
+    GET  /readyz         database writable, models reachable, index loaded (503 + reason)
+    GET  /metrics        Prometheus text format (metrics.py)
+
+`docassist slack --http` and `docassist teams` run the same application with one platform.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from aiohttp import web
+
+from docassist.bot.slack.app import SlackAdapter
+from docassist.bot.slack.runner import slack_adapter, slack_routes, slack_settings
+from docassist.bot.slack.server import EVENTS_PATH
+from docassist.bot.stale_courier import Post
+from docassist.bot.teams.runner import TeamsEndpoint, teams_settings
+from docassist.bot.teams.server import MESSAGES_PATH
+from docassist.bot.web import (
+    HEALTH_PATH,
+    add_routes,
+    json_response,
+    new_application,
+    run_forever,
+)
+from docassist.core.errors import ConfigurationError
+from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.metrics import CONTENT_TYPE, Metrics
+from docassist.readiness import ModelProbe, readiness
+from docassist.runtime import Runtime, warm_up
+from docassist.serving import start_background
+
+logger = logging.getLogger(__name__)
+
+READY_PATH: Final = "/readyz"
+METRICS_PATH: Final = "/metrics"
+READY_TIMEOUT_SECONDS: Final = 10.0
+"""A readiness check that takes longer (a database locked elsewhere, a model server that
+does not answer) is itself the answer: not ready."""
+
+
+@dataclass
+class Platforms:
+    """What this process serves (at least one)."""
+
+    slack: SlackAdapter | None = None
+    teams: TeamsEndpoint | None = None
+
+    def names(self) -> list[str]:
+        return [name for name, adapter in (("slack", self.slack), ("teams", self.teams))
+                if adapter is not None]
+
+    def paths(self) -> list[str]:
+        mounted = [EVENTS_PATH] if self.slack is not None else []
+        return [*mounted, *([MESSAGES_PATH] if self.teams is not None else []), HEALTH_PATH,
+                READY_PATH, METRICS_PATH]
+
+    def require_slack(self) -> SlackAdapter:
+        assert self.slack is not None
+        return self.slack
+
+    def couriers(self) -> dict[str, Post]:
+        posts: dict[str, Post] = {}
+        if self.slack is not None:
+            posts["slack"] = self.slack.stale_notes.post
+        if self.teams is not None:
+            posts["teams"] = self.teams.adapter.stale_notes.post
+        return posts
+
+
+def build_app(runtime: Runtime, metrics: Metrics, platforms: Platforms,
+              read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> web.Application:
+    app = new_application()
+    if platforms.slack is not None:
+        add_routes(app, slack_routes(platforms.slack), read_timeout)
+    if platforms.teams is not None:
+        platforms.teams.mount(app, read_timeout)
+    probe = ModelProbe(runtime.settings)
+
+    async def ready(_request: web.Request) -> web.Response:
+        loop = asyncio.get_running_loop()
+        try:
+            state = await asyncio.wait_for(
+                loop.run_in_executor(None, readiness, runtime, probe), READY_TIMEOUT_SECONDS)
+        except TimeoutError:
+            return json_response({"ready": False, "reason": "the readiness checks timed out"},
+                                 503)
+        if not state.ready:
+            logger.warning("not ready: %s", state.reason)
+        return json_response({"ready": state.ready, "reason": state.reason,
+                              "checks": state.checks}, 200 if state.ready else 503)
+
+    async def scrape(_request: web.Request) -> web.Response:
+        body = await asyncio.get_running_loop().run_in_executor(None, metrics.exposition)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+    app.router.add_get(READY_PATH, ready)
+    app.router.add_get(METRICS_PATH, scrape)
+    return app
+
+
+def configured_platforms(runtime: Runtime) -> Platforms:
+    """Slack when SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are set; Teams when its three
+    credentials are (or DOCASSIST_TEAMS_ANONYMOUS=true). Neither is a configuration error;
+    a platform half configured is said on stderr and left out."""
+    platforms = Platforms()
+    problems: list[str] = []
+    if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_SIGNING_SECRET"):
+        try:
+            platforms.slack = slack_adapter(runtime, slack_settings())
+        except ConfigurationError as error:
+            problems.append(str(error))
+    teams_names = ("DOCASSIST_TEAMS_APP_ID", "DOCASSIST_TEAMS_TENANT_ID",
+                   "DOCASSIST_TEAMS_APP_PASSWORD", "DOCASSIST_TEAMS_ANONYMOUS")
+    if any(os.environ.get(name) for name in teams_names):
+        try:
+            platforms.teams = TeamsEndpoint(runtime, teams_settings())
+        except ConfigurationError as error:
+            problems.append(str(error))
+    for problem in problems:
+        logger.warning("not mounted: %s", problem)
+    if not platforms.names():
+        raise ConfigurationError(
+            "nothing to serve: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (Slack), or "
+            "DOCASSIST_TEAMS_APP_ID, DOCASSIST_TEAMS_TENANT_ID and DOCASSIST_TEAMS_APP_PASSWORD "
+            "(Teams)" + (f"; {'; '.join(problems)}" if problems else ""))
+    return platforms
+
+
+def start_platforms(runtime: Runtime, platforms: Platforms) -> None:
+    """Background work, warm indexes, and the events a previous process left unfinished —
+    before the port opens, so no event is acked behind a model load."""
+    start_background(runtime, platforms.couriers())
+    warm_up(runtime)
+    if platforms.slack is not None:
+        resumed = platforms.slack.worker.resume()
+        if resumed:
+            logger.warning("resumed %d unfinished Slack event(s)", resumed)
+
+
+def serve_forever(runtime: Runtime, metrics: Metrics, platforms: Platforms, host: str,
+                  port: int, on_ready: Callable[[int], None]) -> None:
+    """Start the platforms and serve until interrupted (Teams resumes its own events when
+    the server starts: its adapter needs the event loop)."""
+    start_platforms(runtime, platforms)
+    run_forever(build_app(runtime, metrics, platforms), host, port, on_ready)
