@@ -58,10 +58,16 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
+def json_logs(environ: dict[str, str] | None = None) -> bool:
+    """Is DOCASSIST_LOG_FORMAT=json (then stderr holds JSON lines only)?"""
+    env = os.environ if environ is None else environ
+    return env.get(LOG_FORMAT_ENV, "").strip().lower() == "json"
+
+
 def configure_logging(environ: dict[str, str] | None = None) -> None:
     """JSON lines on stderr when DOCASSIST_LOG_FORMAT=json; otherwise leave logging alone."""
     env = os.environ if environ is None else environ
-    if env.get(LOG_FORMAT_ENV, "").strip().lower() != "json":
+    if not json_logs(dict(env)):
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter(secret_values(dict(env))))

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -13,10 +14,12 @@ import typer
 from docassist.cli.common import open_checked
 from docassist.cli_output import err, fail
 from docassist.core.errors import ConfigurationError, DocAssistError
+from docassist.logs import json_logs
 from docassist.metrics import Metrics
 from docassist.runtime import Runtime
 
 app = typer.Typer()
+logger = logging.getLogger("docassist.server")
 
 PortOption = Annotated[int, typer.Option(help="Port to listen on (0 = any free).")]
 HostOption = Annotated[str, typer.Option(help="Address to listen on.")]
@@ -25,7 +28,10 @@ HostOption = Annotated[str, typer.Option(help="Address to listen on.")]
 def _on_ready(host: str, paths: list[str]) -> Callable[[int], None]:
     def ready(port: int) -> None:
         for path in paths:
-            err.print(f"listening on http://{host}:{port}{path}")
+            if json_logs():  # stderr then holds JSON lines only
+                logger.info("listening on http://%s:%d%s", host, port, path)
+            else:
+                err.print(f"listening on http://{host}:{port}{path}")
     return ready
 
 
