@@ -33,6 +33,7 @@ from docassist.bot.web import (
     new_application,
     run_forever,
 )
+from docassist.config import SlackSettings, TeamsSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.metrics import CONTENT_TYPE, Metrics
@@ -109,32 +110,45 @@ def build_app(runtime: Runtime, metrics: Metrics, platforms: Platforms,
     return app
 
 
-def configured_platforms(runtime: Runtime) -> Platforms:
+@dataclass
+class PlatformSettings:
+    slack: SlackSettings | None = None
+    teams: TeamsSettings | None = None
+
+
+def configured_platforms() -> PlatformSettings:
     """Slack when SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are set; Teams when its three
     credentials are (or DOCASSIST_TEAMS_ANONYMOUS=true). Neither is a configuration error;
-    a platform half configured is said on stderr and left out."""
-    platforms = Platforms()
+    a platform half configured is said (a warning) and left out. Read before the database
+    is opened: a process that cannot serve touches nothing."""
+    found = PlatformSettings()
     problems: list[str] = []
     if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_SIGNING_SECRET"):
         try:
-            platforms.slack = slack_adapter(runtime, slack_settings())
+            found.slack = slack_settings()
         except ConfigurationError as error:
             problems.append(str(error))
     teams_names = ("DOCASSIST_TEAMS_APP_ID", "DOCASSIST_TEAMS_TENANT_ID",
                    "DOCASSIST_TEAMS_APP_PASSWORD", "DOCASSIST_TEAMS_ANONYMOUS")
     if any(os.environ.get(name) for name in teams_names):
         try:
-            platforms.teams = TeamsEndpoint(runtime, teams_settings())
+            found.teams = teams_settings()
         except ConfigurationError as error:
             problems.append(str(error))
     for problem in problems:
         logger.warning("not mounted: %s", problem)
-    if not platforms.names():
+    if found.slack is None and found.teams is None:
         raise ConfigurationError(
             "nothing to serve: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (Slack), or "
             "DOCASSIST_TEAMS_APP_ID, DOCASSIST_TEAMS_TENANT_ID and DOCASSIST_TEAMS_APP_PASSWORD "
             "(Teams)" + (f"; {'; '.join(problems)}" if problems else ""))
-    return platforms
+    return found
+
+
+def platforms_for(runtime: Runtime, settings: PlatformSettings) -> Platforms:
+    return Platforms(
+        slack=slack_adapter(runtime, settings.slack) if settings.slack else None,
+        teams=TeamsEndpoint(runtime, settings.teams) if settings.teams else None)
 
 
 def start_platforms(runtime: Runtime, platforms: Platforms) -> None:

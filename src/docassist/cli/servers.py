@@ -46,13 +46,14 @@ def _observed_runtime() -> tuple[Runtime, Metrics]:
 def serve(port: PortOption = 8080, host: HostOption = "127.0.0.1") -> None:
     """Slack and Teams on one server, with /healthz, /readyz and /metrics (each platform
     when its credentials are set)."""
-    from docassist.server import configured_platforms, serve_forever
+    from docassist.server import configured_platforms, platforms_for, serve_forever
 
-    runtime, metrics = _observed_runtime()
     try:
-        platforms = configured_platforms(runtime)
+        settings = configured_platforms()
     except ConfigurationError as error:
         raise fail(str(error), False) from error
+    runtime, metrics = _observed_runtime()
+    platforms = platforms_for(runtime, settings)
     serve_forever(runtime, metrics, platforms, host, port, _on_ready(host, platforms.paths()))
 
 
