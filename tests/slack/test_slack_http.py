@@ -40,7 +40,7 @@ class SlackRig:
     adapter: SlackAdapter
     url: str
     store: Store
-    server: AppServer
+    server: AppServer | None = None
 
     def send(self, body: str, content_type: str, *, signature: str | None = None,
              retry: int | None = None, wait: bool = True) -> httpx.Response:
