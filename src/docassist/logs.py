@@ -74,3 +74,4 @@ def configure_logging(environ: dict[str, str] | None = None) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
+    logging.captureWarnings(True)  # warnings too, as JSON lines

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, TypeVar
@@ -24,8 +25,11 @@ from docassist.config import Settings
 from docassist.core import i18n
 from docassist.core.errors import DocAssistError
 from docassist.core.ports import NULL_OBSERVER, Observer
+from docassist.logs import json_logs
 from docassist.runtime import Runtime, ensure_demo_index, needs_first_index, open_runtime
 from docassist.storage import IndexReport
+
+logger = logging.getLogger("docassist.cli")
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
 RecordOption = Annotated[
@@ -104,13 +108,7 @@ def open_checked(as_json: bool = False, *, index_demo: bool = True,
         settings = Settings()
         runtime = open_runtime(settings, record_path=record, observer=observer)
         if index_demo and needs_first_index(runtime.store):
-            started = runtime.store.documents()
-            err.print(i18n.text("indexing_resumed" if started else "indexing_empty_catalog",
-                                settings.language, path=settings.docs))
-            with progress_bars() as progress:
-                bars = IndexProgress(progress)
-                report = ensure_demo_index(runtime, bars.start, bars.file, bars.embedded)
-            print_notes(report)
+            _first_index(runtime)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
     except ValidationError as error:
@@ -119,3 +117,22 @@ def open_checked(as_json: bool = False, *, index_demo: bool = True,
     return runtime
 
 
+
+
+def _first_index(runtime: Runtime) -> None:
+    """The demo corpus on the first start: progress bars, or with JSON logs log lines (stderr
+    then holds JSON only)."""
+    settings = runtime.settings
+    notice = i18n.text("indexing_resumed" if runtime.store.documents()
+                       else "indexing_empty_catalog", settings.language, path=settings.docs)
+    if json_logs():
+        logger.info(notice)
+        report = ensure_demo_index(runtime)
+        for note in report.notes if report is not None else []:
+            logger.warning(note)
+        return
+    err.print(notice)
+    with progress_bars() as progress:
+        bars = IndexProgress(progress)
+        report = ensure_demo_index(runtime, bars.start, bars.file, bars.embedded)
+    print_notes(report)
