@@ -6,17 +6,17 @@
     GET  /readyz         database writable, models reachable, index loaded (503 + reason)
     GET  /metrics        Prometheus text format (metrics.py)
 
-`docassist slack --http` and `docassist teams` run the same application with one platform.
+`docassist slack --http` and `docassist teams` serve one platform the same way (the
+`serve` of bot/slack/runner.py and bot/teams/runner.py), with the same operator routes
+(operations.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
 
 from aiohttp import web
 
@@ -27,28 +27,18 @@ from docassist.bot.stale_courier import Post
 from docassist.bot.teams.runner import TeamsEndpoint, teams_settings
 from docassist.bot.teams.server import MESSAGES_PATH
 from docassist.bot.web import (
-    HEALTH_PATH,
     add_routes,
-    json_response,
     new_application,
     run_forever,
 )
 from docassist.config import SlackSettings, TeamsSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
-from docassist.metrics import CONTENT_TYPE, Metrics
-from docassist.readiness import ModelProbe, readiness
-from docassist.runtime import Runtime, warm_up
-from docassist.serving import start_background
+from docassist.metrics import Metrics
+from docassist.operations import OPERATOR_PATHS, add_operator_routes, start_serving
+from docassist.runtime import Runtime
 
 logger = logging.getLogger(__name__)
-
-READY_PATH: Final = "/readyz"
-METRICS_PATH: Final = "/metrics"
-READY_TIMEOUT_SECONDS: Final = 10.0
-"""A readiness check that takes longer (a database locked elsewhere, a model server that
-does not answer) is itself the answer: not ready."""
-
 
 @dataclass
 class Platforms:
@@ -57,18 +47,10 @@ class Platforms:
     slack: SlackAdapter | None = None
     teams: TeamsEndpoint | None = None
 
-    def names(self) -> list[str]:
-        return [name for name, adapter in (("slack", self.slack), ("teams", self.teams))
-                if adapter is not None]
-
     def paths(self) -> list[str]:
         mounted = [EVENTS_PATH] if self.slack is not None else []
-        return [*mounted, *([MESSAGES_PATH] if self.teams is not None else []), HEALTH_PATH,
-                READY_PATH, METRICS_PATH]
-
-    def require_slack(self) -> SlackAdapter:
-        assert self.slack is not None
-        return self.slack
+        return [*mounted, *([MESSAGES_PATH] if self.teams is not None else []),
+                *OPERATOR_PATHS]
 
     def couriers(self) -> dict[str, Post]:
         posts: dict[str, Post] = {}
@@ -86,27 +68,7 @@ def build_app(runtime: Runtime, metrics: Metrics, platforms: Platforms,
         add_routes(app, slack_routes(platforms.slack), read_timeout)
     if platforms.teams is not None:
         platforms.teams.mount(app, read_timeout)
-    probe = ModelProbe(runtime.settings)
-
-    async def ready(_request: web.Request) -> web.Response:
-        loop = asyncio.get_running_loop()
-        try:
-            state = await asyncio.wait_for(
-                loop.run_in_executor(None, readiness, runtime, probe), READY_TIMEOUT_SECONDS)
-        except TimeoutError:
-            return json_response({"ready": False, "reason": "the readiness checks timed out"},
-                                 503)
-        if not state.ready:
-            logger.warning("not ready: %s", state.reason)
-        return json_response({"ready": state.ready, "reason": state.reason,
-                              "checks": state.checks}, 200 if state.ready else 503)
-
-    async def scrape(_request: web.Request) -> web.Response:
-        body = await asyncio.get_running_loop().run_in_executor(None, metrics.exposition)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
-
-    app.router.add_get(READY_PATH, ready)
-    app.router.add_get(METRICS_PATH, scrape)
+    add_operator_routes(app, runtime, metrics)
     return app
 
 
@@ -152,14 +114,8 @@ def platforms_for(runtime: Runtime, settings: PlatformSettings) -> Platforms:
 
 
 def start_platforms(runtime: Runtime, platforms: Platforms) -> None:
-    """Background work, warm indexes, and the events a previous process left unfinished —
-    before the port opens, so no event is acked behind a model load."""
-    start_background(runtime, platforms.couriers())
-    warm_up(runtime)
-    if platforms.slack is not None:
-        resumed = platforms.slack.worker.resume()
-        if resumed:
-            logger.warning("resumed %d unfinished Slack event(s)", resumed)
+    resumers = [("Slack", platforms.slack.worker.resume)] if platforms.slack else []
+    start_serving(runtime, platforms.couriers(), resumers)
 
 
 def serve_forever(runtime: Runtime, metrics: Metrics, platforms: Platforms, host: str,

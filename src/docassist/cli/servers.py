@@ -64,23 +64,23 @@ def slack(
     host: Annotated[str, typer.Option(help="HTTP mode address.")] = "127.0.0.1",
 ) -> None:
     """Run the Slack app (Socket Mode by default; --http serves POST /slack/events)."""
-    from docassist.bot.slack.runner import run_socket_mode, slack_adapter, slack_settings
-    from docassist.server import Platforms, serve_forever, start_platforms
+    from docassist.bot.slack import runner
+    from docassist.bot.slack.server import EVENTS_PATH
+    from docassist.operations import OPERATOR_PATHS
 
     runtime, metrics = _observed_runtime()
     try:
-        settings = slack_settings()
+        settings = runner.slack_settings()
     except ConfigurationError as error:
         raise fail(str(error), False) from error
-    platforms = Platforms(slack=slack_adapter(runtime, settings))
+    adapter = runner.slack_adapter(runtime, settings)
     if http:
-        serve_forever(runtime, metrics, platforms, host, port,
-                      _on_ready(host, platforms.paths()))
+        runner.serve(runtime, metrics, adapter, host, port, _on_ready(host, [
+            EVENTS_PATH, *OPERATOR_PATHS]))
         return
     if settings.app_token is None:
         raise fail("Socket Mode needs SLACK_APP_TOKEN (or use --http)", False)
-    start_platforms(runtime, platforms)
-    run_socket_mode(platforms.require_slack(), settings.app_token.get_secret_value())
+    runner.run_socket_mode(runtime, adapter, settings.app_token.get_secret_value())
 
 
 @app.command()
@@ -89,19 +89,21 @@ def teams(
     host: HostOption = "127.0.0.1",
 ) -> None:
     """Run the Teams endpoint alone: POST /api/messages, /healthz, /readyz, /metrics."""
-    from docassist.bot.teams.runner import TeamsEndpoint, teams_settings
-    from docassist.server import Platforms, serve_forever
+    from docassist.bot.teams import runner
+    from docassist.bot.teams.server import MESSAGES_PATH
+    from docassist.operations import OPERATOR_PATHS
 
     try:
-        settings = teams_settings()
+        settings = runner.teams_settings()
     except ConfigurationError as error:
         raise fail(str(error), False) from error
     runtime, metrics = _observed_runtime()
     try:
-        platforms = Platforms(teams=TeamsEndpoint(runtime, settings))
+        endpoint = runner.TeamsEndpoint(runtime, settings)
     except DocAssistError as error:
         raise fail(str(error), False) from error
-    serve_forever(runtime, metrics, platforms, host, port, _on_ready(host, platforms.paths()))
+    runner.serve(runtime, metrics, endpoint, host, port, _on_ready(host, [
+        MESSAGES_PATH, *OPERATOR_PATHS]))
 
 
 @app.command("teams-package")

@@ -4,13 +4,18 @@ Socket Mode stays with `docassist slack`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import ValidationError
 
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.slack.server import SlackEvents
-from docassist.bot.web import Route
+from docassist.bot.web import Route, add_routes, new_application, run_forever
 from docassist.config import SlackSettings
 from docassist.core.errors import ConfigurationError
+from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.metrics import Metrics
+from docassist.operations import add_operator_routes, start_serving
 from docassist.runtime import Runtime
 
 
@@ -42,8 +47,26 @@ def slack_routes(adapter: SlackAdapter) -> list[Route]:
     return SlackEvents(adapter.app, adapter.config.signing_secret).routes()
 
 
-def run_socket_mode(adapter: SlackAdapter, app_token: str) -> None:
+def _start(runtime: Runtime, adapter: SlackAdapter) -> None:
+    start_serving(runtime, {"slack": adapter.stale_notes.post},
+                  [("Slack", adapter.worker.resume)])
+
+
+def serve(runtime: Runtime, metrics: Metrics, adapter: SlackAdapter, host: str, port: int,
+          on_ready: Callable[[int], None],
+          read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
+    """HTTP mode alone (`docassist slack --http`): POST /slack/events with /healthz,
+    /readyz and /metrics, until interrupted."""
+    app = new_application()
+    add_routes(app, slack_routes(adapter), read_timeout)
+    add_operator_routes(app, runtime, metrics)
+    _start(runtime, adapter)
+    run_forever(app, host, port, on_ready)
+
+
+def run_socket_mode(runtime: Runtime, adapter: SlackAdapter, app_token: str) -> None:
     """Socket Mode (no public URL): blocks until interrupted."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
+    _start(runtime, adapter)
     SocketModeHandler(adapter.app, app_token).start()  # type: ignore[no-untyped-call]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from aiohttp import web
 from microsoft_agents.hosting.core.authorization import Connections
@@ -17,9 +18,12 @@ from docassist.bot.teams.server import (
     connections_for,
     mount,
 )
+from docassist.bot.web import new_application, run_forever
 from docassist.config import TeamsSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.metrics import Metrics
+from docassist.operations import add_operator_routes, start_serving
 from docassist.runtime import Runtime
 
 
@@ -60,3 +64,15 @@ class TeamsEndpoint:
     def mount(self, app: web.Application,
               read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
         mount(app, self.adapter, self.connections, read_timeout)
+
+
+def serve(runtime: Runtime, metrics: Metrics, endpoint: TeamsEndpoint, host: str, port: int,
+          on_ready: Callable[[int], None],
+          read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
+    """The endpoint alone (`docassist teams`): POST /api/messages with /healthz, /readyz and
+    /metrics, until interrupted (unfinished events resume when the server starts)."""
+    app = new_application()
+    endpoint.mount(app, read_timeout)
+    add_operator_routes(app, runtime, metrics)
+    start_serving(runtime, {"teams": endpoint.adapter.stale_notes.post})
+    run_forever(app, host, port, on_ready)
