@@ -93,6 +93,8 @@ class Route:
 
     path: str
     handler: RawHandler
+    close: Callable[[], None] | None = None
+    """Called when the server stops (a handler's thread pool)."""
 
 
 def add_routes(app: web.Application, routes: list[Route],
@@ -101,6 +103,15 @@ def add_routes(app: web.Application, routes: list[Route],
     a handler's BodyRefused becomes its status, with the connection closed."""
     for route in routes:
         app.router.add_post(route.path, _aiohttp_handler(route.handler, read_timeout))
+        if route.close is not None:
+            app.on_cleanup.append(_cleanup(route.close))
+
+
+def _cleanup(close: Callable[[], None]) -> Callable[[web.Application], Awaitable[None]]:
+    async def cleanup(_app: web.Application) -> None:
+        close()
+
+    return cleanup
 
 
 def _aiohttp_handler(handler: RawHandler, read_timeout: float

@@ -114,7 +114,11 @@ class SlackEvents:
         return _raw(response)
 
     def routes(self) -> list[Route]:
-        return [Route(EVENTS_PATH, self.handle)]
+        return [Route(EVENTS_PATH, self.handle, close=self.close)]
+
+    def close(self) -> None:
+        """No new dispatch; those running finish on their threads."""
+        self.pool.shutdown(wait=False)
 
 
 def make_server(bolt: App, host: str, port: int, *, signing_secret: str | None = None,
