@@ -70,7 +70,7 @@ def traces_export(
         start, end = parse_time(since, "--since"), parse_time(until, "--until")
     except ValueError as error:
         raise fail(str(error), as_json) from error
-    runtime = open_checked(as_json, index_demo=False)
+    runtime = open_checked(as_json)
     rows = trace_rows(runtime.store, start, end, conversation)
     try:
         write_export(rows, format_.value, out_path)
@@ -92,7 +92,7 @@ def traces_purge(
         age = parse_age(older_than)
     except ValueError as error:
         raise fail(str(error), as_json) from error
-    runtime = open_checked(as_json, index_demo=False)
+    runtime = open_checked(as_json)
     try:
         erased = purge_older_than(runtime.store, age)
     except DocAssistError as error:
@@ -117,7 +117,7 @@ def report(
     """One self-contained HTML dashboard of the traces and the latest eval runs."""
     from docassist.report import render_report
 
-    runtime = open_checked(as_json, index_demo=False)
+    runtime = open_checked(as_json)
     try:
         out_path.write_text(render_report(runtime.store), encoding="utf-8")
     except OSError as error:

@@ -100,10 +100,11 @@ def read_cases(file: Path, loader: Callable[[list[str]], list[CaseT]], as_json: 
         raise fail(f"{file}: {error}", as_json) from error
 
 
-def open_checked(as_json: bool = False, *, index_demo: bool = True,
+def open_checked(as_json: bool = False, *, index_demo: bool = False,
                  record: Path | None = None, observer: Observer = NULL_OBSERVER) -> Runtime:
     """The runtime from the environment; a bad setting is a clear error, not a traceback.
-    Indexes the demo corpus on the first start unless `index_demo` is off."""
+    With `index_demo` (only `chat` and `ask`), the first start indexes the demo corpus when
+    no source is configured and the catalog is empty."""
     try:
         settings = Settings()
         runtime = open_runtime(settings, record_path=record, observer=observer)

@@ -34,7 +34,7 @@ def index(
     as_json: JsonOption = False,
 ) -> None:
     """Index documents into the catalog; unreadable files are skipped with a note."""
-    runtime = open_checked(as_json, index_demo=False)
+    runtime = open_checked(as_json)
     resumed = interrupted_index(runtime.store)
     if resumed is not None:
         err.print(i18n.text("index_run_resumed", runtime.settings.language,
@@ -91,7 +91,7 @@ def ask(
     for name, value in (("TEXT", text), ("--thread", thread)):
         if value is not None and not is_utf8(value):
             raise fail(f"{name} is not valid UTF-8 text", as_json)
-    runtime = open_checked(as_json, record=record)
+    runtime = open_checked(as_json, index_demo=True, record=record)
     message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text)
     streamed: list[str] = []
 
@@ -116,7 +116,7 @@ def ask(
 @app.command()
 def chat(record: RecordOption = None) -> None:
     """Terminal chat over the indexed documents (one session = one thread)."""
-    runtime = open_checked(record=record)
+    runtime = open_checked(index_demo=True, record=record)
     keep_warm(runtime)
     session = ChatSession(runtime.engine, out, runtime.settings.language,
                           feedback_sink=runtime.store.record_feedback)

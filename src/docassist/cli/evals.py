@@ -88,7 +88,7 @@ def eval_compare(
     as_json: JsonOption = False,
 ) -> None:
     """What changed between two decision runs, case by case."""
-    runtime = open_checked(as_json, index_demo=False)
+    runtime = open_checked(as_json)
     reports = []
     for run_id in (run_a, run_b):
         row = runtime.store.eval_run(run_id)
@@ -159,7 +159,7 @@ def eval_harvest(
     as_json: JsonOption = False,
 ) -> None:
     """Draft cases from `no_answer` turns (and negative feedback, once collected)."""
-    runtime = open_checked(as_json, index_demo=False)
+    runtime = open_checked(as_json)
     negative = {vote["result_id"] for vote in runtime.store.feedback() if vote["value"] < 0}
     drafts, missing_text = harvest(runtime.store.turns(), negative_result_ids=negative)
     try:
@@ -182,7 +182,7 @@ def eval_harvest(
 @eval_app.command("shadow")
 def eval_shadow(as_json: JsonOption = False) -> None:
     """Agreement of the shadow selector with the active one, and disagreements by kind."""
-    runtime = open_checked(as_json, index_demo=False)
+    runtime = open_checked(as_json)
     report = shadow_report(runtime.store.shadow_decisions())
     if as_json:
         emit_json(report.model_dump(mode="json"))
@@ -198,7 +198,7 @@ def eval_shadow(as_json: JsonOption = False) -> None:
 @eval_app.command("runs")
 def eval_runs(as_json: JsonOption = False) -> None:
     """Stored evaluation runs, oldest first."""
-    runtime = open_checked(as_json, index_demo=False)
+    runtime = open_checked(as_json)
     runs = runtime.store.eval_runs()
     if as_json:
         emit_json(runs)
