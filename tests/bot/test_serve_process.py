@@ -137,3 +137,26 @@ def test_a_half_configured_slack_is_said_and_left_out(tmp_path: Path) -> None:
     assert done.returncode != 0
     message = done.stderr.decode()
     assert "SLACK_SIGNING_SECRET" in message and BOT_TOKEN not in message
+
+
+def test_slack_alone_serves_the_operator_routes_too(db_path: Path) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with FakeSlackApi() as api:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
+            env=serve_env(str(db_path), SLACK_BOT_TOKEN=BOT_TOKEN,
+                          SLACK_SIGNING_SECRET=SIGNING_SECRET,
+                          DOCASSIST_SLACK_API_URL=api.url),
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_healthy(process, port, lambda: process.stderr.read().decode()
+                     if process.stderr else "no start")
+        try:
+            assert slack_event(url, SLACK_QUESTION).status_code == 200
+            assert wait_until(lambda: len(api.posted()) == 1)
+            assert turns_counted(url) == 1
+            assert httpx.get(f"{url}/readyz", timeout=10).json()["ready"] is True
+            assert httpx.post(f"{url}/api/messages", json={}).status_code == 404  # no Teams
+        finally:
+            process.terminate()
+            process.communicate(timeout=20)
