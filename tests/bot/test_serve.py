@@ -210,3 +210,26 @@ def test_slack_acks_within_3_s_while_the_database_is_locked(served: Served,
     assert health.status_code == 200  # the event loop was never blocked by the lock
     assert served.slack.adapter.worker.wait_idle()
     assert wait_until(lambda: len(served.slack.api.posted()) == 1)  # stored late, answered
+
+
+def test_a_chunked_body_over_the_limit_gets_413(served: Served, store: Store) -> None:
+    chunk = b"x" * 65536
+    body = b"".join(b"%x\r\n" % len(chunk) + chunk + b"\r\n" for _ in range(20)) + b"0\r\n\r\n"
+    request = (b"POST /api/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+    assert status_of(raw(served, request, body)) == 413
+    assert store.inbox_rows() == []
+
+
+def test_a_client_that_hangs_up_mid_body_is_let_go(served: Served, store: Store) -> None:
+    address = urlsplit(served.url)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as client:
+        client.sendall(head("/slack/events", "application/json", "100") + b'{"type":')
+        client.shutdown(socket.SHUT_WR)  # no more bytes will come
+        answer = b"".join(iter(lambda: client.recv(65536), b""))
+    # The client gave up on its own request: the connection is closed, nothing half-read is
+    # used or stored, and the server goes on.
+    assert answer == b""
+    assert wait_until(lambda: served.server.open_connections() == 0, READ_TIMEOUT * 10)
+    assert store.inbox_rows() == []
+    assert httpx.get(f"{served.url}/healthz").status_code == 200
