@@ -23,6 +23,7 @@ from typing import Final
 LOG_FORMAT_ENV: Final = "DOCASSIST_LOG_FORMAT"
 TURN_FIELDS: Final = ("turn_id", "conversation", "status", "decision", "duration_ms")
 SECRET_NAME: Final = re.compile(r"(TOKEN|SECRET|PASSWORD|API_KEY|_KEY)$")
+QUIET_LOGGERS: Final = ("httpx", "httpcore", "aiohttp.access")
 MIN_SECRET_CHARS: Final = 6
 """Shorter values ("true", "0") would redact ordinary words."""
 
@@ -75,3 +76,5 @@ def configure_logging(environ: dict[str, str] | None = None) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
     logging.captureWarnings(True)  # warnings too, as JSON lines
+    for chatty in QUIET_LOGGERS:  # a line per outgoing request would drown the turns
+        logging.getLogger(chatty).setLevel(logging.WARNING)
