@@ -44,8 +44,9 @@ def _observed_runtime() -> tuple[Runtime, Metrics]:
 
 @app.command()
 def serve(port: PortOption = 8080, host: HostOption = "127.0.0.1") -> None:
-    """Slack and Teams on one server, with /healthz, /readyz and /metrics (each platform
-    when its credentials are set)."""
+    """Slack and Teams on one server, with /healthz, /readyz and /metrics.
+
+    Each platform is mounted when its credentials are set in the environment."""
     from docassist.server import configured_platforms, platforms_for, serve_forever
 
     try:
