@@ -37,6 +37,7 @@ def slack_adapter(runtime: Runtime, settings: SlackSettings) -> SlackAdapter:
         admin_users=frozenset(u.strip() for u in settings.admin_users.split(",")
                               if u.strip()),
         human_channel=config.human_channel,
+        private_channels=settings.private(),
         per_user_per_minute=config.rate_per_user,
         global_per_minute=config.rate_global,
         inbox_workers=config.inbox_workers))

@@ -52,6 +52,8 @@ class TeamsEndpoint:
         config = runtime.settings
         self.adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
             app_id=settings.app_id if credentials else "",
+            human_channel=config.human_channel,
+            teams_human_channel=settings.human_channel,
             default_language=config.language, admin_users=settings.admins(),
             per_user_per_minute=config.rate_per_user,
             global_per_minute=config.rate_global,
