@@ -28,10 +28,12 @@ from rich.text import Text
 from docassist.bot.terminal import ChatSession, render_result
 from docassist.bot.terminal.chat import new_thread_key
 from docassist.cli_output import emit_json, err, fail, out
+from docassist.cli_scopes import CollectionsOption, operator_audience, scopes_app
 from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
 from docassist.core import i18n
 from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
+from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
 from docassist.core.evaluation import (
     DecisionReport,
@@ -47,6 +49,7 @@ from docassist.core.retrieval_eval import (
     load_retrieval_cases,
     with_documents_by_path,
 )
+from docassist.core.scopes import COLLECTION_PATTERN
 from docassist.core.turn import TurnEngine
 from docassist.doctor import run_checks
 from docassist.runtime import (
@@ -77,6 +80,7 @@ app.add_typer(eval_app, name="eval")
 traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=True)
 app.add_typer(traces_app, name="traces")
 app.add_typer(sources_app, name="sources")
+app.add_typer(scopes_app, name="scopes")
 app.command("sync")(sync)
 
 
@@ -173,9 +177,14 @@ def _open(as_json: bool = False, *, index_demo: bool = True,
 @app.command()
 def index(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (txt, md).")],
+    collection: Annotated[str, typer.Option(
+        "--collection", help="Collection of these documents (who may search them: "
+        "`docassist scopes`).")] = DEFAULT_COLLECTION,
     as_json: JsonOption = False,
 ) -> None:
     """Index documents into the catalog; unreadable files are skipped with a note."""
+    if not COLLECTION_PATTERN.match(collection):
+        raise fail(f"invalid collection name {collection!r} (letters, digits, _ . -)", as_json)
     runtime = _open(as_json, index_demo=False)
     resumed = interrupted_index(runtime.store)
     if resumed is not None:
@@ -184,7 +193,8 @@ def index(
     try:
         with _progress() as progress:
             bars = _IndexProgress(progress)
-            report = index_and_embed(runtime, paths, bars.start, bars.file, bars.embedded)
+            report = index_and_embed(runtime, paths, bars.start, bars.file, bars.embedded,
+                                     collection=collection)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
     _print_notes(report)
@@ -212,11 +222,12 @@ def docs(as_json: JsonOption = False) -> None:
     if as_json:
         emit_json([document.model_dump() for document in documents])
         return
-    table = Table("id", "title", "version", "indexed", "source", "owner", "lang", "updated",
-                  "chunks")
+    table = Table("id", "title", "version", "indexed", "collection", "source", "owner", "lang",
+                  "updated", "chunks")
     for d in documents:
         table.add_row(d.document_id, d.title, d.version, (d.indexed_at or "")[:16],
-                      d.source or "", d.owner or "", d.language or "", d.updated or "",
+                      d.collection, d.source or "", d.owner or "", d.language or "",
+                      d.updated or "",
                       str(d.chunk_count))
     out.print(table)
 
@@ -228,13 +239,16 @@ def ask(
     as_json: JsonOption = False,
     debug: Annotated[bool, typer.Option(help="Show decision and tool status.")] = False,
     record: RecordOption = None,
+    collections: CollectionsOption = None,
 ) -> None:
     """One turn; a new one-turn conversation unless --thread names one."""
     for name, value in (("TEXT", text), ("--thread", thread)):
         if value is not None and not _is_utf8(value):
             raise fail(f"{name} is not valid UTF-8 text", as_json)
     runtime = _open(as_json, record=record)
-    message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text)
+    audience = operator_audience(collections, runtime.store, as_json)
+    message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text,
+                          audience=audience)
     streamed: list[str] = []
 
     def show(sentence: str) -> None:
@@ -256,12 +270,13 @@ def ask(
 
 
 @app.command()
-def chat(record: RecordOption = None) -> None:
+def chat(record: RecordOption = None, collections: CollectionsOption = None) -> None:
     """Terminal chat over the indexed documents (one session = one thread)."""
     runtime = _open(record=record)
+    audience = operator_audience(collections, runtime.store, False)
     keep_warm(runtime)
     session = ChatSession(runtime.engine, out, runtime.settings.language,
-                          feedback_sink=runtime.store.record_feedback)
+                          feedback_sink=runtime.store.record_feedback, audience=audience)
     try:
         session.run(lambda: out.input("[bold]> [/bold]"))
     except DocAssistError as error:
@@ -501,19 +516,23 @@ def eval_answers(
     file: Annotated[Path, typer.Argument(help="JSONL: id, question, expected_documents "
                                          "([] = should not be answered).")],
     as_json: JsonOption = False,
+    collections: CollectionsOption = None,
 ) -> None:
     """End to end: answered or not as expected, cited documents expected, citations valid."""
     runtime = _open(as_json)
+    audience = operator_audience(collections, runtime.store, as_json)
     answer_cases = _read_cases(file, load_answer_cases, as_json)
     scratch = Store(":memory:")  # eval conversations stay out of the real traces
     engine = TurnEngine(store=scratch, catalog=runtime.store, retriever=runtime.engine.retriever,
                         selector=runtime.engine.selector, answerer=runtime.engine.answerer,
-                        registry=runtime.engine.registry, options=runtime.engine.options)
+                        registry=runtime.engine.registry, options=runtime.engine.options,
+                        scopes=runtime.engine.scopes)
 
     def run_turn(case_id: str, question: str) -> TurnResult:
         key = ConversationKey(platform="eval", workspace="answers", channel="eval",
                               thread=case_id)
-        result = engine.handle(ChatMessage(key=key, user="eval", text=question))
+        result = engine.handle(ChatMessage(key=key, user="eval", text=question,
+                                           audience=audience))
         assert result is not None
         return result
 

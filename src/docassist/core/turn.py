@@ -41,6 +41,8 @@ from docassist.core.results import (
     ToolView,
     TurnResult,
 )
+from docassist.core.scopes import Scope
+from docassist.core.scoping import NoScopeRules, ScopeResolver, scoped, scoped_catalog
 from docassist.core.selection import (
     Decision,
     Selection,
@@ -59,6 +61,8 @@ from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha25
 
 logger = logging.getLogger(__name__)
 
+HELD_BACK_WARNING = "sources_held_back"
+"""A RAG warning: the asker's own collections answer what this channel may not see."""
 MAX_COMMIT_RETRIES = 8
 """Times a turn is re-run when another writer (process) changed the conversation under it."""
 RETRY_BACKOFF_SECONDS = 0.02
@@ -87,6 +91,12 @@ class _Turn:
     outcome: ToolOutcome | None = None
     rag: RagResult | None = None
     on_partial: Callable[[str], None] | None = None
+    scope: Scope | None = None
+    """The collections this turn may search (from the message's audience)."""
+    catalog: Catalog | None = None
+    """The catalog seen through the scope: out of scope = unknown."""
+    retriever: Retriever | None = None
+    """The retriever restricted to the scope inside its ranking."""
 
 
 class TurnEngine:
@@ -101,6 +111,7 @@ class TurnEngine:
         registry: ToolRegistry,
         options: EngineOptions | None = None,
         shadow: SelectorModel | None = None,
+        scopes: ScopeResolver | None = None,
     ) -> None:
         self.store = store
         self.catalog = catalog
@@ -110,6 +121,8 @@ class TurnEngine:
         self.registry = registry
         self.executor = ToolExecutor(registry)
         self.options = options or EngineOptions()
+        self.scopes = scopes or ScopeResolver(NoScopeRules())
+        """Decides each message's collections from its audience (issue 22)."""
         self.shadow = shadow
         """A candidate selector asked beside the active one; its proposals are only recorded."""
         self._locks = KeyedLocks()
@@ -183,6 +196,7 @@ class TurnEngine:
         if isinstance(message.text, str) and message.command is None:
             # "/sources" says nothing about the user's language; the thread does.
             language = i18n.detect_language(message.text, language)
+        scope = self.scopes.scope_of(message.audience)
         return _Turn(
             message=message,
             state=state,
@@ -192,6 +206,9 @@ class TurnEngine:
             language=language,
             started=time.perf_counter(),
             on_partial=on_partial,
+            scope=scope,
+            catalog=scoped_catalog(self.catalog, scope),
+            retriever=scoped(self.retriever, scope),
         )
 
     def _early_reply(self, turn: _Turn) -> Reply | None:
@@ -222,7 +239,7 @@ class TurnEngine:
             document_id = argument.upper() if is_document_id(argument.upper()) else argument
             return _command_plan(text, "get_document_metadata", {"document_id": document_id}), None
         try:
-            return plan_turn(text, turn.state, catalog=self.catalog, selector=self.selector,
+            return plan_turn(text, turn.state, catalog=_catalog(turn), selector=self.selector,
                              tool_specs=self.registry.specs(), language=turn.language), None
         except ModelError:
             plan = Plan(message=text, resolution=_unchanged(text),
@@ -237,8 +254,8 @@ class TurnEngine:
         assert plan is not None
         context = ToolContext(
             state=turn.state,
-            catalog=self.catalog,
-            retriever=self.retriever,
+            catalog=_catalog(turn),
+            retriever=turn.retriever or self.retriever,
             answerer=self.answerer,
             current_message=plan.message,
             language=turn.language,
@@ -248,18 +265,36 @@ class TurnEngine:
         turn.outcome = self.executor.execute(call, context)
         if turn.outcome.status == "tool_completed" and turn.outcome.name == "answer_from_documents":
             turn.rag = RagResult.model_validate(turn.outcome.data)
+            self._note_held_back(turn, context)
+
+    def _note_held_back(self, turn: _Turn, context: ToolContext) -> None:
+        """In a channel, when the asker's own collections hold an answer this channel may not
+        see, say so (without a title) and offer a private answer: a warning the reply reads."""
+        assert turn.rag is not None and turn.scope is not None and turn.plan is not None
+        extra = self.scopes.held_back(turn.message.audience, turn.scope)
+        if extra is None:
+            return
+        arguments = turn.plan.decision.arguments
+        question = str(arguments.get("question") or turn.plan.message)
+        threshold = arguments.get("similarity_threshold", self.retriever.default_threshold)
+        hits = scoped(self.retriever, extra).search(question, 1)
+        if any(threshold is None or hit.score >= threshold for hit in hits):
+            turn.rag.warnings.append(HELD_BACK_WARNING)
 
     def _compose(self, turn: _Turn) -> Reply:
         assert turn.plan is not None
-        return compose_reply(
+        reply = compose_reply(
             plan=turn.plan,
             outcome=turn.outcome,
             rag=turn.rag,
             state=turn.state,
-            catalog=self.catalog,
+            catalog=_catalog(turn),
             language=turn.language,
             human_channel=self.options.human_channel,
         )
+        if turn.rag is not None and HELD_BACK_WARNING in turn.rag.warnings:
+            reply.answer += "\n\n" + i18n.text("scope_held_back", turn.language)
+        return reply
 
     def _commit(self, turn: _Turn, reply: Reply) -> TurnResult:
         """The result, the next state and the trace rows, saved in one call on the store."""
@@ -376,6 +411,11 @@ class TurnEngine:
 
     # --- trace rows -------------------------------------------------------------------
 
+    def _searched(self, turn: _Turn) -> list[str]:
+        """The collections the turn could search, by name (every known one for the CLI)."""
+        names = turn.scope.names() if turn.scope is not None else None
+        return self.scopes.rules.collection_names() if names is None else names
+
     def _answer_backend(self) -> str:
         model = self.answerer.model
         return f"{self.answerer.backend}:{model}" if model else self.answerer.backend
@@ -424,12 +464,19 @@ class TurnEngine:
             model=self.selector.model if selection else "none",
             answer_backend=self._answer_backend() if turn.rag else None,
             retriever=turn.rag.retriever if turn.rag else None,
+            audience=turn.message.audience.label(),
+            collections=self._searched(turn),
             catalog_version=result.catalog_version,
             prompt_sha256=selection.prompt_sha256 if selection else None,
             user_sha256=sha256_text(turn.message.user),
             event_id=turn.message.event_id,
             raw=raw,
         )
+
+
+def _catalog(turn: _Turn) -> Catalog:
+    assert turn.catalog is not None  # set by _begin
+    return turn.catalog
 
 
 def tool_call_record(
