@@ -367,6 +367,7 @@ def teams(
     warm_up(runtime)  # before the port opens: no activity waits behind a model load
     adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
         app_id=teams_settings.app_id if credentials else "",
+        tenant_id=teams_settings.tenant_id,
         default_language=runtime.settings.language, admin_users=teams_settings.admins(),
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,

@@ -41,7 +41,7 @@ from docassist.core.results import (
     ToolView,
     TurnResult,
 )
-from docassist.core.scopes import Scope
+from docassist.core.scopes import Audience, Scope
 from docassist.core.scoping import NoScopeRules, ScopeResolver, scoped, scoped_catalog
 from docassist.core.selection import (
     Decision,
@@ -128,6 +128,10 @@ class TurnEngine:
         self._locks = KeyedLocks()
         self._shadow_worker: ThreadPoolExecutor | None = None
         self._shadow_pending: set[Future[None]] = set()
+
+    def catalog_for(self, audience: Audience) -> Catalog:
+        """The catalog as this audience may see it (document lists, suggested prompts)."""
+        return scoped_catalog(self.catalog, self.scopes.scope_of(audience))
 
     @property
     def tool_catalog_version(self) -> str:

@@ -165,7 +165,7 @@ class DenseRetriever:
         # more than it saved (p50 9 → 1.1 ms at 10k chunks on a busy machine); large
         # corpora go through the IVF index, which scans a small share of the vectors.
         with _BLAS.limit(limits=1, user_api="blas"):
-            if scope.everything:
+            if snapshot.collections.covers(scope):
                 rows, scores = snapshot.index.nearest(query_vector, count)
             else:
                 rows, scores = _nearest_in(snapshot, query_vector, count, scope)

@@ -42,6 +42,11 @@ class RowCollections:
              for chunk_id in chunk_ids), dtype=np.int32, count=len(chunk_ids))
         return cls(codes, names)
 
+    def covers(self, scope: Scope) -> bool:
+        """True when every row is in the scope: nothing to restrict (an installation whose
+        documents are all in `default` searches exactly as without scopes, ANN included)."""
+        return scope.collections is None or set(self.names) <= scope.collections
+
     def mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
         """True for the rows in the scope (a chunk without a document is in none)."""
         if scope.collections is None:

@@ -403,7 +403,7 @@ class Bm25Retriever:
         wanted = {stemmer(term) for term in terms(query)}
         hits: list[tuple[SearchHit, float]] = []
         candidates = scores > 0
-        if not scope.everything:
+        if not index.collections.covers(scope):
             candidates &= index.collections.mask(scope)
         for position in best_positions(scores, top_k, among=np.flatnonzero(candidates)):
             chunk = self.store.chunk(index.chunk_ids[position])

@@ -25,6 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from docassist.bot.commands import parse_text_command
 from docassist.bot.slack.admin import AdminCommands
+from docassist.bot.slack.audience import PLATFORM, slack_audience
 from docassist.bot.slack.config import SlackConfig as SlackConfig  # its import path so far
 from docassist.bot.slack.listeners import register_listeners
 from docassist.bot.slack.render import escape, prompt_title, render, unescape
@@ -43,7 +44,6 @@ from docassist.core.turn import TurnEngine
 
 logger = logging.getLogger(__name__)
 
-PLATFORM: Final = "slack"
 DM_THREAD: Final = "dm"
 """Top-level direct messages continue one conversation per DM channel."""
 _MENTION: Final = re.compile(r"<@[A-Z0-9]+>")
@@ -193,11 +193,15 @@ class SlackAdapter:
         text = unescape(_MENTION.sub("", raw)).strip()
         parsed = parse_text_command(text)
         command = Command.CLEAR if parsed is not None and parsed.name == "clear" else None
-        message = ChatMessage(key=key, user=str(event.get("user")), text=text, command=command,
-                              event_id=event_id)
         user_team = event.get("user_team")
+        user = str(event.get("user"))
+        external = bool(user_team and team and user_team != team)
+        audience = slack_audience(channel, user, private=in_dm,
+                                  shared=bool(body.get("is_ext_shared_channel")) or external)
+        message = ChatMessage(key=key, user=user, text=text, command=command,
+                              event_id=event_id, audience=audience)
         arrival = Arrival(message, language, dedupe_key,
-                          external_user=bool(user_team and team and user_team != team),
+                          external_user=external,
                           attachments=bool(event.get("files")))
         told = retry is not None  # the user hears about a storage problem once, first time
 
@@ -231,7 +235,9 @@ class SlackAdapter:
             return
         try:
             self.worker.submit(ChatMessage(key=key, user=user, text="", command=command,
-                                           event_id=event_id),
+                                           event_id=event_id, audience=slack_audience(
+                                               key.channel, user,
+                                               private=key.channel.startswith("D"))),
                                deadline=ACK_DEADLINE_SECONDS,
                                on_late_failure=lambda error: self.tell_not_stored(
                                    key, language, error))
@@ -342,9 +348,12 @@ class SlackAdapter:
         except Exception as error:
             logger.info("status not set: %s", error)
 
-    def suggested_prompts(self, language: i18n.Language) -> list[dict[str, str]]:
+    def suggested_prompts(self, language: i18n.Language,
+                          user: str = "") -> list[dict[str, str]]:
+        """Prompts from the documents the user may read (the pane is private to them)."""
         prompts = []
-        for document in self.store.documents()[:PROMPT_COUNT]:
+        catalog = self.engine.catalog_for(slack_audience("", user, private=True))
+        for document in catalog.documents()[:PROMPT_COUNT]:
             text = i18n.text("slack_prompt", language, title=document.title)
             prompts.append({"title": prompt_title(text[:PROMPT_TITLE_CHARS]),
                             "message": escape(text)})

@@ -46,6 +46,8 @@ from docassist.core.ports import AdapterStore
 from docassist.core.ratelimit import RateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
+from docassist.core.scope_commands import run_scope_command
+from docassist.core.scopes import Audience, AudienceKind, teams_channel
 from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
 from docassist.storage.exports import activity_summary
@@ -68,6 +70,9 @@ class TeamsConfig(AdapterConfig):
     """`admin_users` are AAD object ids here."""
 
     app_id: str = ""
+    tenant_id: str = ""
+    """Our Entra tenant: a conversation of another tenant is shared with another
+    organization (empty: not known, no conversation counts as shared by tenant)."""
 
 
 def thread_address(activity: Activity) -> tuple[ConversationKey, str]:
@@ -97,6 +102,23 @@ def user_id(activity: Activity) -> str:
     if sender is None:
         return ""
     return str(sender.aad_object_id or sender.id or "")
+
+
+def teams_audience(activity: Activity, key: ConversationKey, user: str,
+                   our_tenant: str) -> Audience:
+    """Who reads the reply: the asker alone (a personal chat), a conversation shared with
+    another organization (another tenant's conversation, or a guest sender), or the channel
+    or group chat (its id without `;messageid=…`: every thread inherits its scope)."""
+    conversation = activity.conversation
+    if conversation is not None and conversation.conversation_type == "personal":
+        return Audience(kind="private", platform=PLATFORM, user=user)
+    sender = activity.from_property
+    extra = (sender.model_extra or {}) if sender is not None else {}
+    guest = sender is not None and "guest" in (sender.role, extra.get("userRole"))
+    other_tenant = bool(our_tenant and key.workspace and key.workspace != our_tenant)
+    kind: AudienceKind = "shared" if guest or other_tenant else "channel"
+    return Audience(kind=kind, platform=PLATFORM, channel=teams_channel(key.channel),
+                    user=user)
 
 
 def reply_activity(card: cards.Card) -> Activity:
@@ -185,7 +207,12 @@ class TeamsAdapter:
             parsed = parse_text_command(text)
             if parsed is not None and (parsed.name in ("docs", "help", "stats", "sources")
                                        or (parsed.name == "meta" and not parsed.argument)):
-                await self._direct_command(context, parsed.name, user, language, event_id)
+                await self._direct_command(context, parsed.name, user, language, event_id,
+                                           teams_audience(activity, key, user,
+                                                          self.config.tenant_id))
+                return
+            if parsed is None and text.split()[:1] == ["scopes"]:
+                await self._scopes(context, user, text.split()[1:], language)
                 return
             if parsed is not None and parsed.name == "meta":
                 command, argument = Command.METADATA, parsed.argument
@@ -198,7 +225,8 @@ class TeamsAdapter:
         message = ChatMessage(
             key=key, user=user, text=text, command=command, command_argument=argument,
             event_id=event_id,
-            reply_to=reference.model_dump_json(by_alias=True, exclude_none=True))
+            reply_to=reference.model_dump_json(by_alias=True, exclude_none=True),
+            audience=teams_audience(activity, key, user, self.config.tenant_id))
         attachments = any(a.content_type not in READABLE_ATTACHMENTS
                           for a in activity.attachments or [])
         await self._submit(context, Arrival(message, language, attachments=attachments))
@@ -251,21 +279,35 @@ class TeamsAdapter:
         with self._waiting_lock:
             self._waiting.pop(event_id, None)
 
+    async def _scopes(self, context: TurnContext, user: str, words: list[str],
+                      language: i18n.Language) -> None:
+        """`scopes …` for admins (core.scope_commands); a change is logged with the admin."""
+        if user not in self.config.admin_users:
+            logger.warning("refused scopes from user %s", sha256_text(user))
+            await context.send_activity(text_activity(i18n.text("admin_refused", language)))
+            return
+        result = await asyncio.to_thread(run_scope_command, words, f"teams:{user}",
+                                         self.store, language)
+        await context.send_activity(text_activity(result.text))
+
     async def _direct_command(self, context: TurnContext, name: str, user: str,
-                              language: i18n.Language, event_id: str) -> None:
-        """Commands answered at once (no turn), rate-limited like the rest."""
+                              language: i18n.Language, event_id: str,
+                              audience: Audience) -> None:
+        """Commands answered at once (no turn), rate-limited like the rest; the catalog
+        as the conversation's audience may see it."""
+        catalog = self.engine.catalog_for(audience)
         limited = self.admission.limit(user, event_id, language)
         if limited is not None:
             await context.send_activity(text_activity(limited.text()))
         elif name == "meta":
-            documents = await asyncio.to_thread(self.store.documents)
+            documents = await asyncio.to_thread(catalog.documents)
             example = next((d.document_id for d in documents), "DOC-ID")
             await context.send_activity(text_activity(
                 i18n.text("teams_meta_usage", language, example=example)))
         elif name == "help":
             await context.send_activity(text_activity(i18n.text("teams_help", language)))
         elif name == "docs":
-            documents = await asyncio.to_thread(self.store.documents)
+            documents = await asyncio.to_thread(catalog.documents)
             await context.send_activity(reply_activity(cards.catalog_card(documents, language)))
         elif user not in self.config.admin_users:
             logger.warning("refused %s from user %s", name, sha256_text(user))
