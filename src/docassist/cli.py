@@ -28,7 +28,13 @@ from rich.text import Text
 from docassist.bot.terminal import ChatSession, render_result
 from docassist.bot.terminal.chat import new_thread_key
 from docassist.cli_output import emit_json, err, fail, out
-from docassist.cli_scopes import CollectionsOption, operator_audience, scopes_app
+from docassist.cli_scopes import (
+    AudienceOption,
+    CollectionFilterOption,
+    CollectionsOption,
+    operator_audience,
+    scopes_app,
+)
 from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
 from docassist.core import i18n
@@ -682,6 +688,8 @@ def traces_export(
     since: Annotated[str | None, typer.Option(help="ISO date/time, inclusive.")] = None,
     until: Annotated[str | None, typer.Option(help="ISO date/time, exclusive.")] = None,
     conversation: Annotated[str | None, typer.Option(help="A conversation id.")] = None,
+    audience: AudienceOption = None,
+    collection: CollectionFilterOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Export turns (with their tool attempts) as JSONL or CSV; columns in README."""
@@ -690,7 +698,8 @@ def traces_export(
     except ValueError as error:
         raise fail(str(error), as_json) from error
     runtime = _open(as_json, index_demo=False)
-    rows = trace_rows(runtime.store, start, end, conversation)
+    rows = trace_rows(runtime.store, start, end, conversation, audience=audience,
+                      collection=collection)
     try:
         write_export(rows, format_.value, out_path)
     except OSError as error:
@@ -731,6 +740,8 @@ def traces_purge(
 @app.command()
 def report(
     out_path: Annotated[Path, typer.Option("--out", help="HTML file to write.")],
+    audience: AudienceOption = None,
+    collection: CollectionFilterOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """One self-contained HTML dashboard of the traces and the latest eval runs."""
@@ -738,7 +749,8 @@ def report(
 
     runtime = _open(as_json, index_demo=False)
     try:
-        out_path.write_text(render_report(runtime.store), encoding="utf-8")
+        out_path.write_text(render_report(runtime.store, audience, collection),
+                            encoding="utf-8")
     except OSError as error:
         raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
     if as_json:

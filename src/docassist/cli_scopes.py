@@ -29,6 +29,11 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON
 CollectionsOption = Annotated[list[str] | None, typer.Option(
     "--collections", help="Search only these collections (repeat it, or separate names by "
     "commas); default: every collection.")]
+AudienceOption = Annotated[str | None, typer.Option(
+    "--audience", help="Only turns of this audience: operator, private, channel, shared, "
+    "or more precise (channel:slack, channel:slack:C0123, private:teams).")]
+CollectionFilterOption = Annotated[str | None, typer.Option(
+    "--collection", help="Only turns that searched this collection.")]
 SubjectArgument = Annotated[str, typer.Argument(
     help="slack:CHANNEL_ID, teams:CONVERSATION_ID, user:PLATFORM:USER_ID or "
     "group:PLATFORM:GROUP_ID")]
