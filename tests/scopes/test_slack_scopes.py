@@ -103,3 +103,26 @@ def test_an_unknown_collection_changes_nothing(rig: SlackRig) -> None:
     rig.command("/docassist-admin", "scopes set C1 security", user="UADMIN")
     assert "Unknown subject" in rig.api.posted("chat.postEphemeral")[-1]["text"]
     assert rig.store.scope_mappings() == {}
+
+
+def test_a_button_in_an_externally_shared_thread_stays_shared(rig: SlackRig) -> None:
+    """A button press carries no `is_ext_shared_channel`: the thread remembers it."""
+    rig.store.set_scope("slack:C-EXT", ["security", "default"], "UADMIN")
+    rig.store.set_shareable("security", True, "UADMIN")
+    body = {"token": "t", "team_id": TEAM, "api_app_id": "A1", "type": "event_callback",
+            "event_id": "Ev1", "event_time": 1, "is_ext_shared_channel": True,
+            "event": mention(TLS_QUESTION, "60.1", channel="C-EXT")}
+    rig.send(json.dumps(body), "application/json")
+    assert "[DOC-TLS-" in said(rig, "C-EXT", "60.1")
+    rig.store.set_shareable("security", False, "UADMIN")  # the channel itself still maps it
+    button = {"type": "block_actions", "team": {"id": TEAM}, "user": {"id": "U1"},
+              "container": {"type": "message", "channel_id": "C-EXT", "message_ts": "1.2",
+                            "thread_ts": "60.1"},
+              "message": {"ts": "1800000000.000001", "thread_ts": "60.1"},
+              "channel": {"id": "C-EXT"}, "trigger_id": "tr1",
+              "actions": [{"action_id": SHOW_SOURCES_ACTION, "action_ts": "60.5"}]}
+    rig.interactive(button)
+    shown = rig.api.posted()[-1]
+    text = shown.get("text", "") + json.dumps(shown.get("blocks", []))
+    assert "withheld" in text and "DOC-TLS" not in text
+    assert rig.store.turns()[-1]["audience"] == "shared:slack:C-EXT"

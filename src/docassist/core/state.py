@@ -89,6 +89,9 @@ class ConversationState(BaseModel):
     generation: int = 0
     next_turn_id: int = 1
     turn_log: list[TurnSummary] = Field(default_factory=list)
+    shared_outside: bool = False
+    """A message of this thread came from a channel shared with another organization: a
+    later event that cannot tell (a button press) is treated as shared too (issue 22)."""
     _tool_attempted: bool = PrivateAttr(default=False)
     """Per turn, so never saved: set by the tool executor, reset by `begin_turn`."""
 
@@ -119,7 +122,8 @@ class ConversationState(BaseModel):
 
     def cleared(self) -> ConversationState:
         """A fresh state for the same thread under the next generation."""
-        return ConversationState(generation=self.generation + 1)
+        return ConversationState(generation=self.generation + 1,
+                                 shared_outside=self.shared_outside)
 
     def remember_exchange(self, user_text: str, assistant_text: str) -> None:
         self.history = recent_history(

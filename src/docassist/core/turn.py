@@ -91,8 +91,10 @@ class _Turn:
     outcome: ToolOutcome | None = None
     rag: RagResult | None = None
     on_partial: Callable[[str], None] | None = None
+    audience: Audience | None = None
+    """The message's audience, as narrow as the thread has been (see `_audience`)."""
     scope: Scope | None = None
-    """The collections this turn may search (from the message's audience)."""
+    """The collections this turn may search (from the audience)."""
     catalog: Catalog | None = None
     """The catalog seen through the scope: out of scope = unknown."""
     retriever: Retriever | None = None
@@ -200,7 +202,8 @@ class TurnEngine:
         if isinstance(message.text, str) and message.command is None:
             # "/sources" says nothing about the user's language; the thread does.
             language = i18n.detect_language(message.text, language)
-        scope = self.scopes.scope_of(message.audience)
+        audience = _audience(message.audience, state)
+        scope = self.scopes.scope_of(audience)
         return _Turn(
             message=message,
             state=state,
@@ -210,6 +213,7 @@ class TurnEngine:
             language=language,
             started=time.perf_counter(),
             on_partial=on_partial,
+            audience=audience,
             scope=scope,
             catalog=scoped_catalog(self.catalog, scope),
             retriever=scoped(self.retriever, scope),
@@ -275,7 +279,8 @@ class TurnEngine:
         """In a channel, when the asker's own collections hold an answer this channel may not
         see, say so (without a title) and offer a private answer: a warning the reply reads."""
         assert turn.rag is not None and turn.scope is not None and turn.plan is not None
-        extra = self.scopes.held_back(turn.message.audience, turn.scope)
+        assert turn.audience is not None
+        extra = self.scopes.held_back(turn.audience, turn.scope)
         if extra is None:
             return
         arguments = turn.plan.decision.arguments
@@ -468,7 +473,7 @@ class TurnEngine:
             model=self.selector.model if selection else "none",
             answer_backend=self._answer_backend() if turn.rag else None,
             retriever=turn.rag.retriever if turn.rag else None,
-            audience=turn.message.audience.label(),
+            audience=(turn.audience or turn.message.audience).label(),
             collections=self._searched(turn),
             catalog_version=result.catalog_version,
             prompt_sha256=selection.prompt_sha256 if selection else None,
@@ -476,6 +481,16 @@ class TurnEngine:
             event_id=turn.message.event_id,
             raw=raw,
         )
+
+
+def _audience(audience: Audience, state: ConversationState) -> Audience:
+    """A thread once seen shared with another organization stays shared: a button press
+    in it carries no `is_ext_shared_channel` to tell (the state keeps the mark)."""
+    if audience.kind == "shared":
+        state.shared_outside = True
+    elif audience.kind == "channel" and state.shared_outside:
+        return audience.model_copy(update={"kind": "shared"})
+    return audience
 
 
 def _catalog(turn: _Turn) -> Catalog:
