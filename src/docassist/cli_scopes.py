@@ -109,4 +109,4 @@ def operator_audience(collections: list[str] | None, rules: ScopeRules,
     if unknown:
         raise fail(f"unknown collection: {', '.join(unknown)} (known: {', '.join(known)})",
                    as_json)
-    return Audience(collections=tuple(dict.fromkeys(names)))
+    return OPERATOR.model_copy(update={"collections": tuple(dict.fromkeys(names))})

@@ -11,7 +11,7 @@ import pytest
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import MembershipLookup
 from docassist.core.results import TurnResult
-from docassist.core.scopes import Audience, AudienceKind
+from docassist.core.scopes import OPERATOR, Audience, AudienceKind
 from docassist.core.scoping import ScopeResolver
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
@@ -157,15 +157,26 @@ def test_the_reply_says_when_the_asker_could_read_more_privately(engine: TurnEng
 def test_the_operator_searches_everything_unless_narrowed(engine: TurnEngine,
                                                           store: Store) -> None:
     key = ConversationKey(platform="terminal", workspace="w", channel="c", thread="x")
-    every = engine.handle(ChatMessage(key=key, user="terminal", text=TLS_QUESTION))
+    every = engine.handle(ChatMessage(key=key, user="terminal", text=TLS_QUESTION,
+                                      audience=OPERATOR))
     assert every is not None and documents(every) == {"DOC-TLS"}
     assert json.loads(store.turns()[-1]["collections"]) == ["default", "hr", "ops",
                                                             "security"]
-    narrowed = engine.handle(ChatMessage(key=key.model_copy(update={"thread": "y"}),
-                                         user="terminal", text=TLS_QUESTION,
-                                         audience=Audience(collections=("hr",))))
+    narrowed = engine.handle(ChatMessage(
+        key=key.model_copy(update={"thread": "y"}), user="terminal", text=TLS_QUESTION,
+        audience=OPERATOR.model_copy(update={"collections": ("hr",)})))
     assert narrowed is not None and documents(narrowed) <= {"DOC-ACCESS"}
     assert store.turns()[-1]["audience"] == "operator"
+
+
+def test_a_message_without_an_audience_searches_only_default(engine: TurnEngine,
+                                                             store: Store) -> None:
+    """Fail closed: an adapter that forgot to say who reads the reply never widens it."""
+    key = ConversationKey(platform="slack", workspace="w", channel="C1", thread="z")
+    result = engine.handle(ChatMessage(key=key, user="U1", text=TLS_QUESTION))
+    assert result is not None and "DOC-TLS" not in documents(result)
+    assert (store.turns()[-1]["audience"], json.loads(store.turns()[-1]["collections"])) == (
+        "unset", ["default"])
 
 
 def test_lists_and_prompts_show_only_the_audiences_documents(engine: TurnEngine,

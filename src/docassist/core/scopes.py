@@ -16,8 +16,9 @@ from pydantic import BaseModel, ConfigDict
 
 from docassist.core.documents import DEFAULT_COLLECTION
 
-AudienceKind = Literal["operator", "channel", "private", "shared"]
-"""operator: the CLI (every collection unless narrowed); channel: everyone in a channel;
+AudienceKind = Literal["unset", "operator", "channel", "private", "shared"]
+"""unset: an adapter did not say (fail closed: `default` only); operator: the CLI (every
+collection unless narrowed); channel: everyone in a channel;
 private: only the asker (DM, assistant pane, ephemeral reply, personal chat); shared: a
 channel shared with another organization (shareable collections only)."""
 
@@ -33,8 +34,8 @@ class Audience(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: AudienceKind = "operator"
-    platform: str = "terminal"
+    kind: AudienceKind = "unset"
+    platform: str = "unknown"
     channel: str | None = None
     """The channel (Slack) or conversation id without `;messageid=…` (Teams)."""
     user: str | None = None
@@ -44,14 +45,15 @@ class Audience(BaseModel):
 
     def label(self) -> str:
         """How traces record the audience (no user id: traces keep users as hashes)."""
-        if self.kind == "operator":
-            return "operator"
+        if self.kind in ("operator", "unset"):
+            return self.kind
         if self.kind == "private":
             return f"private:{self.platform}"
         return f"{self.kind}:{self.platform}:{self.channel}"
 
 
-OPERATOR: Final = Audience()
+UNSET: Final = Audience()
+OPERATOR: Final = Audience(kind="operator", platform="terminal")
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,8 @@ class ScopeResolver:
         self.membership = membership or NoGroups()
 
     def scope_of(self, audience: Audience) -> Scope:
+        if audience.kind == "unset":
+            return DEFAULT_SCOPE
         if audience.kind == "operator":
             return (EVERYTHING if audience.collections is None
                     else Scope(frozenset(audience.collections)))

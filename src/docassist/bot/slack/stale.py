@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from docassist.bot.slack.audience import slack_audience
 from docassist.bot.slack.listeners import Interaction, interaction
 from docassist.bot.slack.render import escape
 from docassist.core import i18n
@@ -64,6 +65,9 @@ class SlackStaleNotes:
                 text=i18n.text("stale_no_question", adapter.config.default_language))
             return
         action_ts = pressed.actions[0].action_ts or pressed.trigger_id
+        audience = slack_audience(key.channel, pressed.user.id,
+                                  private=key.channel.startswith("D"))
         adapter.worker.submit(ChatMessage(key=key, user=pressed.user.id, text=question,
-                                          event_id=f"ask-again:{action_ts}"),
+                                          event_id=f"ask-again:{action_ts}",
+                                          audience=audience),
                               deadline=ACK_DEADLINE_SECONDS)

@@ -72,7 +72,7 @@ class TeamsStaleNotes:
 
     async def ask_again(self, context: TurnContext, value: dict[str, Any], user: str,
                         language: i18n.Language) -> None:
-        from docassist.bot.teams.app import text_activity, thread_address
+        from docassist.bot.teams.app import teams_audience, text_activity, thread_address
 
         key, reply_conversation = thread_address(context.activity)
         note = str(value.get("note") or "")
@@ -92,6 +92,8 @@ class TeamsStaleNotes:
         message = ChatMessage(key=key, user=user, text=question,
                               event_id=f"{reply_conversation}|{context.activity.id}",
                               reply_to=reference.model_dump_json(by_alias=True,
-                                                                 exclude_none=True))
+                                                                 exclude_none=True),
+                              audience=teams_audience(context.activity, key, user,
+                                                      self.adapter.config.tenant_id))
         await self.adapter._submit(context, Arrival(
             message, i18n.detect_language(question, language)))
