@@ -126,3 +126,20 @@ def test_a_button_in_an_externally_shared_thread_stays_shared(rig: SlackRig) -> 
     text = shown.get("text", "") + json.dumps(shown.get("blocks", []))
     assert "withheld" in text and "DOC-TLS" not in text
     assert rig.store.turns()[-1]["audience"] == "shared:slack:C-EXT"
+
+
+def test_prompts_and_the_document_list_follow_the_users_scope(rig: SlackRig) -> None:
+    rig.store.set_scope("user:slack:U1", ["hr"], "UADMIN")
+    rig.event({"type": "assistant_thread_started", "event_ts": "1.0",
+               "assistant_thread": {"user_id": "U1", "channel_id": "D1", "thread_ts": "70.1",
+                                    "context": {"channel_id": "C1", "team_id": TEAM}}}, "EvA")
+    [prompts] = rig.api.posted("assistant.threads.setSuggestedPrompts")
+    assert [p["message"] for p in prompts["prompts"]] == [
+        "What does “Requesting access to DocAssist systems” say?"]
+    rig.command("/docassist-docs", "", user="U2")  # unmapped: default only
+    listed = json.dumps(rig.api.posted("chat.postEphemeral")[-1])
+    assert "DOC-INSTR" in listed
+    assert not any(d in listed for d in ("DOC-TLS", "DOC-ACCESS", "DOC-DB"))
+    rig.command("/docassist-docs", "", user="U1")
+    listed = json.dumps(rig.api.posted("chat.postEphemeral")[-1])
+    assert "DOC-ACCESS" in listed and "DOC-INSTR" not in listed
