@@ -56,6 +56,7 @@ from docassist.core.retrieval_eval import (
     with_documents_by_path,
 )
 from docassist.core.scopes import COLLECTION_PATTERN
+from docassist.core.scoping import scoped
 from docassist.core.turn import TurnEngine
 from docassist.doctor import run_checks
 from docassist.runtime import (
@@ -629,9 +630,14 @@ def eval_retrieval(
     split: Annotated[str | None, typer.Option(
         help="Only cases of this split (e.g. test: the held-out part).")] = None,
     as_json: JsonOption = False,
+    collections: CollectionsOption = None,
 ) -> None:
     """Recall@1/3/5 and MRR of every retriever (and of plain bm25s) on labelled questions."""
     runtime = _open(as_json)
+    scope = runtime.engine.scopes.scope_of(operator_audience(collections, runtime.store,
+                                                             as_json))
+    retrievers = {name: scoped(retriever, scope)
+                  for name, retriever in runtime.retrievers.items()}
     cases = _read_cases(file, load_retrieval_cases, as_json)
     if split is not None:
         cases = [case for case in cases if case.split == split]
@@ -639,13 +645,15 @@ def eval_retrieval(
         cases = with_documents_by_path(cases, _ids_by_path(runtime, root))
     except ValueError as error:
         raise fail(f"{file}: {error}", as_json) from error
-    baselines = {"bm25s": Bm25sRetriever(runtime.store)} if bm25s_available() else {}
-    if not baselines:
+    # The baseline ranks every chunk: it is left out of a narrowed run.
+    baselines = ({"bm25s": Bm25sRetriever(runtime.store)}
+                 if bm25s_available() and scope.everything else {})
+    if not baselines and scope.everything:
         err.print("bm25s is not installed (pip install -e '.[dev]'): the baseline is left out")
     with _progress() as progress:
         task = progress.add_task("evaluating",
-                                 total=len(cases) * (len(runtime.retrievers) + len(baselines)))
-        report = evaluate_retrieval(cases, runtime.retrievers, runtime.default_retriever,
+                                 total=len(cases) * (len(retrievers) + len(baselines)))
+        report = evaluate_retrieval(cases, retrievers, runtime.default_retriever,
                                     on_step=lambda: progress.advance(task), baselines=baselines)
     if as_json:
         emit_json(report.model_dump(mode="json"))
