@@ -322,10 +322,12 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "teams_help": {
         "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie w czacie, a odpowiem z "
         "dokumentów, z cytatami. Polecenia: meta ID-DOKUMENTU, docs, clear, help "
-        "(dla administratorów: stats, sources). Na karcie odpowiedzi: Pokaż źródła, Wyczyść wątek.",
+        "(dla administratorów: stats, sources, scopes). Na karcie odpowiedzi: Pokaż źródła, "
+        "Wyczyść wątek.",
         "en": "Mention @DocAssist in a channel or chat with me and I answer from the "
         "documents, with citations. Commands: meta DOCUMENT-ID, docs, clear, help "
-        "(for administrators: stats). On an answer card: Show sources, Clear thread.",
+        "(for administrators: stats, sources, scopes). On an answer card: Show sources, "
+        "Clear thread.",
     },
     "teams_meta_usage": {
         "pl": "Podaj identyfikator dokumentu, np. „meta {example}”.",
