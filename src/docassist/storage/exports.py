@@ -97,7 +97,10 @@ def scoped_turns(rows: list[dict[str, Any]], audience: str | None = None,
         label = str(row.get("audience") or "")
         if audience is not None and label != audience and not label.startswith(audience + ":"):
             return False
-        return collection is None or collection in json.loads(row.get("collections") or "[]")
+        searched = row.get("collections") or []
+        if isinstance(searched, str):  # SQLite keeps JSON as text
+            searched = json.loads(searched)
+        return collection is None or collection in searched
     return [row for row in rows if kept(row)]
 
 
