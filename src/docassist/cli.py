@@ -191,7 +191,8 @@ def index(
 ) -> None:
     """Index documents into the catalog; unreadable files are skipped with a note."""
     if not COLLECTION_PATTERN.match(collection):
-        raise fail(f"invalid collection name {collection!r} (letters, digits, _ . -)", as_json)
+        raise fail(f"invalid collection name {collection!r} (use lower-case letters, digits, "
+                   "- and _; at most 63)", as_json)
     runtime = _open(as_json, index_demo=False)
     resumed = interrupted_index(runtime.store)
     if resumed is not None:

@@ -15,6 +15,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 from docassist.core.documents import DEFAULT_COLLECTION
+from docassist.core.sources import SOURCE_NAME_PATTERN
 
 AudienceKind = Literal["unset", "operator", "channel", "private", "shared"]
 """unset: an adapter did not say (fail closed: `default` only); operator: the CLI (every
@@ -25,8 +26,8 @@ channel shared with another organization (shareable collections only)."""
 CHANNEL_PLATFORMS: Final = ("slack", "teams")
 SUBJECT_PATTERN: Final = re.compile(
     r"^(?:(?:slack|teams):[^\s]+|(?:user|group):(?:slack|teams):[^\s:]+)$")
-COLLECTION_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-"""A collection name: letters, digits, `_`, `.`, `-`; as sources and `index --collection`."""
+COLLECTION_PATTERN: Final = SOURCE_NAME_PATTERN
+"""A collection's name follows the source names' rule (sources and `index --collection`)."""
 
 
 class Audience(BaseModel):
