@@ -186,3 +186,23 @@ def test_lists_and_prompts_show_only_the_audiences_documents(engine: TurnEngine,
     assert listed and not listed & {"DOC-TLS", "DOC-DB", "DOC-ACCESS"}
     store.set_scope("slack:C1", ["hr"], "UADMIN")
     assert [d.document_id for d in engine.catalog_for(channel).documents()] == ["DOC-ACCESS"]
+
+
+def test_exports_and_the_report_filter_by_audience_and_collection(engine: TurnEngine,
+                                                                  store: Store) -> None:
+    from docassist.report import gather
+    from docassist.storage.exports import trace_rows
+
+    store.set_scope("slack:C-SEC", ["security"], "UADMIN")
+    ask(engine, TLS_QUESTION, channel="C-SEC", thread="a")
+    ask(engine, TLS_QUESTION, channel="C-GEN", thread="b")
+    ask(engine, TLS_QUESTION, "private", user="U2", thread="c")
+    assert [r["audience"] for r in trace_rows(store, audience="channel")] == [
+        "channel:slack:C-SEC", "channel:slack:C-GEN"]
+    assert [r["collections"] for r in trace_rows(store, collection="security")] == [
+        ["security"]]
+    assert len(trace_rows(store, audience="channel:slack:C-GEN")) == 1
+    assert trace_rows(store, audience="channel:slack:C") == []  # a prefix of parts, not text
+    assert len(trace_rows(store, audience="private", collection="default")) == 1
+    assert gather(store)["turns"] == 3
+    assert gather(store, audience="channel", collection="default")["turns"] == 1
