@@ -273,9 +273,9 @@ class TurnEngine:
         turn.outcome = self.executor.execute(call, context)
         if turn.outcome.status == "tool_completed" and turn.outcome.name == "answer_from_documents":
             turn.rag = RagResult.model_validate(turn.outcome.data)
-            self._note_held_back(turn, context)
+            self._note_held_back(turn)
 
-    def _note_held_back(self, turn: _Turn, context: ToolContext) -> None:
+    def _note_held_back(self, turn: _Turn) -> None:
         """In a channel, when the asker's own collections hold an answer this channel may not
         see, say so (without a title) and offer a private answer: a warning the reply reads."""
         assert turn.rag is not None and turn.scope is not None and turn.plan is not None
@@ -283,9 +283,8 @@ class TurnEngine:
         extra = self.scopes.held_back(turn.audience, turn.scope)
         if extra is None:
             return
-        arguments = turn.plan.decision.arguments
-        question = str(arguments.get("question") or turn.plan.message)
-        threshold = arguments.get("similarity_threshold", self.retriever.default_threshold)
+        question = str(turn.plan.decision.arguments.get("question") or turn.plan.message)
+        threshold = turn.rag.similarity_threshold  # the one this answer was held to
         hits = scoped(self.retriever, extra).search(question, 1)
         if any(threshold is None or hit.score >= threshold for hit in hits):
             turn.rag.warnings.append(HELD_BACK_WARNING)
