@@ -33,6 +33,7 @@ from docassist.core.scopes import (
     group_subject,
     user_subject,
 )
+from docassist.core.state import ConversationState
 
 
 class NoScopeRules:
@@ -87,6 +88,17 @@ class ScopeResolver:
         extra = self.user_scope(audience.platform, audience.user).without(scope)
         return extra if extra.collections else None
 
+    def answers_privately(self, audience: Audience, scope: Scope, retriever: Retriever,
+                          question: str, threshold: float | None) -> bool:
+        """True when the asker's own collections beyond this conversation's scope hold a
+        chunk good enough to answer: the reply then offers a private answer (one extra
+        search, only when such collections exist)."""
+        extra = self.held_back(audience, scope)
+        if extra is None:
+            return False
+        hits = scoped(retriever, extra).search(question, 1)
+        return any(threshold is None or hit.score >= threshold for hit in hits)
+
     @staticmethod
     def _channel_scope(audience: Audience, mappings: dict[str, tuple[str, ...]]) -> Scope:
         mapped = mappings.get(channel_subject(audience.platform, audience.channel or ""))
@@ -131,6 +143,16 @@ class ScopedRetriever:
         if self.scope.collections is not None:
             names = self.scope.collections if names is None else names & self.scope.collections
         return self.retriever.search_in(query, top_k, Scope(names))
+
+
+def thread_audience(audience: Audience, state: ConversationState) -> Audience:
+    """A thread once seen shared with another organization stays shared: a button press
+    in it carries no `is_ext_shared_channel` to tell (the state keeps the mark)."""
+    if audience.kind == "shared":
+        state.shared_outside = True
+    elif audience.kind == "channel" and state.shared_outside:
+        return audience.model_copy(update={"kind": "shared"})
+    return audience
 
 
 def scoped(retriever: Retriever, scope: Scope) -> Retriever:

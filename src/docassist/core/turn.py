@@ -42,7 +42,13 @@ from docassist.core.results import (
     TurnResult,
 )
 from docassist.core.scopes import Audience, Scope
-from docassist.core.scoping import NoScopeRules, ScopeResolver, scoped, scoped_catalog
+from docassist.core.scoping import (
+    NoScopeRules,
+    ScopeResolver,
+    scoped,
+    scoped_catalog,
+    thread_audience,
+)
 from docassist.core.selection import (
     Decision,
     Selection,
@@ -202,7 +208,7 @@ class TurnEngine:
         if isinstance(message.text, str) and message.command is None:
             # "/sources" says nothing about the user's language; the thread does.
             language = i18n.detect_language(message.text, language)
-        audience = _audience(message.audience, state)
+        audience = thread_audience(message.audience, state)
         scope = self.scopes.scope_of(audience)
         return _Turn(
             message=message,
@@ -280,13 +286,9 @@ class TurnEngine:
         see, say so (without a title) and offer a private answer: a warning the reply reads."""
         assert turn.rag is not None and turn.scope is not None and turn.plan is not None
         assert turn.audience is not None
-        extra = self.scopes.held_back(turn.audience, turn.scope)
-        if extra is None:
-            return
         question = str(turn.plan.decision.arguments.get("question") or turn.plan.message)
-        threshold = turn.rag.similarity_threshold  # the one this answer was held to
-        hits = scoped(self.retriever, extra).search(question, 1)
-        if any(threshold is None or hit.score >= threshold for hit in hits):
+        if self.scopes.answers_privately(turn.audience, turn.scope, self.retriever, question,
+                                         turn.rag.similarity_threshold):
             turn.rag.warnings.append(HELD_BACK_WARNING)
 
     def _compose(self, turn: _Turn) -> Reply:
@@ -480,16 +482,6 @@ class TurnEngine:
             event_id=turn.message.event_id,
             raw=raw,
         )
-
-
-def _audience(audience: Audience, state: ConversationState) -> Audience:
-    """A thread once seen shared with another organization stays shared: a button press
-    in it carries no `is_ext_shared_channel` to tell (the state keeps the mark)."""
-    if audience.kind == "shared":
-        state.shared_outside = True
-    elif audience.kind == "channel" and state.shared_outside:
-        return audience.model_copy(update={"kind": "shared"})
-    return audience
 
 
 def _catalog(turn: _Turn) -> Catalog:
