@@ -318,12 +318,6 @@ class ScopeAdmin(ScopeRules, Protocol):
     def scope_changes(self) -> list[dict[str, Any]]: ...
 
 
-class MembershipLookup(Protocol):
-    """The groups a user is in (Entra ID, Slack user groups), for `group:` mappings."""
-
-    def groups_of(self, platform: str, user_id: str) -> frozenset[str]: ...
-
-
 class NoGroups:
     """The default lookup: nobody is in any group."""
 
@@ -341,3 +335,10 @@ class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, 
     the stale-note couriers also read a conversation's state)."""
 
     def load(self, key: ConversationKey) -> StoredConversation: ...
+
+
+class MembershipLookup(Protocol):
+    """The groups a platform user belongs to (Entra ID groups for Teams, Slack user groups),
+    as platform group ids; scopes map `group:PLATFORM:GROUP_ID` keys to collections."""
+
+    def groups_of(self, platform: str, user_id: str) -> frozenset[str]: ...

@@ -325,7 +325,14 @@ def m010_sources(db: Database) -> None:
 
 
 @migrations()
-def m011_scopes(db: Database) -> None:
+def m011_source_sync_state(db: Database) -> None:
+    """A source's own sync state as JSON (issue 21): a SharePoint source keeps its drive id
+    and Graph delta link there, so the next sync asks only for what changed."""
+    db.table("sources").add_column("sync_state", str)
+
+
+@migrations()
+def m012_scopes(db: Database) -> None:
     """Collections and audiences (issue 22): which channels, users and groups may search
     which collections, which collections an externally shared channel may be answered from,
     the log of every change with the admin who made it, and each turn's audience and the
