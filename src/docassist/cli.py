@@ -67,6 +67,7 @@ from docassist.runtime import (
     keep_warm,
     needs_first_index,
     open_runtime,
+    use_membership,
     warm_up,
 )
 from docassist.storage import IndexReport, Store
@@ -303,6 +304,7 @@ def slack(
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
     from docassist.bot.slack.server import make_server
     from docassist.config import SlackSettings
+    from docassist.directory.slack_groups import SlackUserGroups
 
     runtime = _open()
     try:
@@ -320,6 +322,9 @@ def slack(
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,
         inbox_workers=runtime.settings.inbox_workers))
+    # `group:slack:…` scope mappings: the asker's Slack user groups (asked only when a
+    # group mapping exists; cached; a failed lookup gives no groups).
+    use_membership(runtime, SlackUserGroups(adapter.client))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     start_source_work(runtime, "slack", adapter.stale_notes.post)
@@ -358,7 +363,9 @@ def teams(
         make_app,
         serve,
     )
-    from docassist.config import TeamsSettings
+    from docassist.config import GraphSettings, TeamsSettings
+    from docassist.directory.entra import EntraMembership
+    from docassist.sources.graph import GraphClient
 
     try:
         teams_settings = TeamsSettings()
@@ -386,6 +393,9 @@ def teams(
         logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
         # Without an app id the SDK warns on every request; in anonymous mode that is expected.
         logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)
+    graph = GraphSettings().resolved()
+    if not graph.missing():  # `group:teams:…` mappings: Entra ID groups through Graph
+        use_membership(runtime, EntraMembership(GraphClient(graph)))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     start_source_work(runtime, "teams", adapter.stale_notes.post)

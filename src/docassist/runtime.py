@@ -92,6 +92,12 @@ def open_runtime(settings: Settings, record_path: Path | None = None,
     return Runtime(settings=settings, store=store, engine=engine, retrievers=retrievers)
 
 
+def use_membership(runtime: Runtime, membership: MembershipLookup) -> None:
+    """Resolve `group:` scope mappings with this lookup (a serving process knows its
+    platform's directory once its adapter exists)."""
+    runtime.engine.scopes = ScopeResolver(runtime.store, membership)
+
+
 WARM_UP_QUERY = "warm-up"
 
 
