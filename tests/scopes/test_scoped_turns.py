@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from slack_sdk import WebClient
 
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import MembershipLookup
@@ -14,9 +15,11 @@ from docassist.core.results import TurnResult
 from docassist.core.scopes import OPERATOR, Audience, AudienceKind
 from docassist.core.scoping import ScopeResolver
 from docassist.core.turn import TurnEngine
+from docassist.directory.slack_groups import SlackUserGroups
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
 from tests.scopes.scoped_corpus import TLS_QUESTION, scoped_engine, split_into_collections
+from tests.slack_groups_api import BOT_TOKEN, FakeSlackGroups
 
 TLS_TITLE = "TLS certificate renewal"
 
@@ -69,31 +72,27 @@ def test_a_direct_message_gets_the_askers_own_collections(engine: TurnEngine,
     assert "DOC-TLS" not in documents(other)
 
 
-class Directory:
-    """An identity directory's answer (Entra ID, Slack user groups are external systems)."""
-
-    def __init__(self, groups: dict[str, frozenset[str]]) -> None:
-        self.groups = groups
-        self.asked: list[tuple[str, str]] = []
-
-    def groups_of(self, platform: str, user_id: str) -> frozenset[str]:
-        self.asked.append((platform, user_id))
-        return self.groups.get(user_id, frozenset())
-
-
 def test_group_mappings_come_through_the_membership_lookup(store: Store,
                                                           hybrid: HybridRetriever) -> None:
+    """Slack user groups over the loopback Slack API fake, through the real lookup."""
     split_into_collections(store)
-    directory = Directory({"U1": frozenset({"G-SEC"})})
-    lookup: MembershipLookup = directory
-    engine = scoped_engine(store, hybrid)
-    engine.scopes = ScopeResolver(store, lookup)
-    ask(engine, TLS_QUESTION, "private", thread="a")
-    assert directory.asked == []  # no group mapping: no directory call per turn
-    store.set_scope("group:slack:G-SEC", ["security"], "UADMIN")
-    assert documents(ask(engine, TLS_QUESTION, "private", thread="b")) == {"DOC-TLS"}
-    assert "DOC-TLS" not in documents(ask(engine, TLS_QUESTION, "private", user="U2",
-                                          thread="c"))
+    directory = FakeSlackGroups()
+    directory.state.groups = {"S-SEC": ["U1"], "S-OTHER": ["U2"]}
+    try:
+        lookup: MembershipLookup = SlackUserGroups(WebClient(token=BOT_TOKEN,
+                                                             base_url=directory.url))
+        engine = scoped_engine(store, hybrid)
+        engine.scopes = ScopeResolver(store, lookup)
+        ask(engine, TLS_QUESTION, "private", thread="a")
+        assert directory.state.calls == []  # no group mapping: no directory call per turn
+        store.set_scope("group:slack:S-SEC", ["security"], "UADMIN")
+        assert documents(ask(engine, TLS_QUESTION, "private", thread="b")) == {"DOC-TLS"}
+        assert "DOC-TLS" not in documents(ask(engine, TLS_QUESTION, "private", user="U2",
+                                              thread="c"))
+        directory.state.token_error = "token_revoked"  # cached answers still hold
+        assert documents(ask(engine, TLS_QUESTION, "private", thread="d")) == {"DOC-TLS"}
+    finally:
+        directory.stop()
 
 
 def test_an_externally_shared_channel_gets_only_shareable_collections(
