@@ -98,7 +98,7 @@ class _Turn:
     rag: RagResult | None = None
     on_partial: Callable[[str], None] | None = None
     audience: Audience | None = None
-    """The message's audience, as narrow as the thread has been (see `_audience`)."""
+    """The message's audience, as narrow as the thread has been (`scoping.thread_audience`)."""
     scope: Scope | None = None
     """The collections this turn may search (from the audience)."""
     catalog: Catalog | None = None
