@@ -18,7 +18,7 @@ from typing import Any
 
 from docassist.core import i18n
 from docassist.core.ports import ScopeAdmin
-from docassist.core.scopes import SUBJECT_PATTERN, teams_channel
+from docassist.core.scopes import SUBJECT_PATTERN
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def run_scope_command(words: list[str], admin: str, store: ScopeAdmin,
         return _done(store, language, changed=False)
     verb, rest = words[0], words[1:]
     if verb in ("set", "clear") and rest:
-        subject, names = _subject(rest[0]), rest[1:] if verb == "set" else []
+        subject, names = rest[0], rest[1:] if verb == "set" else []
         if not SUBJECT_PATTERN.match(subject):
             return ScopeCommandResult(False, i18n.text("scopes_bad_subject", language,
                                                        subject=subject))
@@ -72,11 +72,6 @@ def run_scope_command(words: list[str], admin: str, store: ScopeAdmin,
             store.set_shareable(name, verb == "share", admin)
         return _done(store, language)
     return ScopeCommandResult(False, i18n.text("scopes_usage", language))
-
-
-def _subject(text: str) -> str:
-    """A Teams subject names the channel: a thread's `;messageid=…` is dropped."""
-    return teams_channel(text) if text.startswith("teams:") else text
 
 
 def _unknown(names: list[str], store: ScopeAdmin,

@@ -25,7 +25,8 @@ channel shared with another organization (shareable collections only)."""
 
 CHANNEL_PLATFORMS: Final = ("slack", "teams")
 SUBJECT_PATTERN: Final = re.compile(
-    r"^(?:(?:slack|teams):[^\s]+|(?:user|group):(?:slack|teams):[^\s:]+)$")
+    r"^(?:(?:slack|teams):[^\s;]+|(?:user|group):(?:slack|teams):[^\s:;]+)$")
+"""A channel's id has no `;` (a Teams thread's `;messageid=…` names a thread, not a channel)."""
 COLLECTION_PATTERN: Final = SOURCE_NAME_PATTERN
 """A collection's name follows the source names' rule (sources and `index --collection`)."""
 
@@ -95,8 +96,3 @@ def user_subject(platform: str, user: str) -> str:
 
 def group_subject(platform: str, group: str) -> str:
     return f"group:{platform}:{group}"
-
-
-def teams_channel(conversation_id: str) -> str:
-    """A Teams channel's conversation id: every thread of the channel inherits its scope."""
-    return conversation_id.split(";messageid=", 1)[0]

@@ -36,6 +36,7 @@ from docassist.bot.commands import parse_text_command
 from docassist.bot.hygiene import without_lone_surrogates
 from docassist.bot.limits import AdapterConfig
 from docassist.bot.teams import cards
+from docassist.bot.teams.audience import PLATFORM, teams_audience
 from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
@@ -47,14 +48,13 @@ from docassist.core.ratelimit import RateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.scope_commands import run_scope_command
-from docassist.core.scopes import Audience, AudienceKind, teams_channel
+from docassist.core.scopes import Audience
 from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
 from docassist.storage.exports import activity_summary
 
 logger = logging.getLogger(__name__)
 
-PLATFORM: Final = "teams"
 CHAT_THREAD: Final = "chat"
 """Personal and group chats have no threads: one conversation per chat."""
 THREAD_MARKER: Final = ";messageid="
@@ -102,23 +102,6 @@ def user_id(activity: Activity) -> str:
     if sender is None:
         return ""
     return str(sender.aad_object_id or sender.id or "")
-
-
-def teams_audience(activity: Activity, key: ConversationKey, user: str,
-                   our_tenant: str) -> Audience:
-    """Who reads the reply: the asker alone (a personal chat), a conversation shared with
-    another organization (another tenant's conversation, or a guest sender), or the channel
-    or group chat (its id without `;messageid=…`: every thread inherits its scope)."""
-    conversation = activity.conversation
-    if conversation is not None and conversation.conversation_type == "personal":
-        return Audience(kind="private", platform=PLATFORM, user=user)
-    sender = activity.from_property
-    extra = (sender.model_extra or {}) if sender is not None else {}
-    guest = sender is not None and "guest" in (sender.role, extra.get("userRole"))
-    other_tenant = bool(our_tenant and key.workspace and key.workspace != our_tenant)
-    kind: AudienceKind = "shared" if guest or other_tenant else "channel"
-    return Audience(kind=kind, platform=PLATFORM, channel=teams_channel(key.channel),
-                    user=user)
 
 
 def reply_activity(card: cards.Card) -> Activity:
@@ -212,7 +195,9 @@ class TeamsAdapter:
                                                           self.config.tenant_id))
                 return
             if parsed is None and text.split()[:1] == ["scopes"]:
-                await self._scopes(context, user, text.split()[1:], language)
+                # A subject pasted from a thread names its channel: `;messageid=…` dropped.
+                words = [word.partition(THREAD_MARKER)[0] for word in text.split()[1:]]
+                await self._scopes(context, user, words, language)
                 return
             if parsed is not None and parsed.name == "meta":
                 command, argument = Command.METADATA, parsed.argument

@@ -72,7 +72,8 @@ class TeamsStaleNotes:
 
     async def ask_again(self, context: TurnContext, value: dict[str, Any], user: str,
                         language: i18n.Language) -> None:
-        from docassist.bot.teams.app import teams_audience, text_activity, thread_address
+        from docassist.bot.teams.app import text_activity, thread_address
+        from docassist.bot.teams.audience import teams_audience
 
         key, reply_conversation = thread_address(context.activity)
         note = str(value.get("note") or "")
