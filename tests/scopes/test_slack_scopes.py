@@ -4,15 +4,20 @@ shared channel, a narrowed channel's old sources, and the admin `scopes` command
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from docassist.bot.slack.render import SHOW_SOURCES_ACTION
+from docassist.bot.stale_courier import StaleNoteCourier
+from docassist.sources.sync import sync_all
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
 from tests.scopes.scoped_corpus import TLS_QUESTION, scoped_engine, split_into_collections
 from tests.slack.test_slack_http import TEAM, SlackRig, mention, rig_factory
+from tests.stale_zebra import QUESTION as ZEBRA_QUESTION
+from tests.stale_zebra import ZEBRA_V2
 
 __all__ = ["rig_factory"]
 
@@ -143,3 +148,17 @@ def test_prompts_and_the_document_list_follow_the_users_scope(rig: SlackRig) -> 
     rig.command("/docassist-docs", "", user="U1")
     listed = json.dumps(rig.api.posted("chat.postEphemeral")[-1])
     assert "DOC-ACCESS" in listed and "DOC-INSTR" not in listed
+
+
+def test_a_stale_note_names_a_document_only_if_the_thread_may_still_see_it(
+        rig: SlackRig, zebra: Path) -> None:
+    rig.store.set_scope("slack:C1", ["default"], "UADMIN")
+    rig.event(mention(ZEBRA_QUESTION, "80.1"), "Ev1")
+    rig.event(mention(ZEBRA_QUESTION, "81.1", channel="C2"), "Ev2")  # unmapped: default
+    assert "DOC-ZEBRA-" in said(rig, "C1", "80.1") and "DOC-ZEBRA-" in said(rig, "C2", "81.1")
+    rig.store.set_scope("slack:C1", ["security"], "UADMIN")  # C1 narrowed
+    zebra.write_text(ZEBRA_V2)
+    sync_all(rig.store, stale_days=14)
+    StaleNoteCourier(rig.store, "slack", rig.adapter.stale_notes.post).deliver_once()
+    notes = [p for p in rig.api.posted() if "Zebra alarm" in p.get("text", "")]
+    assert [(note["channel"], note["thread_ts"]) for note in notes] == [("C2", "81.1")]

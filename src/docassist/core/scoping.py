@@ -151,7 +151,8 @@ def thread_audience(audience: Audience, state: ConversationState) -> Audience:
     if audience.kind == "shared":
         state.shared_outside = True
     elif audience.kind == "channel" and state.shared_outside:
-        return audience.model_copy(update={"kind": "shared"})
+        audience = audience.model_copy(update={"kind": "shared"})
+    state.audience = audience
     return audience
 
 

@@ -12,7 +12,14 @@ from docassist.bot.slack.render import escape
 from docassist.core import i18n
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.stale import StaleNote, last_question, note_language, note_text
+from docassist.core.scopes import UNSET
+from docassist.core.stale import (
+    StaleNote,
+    last_question,
+    note_language,
+    note_text,
+    note_visible,
+)
 
 if TYPE_CHECKING:
     from docassist.bot.slack.app import SlackAdapter
@@ -39,6 +46,9 @@ class SlackStaleNotes:
     def post(self, note: StaleNote) -> None:
         """Post one note in its thread (called by the courier)."""
         state = self.adapter.store.load(note.key).state
+        if not note_visible(note, self.adapter.engine.catalog_for(state.audience or UNSET)):
+            logger.info("stale note %s withheld: outside the thread's scope now", note.note_id)
+            return
         language = note_language(state, self.adapter.config.default_language)
         self.adapter.client.chat_postMessage(channel=note.key.channel,
                                              thread_ts=self.adapter.thread_ts(note.key),
