@@ -126,7 +126,7 @@ class ConversationState(BaseModel):
 
     def cleared(self) -> ConversationState:
         """A fresh state for the same thread under the next generation."""
-        return ConversationState(generation=self.generation + 1, audience=self.audience,
+        return ConversationState(generation=self.generation + 1,
                                  shared_outside=self.shared_outside)
 
     def remember_exchange(self, user_text: str, assistant_text: str) -> None:
