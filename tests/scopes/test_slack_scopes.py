@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from docassist.bot.slack.render import SHOW_SOURCES_ACTION
+from docassist.bot.slack.render import SHARE_ACTION, SHOW_SOURCES_ACTION
 from docassist.bot.stale_courier import StaleNoteCourier
+from docassist.core import i18n
 from docassist.sources.sync import sync_all
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
@@ -162,3 +163,31 @@ def test_a_stale_note_names_a_document_only_if_the_thread_may_still_see_it(
     StaleNoteCourier(rig.store, "slack", rig.adapter.stale_notes.post).deliver_once()
     notes = [p for p in rig.api.posted() if "Zebra alarm" in p.get("text", "")]
     assert [(note["channel"], note["thread_ts"]) for note in notes] == [("C2", "81.1")]
+
+
+def test_a_private_answer_from_the_askers_scope_is_not_offered_to_the_channel(
+        rig_factory: Any, store: Store, hybrid: HybridRetriever) -> None:
+    """In a private-answers channel the asker's own collections answer (ephemeral); sharing
+    is offered, and allowed at a click, only when the channel may see every cited document."""
+    split_into_collections(store)
+    private: SlackRig = rig_factory(scoped_engine(store, hybrid),
+                                    private_channels=frozenset({"C1"}))
+    store.set_scope("user:slack:U1", ["security", "default"], "UADMIN")  # C1: default
+    private.event(mention(TLS_QUESTION, "90.1"), "Ev1")
+    answer = private.api.posted("chat.postEphemeral")[-1]
+    assert "[DOC-TLS-" in json.dumps(answer["blocks"]) and private.api.posted() == []
+    assert SHARE_ACTION not in json.dumps(answer["blocks"])
+    assert private.store.turns()[-1]["audience"] == "private:slack"
+    result_id = private.store.turns()[-1]["result_id"]
+    private.interactive({
+        "type": "block_actions", "team": {"id": TEAM}, "user": {"id": "U1"},
+        "container": {"type": "message", "channel_id": "C1", "message_ts": "9.1",
+                      "is_ephemeral": True},
+        "channel": {"id": "C1"}, "trigger_id": "tr-share",
+        "actions": [{"action_id": SHARE_ACTION, "value": result_id, "action_ts": "9.1"}]})
+    assert private.api.posted() == []  # refused: nothing reaches the channel
+    assert private.api.posted("chat.postEphemeral")[-1]["text"] == i18n.text(
+        "share_not_allowed", "en")
+    store.set_scope("slack:C1", ["security", "default"], "UADMIN")  # now the channel may
+    private.event(mention(TLS_QUESTION, "91.1"), "Ev2")
+    assert SHARE_ACTION in json.dumps(private.api.posted("chat.postEphemeral")[-1]["blocks"])

@@ -332,7 +332,25 @@ def m011_source_sync_state(db: Database) -> None:
 
 
 @migrations()
-def m012_scopes(db: Database) -> None:
+def m012_chat_parity(db: Database) -> None:
+    """Issue 23 (one migration for the branch): why a 👎 was given (a reason from
+    `core.feedback`, and the user's words only with `save_raw`); the id of the activity a
+    Teams reply was posted as (checked after a restart, so a reply is not posted twice);
+    where a Teams team's channels are reached (its `serviceUrl`, from any activity or
+    installation update of the team: no user, no text); private answers shared in their
+    channel (one share per answer)."""
+    db.table("feedback").add_column("reason", str)
+    db.table("feedback").add_column("reason_text", str)
+    db.table("inbox").add_column("posted_id", str)
+    db.table("team_addresses").create(
+        {"channel_id": str, "team_id": str, "service_url": str, "updated_at": str},
+        pk="channel_id")
+    db.table("shares").create({"result_id": str, "user_sha256": str, "created_at": str},
+                              pk="result_id")
+
+
+@migrations()
+def m013_scopes(db: Database) -> None:
     """Collections and audiences (issue 22): which channels, users and groups may search
     which collections, which collections an externally shared channel may be answered from,
     the log of every change with the admin who made it, and each turn's audience and the

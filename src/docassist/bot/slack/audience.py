@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from docassist.core.messages import ConversationKey
 from docassist.core.scopes import Audience, AudienceKind
 
 PLATFORM: Final = "slack"
@@ -18,3 +19,9 @@ def slack_audience(channel: str, user: str, *, private: bool,
     kind: AudienceKind = "private" if private else "shared" if shared else "channel"
     return Audience(kind=kind, platform=PLATFORM, channel=None if private else channel,
                     user=user)
+
+
+def click_audience(key: ConversationKey, user: str) -> Audience:
+    """A button press says only where it was pressed: a DM (`D…`) is private, anything else
+    the channel (a thread once seen shared stays shared: the core remembers)."""
+    return slack_audience(key.channel, user, private=key.channel.startswith("D"))

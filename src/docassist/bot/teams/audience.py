@@ -11,6 +11,8 @@ from docassist.core.messages import ConversationKey
 from docassist.core.scopes import Audience, AudienceKind
 
 PLATFORM: Final = "teams"
+THREAD_MARKER: Final = ";messageid="
+"""What a channel thread's conversation id carries after the channel's id."""
 
 
 def teams_audience(activity: Activity, key: ConversationKey, user: str,
