@@ -21,7 +21,11 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from docassist.bot.slack.app import SlackAdapter
-from docassist.bot.slack.runner import slack_adapter, slack_routes, slack_settings
+from docassist.bot.slack.runner import (
+    slack_adapter,
+    slack_routes,
+    slack_settings,
+)
 from docassist.bot.slack.server import EVENTS_PATH
 from docassist.bot.stale_courier import Post
 from docassist.bot.teams.runner import TeamsEndpoint, teams_settings
@@ -34,9 +38,11 @@ from docassist.bot.web import (
 from docassist.config import SlackSettings, TeamsSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.core.ports import MembershipLookup
+from docassist.directory.slack_groups import SlackUserGroups
 from docassist.metrics import Metrics
 from docassist.operations import OPERATOR_PATHS, add_operator_routes, start_serving
-from docassist.runtime import Runtime
+from docassist.runtime import Runtime, use_membership
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +119,25 @@ def platforms_for(runtime: Runtime, settings: PlatformSettings) -> Platforms:
         teams=TeamsEndpoint(runtime, settings.teams) if settings.teams else None)
 
 
+class MembershipByPlatform:
+    """Each platform's directory for its own users (`group:slack:…`, `group:teams:…`)."""
+
+    def __init__(self, lookups: dict[str, MembershipLookup]) -> None:
+        self.lookups = lookups
+
+    def groups_of(self, platform: str, user_id: str) -> frozenset[str]:
+        lookup = self.lookups.get(platform)
+        return lookup.groups_of(platform, user_id) if lookup is not None else frozenset()
+
+
 def start_platforms(runtime: Runtime, platforms: Platforms) -> None:
+    lookups: dict[str, MembershipLookup] = {}
+    if platforms.slack is not None:
+        lookups["slack"] = SlackUserGroups(platforms.slack.client)
+    entra = platforms.teams.entra_groups() if platforms.teams is not None else None
+    if entra is not None:
+        lookups["teams"] = entra
+    use_membership(runtime, MembershipByPlatform(lookups))
     resumers = [("Slack", platforms.slack.worker.resume)] if platforms.slack else []
     start_serving(runtime, platforms.couriers(), resumers)
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from docassist.cli.common import JsonOption, open_checked
 from docassist.cli_output import emit_json, fail, out
+from docassist.cli_scopes import AudienceOption, CollectionFilterOption
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
 from docassist.doctor import run_checks
@@ -63,6 +64,8 @@ def traces_export(
     since: Annotated[str | None, typer.Option(help="ISO date/time, inclusive.")] = None,
     until: Annotated[str | None, typer.Option(help="ISO date/time, exclusive.")] = None,
     conversation: Annotated[str | None, typer.Option(help="A conversation id.")] = None,
+    audience: AudienceOption = None,
+    collection: CollectionFilterOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Export turns (with their tool attempts) as JSONL or CSV; columns in README."""
@@ -71,7 +74,8 @@ def traces_export(
     except ValueError as error:
         raise fail(str(error), as_json) from error
     runtime = open_checked(as_json)
-    rows = trace_rows(runtime.store, start, end, conversation)
+    rows = trace_rows(runtime.store, start, end, conversation, audience=audience,
+                      collection=collection)
     try:
         write_export(rows, format_.value, out_path)
     except OSError as error:
@@ -112,6 +116,8 @@ def traces_purge(
 @app.command()
 def report(
     out_path: Annotated[Path, typer.Option("--out", help="HTML file to write.")],
+    audience: AudienceOption = None,
+    collection: CollectionFilterOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """One self-contained HTML dashboard of the traces and the latest eval runs."""
@@ -119,7 +125,8 @@ def report(
 
     runtime = open_checked(as_json)
     try:
-        out_path.write_text(render_report(runtime.store), encoding="utf-8")
+        out_path.write_text(render_report(runtime.store, audience, collection),
+                            encoding="utf-8")
     except OSError as error:
         raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
     if as_json:

@@ -20,9 +20,12 @@ from docassist.cli.common import (
     progress_bars,
 )
 from docassist.cli_output import emit_json, err, fail, out
+from docassist.cli_scopes import CollectionsOption, operator_audience
 from docassist.core import i18n
+from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
 from docassist.core.messages import ChatMessage
+from docassist.core.scopes import COLLECTION_PATTERN
 from docassist.runtime import index_and_embed, interrupted_index, keep_warm
 
 app = typer.Typer()
@@ -31,9 +34,15 @@ app = typer.Typer()
 @app.command()
 def index(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (txt, md).")],
+    collection: Annotated[str, typer.Option(
+        "--collection", help="Collection of these documents (who may search them: "
+        "`docassist scopes`).")] = DEFAULT_COLLECTION,
     as_json: JsonOption = False,
 ) -> None:
     """Index documents into the catalog; unreadable files are skipped with a note."""
+    if not COLLECTION_PATTERN.match(collection):
+        raise fail(f"invalid collection name {collection!r} (use lower-case letters, digits, "
+                   "- and _; at most 63)", as_json)
     runtime = open_checked(as_json)
     resumed = interrupted_index(runtime.store)
     if resumed is not None:
@@ -42,7 +51,8 @@ def index(
     try:
         with progress_bars() as progress:
             bars = IndexProgress(progress)
-            report = index_and_embed(runtime, paths, bars.start, bars.file, bars.embedded)
+            report = index_and_embed(runtime, paths, bars.start, bars.file, bars.embedded,
+                                     collection=collection)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
     print_notes(report)
@@ -70,11 +80,12 @@ def docs(as_json: JsonOption = False) -> None:
     if as_json:
         emit_json([document.model_dump() for document in documents])
         return
-    table = Table("id", "title", "version", "indexed", "source", "owner", "lang", "updated",
-                  "chunks")
+    table = Table("id", "title", "version", "indexed", "collection", "source", "owner", "lang",
+                  "updated", "chunks")
     for d in documents:
         table.add_row(d.document_id, d.title, d.version, (d.indexed_at or "")[:16],
-                      d.source or "", d.owner or "", d.language or "", d.updated or "",
+                      d.collection, d.source or "", d.owner or "", d.language or "",
+                      d.updated or "",
                       str(d.chunk_count))
     out.print(table)
 
@@ -86,13 +97,16 @@ def ask(
     as_json: JsonOption = False,
     debug: Annotated[bool, typer.Option(help="Show decision and tool status.")] = False,
     record: RecordOption = None,
+    collections: CollectionsOption = None,
 ) -> None:
     """One turn; a new one-turn conversation unless --thread names one."""
     for name, value in (("TEXT", text), ("--thread", thread)):
         if value is not None and not is_utf8(value):
             raise fail(f"{name} is not valid UTF-8 text", as_json)
     runtime = open_checked(as_json, index_demo=True, record=record)
-    message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text)
+    audience = operator_audience(collections, runtime.store, as_json)
+    message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text,
+                          audience=audience)
     streamed: list[str] = []
 
     def show(sentence: str) -> None:
@@ -114,12 +128,13 @@ def ask(
 
 
 @app.command()
-def chat(record: RecordOption = None) -> None:
+def chat(record: RecordOption = None, collections: CollectionsOption = None) -> None:
     """Terminal chat over the indexed documents (one session = one thread)."""
     runtime = open_checked(index_demo=True, record=record)
+    audience = operator_audience(collections, runtime.store, False)
     keep_warm(runtime)
     session = ChatSession(runtime.engine, out, runtime.settings.language,
-                          feedback_sink=runtime.store.record_feedback)
+                          feedback_sink=runtime.store.record_feedback, audience=audience)
     try:
         session.run(lambda: out.input("[bold]> [/bold]"))
     except DocAssistError as error:

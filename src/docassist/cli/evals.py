@@ -11,6 +11,7 @@ from rich.table import Table
 
 from docassist.cli.common import JsonOption, RecordOption, open_checked, progress_bars, read_cases
 from docassist.cli_output import emit_json, err, fail, out
+from docassist.cli_scopes import CollectionsOption, operator_audience
 from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
 from docassist.core.evaluation import (
     DecisionReport,
@@ -26,6 +27,7 @@ from docassist.core.retrieval_eval import (
     load_retrieval_cases,
     with_documents_by_path,
 )
+from docassist.core.scoping import scoped
 from docassist.core.turn import TurnEngine
 from docassist.runtime import Runtime
 from docassist.storage import Store
@@ -117,19 +119,23 @@ def eval_answers(
     file: Annotated[Path, typer.Argument(help="JSONL: id, question, expected_documents "
                                          "([] = should not be answered).")],
     as_json: JsonOption = False,
+    collections: CollectionsOption = None,
 ) -> None:
     """End to end: answered or not as expected, cited documents expected, citations valid."""
     runtime = open_checked(as_json)
+    audience = operator_audience(collections, runtime.store, as_json)
     answer_cases = read_cases(file, load_answer_cases, as_json)
     scratch = Store(":memory:")  # eval conversations stay out of the real traces
     engine = TurnEngine(store=scratch, catalog=runtime.store, retriever=runtime.engine.retriever,
                         selector=runtime.engine.selector, answerer=runtime.engine.answerer,
-                        registry=runtime.engine.registry, options=runtime.engine.options)
+                        registry=runtime.engine.registry, options=runtime.engine.options,
+                        scopes=runtime.engine.scopes)
 
     def run_turn(case_id: str, question: str) -> TurnResult:
         key = ConversationKey(platform="eval", workspace="answers", channel="eval",
                               thread=case_id)
-        result = engine.handle(ChatMessage(key=key, user="eval", text=question))
+        result = engine.handle(ChatMessage(key=key, user="eval", text=question,
+                                           audience=audience))
         assert result is not None
         return result
 
@@ -219,9 +225,14 @@ def eval_retrieval(
     split: Annotated[str | None, typer.Option(
         help="Only cases of this split (e.g. test: the held-out part).")] = None,
     as_json: JsonOption = False,
+    collections: CollectionsOption = None,
 ) -> None:
     """Recall@1/3/5 and MRR of every retriever (and of plain bm25s) on labelled questions."""
     runtime = open_checked(as_json)
+    scope = runtime.engine.scopes.scope_of(operator_audience(collections, runtime.store,
+                                                             as_json))
+    retrievers = {name: scoped(retriever, scope)
+                  for name, retriever in runtime.retrievers.items()}
     cases = read_cases(file, load_retrieval_cases, as_json)
     if split is not None:
         cases = [case for case in cases if case.split == split]
@@ -229,13 +240,15 @@ def eval_retrieval(
         cases = with_documents_by_path(cases, _ids_by_path(runtime, root))
     except ValueError as error:
         raise fail(f"{file}: {error}", as_json) from error
-    baselines = {"bm25s": Bm25sRetriever(runtime.store)} if bm25s_available() else {}
-    if not baselines:
+    # The baseline ranks every chunk: it is left out of a narrowed run.
+    baselines = ({"bm25s": Bm25sRetriever(runtime.store)}
+                 if bm25s_available() and scope.everything else {})
+    if not baselines and scope.everything:
         err.print("bm25s is not installed (pip install -e '.[dev]'): the baseline is left out")
     with progress_bars() as progress:
         task = progress.add_task("evaluating",
-                                 total=len(cases) * (len(runtime.retrievers) + len(baselines)))
-        report = evaluate_retrieval(cases, runtime.retrievers, runtime.default_retriever,
+                                 total=len(cases) * (len(retrievers) + len(baselines)))
+        report = evaluate_retrieval(cases, retrievers, runtime.default_retriever,
                                     on_step=lambda: progress.advance(task), baselines=baselines)
     if as_json:
         emit_json(report.model_dump(mode="json"))

@@ -14,9 +14,10 @@ from docassist.bot.web import Route, add_routes, new_application, run_forever
 from docassist.config import SlackSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.directory.slack_groups import SlackUserGroups
 from docassist.metrics import Metrics
 from docassist.operations import add_operator_routes, start_serving
-from docassist.runtime import Runtime
+from docassist.runtime import Runtime, use_membership
 
 
 def slack_settings() -> SlackSettings:
@@ -43,12 +44,19 @@ def slack_adapter(runtime: Runtime, settings: SlackSettings) -> SlackAdapter:
         inbox_workers=config.inbox_workers))
 
 
+def use_slack_groups(runtime: Runtime, adapter: SlackAdapter) -> None:
+    """`group:slack:…` scope mappings: the asker's Slack user groups (asked only when a group
+    mapping exists; cached; a failed lookup gives no groups)."""
+    use_membership(runtime, SlackUserGroups(adapter.client))
+
+
 def slack_routes(adapter: SlackAdapter) -> list[Route]:
     """POST /slack/events for any server of bot/web.py."""
     return SlackEvents(adapter.app, adapter.config.signing_secret).routes()
 
 
 def _start(runtime: Runtime, adapter: SlackAdapter) -> None:
+    use_slack_groups(runtime, adapter)
     start_serving(runtime, {"slack": adapter.stale_notes.post},
                   [("Slack", adapter.worker.resume)])
 

@@ -19,12 +19,15 @@ from docassist.bot.teams.server import (
     mount,
 )
 from docassist.bot.web import new_application, run_forever
-from docassist.config import TeamsSettings
+from docassist.config import GraphSettings, TeamsSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.core.ports import MembershipLookup
+from docassist.directory.entra import EntraMembership
 from docassist.metrics import Metrics
 from docassist.operations import add_operator_routes, start_serving
-from docassist.runtime import Runtime
+from docassist.runtime import Runtime, use_membership
+from docassist.sources.graph import GraphClient
 
 
 def teams_settings() -> TeamsSettings:
@@ -52,6 +55,7 @@ class TeamsEndpoint:
         config = runtime.settings
         self.adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
             app_id=settings.app_id if credentials else "",
+            tenant_id=settings.tenant_id,
             human_channel=config.human_channel,
             teams_human_channel=settings.human_channel,
             default_language=config.language, admin_users=settings.admins(),
@@ -62,6 +66,17 @@ class TeamsEndpoint:
             logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
             # Without an app id the SDK warns on every request; anonymous mode expects it.
             logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)
+
+    @staticmethod
+    def entra_groups() -> MembershipLookup | None:
+        """`group:teams:…` scope mappings: Entra ID groups through Graph, when configured."""
+        graph = GraphSettings().resolved()
+        return None if graph.missing() else EntraMembership(GraphClient(graph))
+
+    def use_entra_groups(self, runtime: Runtime) -> None:
+        lookup = self.entra_groups()
+        if lookup is not None:
+            use_membership(runtime, lookup)
 
     def mount(self, app: web.Application,
               read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
@@ -76,5 +91,6 @@ def serve(runtime: Runtime, metrics: Metrics, endpoint: TeamsEndpoint, host: str
     app = new_application()
     endpoint.mount(app, read_timeout)
     add_operator_routes(app, runtime, metrics)
+    endpoint.use_entra_groups(runtime)
     start_serving(runtime, {"teams": endpoint.adapter.stale_notes.post})
     run_forever(app, host, port, on_ready)
