@@ -14,7 +14,8 @@ from docassist.core import i18n
 SRC = Path(__file__).resolve().parents[1] / "src" / "docassist"
 FORBIDDEN_IN_CORE = ("docassist.storage", "docassist.bot", "docassist.models", "docassist.cli",
                      "sqlite3", "sqlite_utils", "httpx", "slack_bolt", "slack_sdk", "aiohttp",
-                     "typer", "rich", "microsoft_agents")
+                     "typer", "rich", "microsoft_agents", "prometheus_client", "docassist.metrics")
+"""The core reports to operators through the Observer protocol (core/ports.py) only."""
 
 
 def imports_of(path: Path) -> set[str]:

@@ -8,14 +8,14 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from docassist.config import Settings
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import ConfigurationError, DocAssistError
 from docassist.core.limits import WARM_POLL_SECONDS
-from docassist.core.ports import MembershipLookup, Retriever
+from docassist.core.ports import NULL_OBSERVER, MembershipLookup, Observer, Retriever
 from docassist.core.scoping import ScopeResolver
 from docassist.core.sources import SyncOutcome
 from docassist.core.tools import default_registry
@@ -63,10 +63,12 @@ def build_retrievers(
 
 
 def open_runtime(settings: Settings, record_path: Path | None = None,
-                 membership: MembershipLookup | None = None) -> Runtime:
+                 membership: MembershipLookup | None = None,
+                 observer: Observer = NULL_OBSERVER) -> Runtime:
     """Everything one process needs; with `record_path`, model calls are recorded there.
-    `membership` resolves `group:` scope mappings (none without it)."""
-    config = settings.model_config_for(record_path)
+    `membership` resolves `group:` scope mappings (none without it); `observer` (metrics)
+    hears of every turn, model call, search and sync."""
+    config = replace(settings.model_config_for(record_path), observer=observer)
     selector = get_selector(settings.model, config, settings.embedder)
     answerer = get_answerer(settings.answer_model or settings.model, config, settings.embedder)
     store = Store(settings.db, save_raw=settings.save_raw)
@@ -81,6 +83,7 @@ def open_runtime(settings: Settings, record_path: Path | None = None,
         answerer=answerer,
         shadow=shadow,
         scopes=ScopeResolver(store, membership),
+        observer=observer,
         # A model selector may add the question in the documents' languages (README).
         registry=default_registry(translations=settings.model != RULES),
         options=EngineOptions(
@@ -210,9 +213,12 @@ def sync_and_embed(runtime: Runtime, name: str | None = None,
                    on_item: Callable[[str], None] | None = None) -> list[SyncOutcome]:
     """Sync the named source (or all), then embed what changed."""
     settings = runtime.settings
-    return sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
-                    on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
-                    stale_days=settings.stale_note_days if settings.stale_notes else None)
+    outcomes = sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
+                        on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
+                        stale_days=settings.stale_note_days if settings.stale_notes else None)
+    for outcome in outcomes:
+        runtime.engine.observer.sync_finished(outcome)
+    return outcomes
 
 
 FIRST_INDEX_KEY = "first_index"

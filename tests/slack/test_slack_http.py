@@ -18,6 +18,7 @@ from slack_sdk.signature import SignatureVerifier
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.slack.render import CLEAR_THREAD_ACTION, SHOW_SOURCES_ACTION, render, split_text
 from docassist.bot.slack.server import make_server, serve_in_thread
+from docassist.bot.web import AppServer
 from docassist.core.results import TurnResult
 from docassist.core.rules import RulesSelector
 from docassist.core.turn import TurnEngine
@@ -39,6 +40,7 @@ class SlackRig:
     adapter: SlackAdapter
     url: str
     store: Store
+    server: AppServer | None = None
 
     def send(self, body: str, content_type: str, *, signature: str | None = None,
              retry: int | None = None, wait: bool = True) -> httpx.Response:
@@ -105,7 +107,7 @@ def rig_factory(store: Store) -> Iterator[Any]:
         serve_in_thread(server)
         servers.append((server, adapter))
         port = server.server_address[1]
-        return SlackRig(api, adapter, f"http://127.0.0.1:{port}/slack/events", store)
+        return SlackRig(api, adapter, f"http://127.0.0.1:{port}/slack/events", store, server)
 
     yield build
     for server, adapter in servers:

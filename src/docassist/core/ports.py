@@ -20,7 +20,7 @@ from docassist.core.feedback import FeedbackReason
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.scopes import Scope
-from docassist.core.sources import SourceStatus
+from docassist.core.sources import SourceStatus, SyncOutcome
 from docassist.core.state import ConversationState, HistoryMessage
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
 
@@ -281,6 +281,21 @@ class Inbox(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class InboxBacklog:
+    pending: int
+    """Events stored and not finished (`pending` or `answered`)."""
+    oldest_received_at: str | None
+    """ISO time the oldest of them arrived; None when there is none."""
+
+
+class InboxGauge(Protocol):
+    """Read at each metrics scrape (so several processes' work is counted once, from the
+    store they share)."""
+
+    def inbox_backlog(self) -> InboxBacklog: ...
+
+
 class StaleNotes(Protocol):
     """Notes that an answer's document changed, and where to post them (Teams addresses)."""
 
@@ -374,3 +389,52 @@ class MembershipLookup(Protocol):
     as platform group ids; scopes map `group:PLATFORM:GROUP_ID` keys to collections."""
 
     def groups_of(self, platform: str, user_id: str) -> frozenset[str]: ...
+
+
+# --- what operators watch (metrics) -----------------------------------------------------
+
+class Observer(Protocol):
+    """What the core and the adapters report as it happens; `docassist.metrics` turns it into
+    Prometheus metrics (the core never imports prometheus-client). Every method is cheap and
+    never raises."""
+
+    def turn_finished(self, status: str, decision: str, seconds: float) -> None:
+        """A turn ended (committed, or not saved: `storage_unavailable`)."""
+        ...
+
+    def model_called(self, backend: str, seconds: float, failed: bool) -> None: ...
+
+    def model_retried(self, what: str) -> None: ...
+
+    def retrieval_finished(self, retriever: str, seconds: float) -> None: ...
+
+    def rate_limited(self) -> None:
+        """A message, command or button refused by the rate limit."""
+        ...
+
+    def sync_finished(self, outcome: SyncOutcome) -> None: ...
+
+
+class NullObserver:
+    """Reports nowhere: the terminal, the CLI and tests that do not watch."""
+
+    def turn_finished(self, status: str, decision: str, seconds: float) -> None:
+        pass
+
+    def model_called(self, backend: str, seconds: float, failed: bool) -> None:
+        pass
+
+    def model_retried(self, what: str) -> None:
+        pass
+
+    def retrieval_finished(self, retriever: str, seconds: float) -> None:
+        pass
+
+    def rate_limited(self) -> None:
+        pass
+
+    def sync_finished(self, outcome: SyncOutcome) -> None:
+        pass
+
+
+NULL_OBSERVER: Observer = NullObserver()

@@ -9,8 +9,10 @@ page that any phrasing finds near the top comes up, and one every phrasing finds
 
 from __future__ import annotations
 
+import time
+
 from docassist.core.limits import HYBRID_CANDIDATES, RRF_K
-from docassist.core.ports import Retriever, SearchHit
+from docassist.core.ports import Observer, Retriever, SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
 
 
@@ -44,3 +46,27 @@ class TranslatedSearch:
         if scope.everything:
             return self.retriever.search(phrasing, HYBRID_CANDIDATES)
         return self.retriever.search_in(phrasing, HYBRID_CANDIDATES, scope)
+
+
+class TimedRetriever:
+    """The engine's retriever, timed for the observer (metrics); same name, same scale."""
+
+    def __init__(self, retriever: Retriever, observer: Observer) -> None:
+        self.retriever = retriever
+        self.observer = observer
+        self.name = retriever.name
+        self.default_threshold = retriever.default_threshold
+
+    def search(self, query: str, top_k: int) -> list[SearchHit]:
+        started = time.perf_counter()
+        try:
+            return self.retriever.search(query, top_k)
+        finally:
+            self.observer.retrieval_finished(self.name, time.perf_counter() - started)
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        started = time.perf_counter()
+        try:
+            return self.retriever.search_in(query, top_k, scope)
+        finally:
+            self.observer.retrieval_finished(self.name, time.perf_counter() - started)

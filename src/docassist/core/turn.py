@@ -33,7 +33,15 @@ from docassist.core.locks import KeyedLocks
 from docassist.core.messages import ChatMessage, Command, ConversationKey, InvalidMessage
 from docassist.core.messages import validate_message as check_message
 from docassist.core.planning import Plan, plan_turn
-from docassist.core.ports import Answerer, Catalog, Retriever, SelectorModel, TurnStore
+from docassist.core.ports import (
+    NULL_OBSERVER,
+    Answerer,
+    Catalog,
+    Observer,
+    Retriever,
+    SelectorModel,
+    TurnStore,
+)
 from docassist.core.replies import Reply, compose_reply, storage_problem_text
 from docassist.core.results import (
     ConversationView,
@@ -41,6 +49,7 @@ from docassist.core.results import (
     ToolView,
     TurnResult,
 )
+from docassist.core.retrieval import TimedRetriever
 from docassist.core.scopes import Audience, Scope
 from docassist.core.scoping import (
     NoScopeRules,
@@ -120,6 +129,7 @@ class TurnEngine:
         options: EngineOptions | None = None,
         shadow: SelectorModel | None = None,
         scopes: ScopeResolver | None = None,
+        observer: Observer = NULL_OBSERVER,
     ) -> None:
         self.store = store
         self.catalog = catalog
@@ -133,6 +143,8 @@ class TurnEngine:
         """Decides each message's collections from its audience (issue 22)."""
         self.shadow = shadow
         """A candidate selector asked beside the active one; its proposals are only recorded."""
+        self.observer = observer
+        """Told of every turn (status, decision, duration) and search (metrics.py)."""
         self._locks = KeyedLocks()
         self._shadow_worker: ThreadPoolExecutor | None = None
         self._shadow_pending: set[Future[None]] = set()
@@ -155,17 +167,29 @@ class TurnEngine:
         database cannot take writes, the result has status `storage_unavailable`: nothing was
         recorded, and the answer says so.
         """
+        started = time.perf_counter()
         with self._locks.hold(message.key):
             try:
                 done = self._run_until_committed(message, on_partial)
             except DuplicateEventError:
                 return None  # the same event answered meanwhile by another worker or process
             except StorageUnavailableError as error:
-                return self._not_saved(message, error)
+                return self._observed(self._not_saved(message, error), started)
         if done is None:
             return None
         turn, result = done
         self._ask_shadow_later(turn, result)
+        return self._observed(result, started)
+
+    def _observed(self, result: TurnResult, started: float) -> TurnResult:
+        """Tell the observer (metrics) and the log: ids and hashes only, never the text."""
+        seconds = time.perf_counter() - started
+        decision = result.decision.status or "none"  # replies decided before any plan
+        self.observer.turn_finished(result.status, decision, seconds)
+        logger.info("turn finished", extra={
+            "turn_id": result.result_id, "conversation": result.conversation_id,
+            "status": result.status, "decision": decision,
+            "duration_ms": round(seconds * 1000, 1)})
         return result
 
     def _run_until_committed(
@@ -284,7 +308,7 @@ class TurnEngine:
         context = ToolContext(
             state=turn.state,
             catalog=_catalog(turn),
-            retriever=turn.retriever or self.retriever,
+            retriever=TimedRetriever(turn.retriever or self.retriever, self.observer),
             answerer=self.answerer,
             current_message=plan.message,
             language=turn.language,

@@ -36,7 +36,7 @@ from docassist.core.limits import (
     STORAGE_WRITE_ATTEMPTS,
 )
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.ports import InboxEvent, StoredConversation
+from docassist.core.ports import InboxBacklog, InboxEvent, StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
@@ -488,6 +488,14 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows):
             message=ChatMessage.model_validate_json(row["message"]), status=row["status"],
             result=TurnResult.model_validate_json(row["result"]) if row["result"] else None,
             attempts=row["attempts"]) for row in rows]
+
+    def inbox_backlog(self) -> InboxBacklog:
+        """Events stored and not yet finished, and when the oldest of them arrived."""
+        with self._lock:
+            count, oldest = self.db.execute(
+                "SELECT COUNT(*), MIN(received_at) FROM inbox "
+                "WHERE status IN ('pending', 'answered')").fetchone()
+        return InboxBacklog(pending=int(count), oldest_received_at=oldest)
 
     def record_answer(self, inbox_id: int, result: TurnResult | None) -> None:
         with self._transaction() as connection:

@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from docassist.bot.slack.audience import slack_audience
-from docassist.bot.slack.listeners import Interaction, interaction
+from docassist.bot.slack.payloads import Interaction, interaction
 from docassist.bot.slack.render import escape
 from docassist.core import i18n
 from docassist.core.limits import ACK_DEADLINE_SECONDS
