@@ -31,6 +31,7 @@ from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.teams_connector import FakeConnector
 from tests.slack.rig import READ_TIMEOUT, SECRET, SlackRig
 from tests.stale_zebra import ZEBRA_V1
+from tests.storage.conformance import STORE_FACTORIES, AnyStore
 from tests.teams.rig import ADMIN, TeamsRig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,7 +133,7 @@ def rig_factory(store: Store) -> Iterator[Any]:
         serve_in_thread(server)
         servers.append((server, adapter))
         port = server.server_address[1]
-        return SlackRig(api, adapter, f"http://127.0.0.1:{port}/slack/events", store)
+        return SlackRig(api, adapter, f"http://127.0.0.1:{port}/slack/events", store, server)
 
     yield build
     for server, adapter in servers:
@@ -177,3 +178,11 @@ def teams_factory(store: Store) -> Iterator[Any]:
 def teams(teams_factory: Any, engine: TurnEngine) -> TeamsRig:
     rig: TeamsRig = teams_factory(engine)
     return rig
+
+
+@pytest.fixture(params=sorted(STORE_FACTORIES))
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AnyStore]:
+    """Each store implementation in turn, empty (the conformance suites)."""
+    store = STORE_FACTORIES[request.param](tmp_path)
+    yield store
+    store.close()

@@ -4,11 +4,14 @@ progress and errors to stderr; and the one shape of a failed command (exit 2).""
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from typing import Any
 
 import typer
 from rich.console import Console
+
+from docassist.logs import json_logs
 
 out = Console()
 err = Console(stderr=True)
@@ -19,7 +22,10 @@ def emit_json(value: Any) -> None:
 
 
 def fail(message: str, as_json: bool) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}")
+    if json_logs():  # stderr holds JSON lines only
+        logging.getLogger("docassist.cli").error(message)
+    else:
+        err.print(f"[red]error:[/red] {message}")
     if as_json:
         emit_json({"error": message})
     return typer.Exit(code=2)

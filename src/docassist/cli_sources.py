@@ -14,14 +14,12 @@ from pydantic import ValidationError
 from rich.progress import Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
-from docassist.bot.stale_courier import Post, StaleNoteCourier
 from docassist.cli_output import emit_json, err, fail, out
 from docassist.config import Settings
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
 from docassist.core.sources import ConfluenceDeployment, Source, SourceStatus, SyncOutcome
 from docassist.runtime import Runtime, open_runtime, sync_and_embed
-from docassist.sources.schedule import SyncScheduler
 
 sources_app = typer.Typer(help="Document sources (folders, web sites, Confluence, SharePoint) "
                           "and their sync state.",
@@ -193,12 +191,3 @@ def _report(outcomes: list[SyncOutcome], as_json: bool) -> None:
     if not outcomes:
         out.print("no sources: add one with `docassist sources add`")
 
-
-def start_source_work(runtime: Runtime, platform: str, post: Post) -> None:
-    """A serving process's background work for sources: the scheduled sync (when
-    DOCASSIST_SYNC_EVERY is set) and the delivery of stale-answer notes (unless turned off)."""
-    settings = runtime.settings
-    if settings.sync_every:
-        SyncScheduler(lambda: sync_and_embed(runtime), settings.sync_every).start()
-    if settings.stale_notes:
-        StaleNoteCourier(runtime.store, platform, post).start()

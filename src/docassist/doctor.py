@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
 from docassist.models import chat_model, get_model_embedder
+from docassist.models.embedders import EMBEDDER_NAMES
 from docassist.models.registry import RULES
 from docassist.runtime import FIRST_INDEX_KEY
 from docassist.storage import Store
@@ -41,6 +42,24 @@ def _timed(role: str, spec: str, probe: Callable[[], str]) -> Check:
 
 
 def run_checks(settings: Settings) -> list[Check]:
+    checks = model_checks(settings)
+
+    def database() -> str:
+        store = Store(settings.db)
+        try:
+            return (f"{len(store.documents())} documents, {len(store.current_chunks())} chunks, "
+                    f"index version {store.index_version()}")
+        finally:
+            store.close()
+
+    checks.append(_timed("database", str(settings.db), database))
+    checks.append(_timed("index", str(settings.docs), lambda: index_drift(settings)))
+    return checks
+
+
+def model_checks(settings: Settings, with_local: bool = True) -> list[Check]:
+    """Does each model server answer a tiny question; without `with_local`, an embedder
+    that runs in the process (`use`, `e5`) is taken as answering (/readyz: loaded once)."""
     config = settings.model_config_for()
     checks: list[Check] = []
     for role, spec in (("selection", settings.model),
@@ -58,23 +77,15 @@ def run_checks(settings: Settings) -> list[Check]:
     if settings.embedder == "none":
         checks.append(Check(role="embeddings", spec="none", ok=True,
                             detail="dense retrieval off (BM25 only)"))
+    elif settings.embedder in EMBEDDER_NAMES and not with_local:
+        checks.append(Check(role="embeddings", spec=settings.embedder, ok=True,
+                            detail="embedded in the process"))
     else:
         def embed() -> str:
             vectors = get_model_embedder(settings.embedder, config).embed_queries([PING])
             return f"{vectors.shape[1]} dimensions"
 
         checks.append(_timed("embeddings", settings.embedder, embed))
-
-    def database() -> str:
-        store = Store(settings.db)
-        try:
-            return (f"{len(store.documents())} documents, {len(store.current_chunks())} chunks, "
-                    f"index version {store.index_version()}")
-        finally:
-            store.close()
-
-    checks.append(_timed("database", str(settings.db), database))
-    checks.append(_timed("index", str(settings.docs), lambda: index_drift(settings)))
     return checks
 
 

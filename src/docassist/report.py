@@ -16,6 +16,7 @@ from docassist.core.sources import SourceStatus, health
 from docassist.evaluation.canary import CanaryReport
 from docassist.evaluation.decisions import DecisionReport
 from docassist.storage import Store
+from docassist.storage.exports import scoped_turns
 
 BAR_WIDTH: Final = 420
 ROW_HEIGHT: Final = 22
@@ -122,8 +123,17 @@ def _canary_html(store: Store) -> str:
     return f'<div id="canary"><p>{summary}</p><ul class="regressions">{items}</ul></div>'
 
 
-def gather(store: Store) -> dict[str, Any]:
-    turns = store.turns()
+def _gaps(store: Store, turns: list[dict[str, Any]], scoped: bool) -> list[GapGroup]:
+    """The gap groups of the last GAP_DAYS days; of the report's turns only when scoped."""
+    kept = {turn["result_id"] for turn in turns}
+    rows = [row for row in store.gap_rows(_days_ago(GAP_DAYS))
+            if not scoped or row["result_id"] in kept]
+    return group_gaps(map(Gap.from_row, rows), store)
+
+
+def gather(store: Store, audience: str | None = None,
+           collection: str | None = None) -> dict[str, Any]:
+    turns = scoped_turns(store.turns(), audience, collection)
     cited: Counter[str] = Counter()
     for turn in turns:
         if turn["status"] == "answered":
@@ -147,14 +157,17 @@ def gather(store: Store) -> dict[str, Any]:
                            if vote.get("reason")).most_common(),
         "cited": cited.most_common(TOP_DOCUMENTS),
         "sources": store.source_statuses(),
-        "gaps": group_gaps(map(Gap.from_row, store.gap_rows(_days_ago(GAP_DAYS))), store),
+        "gaps": _gaps(store, turns, scoped=audience is not None or collection is not None),
         "runs": [(row, DecisionReport.model_validate_json(
             (store.eval_run(row["run_id"]) or {})["report"])) for row in runs],
     }
 
 
-def render_report(store: Store) -> str:
-    data = gather(store)
+def render_report(store: Store, audience: str | None = None,
+                  collection: str | None = None) -> str:
+    """The dashboard; with `audience` or `collection`, of those turns only (see
+    storage.exports.scoped_turns)."""
+    data = gather(store, audience, collection)
     cards = [("turns", str(data["turns"])), ("unanswered", str(data["unanswered"])),
              ("p50 latency", f"{data['p50']:.0f} ms"), ("p95 latency", f"{data['p95']:.0f} ms"),
              ("feedback", f"{data['positive']} up / {data['negative']} down"

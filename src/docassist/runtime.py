@@ -7,14 +7,16 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from docassist.config import Settings
+from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
 from docassist.core.gaps import QuestionRecorder
 from docassist.core.limits import WARM_POLL_SECONDS
-from docassist.core.ports import Retriever
+from docassist.core.ports import NULL_OBSERVER, MembershipLookup, Observer, Retriever
+from docassist.core.scoping import ScopeResolver
 from docassist.core.sources import SyncOutcome
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
@@ -61,9 +63,13 @@ def build_retrievers(
     return retrievers, settings.retriever
 
 
-def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime:
-    """Everything one process needs; with `record_path`, model calls are recorded there."""
-    config = settings.model_config_for(record_path)
+def open_runtime(settings: Settings, record_path: Path | None = None,
+                 membership: MembershipLookup | None = None,
+                 observer: Observer = NULL_OBSERVER) -> Runtime:
+    """Everything one process needs; with `record_path`, model calls are recorded there.
+    `membership` resolves `group:` scope mappings (none without it); `observer` (metrics)
+    hears of every turn, model call, search and sync."""
+    config = replace(settings.model_config_for(record_path), observer=observer)
     selector = get_selector(settings.model, config, settings.embedder)
     answerer = get_answerer(settings.answer_model or settings.model, config, settings.embedder)
     store = Store(settings.db, save_raw=settings.save_raw)
@@ -77,6 +83,8 @@ def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime
         selector=selector,
         answerer=answerer,
         shadow=shadow,
+        scopes=ScopeResolver(store, membership),
+        observer=observer,
         questions=QuestionRecorder(store, dense.embedder if isinstance(
             dense := retrievers.get("dense"), DenseRetriever) else None,
             save_raw=settings.save_raw),
@@ -89,6 +97,12 @@ def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime
         ),
     )
     return Runtime(settings=settings, store=store, engine=engine, retrievers=retrievers)
+
+
+def use_membership(runtime: Runtime, membership: MembershipLookup) -> None:
+    """Resolve `group:` scope mappings with this lookup (a serving process knows its
+    platform's directory once its adapter exists)."""
+    runtime.engine.scopes = ScopeResolver(runtime.store, membership)
 
 
 WARM_UP_QUERY = "warm-up"
@@ -157,8 +171,11 @@ def index_and_embed(
     on_start: Progress | None = None,
     on_file: Callable[[Path], None] | None = None,
     on_embed: Progress | None = None,
+    *,
+    collection: str = DEFAULT_COLLECTION,
 ) -> IndexReport:
-    """Index files, then embed new chunks so the first question does not wait for it.
+    """Index files (into `collection`), then embed new chunks so the first question does
+    not wait for it.
 
     Resumable: a meta mark (INDEX_RUN_KEY) is set while it runs; documents are stored one by
     one and vectors batch by batch, each committed, so a run killed midway is continued by
@@ -167,7 +184,8 @@ def index_and_embed(
     store = runtime.store
     store.set_meta_value(INDEX_RUN_KEY, json.dumps([str(path) for path in paths]))
     report = index_paths(store, paths, on_file=on_file, on_start=on_start,
-                         retention_days=runtime.settings.superseded_retention_days)
+                         retention_days=runtime.settings.superseded_retention_days,
+                         collection=collection)
     dense = runtime.retrievers.get("dense")
     if isinstance(dense, DenseRetriever):
         began = time.perf_counter()
@@ -202,6 +220,8 @@ def sync_and_embed(runtime: Runtime, name: str | None = None,
     outcomes = sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
                         on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
                         stale_days=settings.stale_note_days if settings.stale_notes else None)
+    for outcome in outcomes:
+        runtime.engine.observer.sync_finished(outcome)
     if settings.canary_after_sync and any(o.added or o.updated or o.deleted for o in outcomes):
         canary_after_sync(runtime)
     return outcomes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import time
 from dataclasses import dataclass
@@ -12,6 +14,7 @@ import httpx
 from slack_sdk.signature import SignatureVerifier
 
 from docassist.bot.slack.app import SlackAdapter
+from docassist.bot.web import AppServer
 from docassist.storage import Store
 from tests.fakes.slack_api import FakeSlackApi
 
@@ -29,6 +32,7 @@ class SlackRig:
     adapter: SlackAdapter
     url: str
     store: Store
+    server: AppServer | None = None
 
     def send(self, body: str, content_type: str, *, signature: str | None = None,
              retry: int | None = None, wait: bool = True) -> httpx.Response:
@@ -90,3 +94,35 @@ def feedback_payload(value: str, user: str = "U1") -> dict[str, Any]:
 
 SLACK_ACK_SECONDS = 3.0
 """Slack gives up on a request after 3 s: a client with this timeout stands in for it."""
+
+
+def signed_head(body: bytes, content_type: str, *, length: str | None = None,
+                timestamp: str | None = None) -> bytes:
+    stamp = timestamp or str(int(time.time()))
+    signature = "v0=" + hmac.new(SECRET.encode(), b"v0:" + stamp.encode() + b":" + body,
+                                 hashlib.sha256).hexdigest()  # Slack's scheme, on any bytes
+    return (f"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {length if length is not None else len(body)}\r\n"
+            f"X-Slack-Request-Timestamp: {stamp}\r\nX-Slack-Signature: {signature}\r\n"
+            "Connection: close\r\n\r\n").encode()
+
+
+def status_of(answer: bytes) -> int:
+    assert answer, "the connection was dropped without a response"
+    return int(answer.split(b" ", 2)[1])
+
+
+def timed_event(rig: SlackRig, event: dict[str, Any], event_id: str,
+                retry: int | None = None) -> httpx.Response:
+    """Delivered as Slack does: it waits 3 s at most (httpx raises past that)."""
+    body = json.dumps({"token": "t", "team_id": "T1", "api_app_id": "A1",
+                       "type": "event_callback", "event_id": event_id, "event_time": 1,
+                       "event": event})
+    stamp = str(int(time.time()))
+    headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp,
+               "X-Slack-Signature": SignatureVerifier(SECRET).generate_signature(
+                   timestamp=stamp, body=body)}
+    if retry is not None:
+        headers["X-Slack-Retry-Num"] = str(retry)
+    return httpx.post(rig.url, content=body.encode(), headers=headers,
+                      timeout=SLACK_ACK_SECONDS)

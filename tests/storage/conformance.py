@@ -1,7 +1,12 @@
-"""Rows and commits the store conformance suites (test_store_conformance*.py) share."""
+"""The stores every conformance suite runs against (tests/storage/test_store_conformance*.py,
+tests/scopes/test_scope_store_conformance.py; the `any_store` fixture of tests/conftest.py),
+and the rows and commits those suites share. A new store joins by adding its factory to
+STORE_FACTORIES."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from docassist.core.ports import (
@@ -10,18 +15,27 @@ from docassist.core.ports import (
     FeedbackLog,
     GapLog,
     Inbox,
+    InboxGauge,
     QuestionLog,
     ShadowLog,
     TraceLog,
 )
 from docassist.core.state import ConversationState
 from docassist.core.trace import TurnRecord
+from docassist.storage import Store
 from tests.helpers import key
 
 
-class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, ShadowLog, TraceLog,
-               QuestionLog, GapLog, Protocol):
+class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, InboxGauge, ShadowLog,
+               TraceLog, QuestionLog, GapLog, Protocol):
     def erase_before(self, cutoff: str) -> Any: ...
+
+
+def _sqlite(tmp_path: Path) -> Store:
+    return Store(tmp_path / "conformance.db")
+
+
+STORE_FACTORIES: dict[str, Callable[[Path], Any]] = {"sqlite": _sqlite}
 
 
 def conformance_turn(result_id: str, turn_id: int = 1, *, event_id: str | None = None,

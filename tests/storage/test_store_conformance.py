@@ -15,6 +15,7 @@ import pytest
 from docassist.core.documents import parse_document
 from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
 from docassist.core.ports import (
+    InboxBacklog,
     QuestionTrace,
 )
 from docassist.core.state import ConversationState
@@ -84,6 +85,23 @@ def test_conformance_inbox_events_are_answered_then_done(any_store: AnyStore) ->
     assert any_store.delivery_failed(inbox_id, "timeout") == 2
     any_store.finish(inbox_id, "done")
     assert any_store.unfinished() == []
+
+
+def test_conformance_the_inbox_backlog_counts_unfinished_events(any_store: AnyStore) -> None:
+    assert any_store.inbox_backlog() == InboxBacklog(pending=0, oldest_received_at=None)
+    first = any_store.enqueue(message("one", event_id="E1"))
+    second = any_store.enqueue(message("two", thread="t2", event_id="E2"))
+    assert first is not None and second is not None
+    oldest = any_store.inbox_backlog().oldest_received_at
+    assert any_store.inbox_backlog().pending == 2 and oldest is not None
+    any_store.record_answer(first, None)  # answered, not yet delivered: still unfinished
+    assert any_store.inbox_backlog().pending == 2
+    any_store.finish(first, "done")
+    backlog = any_store.inbox_backlog()
+    assert backlog.pending == 1 and backlog.oldest_received_at is not None
+    assert backlog.oldest_received_at >= oldest  # the oldest left is the second
+    any_store.finish(second, "failed")
+    assert any_store.inbox_backlog() == InboxBacklog(pending=0, oldest_received_at=None)
 
 
 def test_conformance_replacing_a_document_supersedes_its_old_chunks(

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from docassist.core import i18n
 from docassist.core.limits import INBOX_WORKERS
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER
+
+MAX_BODY_BYTES: Final = 1_000_000
+"""The largest request body the HTTP server reads (413 beyond): Slack's and Teams' payloads
+are a few kB; a large Block Kit interaction stays well under 100 kB."""
+SLACK_DISPATCH_THREADS: Final = 64
+"""Threads that run Bolt's (synchronous) listeners for the aiohttp server: an ack may wait up
+to ACK_DEADLINE_SECONDS on the database, so a burst needs many at once (http.server used one
+thread per connection, unbounded)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -45,5 +45,10 @@ Documents changing under answers
 From gaps to better documents
     gaps         questions kept as vectors after the commit; gap turns grouped by meaning
 
+Who may read what (issue 22)
+    scopes       the audience of a reply and the scope (collections) it may be answered from
+    scoping      audience → scope from the mappings; the catalog and retriever in a scope
+    scope_commands  the `scopes` command shared by the CLI and the admin chat commands
+
 Evaluation (offline) lives in `docassist.evaluation`, outside the core: nothing here imports it.
 """

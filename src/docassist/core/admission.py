@@ -80,6 +80,7 @@ class Admission:
             return None
         logger.warning("rate limit: %s from %s answered with a retry hint", arrival_id,
                        sha256_text(user))
+        self.worker.engine.observer.rate_limited()
         return Notice(kind="rate_limited", language=language, seconds=wait)
 
     def _notice(self, arrival: Arrival) -> Notice | None:

@@ -142,8 +142,9 @@ ACK_WRITERS: Final = 32
 """Threads that store arriving events; a burst shares their transactions (group commit)."""
 
 HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
-"""A client that sends nothing for this long (headers or body) is answered 408 and dropped,
-so a stalled connection does not hold a server thread."""
+"""A client that does not send its body within this long is answered 408; one that has not
+sent its headers (or sends nothing on an idle kept-alive connection) is disconnected
+(bot/web.py): stalled clients hold no connection for long."""
 
 ANN_MIN_ROWS: Final = 50_000
 """From this many chunk vectors the dense side searches an approximate index (faiss IVF,

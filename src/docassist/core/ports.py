@@ -19,7 +19,8 @@ from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
 from docassist.core.feedback import FeedbackReason
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
-from docassist.core.sources import SourceStatus
+from docassist.core.scopes import Scope
+from docassist.core.sources import SourceStatus, SyncOutcome
 from docassist.core.state import ConversationState, HistoryMessage
 from docassist.core.statuses import InboxStatus, Language
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
@@ -65,6 +66,11 @@ class Retriever(Protocol):
     default_threshold: float
 
     def search(self, query: str, top_k: int) -> list[SearchHit]: ...
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        """`search` over the chunks of the scope's collections only: the restriction is
+        applied before ranking and `top_k`, never to the results afterwards."""
+        ...
 
 
 class Embedder(Protocol):
@@ -299,6 +305,21 @@ class Inbox(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class InboxBacklog:
+    pending: int
+    """Events stored and not finished (`pending` or `answered`)."""
+    oldest_received_at: str | None
+    """ISO time the oldest of them arrived; None when there is none."""
+
+
+class InboxGauge(Protocol):
+    """Read at each metrics scrape (so several processes' work is counted once, from the
+    store they share)."""
+
+    def inbox_backlog(self) -> InboxBacklog: ...
+
+
 class StaleNotes(Protocol):
     """Notes that an answer's document changed, and where to post them (Teams addresses)."""
 
@@ -307,6 +328,44 @@ class StaleNotes(Protocol):
     def remember_address(self, conversation_id: str, reference: str) -> None: ...
 
     def address_of(self, conversation_id: str) -> str | None: ...
+
+
+# --- scopes (issue 22) ----------------------------------------------------------------------
+
+
+class ScopeRules(Protocol):
+    """The configured mappings of channels, users and groups to collections."""
+
+    def scope_mappings(self) -> dict[str, tuple[str, ...]]:
+        """Subject (`slack:C1`, `teams:19:…`, `user:slack:U1`, `group:teams:G`) → collections."""
+        ...
+
+    def shareable_collections(self) -> frozenset[str]:
+        """Collections an externally shared channel may be answered from (none by default)."""
+        ...
+
+    def collection_names(self) -> list[str]:
+        """Every collection known: `default`, documents', sources' and shareable ones."""
+        ...
+
+
+class ScopeAdmin(ScopeRules, Protocol):
+    """Changes to the mappings, each logged with the admin who made it."""
+
+    def set_scope(self, subject: str, collections: list[str], admin: str) -> None:
+        """Map `subject` to `collections` (an empty list removes the mapping)."""
+        ...
+
+    def set_shareable(self, collection: str, shareable: bool, admin: str) -> None: ...
+
+    def scope_changes(self) -> list[dict[str, Any]]: ...
+
+
+class NoGroups:
+    """The default lookup: nobody is in any group."""
+
+    def groups_of(self, platform: str, user_id: str) -> frozenset[str]:
+        return frozenset()
 
 
 class SourceLog(Protocol):
@@ -341,7 +400,8 @@ class TeamAddresses(Protocol):
 
 
 class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
-                   StaleNotes, SourceLog, PostedReplies, TeamAddresses, Shares, Protocol):
+                   StaleNotes, SourceLog, PostedReplies, TeamAddresses, Shares, ScopeAdmin,
+                   Protocol):
     """Everything a platform adapter reads or writes itself (turns go through the engine;
     the stale-note couriers also read a conversation's state)."""
 
@@ -353,3 +413,52 @@ class MembershipLookup(Protocol):
     as platform group ids; scopes map `group:PLATFORM:GROUP_ID` keys to collections."""
 
     def groups_of(self, platform: str, user_id: str) -> frozenset[str]: ...
+
+
+# --- what operators watch (metrics) -----------------------------------------------------
+
+class Observer(Protocol):
+    """What the core and the adapters report as it happens; `docassist.metrics` turns it into
+    Prometheus metrics (the core never imports prometheus-client). Every method is cheap and
+    never raises."""
+
+    def turn_finished(self, status: str, decision: str, seconds: float) -> None:
+        """A turn ended (committed, or not saved: `storage_unavailable`)."""
+        ...
+
+    def model_called(self, backend: str, seconds: float, failed: bool) -> None: ...
+
+    def model_retried(self, what: str) -> None: ...
+
+    def retrieval_finished(self, retriever: str, seconds: float) -> None: ...
+
+    def rate_limited(self) -> None:
+        """A message, command or button refused by the rate limit."""
+        ...
+
+    def sync_finished(self, outcome: SyncOutcome) -> None: ...
+
+
+class NullObserver:
+    """Reports nowhere: the terminal, the CLI and tests that do not watch."""
+
+    def turn_finished(self, status: str, decision: str, seconds: float) -> None:
+        pass
+
+    def model_called(self, backend: str, seconds: float, failed: bool) -> None:
+        pass
+
+    def model_retried(self, what: str) -> None:
+        pass
+
+    def retrieval_finished(self, retriever: str, seconds: float) -> None:
+        pass
+
+    def rate_limited(self) -> None:
+        pass
+
+    def sync_finished(self, outcome: SyncOutcome) -> None:
+        pass
+
+
+NULL_OBSERVER: Observer = NullObserver()

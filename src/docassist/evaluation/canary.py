@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from docassist.core import i18n
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
+from docassist.core.scopes import OPERATOR, Audience
 from docassist.core.turn import TurnEngine
 from docassist.evaluation.answers import evaluate_answers, load_answer_cases
 from docassist.evaluation.decisions import evaluate_decisions, load_cases
@@ -51,18 +52,21 @@ class CanaryReport(BaseModel):
     fixed: list[CanaryCase] = Field(default_factory=list)
 
 
-def scratch_turns(engine: TurnEngine) -> Callable[[str, str], TurnResult]:
+def scratch_turns(engine: TurnEngine, audience: Audience = OPERATOR
+                  ) -> Callable[[str, str], TurnResult]:
     """Whole turns with the engine's parts, recorded in an in-memory store: evaluation
-    conversations stay out of the real traces (and out of `docassist gaps`)."""
+    conversations stay out of the real traces (and out of `docassist gaps`). The operator's
+    audience (every collection) unless told otherwise."""
     scratch = TurnEngine(store=Store(":memory:"), catalog=engine.catalog,
                          retriever=engine.retriever, selector=engine.selector,
                          answerer=engine.answerer, registry=engine.registry,
-                         options=engine.options)
+                         options=engine.options, scopes=engine.scopes)
 
     def run_turn(case_id: str, question: str) -> TurnResult:
         key = ConversationKey(platform="eval", workspace="answers", channel="eval",
                               thread=case_id)
-        result = scratch.handle(ChatMessage(key=key, user="eval", text=question))
+        result = scratch.handle(ChatMessage(key=key, user="eval", text=question,
+                                            audience=audience))
         assert result is not None  # no event id: never a duplicate
         return result
 

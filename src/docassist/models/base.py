@@ -36,6 +36,8 @@ RETRYABLE_STATUS: Final = frozenset({429, 500, 502, 503, 504})
 class RetryPolicy:
     attempts: int = RETRY_ATTEMPTS
     backoff_seconds: float = RETRY_BACKOFF_SECONDS
+    on_retry: Callable[[str], None] | None = None
+    """Told of each retry, with what is retried (metrics)."""
 
     def delay(self, attempt: int) -> float:
         """Exponential backoff with jitter before retry number `attempt` (1-based)."""
@@ -69,6 +71,8 @@ def send_with_retries(
         if attempt < policy.attempts:
             logger.warning("%s failed (%s), retry %d of %d", what, last_problem, attempt,
                            policy.attempts - 1)
+            if policy.on_retry is not None:
+                policy.on_retry(what)
             sleep(policy.delay(attempt))
     raise ModelUnavailableError(f"{what} unavailable after {policy.attempts} attempts: "
                                 f"{last_problem}")

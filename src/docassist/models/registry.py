@@ -20,11 +20,12 @@ import httpx
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError
 from docassist.core.nearest import NearestExamples
-from docassist.core.ports import Answerer, Embedder, SelectorModel
+from docassist.core.ports import NULL_OBSERVER, Answerer, Embedder, Observer, SelectorModel
 from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer, ModelEmbedder, ModelSelector
-from docassist.models.base import DEFAULT_TIMEOUT_SECONDS, ChatModel, new_client
+from docassist.models.base import DEFAULT_TIMEOUT_SECONDS, ChatModel, RetryPolicy, new_client
 from docassist.models.embedders import EMBEDDER_NAMES, get_embedder
+from docassist.models.observed import ObservedChatModel
 from docassist.models.ollama import DEFAULT_OLLAMA_URL, OllamaModel
 from docassist.models.openai import DEFAULT_OPENAI_URL, OpenAIModel
 from docassist.models.replay import ReplayModel
@@ -43,6 +44,8 @@ class ModelConfig:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     record_path: Path | None = None
     """Record every model call of this process into a replay file."""
+    observer: Observer = field(default=NULL_OBSERVER, repr=False, compare=False)
+    """Told of every model call and retry (metrics, in `docassist serve`)."""
 
 
 ChatModelFactory = Callable[[str, ModelConfig, httpx.Client], ChatModel]
@@ -116,7 +119,9 @@ def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = Non
         raise ConfigurationError(f"model backend {name!r} needs a model: {name}:<model>")
     built = factory(model, config, client or new_client(config.timeout_seconds))
     if config.record_path is not None and name != "replay":
-        return ReplayModel(config.record_path, inner=built)
+        built = ReplayModel(config.record_path, inner=built)
+    if config.observer is not NULL_OBSERVER:
+        built = ObservedChatModel(built, config.observer)
     return built
 
 
@@ -181,13 +186,15 @@ def _rules_answerer(model: str, config: ModelConfig, embedder: str) -> Answerer:
 
 
 def _ollama(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:
-    return OllamaModel(model, client, base_url=config.ollama_url)
+    return OllamaModel(model, client, base_url=config.ollama_url,
+                       policy=RetryPolicy(on_retry=config.observer.model_retried))
 
 
 def _openai(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:
     return OpenAIModel(model, client, base_url=config.openai_base_url,
                        api_key=config.openai_api_key,
-                       azure_api_version=config.azure_api_version)
+                       azure_api_version=config.azure_api_version,
+                       policy=RetryPolicy(on_retry=config.observer.model_retried))
 
 
 def _replay(model: str, config: ModelConfig, client: httpx.Client) -> ChatModel:

@@ -36,7 +36,7 @@ from docassist.core.limits import (
     STORAGE_WRITE_ATTEMPTS,
 )
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.ports import InboxEvent, StoredConversation
+from docassist.core.ports import InboxBacklog, InboxEvent, StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
@@ -47,6 +47,7 @@ from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
+from docassist.storage.scope_rows import ScopeRows
 from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
 from docassist.storage.teams_rows import TeamsRows
@@ -64,7 +65,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, GapRows):
+class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed
@@ -292,6 +293,14 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, GapRows):
             results.append((chunk, documents[chunk.document_id], rank_value))
         return results
 
+    def chunk_collections(self) -> dict[str, str]:
+        """The collection of every current chunk, by chunk id (search indexes keep it per
+        row, so a scope restricts candidates before ranking)."""
+        with self._lock:
+            return dict(self.db.execute(
+                "SELECT c.chunk_id, d.collection FROM chunks c JOIN documents d "
+                "ON d.document_id = c.document_id WHERE c.superseded_at IS NULL").fetchall())
+
     def fts_rows(self, after_rowid: int, limit: int) -> list[tuple[int, str, str, str, str]]:
         """Searchable rows by rowid, as FTS5 indexed them: rowid, chunk id, and the folded
         title, section and body. An in-memory index is built from these (storage.search)."""
@@ -479,6 +488,14 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, GapRows):
             message=ChatMessage.model_validate_json(row["message"]), status=row["status"],
             result=TurnResult.model_validate_json(row["result"]) if row["result"] else None,
             attempts=row["attempts"]) for row in rows]
+
+    def inbox_backlog(self) -> InboxBacklog:
+        """Events stored and not yet finished, and when the oldest of them arrived."""
+        with self._lock:
+            count, oldest = self.db.execute(
+                "SELECT COUNT(*), MIN(received_at) FROM inbox "
+                "WHERE status IN ('pending', 'answered')").fetchone()
+        return InboxBacklog(pending=int(count), oldest_received_at=oldest)
 
     def record_answer(self, inbox_id: int, result: TurnResult | None) -> None:
         with self._transaction() as connection:

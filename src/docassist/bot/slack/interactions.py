@@ -9,7 +9,8 @@ from typing import Any
 
 from docassist.bot.hygiene import MalformedRequest
 from docassist.bot.slack.feedback import FEEDBACK_REASON_VIEW, ReasonSubmission, reason_submission
-from docassist.bot.slack.listeners import SlackAdapter, interaction
+from docassist.bot.slack.listeners import SlackAdapter
+from docassist.bot.slack.payloads import interaction
 from docassist.bot.slack.render import CHOICE_ACTION, SHARE_ACTION
 from docassist.core import i18n
 from docassist.core.errors import StorageError, StorageUnavailableError

@@ -12,16 +12,17 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slack_bolt import App, Assistant, BoltRequest, BoltResponse
 from slack_sdk import WebClient
 
 from docassist.bot.hygiene import MalformedRequest, without_lone_surrogates
 from docassist.bot.slack.admin import AdminCommands
+from docassist.bot.slack.audience import slack_audience
 from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.feedback import ask_reason, reason_view
+from docassist.bot.slack.payloads import Interaction, SlashCommand, interaction, slash_command
 from docassist.bot.slack.render import (
     ASK_HUMAN_ACTION,
     CLEAR_THREAD_ACTION,
@@ -39,6 +40,7 @@ from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import Catalog, FeedbackLog
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
+from docassist.core.scopes import Audience
 from docassist.core.statuses import Verdict
 
 logger = logging.getLogger(__name__)
@@ -50,6 +52,8 @@ class ListenerStore(Catalog, FeedbackLog, Protocol):
 
 class TurnHandler(Protocol):
     def handle(self, message: ChatMessage) -> TurnResult | None: ...
+
+    def catalog_for(self, audience: Audience) -> Catalog: ...
 
 
 class SlackAdapter(Protocol):
@@ -90,7 +94,8 @@ class SlackAdapter(Protocol):
 
     def soon(self, task: Callable[[], None], what: str) -> None: ...
 
-    def suggested_prompts(self, language: i18n.Language) -> list[dict[str, str]]: ...
+    def suggested_prompts(self, language: i18n.Language,
+                          user: str = "") -> list[dict[str, str]]: ...
 
     def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
                      retry: str | None = None) -> Verdict | None: ...
@@ -105,183 +110,172 @@ class SlackAdapter(Protocol):
 
     def thread_of_result(self, result_id: str) -> str | None: ...
 
-class _Id(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    id: str
-
-
-class _Action(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    action_id: str = ""
-    value: str = ""
-    action_ts: str | None = None
-
-
-class Interaction(BaseModel):
-    """A button press or message shortcut, as far as DocAssist reads it."""
-
-    model_config = ConfigDict(extra="ignore")
-    user: _Id
-    team: _Id | None = None
-    channel: _Id | None = None
-    container: dict[str, Any] = Field(default_factory=dict)
-    message: dict[str, Any] = Field(default_factory=dict)
-    actions: list[_Action] = Field(default_factory=list)
-    trigger_id: str | None = None
-
-    @property
-    def channel_id(self) -> str:
-        return str(self.container.get("channel_id") or (self.channel.id if self.channel else ""))
-
-    @property
-    def team_id(self) -> str:
-        return self.team.id if self.team else ""
-
-    @property
-    def thread(self) -> str | None:
-        return self.message.get("thread_ts") or self.container.get("thread_ts")
-
-    @property
-    def message_ts(self) -> str | None:
-        return self.message.get("ts") or self.container.get("message_ts")
-
-
-class SlashCommand(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    user_id: str
-    channel_id: str
-    team_id: str = ""
-    text: str = ""
-    trigger_id: str = ""
-
-
-def interaction(body: dict[str, Any], *, action: bool = True,
-                message: bool = False) -> Interaction:
-    try:
-        parsed = Interaction.model_validate(body)
-    except ValidationError as error:
-        raise MalformedRequest(f"interactive payload: {error.error_count()} problem(s)") from None
-    if not parsed.channel_id:
-        raise MalformedRequest("interactive payload without a channel")
-    if (action and not parsed.actions) or (message and not parsed.message_ts):
-        raise MalformedRequest("interactive payload without its action or message")
-    return parsed
-
-
-def slash_command(body: dict[str, Any]) -> SlashCommand:
-    try:
-        return SlashCommand.model_validate(body)
-    except ValidationError as error:
-        raise MalformedRequest(f"slash command: {error.error_count()} problem(s)") from None
-
-
 def _retry(req: BoltRequest) -> str | None:
     retries = req.headers.get("x-slack-retry-num")
     return retries[0] if retries else None
 
 
+def readable_text(req: BoltRequest, resp: BoltResponse, next: Any) -> None:
+    """Middleware, after the signature check and before any listener: text that cannot be
+    stored (a lone surrogate escape) becomes U+FFFD instead of a 500 and no reply."""
+    req.body = without_lone_surrogates(req.body)
+    next()
+
+
+def on_error(error: Exception, logger: logging.Logger) -> BoltResponse | None:
+    if isinstance(error, MalformedRequest):
+        logger.warning("malformed request answered 400: %s", error)
+        return BoltResponse(status=400, body="malformed request")
+    if isinstance(error, AckDeadlineError):  # logged where it happened; Slack retries
+        return BoltResponse(status=503, body="busy, please retry")
+    if isinstance(error, StorageUnavailableError):
+        return None  # logged once where it happened; Bolt still answers 500
+    logger.exception(f"Failed to run listener function (error: {error})")
+    return None
+
+
+ListenerKind = Literal["event", "action", "shortcut", "command"]
+LISTENERS: Final[tuple[tuple[ListenerKind, str, str], ...]] = (
+    ("event", "app_mention", "on_mention"),
+    ("event", "message", "on_message"),
+    ("action", SHOW_SOURCES_ACTION, "on_show_sources"),
+    ("action", CLEAR_THREAD_ACTION, "on_clear_button"),
+    ("shortcut", CLEAR_THREAD_SHORTCUT, "on_clear_shortcut"),
+    ("action", FEEDBACK_ACTION, "on_feedback"),
+    ("action", ASK_HUMAN_ACTION, "on_ask_human"),
+    ("command", "/docassist-admin", "on_admin"),
+    ("command", "/docassist-meta", "on_meta"),
+    ("command", "/docassist-docs", "on_docs"),
+    ("command", "/docassist-help", "on_help"),
+)
+"""Which request each listener (a method of SlackListeners) answers: the whole app at a
+glance (manifest.yml declares the same commands; tests/slack/test_manifest.py checks)."""
+
+
 def register_listeners(adapter: SlackAdapter) -> None:
+    """The middleware, the error handler, the assistant pane, then the flat table."""
     app = adapter.app
-
-    @app.middleware
-    def readable_text(req: BoltRequest, resp: BoltResponse, next: Any) -> None:
-        # After the signature check, before any listener: text that cannot be stored (a
-        # lone surrogate escape) becomes U+FFFD instead of a 500 and no reply.
-        req.body = without_lone_surrogates(req.body)
-        next()
-
-    @app.error
-    def on_error(error: Exception, logger: logging.Logger) -> BoltResponse | None:
-        if isinstance(error, MalformedRequest):
-            logger.warning("malformed request answered 400: %s", error)
-            return BoltResponse(status=400, body="malformed request")
-        if isinstance(error, AckDeadlineError):  # logged where it happened; Slack retries
-            return BoltResponse(status=503, body="busy, please retry")
-        if isinstance(error, StorageUnavailableError):
-            return None  # logged once where it happened; Bolt still answers 500
-        logger.exception(f"Failed to run listener function (error: {error})")
-        return None
-
-    _register_messages(adapter)
-    _register_buttons(adapter)
-    _register_commands(adapter)
-
-
-
-def _register_messages(adapter: SlackAdapter) -> None:
-    app = adapter.app
+    app.middleware(readable_text)
+    app.error(on_error)
+    listeners = SlackListeners(adapter)
     assistant = Assistant()
+    assistant.thread_started(listeners.on_thread_started)
+    assistant.user_message(listeners.on_assistant_message)
+    app.assistant(assistant)
+    register = {"event": app.event, "action": app.action, "shortcut": app.shortcut,
+                "command": app.command}
+    for kind, name, method in LISTENERS:
+        register[kind](name)(getattr(listeners, method))
 
-    @assistant.thread_started
-    def on_thread_started(set_suggested_prompts: Any) -> None:
+
+class SlackListeners:
+    """Every Bolt listener as a method; LISTENERS says which request each one answers."""
+
+    def __init__(self, adapter: SlackAdapter) -> None:
+        self.adapter = adapter
+
+    # --- messages -----------------------------------------------------------------------
+
+    def on_thread_started(self, set_suggested_prompts: Any, event: dict[str, Any]) -> None:
+        adapter = self.adapter
         language = adapter.config.default_language
+        user = str((event.get("assistant_thread") or {}).get("user_id") or "")
         adapter.soon(lambda: set_suggested_prompts(
-            prompts=adapter.suggested_prompts(language),
+            prompts=adapter.suggested_prompts(language, user),
             title=i18n.text("slack_prompts_title", language)), "suggested prompts")
 
-    @assistant.user_message
-    def on_assistant_message(body: dict[str, Any], event: dict[str, Any], req: BoltRequest,
-                             set_title: Any) -> None:
-        verdict = adapter.submit_event(body, event, mentioned=True, retry=_retry(req))
+    def on_assistant_message(self, body: dict[str, Any], event: dict[str, Any],
+                             req: BoltRequest, set_title: Any) -> None:
+        verdict = self.adapter.submit_event(body, event, mentioned=True, retry=_retry(req))
         if verdict != "admitted":
             return  # a retry or a refusal: the pane stays as it is
         try:  # a DM thread outside the pane has no title to set
-            set_title(adapter.title_for(str(event.get("text") or "")))
+            set_title(self.adapter.title_for(str(event.get("text") or "")))
         except Exception as error:
             logger.info("assistant title not set: %s", error)
 
-    app.assistant(assistant)
+    def on_mention(self, body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
+        self.adapter.submit_event(body, event, mentioned=True, retry=_retry(req))
 
-    @app.event("app_mention")
-    def on_mention(body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
-        adapter.submit_event(body, event, mentioned=True, retry=_retry(req))
+    def on_message(self, body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
+        self.adapter.submit_event(body, event, mentioned=False, retry=_retry(req))
 
-    @app.event("message")
-    def on_message(body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
-        adapter.submit_event(body, event, mentioned=False, retry=_retry(req))
+    # --- buttons and the shortcut -------------------------------------------------------
 
+    def _button(self, ack: Any, body: dict[str, Any], command: Command) -> None:
+        pressed = interaction(body, message=True)
+        ack()
+        channel = pressed.channel_id
+        key = self.adapter.key_for(pressed.team_id, channel, pressed.thread,
+                                   str(pressed.message_ts), _channel_type(channel))
+        action_ts = pressed.actions[0].action_ts or pressed.trigger_id
+        self.adapter.submit_command(key, pressed.user.id, f"action:{action_ts}", command)
 
-def _register_buttons(adapter: SlackAdapter) -> None:
-    app = adapter.app
+    def on_show_sources(self, ack: Any, body: dict[str, Any]) -> None:
+        self._button(ack, body, Command.SHOW_SOURCES)
 
-    def on_button(command: Command) -> Any:
-        def listener(ack: Any, body: dict[str, Any]) -> None:
-            pressed = interaction(body, message=True)
-            ack()
-            channel = pressed.channel_id
-            key = adapter.key_for(pressed.team_id, channel, pressed.thread,
-                                  str(pressed.message_ts), _channel_type(channel))
-            action_ts = pressed.actions[0].action_ts or pressed.trigger_id
-            adapter.submit_command(key, pressed.user.id, f"action:{action_ts}", command)
-        return listener
+    def on_clear_button(self, ack: Any, body: dict[str, Any]) -> None:
+        self._button(ack, body, Command.CLEAR)
 
-    app.action(SHOW_SOURCES_ACTION)(on_button(Command.SHOW_SOURCES))
-    app.action(CLEAR_THREAD_ACTION)(on_button(Command.CLEAR))
-
-    @app.shortcut(CLEAR_THREAD_SHORTCUT)
-    def on_clear_shortcut(ack: Any, body: dict[str, Any]) -> None:
+    def on_clear_shortcut(self, ack: Any, body: dict[str, Any]) -> None:
         shortcut = interaction(body, action=False, message=True)
         ack()
         channel = shortcut.channel_id
-        key = adapter.key_for(shortcut.team_id, channel, shortcut.thread,
-                              str(shortcut.message_ts), _channel_type(channel))
-        adapter.submit_command(key, shortcut.user.id, f"shortcut:{shortcut.trigger_id}",
-                               Command.CLEAR)
+        key = self.adapter.key_for(shortcut.team_id, channel, shortcut.thread,
+                                   str(shortcut.message_ts), _channel_type(channel))
+        self.adapter.submit_command(key, shortcut.user.id, f"shortcut:{shortcut.trigger_id}",
+                                    Command.CLEAR)
 
-    @app.action(FEEDBACK_ACTION)
-    def on_feedback(ack: Any, body: dict[str, Any]) -> None:
+    def on_feedback(self, ack: Any, body: dict[str, Any]) -> None:
         vote = interaction(body)
         ack()
         verdict, _, result_id = vote.actions[0].value.partition(":")
-        adapter.soon(lambda: _record_vote(adapter, vote, result_id, verdict == "good"),
-                     "feedback")
+        self.adapter.soon(lambda: _record_vote(self.adapter, vote, result_id,
+                                               verdict == "good"), "feedback")
 
-    @app.action(ASK_HUMAN_ACTION)
-    def on_ask_human(ack: Any, body: dict[str, Any]) -> None:
+    def on_ask_human(self, ack: Any, body: dict[str, Any]) -> None:
         request = interaction(body)
         ack()
-        adapter.soon(lambda: _escalate(adapter, request, request.actions[0].value),
-                     "ask a human")
+        self.adapter.soon(lambda: _escalate(self.adapter, request, request.actions[0].value),
+                          "ask a human")
+
+    # --- slash commands -----------------------------------------------------------------
+
+    def _admitted(self, command: SlashCommand) -> bool:
+        """Rate-limited like messages; over the limit, the user is told when to retry."""
+        adapter = self.adapter
+        language = i18n.detect_language(command.text, adapter.config.default_language)
+        arrival = f"command:{command.trigger_id or uuid.uuid4().hex}"
+        limited = adapter.admission.limit(command.user_id, arrival, language)
+        if limited is not None:
+            _ephemeral(adapter, command, limited.text())
+        return limited is None
+
+    def on_admin(self, ack: Any, body: dict[str, Any]) -> None:
+        command = slash_command(body)
+        ack()
+        if self._admitted(command):
+            self.adapter.soon(lambda: self.adapter.admin.handle(
+                command.user_id, command.channel_id, command.text), "admin command")
+
+    def on_meta(self, ack: Any, body: dict[str, Any]) -> None:
+        command = slash_command(body)
+        ack()
+        if self._admitted(command):
+            self.adapter.soon(lambda: _metadata(self.adapter, command), "metadata command")
+
+    def on_docs(self, ack: Any, body: dict[str, Any]) -> None:
+        command = slash_command(body)
+        ack()
+        if self._admitted(command):
+            self.adapter.soon(lambda: _docs(self.adapter, command), "docs command")
+
+    def on_help(self, ack: Any, body: dict[str, Any]) -> None:
+        command = slash_command(body)
+        ack()
+        if self._admitted(command):
+            language = i18n.detect_language(command.text, self.adapter.config.default_language)
+            _ephemeral(self.adapter, command, i18n.text("slack_help", language))
 
 
 def _channel_type(channel: str) -> str | None:
@@ -347,60 +341,21 @@ def _escalate(adapter: SlackAdapter, request: Interaction, result_id: str) -> No
                               text=i18n.text(text_key, language, channel=human_channel))
 
 
-def _register_commands(adapter: SlackAdapter) -> None:
-    app = adapter.app
-
-    def admitted(command: SlashCommand) -> bool:
-        """Rate-limited like messages; over the limit, the user is told when to retry."""
-        language = i18n.detect_language(command.text, adapter.config.default_language)
-        arrival = f"command:{command.trigger_id or uuid.uuid4().hex}"
-        limited = adapter.admission.limit(command.user_id, arrival, language)
-        if limited is not None:
-            _ephemeral(adapter, command, limited.text())
-        return limited is None
-
-    @app.command("/docassist-admin")
-    def on_admin(ack: Any, body: dict[str, Any]) -> None:
-        command = slash_command(body)
-        ack()
-        if admitted(command):
-            adapter.soon(lambda: adapter.admin.handle(command.user_id, command.channel_id,
-                                                      command.text), "admin command")
-
-    @app.command("/docassist-meta")
-    def on_meta(ack: Any, body: dict[str, Any]) -> None:
-        command = slash_command(body)
-        ack()
-        if admitted(command):
-            adapter.soon(lambda: _metadata(adapter, command), "metadata command")
-
-    @app.command("/docassist-docs")
-    def on_docs(ack: Any, body: dict[str, Any]) -> None:
-        command = slash_command(body)
-        ack()
-        if admitted(command):
-            adapter.soon(lambda: _docs(adapter, command), "docs command")
-
-    @app.command("/docassist-help")
-    def on_help(ack: Any, body: dict[str, Any]) -> None:
-        command = slash_command(body)
-        ack()
-        if admitted(command):
-            language = i18n.detect_language(command.text, adapter.config.default_language)
-            _ephemeral(adapter, command, i18n.text("slack_help", language))
-
-
 def _metadata(adapter: SlackAdapter, command: SlashCommand) -> None:
     key = adapter.slash_key(command.team_id, command.channel_id, command.user_id)
     result = adapter.engine.handle(ChatMessage(
         key=key, user=command.user_id, text=f"/docassist-meta {command.text}",
-        command=Command.METADATA, command_argument=command.text))
+        command=Command.METADATA, command_argument=command.text,
+        audience=slack_audience(command.channel_id, command.user_id, private=True)))
     if result is not None:
         _ephemeral(adapter, command, mrkdwn(result.answer))
 
 
 def _docs(adapter: SlackAdapter, command: SlashCommand) -> None:
-    message = catalog_message(adapter.store.documents(), adapter.config.default_language)
+    # The list is ephemeral: the user's own collections decide what it shows.
+    audience = slack_audience(command.channel_id, command.user_id, private=True)
+    message = catalog_message(adapter.engine.catalog_for(audience).documents(),
+                              adapter.config.default_language)
     adapter.client.chat_postEphemeral(channel=command.channel_id, user=command.user_id,
                                       **message)
 

@@ -1,6 +1,8 @@
 """The Teams endpoint: aiohttp `POST /api/messages` (JWT-checked by the SDK unless anonymous
-mode was asked for explicitly) and `GET /healthz`. The handler hands the activity to the
-SDK's `CloudAdapter`, which runs the agent application.
+mode was asked for explicitly), a route that `mount` adds to any aiohttp application
+(`docassist serve` mounts it beside Slack; `make_app` serves it alone, with `GET /healthz`).
+The handler hands the activity to the SDK's `CloudAdapter`, which runs the agent
+application.
 
 Before that, after the JWT check, the body is checked: sent within the read timeout (else
 408), UTF-8 JSON, an Activity the SDK can read, and for a message the fields a reply needs
@@ -13,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -32,14 +33,21 @@ from microsoft_agents.hosting.core.authorization import AuthTypes, Connections
 
 from docassist.bot.hygiene import MalformedRequest, without_lone_surrogates
 from docassist.bot.teams.app import TeamsAdapter
+from docassist.bot.web import (
+    HEALTH_PATH,
+    AppServer,
+    BodyRefused,
+    new_application,
+    read_body,
+    refusal,
+    serve,
+)
 from docassist.core.errors import AckDeadlineError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 
 logger = logging.getLogger(__name__)
 
 MESSAGES_PATH: Final = "/api/messages"
-HEALTH_PATH: Final = "/healthz"
-MAX_BODY_BYTES: Final = 1_000_000
 SERVICE_CONNECTION: Final = "SERVICE_CONNECTION"
 """The SDK's name for the connection used to validate and send."""
 ANONYMOUS_WARNING: Final = (
@@ -117,14 +125,14 @@ class _CheckedRequest:
         return self._request.match_info[name]
 
 
-def make_app(adapter: TeamsAdapter, connections: Connections,
-             read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> web.Application:
+def mount(app: web.Application, adapter: TeamsAdapter, connections: Connections,
+          read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
+    """Add POST /api/messages to `app` (any aiohttp application; one per Teams bot)."""
     async def process(request: web.Request) -> web.StreamResponse:
         try:
-            raw = await asyncio.wait_for(request.read(), read_timeout)
-            body = activity_body(raw)
-        except TimeoutError:
-            return web.Response(status=408, text="request timeout")
+            body = activity_body(await read_body(request, read_timeout))
+        except BodyRefused as problem:
+            return refusal(problem)
         except MalformedRequest as problem:
             logger.warning("Teams request refused (400): %s", problem)
             return web.Response(status=400, text="malformed activity")
@@ -142,75 +150,25 @@ def make_app(adapter: TeamsAdapter, connections: Connections,
     # The SDK's check: a valid Bot Framework / Entra JWT, or none at all in anonymous mode.
     messages = cast(Handler, jwt_authorization_decorator(process))  # type: ignore[no-untyped-call]
 
-    async def health(_request: web.Request) -> web.Response:
-        return web.json_response({"ok": True})
-
     async def on_startup(_app: web.Application) -> None:
         resumed = adapter.start(asyncio.get_running_loop())
         if resumed:
             logger.warning("resumed %d unfinished Teams event(s)", resumed)
 
-    app = web.Application(client_max_size=MAX_BODY_BYTES)
     # Read by the SDK's JWT check: the audience (app id) and tenant tokens must match.
     app["agent_configuration"] = connections.get_default_connection_configuration()
     app.router.add_post(MESSAGES_PATH, messages)
-    app.router.add_get(HEALTH_PATH, health)
     app.on_startup.append(on_startup)
+
+
+def make_app(adapter: TeamsAdapter, connections: Connections,
+             read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> web.Application:
+    """POST /api/messages and GET /healthz alone."""
+    app = new_application()
+    mount(app, adapter, connections, read_timeout)
     return app
 
 
-async def serve(app: web.Application, host: str, port: int,
-                on_ready: Callable[[int], None], stop: Awaitable[object]) -> None:
-    """Serve until `stop` completes; `on_ready` gets the bound port (useful with port 0)."""
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    sockets = runner.addresses
-    on_ready(int(sockets[0][1]) if sockets else port)
-    try:
-        await stop
-    finally:
-        await runner.cleanup()
-
-
-class TeamsServer:
-    """The endpoint on its own event loop in a background thread (tests, embedding)."""
-
-    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.app = app
-        self.host = host
-        self.port = port
-        self._ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Future[None] | None = None
-        self._thread = threading.Thread(target=self._run, daemon=True, name="teams-server")
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        self._stop = loop.create_future()
-
-        def ready(port: int) -> None:
-            self.port = port
-            self._ready.set()
-
-        loop.run_until_complete(serve(self.app, self.host, self.port, ready, self._stop))
-        loop.close()
-
-    def start(self, timeout: float = 10.0) -> int:
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            raise RuntimeError("the Teams endpoint did not start")
-        return self.port
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stop is not None:
-            stop = self._stop
-
-            def finish() -> None:
-                if not stop.done():
-                    stop.set_result(None)
-
-            self._loop.call_soon_threadsafe(finish)
-        self._thread.join(timeout=10)
+TeamsServer = AppServer
+"""The endpoint on its own event loop in a background thread (its name so far)."""
+__all__ = ["HEALTH_PATH", "MESSAGES_PATH", "TeamsServer", "make_app", "mount", "serve"]

@@ -1,0 +1,96 @@
+"""The Teams endpoint from a runtime and the environment: what `docassist teams` and
+`docassist serve` run."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from aiohttp import web
+from microsoft_agents.hosting.core.authorization import Connections
+from pydantic import ValidationError
+
+from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
+from docassist.bot.teams.server import (
+    ANONYMOUS_NOISE_LOGGER,
+    ANONYMOUS_WARNING,
+    TeamsCredentials,
+    connections_for,
+    mount,
+)
+from docassist.bot.web import new_application, run_forever
+from docassist.config import GraphSettings, TeamsSettings
+from docassist.core.errors import ConfigurationError
+from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.core.ports import MembershipLookup
+from docassist.directory.entra import EntraMembership
+from docassist.metrics import Metrics
+from docassist.operations import add_operator_routes, start_serving
+from docassist.runtime import Runtime, use_membership
+from docassist.sources.graph import GraphClient
+
+
+def teams_settings() -> TeamsSettings:
+    """The three credentials (or DOCASSIST_TEAMS_ANONYMOUS=true) from the environment."""
+    try:
+        settings = TeamsSettings()
+    except ValidationError as error:
+        raise ConfigurationError(f"invalid Teams configuration: {error}") from error
+    missing = settings.missing_credentials()
+    if missing:
+        raise ConfigurationError("Teams configuration incomplete: " + ", ".join(missing)
+                                 + " (or set DOCASSIST_TEAMS_ANONYMOUS=true for local testing)")
+    return settings
+
+
+class TeamsEndpoint:
+    """The adapter and the connections its JWT check and replies use."""
+
+    def __init__(self, runtime: Runtime, settings: TeamsSettings) -> None:
+        credentials = None
+        if not settings.anonymous and settings.app_password is not None:
+            credentials = TeamsCredentials(settings.app_id, settings.tenant_id,
+                                           settings.app_password.get_secret_value())
+        self.connections: Connections = connections_for(credentials)
+        config = runtime.settings
+        self.adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
+            app_id=settings.app_id if credentials else "",
+            tenant_id=settings.tenant_id,
+            human_channel=config.human_channel,
+            teams_human_channel=settings.human_channel,
+            default_language=config.language, admin_users=settings.admins(),
+            per_user_per_minute=config.rate_per_user,
+            global_per_minute=config.rate_global,
+            inbox_workers=config.inbox_workers), self.connections)
+        if settings.anonymous:
+            logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
+            # Without an app id the SDK warns on every request; anonymous mode expects it.
+            logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)
+
+    @staticmethod
+    def entra_groups() -> MembershipLookup | None:
+        """`group:teams:…` scope mappings: Entra ID groups through Graph, when configured."""
+        graph = GraphSettings().resolved()
+        return None if graph.missing() else EntraMembership(GraphClient(graph))
+
+    def use_entra_groups(self, runtime: Runtime) -> None:
+        lookup = self.entra_groups()
+        if lookup is not None:
+            use_membership(runtime, lookup)
+
+    def mount(self, app: web.Application,
+              read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
+        mount(app, self.adapter, self.connections, read_timeout)
+
+
+def serve(runtime: Runtime, metrics: Metrics, endpoint: TeamsEndpoint, host: str, port: int,
+          on_ready: Callable[[int], None],
+          read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
+    """The endpoint alone (`docassist teams`): POST /api/messages with /healthz, /readyz and
+    /metrics, until interrupted (unfinished events resume when the server starts)."""
+    app = new_application()
+    endpoint.mount(app, read_timeout)
+    add_operator_routes(app, runtime, metrics)
+    endpoint.use_entra_groups(runtime)
+    start_serving(runtime, {"teams": endpoint.adapter.stale_notes.post})
+    run_forever(app, host, port, on_ready)

@@ -1,0 +1,39 @@
+"""The `docassist` command. It parses arguments; what runs lives elsewhere (runtime.py,
+server.py, the platform packages). stdout carries results (exactly one JSON document with
+--json); progress, notes and errors go to stderr.
+
+    common.py     options, progress bars, opening the runtime
+    documents.py  index, docs, ask, chat
+    servers.py    serve, slack, teams, teams-package
+    evals.py      eval decisions|compare|answers|harvest|shadow|runs|retrieval|canary
+    admin.py      doctor, traces export|purge, report, gaps
+    (sources and sync: ../cli_sources.py; scopes: ../cli_scopes.py; gaps and eval canary:
+    ../cli_gaps.py; output streams: ../cli_output.py)
+"""
+
+from __future__ import annotations
+
+import typer
+
+from docassist.cli import admin, documents, evals, servers
+from docassist.cli_scopes import scopes_app
+from docassist.cli_sources import sources_app, sync
+from docassist.logs import configure_logging
+
+app = typer.Typer(help="DocAssist: answers procedure questions from documents, with citations.",
+                  no_args_is_help=True, add_completion=False)
+app.add_typer(documents.app)
+app.add_typer(servers.app)
+app.add_typer(admin.app)
+app.add_typer(evals.eval_app, name="eval")
+app.add_typer(admin.traces_app, name="traces")
+app.add_typer(sources_app, name="sources")
+app.add_typer(scopes_app, name="scopes")
+syncing = typer.Typer()
+syncing.command("sync")(sync)
+app.add_typer(syncing)  # listed with the other commands, not before them
+
+
+def main() -> None:
+    configure_logging()
+    app()

@@ -1,0 +1,139 @@
+"""Operators' commands: `doctor`, `traces export|purge`, `report`."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from docassist.cli.common import JsonOption, open_checked
+from docassist.cli_gaps import gaps
+from docassist.cli_output import emit_json, fail, out
+from docassist.cli_scopes import AudienceOption, CollectionFilterOption
+from docassist.config import Settings
+from docassist.core.errors import DocAssistError
+from docassist.doctor import run_checks
+from docassist.storage.exports import (
+    parse_age,
+    parse_time,
+    purge_older_than,
+    trace_rows,
+    write_export,
+)
+
+app = typer.Typer()
+traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=True)
+
+
+@app.command()
+def doctor(as_json: JsonOption = False) -> None:
+    """Which backends answer, with their models and latency; exit 1 if any does not."""
+    try:
+        settings = Settings()
+    except ValidationError as error:
+        raise fail(f"invalid configuration: {error}", as_json) from error
+    checks = run_checks(settings)
+    if as_json:
+        emit_json({"ok": all(check.ok for check in checks),
+                    "checks": [check.model_dump() for check in checks]})
+    else:
+        table = Table("role", "backend", "ok", "latency ms", "detail")
+        for check in checks:
+            table.add_row(check.role, check.spec, "✓" if check.ok else "[red]✗[/red]",
+                          f"{check.latency_ms:.0f}" if check.latency_ms is not None else "",
+                          check.detail)
+        out.print(table)
+    if not all(check.ok for check in checks):
+        raise typer.Exit(code=1)
+
+
+
+class TraceFormat(StrEnum):
+    jsonl = "jsonl"
+    csv = "csv"
+
+
+@traces_app.command("export")
+def traces_export(
+    out_path: Annotated[Path, typer.Option("--out", help="File to write.")],
+    format_: Annotated[TraceFormat, typer.Option("--format", help="jsonl or csv.")] = (
+        TraceFormat.jsonl),
+    since: Annotated[str | None, typer.Option(help="ISO date/time, inclusive.")] = None,
+    until: Annotated[str | None, typer.Option(help="ISO date/time, exclusive.")] = None,
+    conversation: Annotated[str | None, typer.Option(help="A conversation id.")] = None,
+    audience: AudienceOption = None,
+    collection: CollectionFilterOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Export turns (with their tool attempts) as JSONL or CSV; columns in README."""
+    try:
+        start, end = parse_time(since, "--since"), parse_time(until, "--until")
+    except ValueError as error:
+        raise fail(str(error), as_json) from error
+    runtime = open_checked(as_json)
+    rows = trace_rows(runtime.store, start, end, conversation, audience=audience,
+                      collection=collection)
+    try:
+        write_export(rows, format_.value, out_path)
+    except OSError as error:
+        raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
+    if as_json:
+        emit_json({"rows": len(rows), "format": format_.value, "out": str(out_path)})
+    else:
+        out.print(f"exported {len(rows)} turn(s) to {out_path} ({format_.value})")
+
+
+@traces_app.command("purge")
+def traces_purge(
+    older_than: Annotated[str, typer.Option("--older-than", help="e.g. 90d, 12h, 30m")],
+    as_json: JsonOption = False,
+) -> None:
+    """Erase every stored copy of user text older than the given age (README, Privacy)."""
+    try:
+        age = parse_age(older_than)
+    except ValueError as error:
+        raise fail(str(error), as_json) from error
+    runtime = open_checked(as_json)
+    try:
+        erased = purge_older_than(runtime.store, age)
+    except DocAssistError as error:
+        raise fail(str(error), as_json) from error
+    if as_json:
+        emit_json({"deleted_turns": erased.turns, "deleted_tool_calls": erased.tool_calls,
+                    "deleted_shadow_decisions": erased.shadow_decisions,
+                    "deleted_feedback": erased.feedback,
+                    "deleted_inbox_events": erased.inbox_events,
+                    "emptied_conversations": erased.conversations_emptied})
+    else:
+        out.print(f"deleted {erased.turns} turn(s), {erased.inbox_events} inbox event(s) and "
+                  f"{erased.shadow_decisions} shadow record(s) older than {older_than}; "
+                  f"emptied {erased.conversations_emptied} conversation(s) idle since then")
+
+
+@app.command()
+def report(
+    out_path: Annotated[Path, typer.Option("--out", help="HTML file to write.")],
+    audience: AudienceOption = None,
+    collection: CollectionFilterOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """One self-contained HTML dashboard of the traces and the latest eval runs."""
+    from docassist.report import render_report
+
+    runtime = open_checked(as_json)
+    try:
+        out_path.write_text(render_report(runtime.store, audience, collection),
+                            encoding="utf-8")
+    except OSError as error:
+        raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
+    if as_json:
+        emit_json({"out": str(out_path)})
+    else:
+        out.print(f"wrote {out_path}")
+
+
+app.command("gaps")(gaps)  # cli_gaps.py

@@ -1,0 +1,139 @@
+"""What every command shares: options, progress bars, opening the runtime."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from docassist.cli_output import err, fail
+from docassist.config import Settings
+from docassist.core import i18n
+from docassist.core.errors import DocAssistError
+from docassist.core.ports import NULL_OBSERVER, Observer
+from docassist.logs import json_logs
+from docassist.runtime import Runtime, ensure_demo_index, needs_first_index, open_runtime
+from docassist.storage import IndexReport
+
+logger = logging.getLogger("docassist.cli")
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
+RecordOption = Annotated[
+    Path | None,
+    typer.Option("--record", help="Record every model call into this replay file "
+                 "(use it later with DOCASSIST_MODEL=replay:FILE)."),
+]
+
+
+def is_utf8(value: str) -> bool:
+    """False for arguments whose bytes were not UTF-8 (Python keeps them as surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class _RateColumn(ProgressColumn):
+    """Items per second of a task (chunks per second while embedding)."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed:.0f}/s" if task.speed else "", style="progress.data.speed")
+
+
+def progress_bars() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    _RateColumn(), TimeRemainingColumn(), console=err, transient=True)
+
+
+class IndexProgress:
+    """Callbacks for index_and_embed: a bar for files, then one for chunk embeddings."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.files = progress.add_task("indexing", total=None)
+        self.embedding = progress.add_task("embedding", total=None, visible=False)
+        self._embedding_started = False
+
+    def start(self, total: int) -> None:
+        if not self._embedding_started and self.progress.tasks[0].total is None:
+            self.progress.update(self.files, total=total)
+        else:
+            self.progress.update(self.embedding, total=total, visible=True)
+        self._embedding_started = True
+
+    def file(self, path: Path) -> None:
+        self.progress.update(self.files, advance=1, description=f"indexing {path.name}")
+
+    def embedded(self, count: int) -> None:
+        self.progress.update(self.embedding, advance=count)
+
+
+def print_notes(report: IndexReport | None) -> None:
+    for note in report.notes if report is not None else []:
+        err.print(f"[yellow]note:[/yellow] {note}")
+
+
+CaseT = TypeVar("CaseT")
+
+
+def read_cases(file: Path, loader: Callable[[list[str]], list[CaseT]], as_json: bool
+                ) -> list[CaseT]:
+    """Labelled cases from a JSONL file; an unreadable file or bad line is a clear error."""
+    try:
+        return loader(file.read_text(encoding="utf-8").splitlines())
+    except (OSError, ValueError) as error:
+        raise fail(f"{file}: {error}", as_json) from error
+
+
+def open_checked(as_json: bool = False, *, index_demo: bool = False,
+                 record: Path | None = None, observer: Observer = NULL_OBSERVER) -> Runtime:
+    """The runtime from the environment; a bad setting is a clear error, not a traceback.
+    With `index_demo` (only `chat` and `ask`), the first start indexes the demo corpus when
+    no source is configured and the catalog is empty."""
+    try:
+        settings = Settings()
+        runtime = open_runtime(settings, record_path=record, observer=observer)
+        if index_demo and needs_first_index(runtime.store):
+            _first_index(runtime)
+    except DocAssistError as error:
+        raise fail(str(error), as_json) from error
+    except ValidationError as error:
+        raise fail(f"invalid configuration: {error.errors()[0]['loc']}: "
+                    f"{error.errors()[0]['msg']}", as_json) from error
+    return runtime
+
+
+
+
+def _first_index(runtime: Runtime) -> None:
+    """The demo corpus on the first start: progress bars, or with JSON logs log lines (stderr
+    then holds JSON only)."""
+    settings = runtime.settings
+    notice = i18n.text("indexing_resumed" if runtime.store.documents()
+                       else "indexing_empty_catalog", settings.language, path=settings.docs)
+    if json_logs():
+        logger.info(notice)
+        report = ensure_demo_index(runtime)
+        for note in report.notes if report is not None else []:
+            logger.warning(note)
+        return
+    err.print(notice)
+    with progress_bars() as progress:
+        bars = IndexProgress(progress)
+        report = ensure_demo_index(runtime, bars.start, bars.file, bars.embedded)
+    print_notes(report)

@@ -1,0 +1,143 @@
+"""Documents and questions: `index`, `docs`, `ask`, `chat`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from docassist.bot.terminal import ChatSession, render_result
+from docassist.bot.terminal.chat import new_thread_key
+from docassist.cli.common import (
+    IndexProgress,
+    JsonOption,
+    RecordOption,
+    is_utf8,
+    open_checked,
+    print_notes,
+    progress_bars,
+)
+from docassist.cli_output import emit_json, err, fail, out
+from docassist.cli_scopes import CollectionsOption, operator_audience
+from docassist.core import i18n
+from docassist.core.documents import DEFAULT_COLLECTION
+from docassist.core.errors import DocAssistError
+from docassist.core.messages import ChatMessage
+from docassist.core.scopes import COLLECTION_PATTERN
+from docassist.runtime import index_and_embed, interrupted_index, keep_warm
+
+app = typer.Typer()
+
+
+@app.command()
+def index(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (txt, md).")],
+    collection: Annotated[str, typer.Option(
+        "--collection", help="Collection of these documents (who may search them: "
+        "`docassist scopes`).")] = DEFAULT_COLLECTION,
+    as_json: JsonOption = False,
+) -> None:
+    """Index documents into the catalog; unreadable files are skipped with a note."""
+    if not COLLECTION_PATTERN.match(collection):
+        raise fail(f"invalid collection name {collection!r} (use lower-case letters, digits, "
+                   "- and _; at most 63)", as_json)
+    runtime = open_checked(as_json)
+    resumed = interrupted_index(runtime.store)
+    if resumed is not None:
+        err.print(i18n.text("index_run_resumed", runtime.settings.language,
+                            path=", ".join(resumed)))
+    try:
+        with progress_bars() as progress:
+            bars = IndexProgress(progress)
+            report = index_and_embed(runtime, paths, bars.start, bars.file, bars.embedded,
+                                     collection=collection)
+    except DocAssistError as error:
+        raise fail(str(error), as_json) from error
+    print_notes(report)
+    if report.embedded:
+        err.print(f"embedded {report.embedded} chunks in {report.embed_seconds:.1f} s "
+                  f"({report.chunks_per_s:.0f} chunks/s)")
+    if as_json:
+        emit_json({"indexed": report.indexed, "unchanged": report.unchanged,
+                    "removed": report.removed, "pruned_chunks": report.pruned_chunks,
+                    "notes": report.notes, "resumed": resumed is not None,
+                    "embedded_chunks": report.embedded,
+                    "chunks_per_s": round(report.chunks_per_s, 1)})
+    else:
+        out.print(f"indexed {len(report.indexed)}, unchanged {len(report.unchanged)}, "
+                  f"removed {len(report.removed)}: {', '.join(report.indexed)}")
+    if not (report.indexed or report.unchanged or report.removed):
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def docs(as_json: JsonOption = False) -> None:
+    """List the document catalog."""
+    runtime = open_checked(as_json)
+    documents = runtime.store.documents()
+    if as_json:
+        emit_json([document.model_dump() for document in documents])
+        return
+    table = Table("id", "title", "version", "indexed", "collection", "source", "owner", "lang",
+                  "updated", "chunks")
+    for d in documents:
+        table.add_row(d.document_id, d.title, d.version, (d.indexed_at or "")[:16],
+                      d.collection, d.source or "", d.owner or "", d.language or "",
+                      d.updated or "",
+                      str(d.chunk_count))
+    out.print(table)
+
+
+@app.command()
+def ask(
+    text: Annotated[str, typer.Argument(help="The message.")],
+    thread: Annotated[str | None, typer.Option(help="Continue this thread key.")] = None,
+    as_json: JsonOption = False,
+    debug: Annotated[bool, typer.Option(help="Show decision and tool status.")] = False,
+    record: RecordOption = None,
+    collections: CollectionsOption = None,
+) -> None:
+    """One turn; a new one-turn conversation unless --thread names one."""
+    for name, value in (("TEXT", text), ("--thread", thread)):
+        if value is not None and not is_utf8(value):
+            raise fail(f"{name} is not valid UTF-8 text", as_json)
+    runtime = open_checked(as_json, index_demo=True, record=record)
+    audience = operator_audience(collections, runtime.store, as_json)
+    message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text,
+                          audience=audience)
+    streamed: list[str] = []
+
+    def show(sentence: str) -> None:
+        streamed.append(sentence)
+        if not as_json:
+            out.print(sentence)
+
+    try:
+        result = runtime.engine.handle(message, on_partial=show)
+    except DocAssistError as error:
+        raise fail(str(error), as_json) from error
+    assert result is not None  # no event id, so never a duplicate
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+    else:
+        out.print(render_result(result, debug=debug, answer_shown=bool(streamed)))
+    if result.status == "storage_unavailable":
+        raise typer.Exit(code=1)  # the turn was not recorded: not a handled status
+
+
+@app.command()
+def chat(record: RecordOption = None, collections: CollectionsOption = None) -> None:
+    """Terminal chat over the indexed documents (one session = one thread)."""
+    runtime = open_checked(index_demo=True, record=record)
+    audience = operator_audience(collections, runtime.store, False)
+    keep_warm(runtime)
+    session = ChatSession(runtime.engine, out, runtime.settings.language,
+                          feedback_sink=runtime.store.record_feedback, audience=audience)
+    try:
+        session.run(lambda: out.input("[bold]> [/bold]"))
+    except DocAssistError as error:
+        raise fail(str(error), False) from error
+
+

@@ -1,0 +1,266 @@
+"""`docassist eval …`: decisions, answers and retrieval on labelled cases, stored runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from docassist.cli.common import JsonOption, RecordOption, open_checked, progress_bars, read_cases
+from docassist.cli_gaps import eval_canary
+from docassist.cli_output import emit_json, err, fail, out
+from docassist.cli_scopes import CollectionsOption, operator_audience
+from docassist.core.scoping import scoped
+from docassist.evaluation.answers import evaluate_answers, harvest, load_answer_cases
+from docassist.evaluation.baseline import Bm25sRetriever, bm25s_available
+from docassist.evaluation.canary import scratch_turns
+from docassist.evaluation.decisions import (
+    DecisionReport,
+    compare_runs,
+    evaluate_decisions,
+    load_cases,
+    shadow_report,
+)
+from docassist.evaluation.retrieval import (
+    evaluate_retrieval,
+    load_retrieval_cases,
+    with_documents_by_path,
+)
+from docassist.runtime import Runtime
+
+eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_help=True)
+
+
+@eval_app.command("decisions")
+def eval_decisions(
+    file: Annotated[Path, typer.Argument(help="JSONL cases (see samples/decisions_dev.jsonl).")],
+    as_json: JsonOption = False,
+    record: RecordOption = None,
+    split: Annotated[str | None, typer.Option(
+        help="Only cases of this split (held-out sets: tune, test).")] = None,
+) -> None:
+    """Accuracy of the configured selector on labelled decision cases."""
+    runtime = open_checked(as_json, record=record)
+    cases = [case for case in read_cases(file, load_cases, as_json)
+             if split is None or case.split == split]
+    with progress_bars() as progress:
+        task = progress.add_task("evaluating", total=len(cases))
+        report = evaluate_decisions(
+            cases,
+            catalog=runtime.store,
+            selector=runtime.engine.selector,
+            tool_specs=runtime.engine.registry.specs(),
+            default_language=runtime.settings.language,
+            on_case=lambda _case: progress.advance(task),
+        )
+    run_id = runtime.store.save_eval_run("decisions", str(file), report)
+    if as_json:
+        emit_json({"run_id": run_id, **report.model_dump(mode="json", exclude_none=True)})
+        return
+    table = Table("id", "expected", "got", "ok")
+    for case in report.cases:
+        expected = f"{case.expected.status} {case.expected.action or ''}".strip()
+        got = f"{case.got.status} {case.got.action or ''}".strip()
+        table.add_row(case.id, expected, got, "✓" if case.ok else "[red]✗[/red]")
+    out.print(table)
+    errors = report.errors
+    out.print(f"accuracy {report.accuracy:.1%} ({report.correct}/{report.total}), macro-F1 "
+              f"{report.macro_f1:.3f}; unnecessary tool calls {errors.unnecessary_tool_calls}, "
+              f"missed clarifications {errors.missed_clarifications}, unnecessary "
+              f"clarifications {errors.unnecessary_clarifications}, wrong refusals "
+              f"{errors.wrong_refusals}, tool hallucination rate "
+              f"{errors.tool_hallucination_rate:.1%}")
+    for group, scores in (("language", report.by_language), ("kind", report.by_kind)):
+        for name, score in scores.items():
+            out.print(f"{group} {name}: {score.accuracy:.1%} ({score.correct}/{score.total}), "
+                      f"macro-F1 {score.macro_f1:.3f}")
+    out.print(f"backend={report.backend} model={report.model} "
+              f"catalog={report.catalog_version} run={run_id}")
+
+
+@eval_app.command("compare")
+def eval_compare(
+    run_a: Annotated[str, typer.Argument(help="Earlier run id (see `eval runs`).")],
+    run_b: Annotated[str, typer.Argument(help="Later run id.")],
+    as_json: JsonOption = False,
+) -> None:
+    """What changed between two decision runs, case by case."""
+    runtime = open_checked(as_json)
+    reports = []
+    for run_id in (run_a, run_b):
+        row = runtime.store.eval_run(run_id)
+        if row is None or row["kind"] != "decisions":
+            raise fail(f"no decisions run {run_id!r} (see `docassist eval runs`)", as_json)
+        reports.append(DecisionReport.model_validate_json(row["report"]))
+    comparison = compare_runs(run_a, reports[0], run_b, reports[1])
+    if as_json:
+        emit_json(comparison.model_dump(mode="json"))
+        return
+    out.print(f"accuracy {comparison.accuracy_a:.1%} → {comparison.accuracy_b:.1%}")
+    table = Table("case", "change", "before", "after")
+    for label, changes in (("fixed", comparison.fixed), ("broken", comparison.broken),
+                           ("changed", comparison.changed)):
+        for change in changes:
+            table.add_row(change.id, label,
+                          f"{change.before.status} {change.before.action or ''}"
+                          if change.before else "",
+                          f"{change.after.status} {change.after.action or ''}"
+                          if change.after else "")
+    out.print(table)
+
+
+@eval_app.command("answers")
+def eval_answers(
+    file: Annotated[Path, typer.Argument(help="JSONL: id, question, expected_documents "
+                                         "([] = should not be answered).")],
+    as_json: JsonOption = False,
+    collections: CollectionsOption = None,
+) -> None:
+    """End to end: answered or not as expected, cited documents expected, citations valid."""
+    runtime = open_checked(as_json)
+    audience = operator_audience(collections, runtime.store, as_json)
+    answer_cases = read_cases(file, load_answer_cases, as_json)
+    run_turn = scratch_turns(runtime.engine, audience)  # eval turns stay out of the traces
+    with progress_bars() as progress:
+        task = progress.add_task("answering", total=len(answer_cases))
+        report = evaluate_answers(answer_cases, run_turn,
+                                  on_case=lambda: progress.advance(task))
+    if as_json:
+        emit_json(report.model_dump(mode="json"))
+        return
+    table = Table("id", "status", "expected", "cited", "ok")
+    for case in report.cases:
+        table.add_row(case.id, case.status, ", ".join(case.expected_documents) or "-",
+                      ", ".join(case.cited_documents) or "-",
+                      "✓" if case.answered_as_expected and case.cites_expected is not False
+                      and case.citations_valid else "[red]✗[/red]")
+    out.print(table)
+    out.print(f"answered as expected {report.answered_as_expected:.1%}; cites an expected "
+              f"document {report.cites_expected:.1%}; cites an expected section "
+              f"{report.cites_expected_section:.1%} (of {report.section_cases} answered cases "
+              f"with sections); invalid citations {report.invalid_citations}")
+
+
+@eval_app.command("harvest")
+def eval_harvest(
+    out_path: Annotated[Path, typer.Option("--out", help="JSONL file of draft cases.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Draft cases from `no_answer` turns (and negative feedback, once collected)."""
+    runtime = open_checked(as_json)
+    negative = {vote["result_id"] for vote in runtime.store.feedback() if vote["value"] < 0}
+    drafts, missing_text = harvest(runtime.store.turns(), negative_result_ids=negative)
+    try:
+        with out_path.open("w", encoding="utf-8") as file:
+            for draft in drafts:
+                file.write(json.dumps(draft, ensure_ascii=False) + "\n")
+    except OSError as error:
+        raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
+    if missing_text:
+        err.print(f"[yellow]note:[/yellow] text unavailable for {missing_text} of "
+                  f"{len(drafts)} draft(s): traces keep hashes unless DOCASSIST_SAVE_RAW=true; "
+                  "those drafts carry only ids, statuses and sources")
+    if as_json:
+        emit_json({"drafts": len(drafts), "text_unavailable": missing_text,
+                    "out": str(out_path)})
+    else:
+        out.print(f"wrote {len(drafts)} draft case(s) to {out_path}")
+
+
+@eval_app.command("shadow")
+def eval_shadow(as_json: JsonOption = False) -> None:
+    """Agreement of the shadow selector with the active one, and disagreements by kind."""
+    runtime = open_checked(as_json)
+    report = shadow_report(runtime.store.shadow_decisions())
+    if as_json:
+        emit_json(report.model_dump(mode="json"))
+        return
+    out.print(f"{report.total} shadowed turns ({', '.join(report.candidates) or 'none'}); "
+              f"agreement {report.agreement:.1%}; candidate errors {report.candidate_errors}")
+    table = Table("active -> candidate", "turns")
+    for kind, count in report.disagreements.items():
+        table.add_row(kind, str(count))
+    out.print(table)
+
+
+@eval_app.command("runs")
+def eval_runs(as_json: JsonOption = False) -> None:
+    """Stored evaluation runs, oldest first."""
+    runtime = open_checked(as_json)
+    runs = runtime.store.eval_runs()
+    if as_json:
+        emit_json(runs)
+        return
+    table = Table("run", "kind", "created", "backend", "model", "catalog", "total", "accuracy")
+    for run in runs:
+        table.add_row(run["run_id"], run["kind"], run["created_at"], run["backend"],
+                      run["model"], run["catalog_version"], str(run["total"]),
+                      f"{run['accuracy']:.1%}")
+    out.print(table)
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    file: Annotated[Path, typer.Argument(help="JSONL cases (see samples/retrieval_dev.jsonl).")],
+    root: Annotated[Path | None, typer.Option(
+        help="Corpus root that `expected_paths` are relative to (indexed beforehand).")] = None,
+    split: Annotated[str | None, typer.Option(
+        help="Only cases of this split (e.g. test: the held-out part).")] = None,
+    as_json: JsonOption = False,
+    collections: CollectionsOption = None,
+) -> None:
+    """Recall@1/3/5 and MRR of every retriever (and of plain bm25s) on labelled questions."""
+    runtime = open_checked(as_json)
+    scope = runtime.engine.scopes.scope_of(operator_audience(collections, runtime.store,
+                                                             as_json))
+    retrievers = {name: scoped(retriever, scope)
+                  for name, retriever in runtime.retrievers.items()}
+    cases = read_cases(file, load_retrieval_cases, as_json)
+    if split is not None:
+        cases = [case for case in cases if case.split == split]
+    try:
+        cases = with_documents_by_path(cases, _ids_by_path(runtime, root))
+    except ValueError as error:
+        raise fail(f"{file}: {error}", as_json) from error
+    # The baseline ranks every chunk: it is left out of a narrowed run.
+    baselines = ({"bm25s": Bm25sRetriever(runtime.store)}
+                 if bm25s_available() and scope.everything else {})
+    if not baselines and scope.everything:
+        err.print("bm25s is not installed (pip install -e '.[dev]'): the baseline is left out")
+    with progress_bars() as progress:
+        task = progress.add_task("evaluating",
+                                 total=len(cases) * (len(retrievers) + len(baselines)))
+        report = evaluate_retrieval(cases, retrievers, runtime.default_retriever,
+                                    on_step=lambda: progress.advance(task), baselines=baselines)
+    if as_json:
+        emit_json(report.model_dump(mode="json"))
+        return
+    every = {**report.retrievers, **report.baselines}
+    for group, scores_by_name in [("all", every), *report.groups.items()]:
+        table = Table("retriever", "recall@1", "recall@3", "recall@5", "MRR", title=group)
+        for name, scores in scores_by_name.items():
+            label = f"{name} (default)" if name == report.default else name
+            table.add_row(label, f"{scores.recall_at_1:.3f}", f"{scores.recall_at_3:.3f}",
+                          f"{scores.recall_at_5:.3f}", f"{scores.mrr:.3f}")
+        out.print(table)
+    misses = [case.id for case in report.cases if case.ranks[report.default] is None]
+    out.print(f"{report.total} questions; missed by {report.default}: {', '.join(misses) or '-'}")
+
+
+def _ids_by_path(runtime: Runtime, root: Path | None) -> dict[str, str]:
+    """Catalog ids by path relative to `root` (POSIX separators); none without a root."""
+    if root is None:
+        return {}
+    base = root.resolve()
+    ids: dict[str, str] = {}
+    for document in runtime.store.documents():
+        source = Path(document.source_path)
+        if source.is_relative_to(base):
+            ids[source.relative_to(base).as_posix()] = document.document_id
+    return ids
+
+
+eval_app.command("canary")(eval_canary)  # cli_gaps.py: listed after the others

@@ -1,0 +1,130 @@
+"""The serving commands: `serve` (both platforms on one port), `slack`, `teams`, and
+`teams-package`. They parse options; the wiring lives in the platform packages
+(bot/slack/runner.py, bot/teams/runner.py) and server.py."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from docassist.cli.common import open_checked
+from docassist.cli_output import err, fail
+from docassist.core.errors import ConfigurationError, DocAssistError
+from docassist.logs import json_logs
+from docassist.metrics import Metrics
+from docassist.runtime import Runtime
+
+app = typer.Typer()
+logger = logging.getLogger("docassist.server")
+
+PortOption = Annotated[int, typer.Option(help="Port to listen on (0 = any free).")]
+HostOption = Annotated[str, typer.Option(help="Address to listen on.")]
+
+
+def _on_ready(host: str, paths: list[str]) -> Callable[[int], None]:
+    def ready(port: int) -> None:
+        for path in paths:
+            if json_logs():  # stderr then holds JSON lines only
+                logger.info("listening on http://%s:%d%s", host, port, path)
+            else:
+                err.print(f"listening on http://{host}:{port}{path}")
+    return ready
+
+
+def _observed_runtime() -> tuple[Runtime, Metrics]:
+    metrics = Metrics()
+    runtime = open_checked(observer=metrics)
+    metrics.watch_inbox(runtime.store)
+    return runtime, metrics
+
+
+@app.command()
+def serve(port: PortOption = 8080, host: HostOption = "127.0.0.1") -> None:
+    """Slack and Teams on one server, with /healthz, /readyz and /metrics.
+
+    Each platform is mounted when its credentials are set in the environment."""
+    from docassist.server import configured_platforms, platforms_for, serve_forever
+
+    try:
+        settings = configured_platforms()
+    except ConfigurationError as error:
+        raise fail(str(error), False) from error
+    runtime, metrics = _observed_runtime()
+    platforms = platforms_for(runtime, settings)
+    serve_forever(runtime, metrics, platforms, host, port, _on_ready(host, platforms.paths()))
+
+
+@app.command()
+def slack(
+    http: Annotated[bool, typer.Option("--http", help="HTTP mode instead of Socket Mode.")] = False,
+    port: Annotated[int, typer.Option(help="HTTP mode port.")] = 3000,
+    host: Annotated[str, typer.Option(help="HTTP mode address.")] = "127.0.0.1",
+) -> None:
+    """Run the Slack app (Socket Mode by default; --http serves POST /slack/events)."""
+    from docassist.bot.slack import runner
+    from docassist.bot.slack.server import EVENTS_PATH
+    from docassist.operations import OPERATOR_PATHS
+
+    runtime, metrics = _observed_runtime()
+    try:
+        settings = runner.slack_settings()
+    except ConfigurationError as error:
+        raise fail(str(error), False) from error
+    adapter = runner.slack_adapter(runtime, settings)
+    if http:
+        runner.serve(runtime, metrics, adapter, host, port, _on_ready(host, [
+            EVENTS_PATH, *OPERATOR_PATHS]))
+        return
+    if settings.app_token is None:
+        raise fail("Socket Mode needs SLACK_APP_TOKEN (or use --http)", False)
+    runner.run_socket_mode(runtime, adapter, settings.app_token.get_secret_value())
+
+
+@app.command()
+def teams(
+    port: Annotated[int, typer.Option(help="Port of POST /api/messages (0 = any free).")] = 3978,
+    host: HostOption = "127.0.0.1",
+) -> None:
+    """Run the Teams endpoint alone: POST /api/messages, /healthz, /readyz, /metrics."""
+    from docassist.bot.teams import runner
+    from docassist.bot.teams.server import MESSAGES_PATH
+    from docassist.operations import OPERATOR_PATHS
+
+    try:
+        settings = runner.teams_settings()
+    except ConfigurationError as error:
+        raise fail(str(error), False) from error
+    runtime, metrics = _observed_runtime()
+    try:
+        endpoint = runner.TeamsEndpoint(runtime, settings)
+    except DocAssistError as error:
+        raise fail(str(error), False) from error
+    runner.serve(runtime, metrics, endpoint, host, port, _on_ready(host, [
+        MESSAGES_PATH, *OPERATOR_PATHS]))
+
+
+@app.command("teams-package")
+def teams_package(
+    out: Annotated[Path, typer.Option(help="The zip to write.")] = Path("docassist-teams.zip"),
+    bot_app_id: Annotated[str | None, typer.Option(
+        help="The bot's Entra app id (default: DOCASSIST_TEAMS_APP_ID).")] = None,
+    manifest: Annotated[Path | None, typer.Option(help="Manifest template.")] = None,
+) -> None:
+    """Build the Teams app package to sideload: manifest with ids filled in, plus icons."""
+    from docassist.bot.teams.package import build_package
+    from docassist.config import TeamsSettings, default_teams_manifest
+
+    app_id = bot_app_id or TeamsSettings().app_id
+    if not app_id:
+        raise fail("give --bot-app-id or set DOCASSIST_TEAMS_APP_ID", False)
+    try:
+        build_package(manifest or default_teams_manifest(), out, app_id)
+    except (ValueError, OSError) as error:
+        raise fail(f"could not build the package: {error}", False) from error
+    err.print(f"wrote {out}: upload it in Teams → Apps → Manage your apps → Upload an app")
+
+

@@ -1,0 +1,80 @@
+"""Logs go to stderr. By default Python's plain lines (warnings and errors);
+`DOCASSIST_LOG_FORMAT=json` gives one JSON object per line at INFO and above — `time`,
+`level`, `logger`, `event` (the message) and, where a turn is concerned, `turn_id`,
+`conversation` (a hash of the conversation key), `status`, `decision`, `duration_ms`.
+
+Stdlib logging with a small formatter rather than python-json-logger: twenty lines, no
+dependency, and the one thing a library would not do for us — every value of a secret
+variable in the environment is replaced by `[redacted]` wherever it appears. Nothing logs a
+user's text (the turn log line carries ids and hashes only), so no raw question reaches a
+log whatever DOCASSIST_SAVE_RAW says.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+from datetime import UTC, datetime
+from typing import Final
+
+LOG_FORMAT_ENV: Final = "DOCASSIST_LOG_FORMAT"
+TURN_FIELDS: Final = ("turn_id", "conversation", "status", "decision", "duration_ms")
+SECRET_NAME: Final = re.compile(r"(TOKEN|SECRET|PASSWORD|API_KEY|_KEY)$")
+QUIET_LOGGERS: Final = ("httpx", "httpcore", "aiohttp.access")
+MIN_SECRET_CHARS: Final = 6
+"""Shorter values ("true", "0") would redact ordinary words."""
+
+
+def secret_values(environ: dict[str, str] | None = None) -> list[str]:
+    """Values of the environment's secret-looking variables, longest first."""
+    env = os.environ if environ is None else environ
+    values = {value for name, value in env.items()
+              if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS}
+    return sorted(values, key=len, reverse=True)
+
+
+class JsonFormatter(logging.Formatter):
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__()
+        self.secrets = secrets
+
+    def _clean(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "[redacted]")
+        return text
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(), "logger": record.name,
+            "event": self._clean(record.getMessage())}
+        for name in TURN_FIELDS:
+            if name in record.__dict__:
+                entry[name] = record.__dict__[name]
+        if record.exc_info:
+            entry["error"] = self._clean(self.formatException(record.exc_info))
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def json_logs(environ: dict[str, str] | None = None) -> bool:
+    """Is DOCASSIST_LOG_FORMAT=json (then stderr holds JSON lines only)?"""
+    env = os.environ if environ is None else environ
+    return env.get(LOG_FORMAT_ENV, "").strip().lower() == "json"
+
+
+def configure_logging(environ: dict[str, str] | None = None) -> None:
+    """JSON lines on stderr when DOCASSIST_LOG_FORMAT=json; otherwise leave logging alone."""
+    env = os.environ if environ is None else environ
+    if not json_logs(dict(env)):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter(secret_values(dict(env))))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    logging.captureWarnings(True)  # warnings too, as JSON lines
+    for chatty in QUIET_LOGGERS:  # a line per outgoing request would drown the turns
+        logging.getLogger(chatty).setLevel(logging.WARNING)

@@ -1,0 +1,67 @@
+"""What every serving process offers operators beside its platform routes: `GET /readyz`
+(readiness.py) and `GET /metrics` (metrics.py), and how it starts: background work, warm
+indexes, unfinished events resumed — before the port opens, so no event is acked behind a
+model load. Used by `docassist serve` (server.py) and by each platform served alone
+(bot/slack/runner.py, bot/teams/runner.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
+
+from aiohttp import web
+
+from docassist.bot.stale_courier import Post
+from docassist.bot.web import HEALTH_PATH, json_response
+from docassist.metrics import CONTENT_TYPE, Metrics
+from docassist.readiness import ModelProbe, readiness
+from docassist.runtime import Runtime, warm_up
+from docassist.serving import start_background
+
+logger = logging.getLogger(__name__)
+
+READY_PATH: Final = "/readyz"
+METRICS_PATH: Final = "/metrics"
+OPERATOR_PATHS: Final = (HEALTH_PATH, READY_PATH, METRICS_PATH)
+READY_TIMEOUT_SECONDS: Final = 10.0
+"""A readiness check that takes longer (a database locked elsewhere, a model server that
+does not answer) is itself the answer: not ready."""
+
+
+def add_operator_routes(app: web.Application, runtime: Runtime, metrics: Metrics) -> None:
+    """GET /readyz and GET /metrics; both run their blocking reads off the event loop."""
+    probe = ModelProbe(runtime.settings)
+
+    async def ready(_request: web.Request) -> web.Response:
+        loop = asyncio.get_running_loop()
+        try:
+            state = await asyncio.wait_for(
+                loop.run_in_executor(None, readiness, runtime, probe), READY_TIMEOUT_SECONDS)
+        except TimeoutError:
+            return json_response({"ready": False, "reason": "the readiness checks timed out"},
+                                 503)
+        if not state.ready:
+            logger.warning("not ready: %s", state.reason)
+        return json_response({"ready": state.ready, "reason": state.reason,
+                              "checks": state.checks}, 200 if state.ready else 503)
+
+    async def scrape(_request: web.Request) -> web.Response:
+        body = await asyncio.get_running_loop().run_in_executor(None, metrics.exposition)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+    app.router.add_get(READY_PATH, ready)
+    app.router.add_get(METRICS_PATH, scrape)
+
+
+def start_serving(runtime: Runtime, couriers: Mapping[str, Post],
+                  resumers: Sequence[tuple[str, Callable[[], int]]] = ()) -> None:
+    """Background work, warm indexes, then each platform's unfinished events (Teams resumes
+    its own when the server starts: its adapter needs the event loop)."""
+    start_background(runtime, couriers)
+    warm_up(runtime)
+    for platform, resume in resumers:
+        resumed = resume()
+        if resumed:
+            logger.warning("resumed %d unfinished %s event(s)", resumed, platform)

@@ -1,0 +1,25 @@
+"""The background work of a serving process (`serve`, `slack`, `teams`), started once per
+process whatever platforms it serves: trace retention, scheduled source syncs
+(`DOCASSIST_SYNC_EVERY`, reusing sources/schedule.py) and one stale-note courier per
+platform."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from docassist.bot.stale_courier import Post, StaleNoteCourier
+from docassist.runtime import Runtime, sync_and_embed
+from docassist.sources.schedule import SyncScheduler
+from docassist.storage.exports import RetentionScheduler
+
+
+def start_background(runtime: Runtime, couriers: Mapping[str, Post]) -> None:
+    """`couriers`: per platform served, how it posts a stale-answer note."""
+    settings = runtime.settings
+    if settings.trace_retention_days:
+        RetentionScheduler(runtime.store, settings.trace_retention_days).start()
+    if settings.sync_every:
+        SyncScheduler(lambda: sync_and_embed(runtime), settings.sync_every).start()
+    if settings.stale_notes:
+        for platform, post in couriers.items():
+            StaleNoteCourier(runtime.store, platform, post).start()
