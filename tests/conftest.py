@@ -16,6 +16,7 @@ from docassist.models.embedders import get_embedder
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store, index_paths
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+from tests.pg import pg_cluster, pg_url  # noqa: F401  (fixtures: a throwaway PostgreSQL)
 from tests.stale_zebra import ZEBRA_V1
 
 REPO = Path(__file__).resolve().parents[1]

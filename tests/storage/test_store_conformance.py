@@ -1,7 +1,7 @@
 """The contract every store implements (core/ports.py), run against each implementation.
 
-Only SQLite exists today; a new store joins by adding its factory to `STORE_FACTORIES`.
-The tests talk to the protocols, never to SQL.
+SQLite and PostgreSQL (a throwaway cluster, tests/pg.py); a new store joins by adding its
+factory to `STORE_FACTORIES`. The tests talk to the protocols, never to SQL.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from docassist.core.ports import (
 from docassist.core.state import ConversationState
 from docassist.core.trace import ShadowRecord, TurnRecord
 from docassist.storage import Store
+from docassist.storage.postgres import PostgresStore
 from tests.helpers import key, message
 
 
@@ -33,16 +34,21 @@ class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, ShadowLog, 
     def erase_before(self, cutoff: str) -> Any: ...
 
 
-def _sqlite(tmp_path: Path) -> Store:
+def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     return Store(tmp_path / "conformance.db")
 
 
-STORE_FACTORIES: dict[str, Callable[[Path], Any]] = {"sqlite": _sqlite}
+def _postgres(request: pytest.FixtureRequest, tmp_path: Path) -> PostgresStore:
+    return PostgresStore(request.getfixturevalue("pg_url"))
+
+
+STORE_FACTORIES: dict[str, Callable[[pytest.FixtureRequest, Path], Any]] = {
+    "sqlite": _sqlite, "postgresql": _postgres}
 
 
 @pytest.fixture(params=sorted(STORE_FACTORIES))
 def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AnyStore]:
-    store = STORE_FACTORIES[request.param](tmp_path)
+    store = STORE_FACTORIES[request.param](request, tmp_path)
     yield store
     store.close()
 
