@@ -132,3 +132,32 @@ def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
     pg_cluster.admin(f'CREATE DATABASE "{name}"')
     yield pg_cluster.url(name)
     pg_cluster.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_demo_template(pg_cluster: PgCluster, demo_template: Path) -> str:
+    """A database holding the indexed demo corpus (copied from the SQLite template with
+    `db copy`'s code), used as the template of each test's database."""
+    from docassist.storage import Store
+    from docassist.storage.postgres import PostgresStore
+    from docassist.storage.postgres.copy import copy_sqlite_to_postgres
+
+    name = "demo_template"
+    pg_cluster.admin(f'CREATE DATABASE "{name}"')
+    source, target = Store(demo_template), PostgresStore(pg_cluster.url(name))
+    try:
+        copy_sqlite_to_postgres(source, target)
+    finally:
+        source.close()
+        target.close()
+    return name
+
+
+@pytest.fixture
+def pg_demo_url(pg_cluster: PgCluster, pg_demo_template: str) -> Iterator[str]:
+    """A fresh database for one test holding the indexed demo corpus (a copy of the
+    template database: CREATE DATABASE … TEMPLATE, milliseconds)."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    pg_cluster.admin(f'CREATE DATABASE "{name}" TEMPLATE "{pg_demo_template}"')
+    yield pg_cluster.url(name)
+    pg_cluster.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

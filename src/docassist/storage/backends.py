@@ -12,10 +12,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias
 
+from pydantic import BaseModel
+from sqlite_utils import Database
+
 from docassist.core.errors import ConfigurationError
 from docassist.storage.database import Store
+from docassist.storage.migrations import migrations
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.connection import redact_url
+from docassist.storage.postgres.schema import MIGRATIONS as PG_MIGRATIONS
 
 AnyStore: TypeAlias = Store | PostgresStore
 """Every store: code that works on any of them is typed with this (mypy then refuses a call
@@ -65,6 +70,37 @@ def open_store(db: str | os.PathLike[str], *, save_raw: bool = False) -> AnyStor
         return Store(Path(value), save_raw=save_raw)
     backend_of(value)  # an unknown scheme is a configuration error
     return _BACKENDS[scheme][1](value, save_raw)
+
+
+class MigrationReport(BaseModel):
+    backend: str
+    database: str
+    applied: list[str]
+    """Migrations applied by this run, in order (empty: the schema was current)."""
+    known: int
+    """Migrations this version of DocAssist has for the backend."""
+
+
+def migrate_database(db: str | os.PathLike[str]) -> MigrationReport:
+    """Apply the pending migrations of the store DOCASSIST_DB names (what opening it does)
+    and say which ran."""
+    value = str(db)
+    if backend_of(value) == SQLITE:
+        database = Database(value)
+        try:
+            names = [migration.name for migration in migrations.pending(database)]
+        finally:
+            database.close()
+        Store(Path(value)).close()  # opening migrates, with the store's own settings
+        return MigrationReport(backend=SQLITE, database=value, applied=names,
+                               known=len(migrations.pending(Database(memory=True))))
+    store = PostgresStore(value, migrate_now=False)
+    try:
+        applied = store.migrate()
+    finally:
+        store.close()
+    return MigrationReport(backend="postgresql", database=shown(value), applied=applied,
+                           known=len(PG_MIGRATIONS))
 
 
 def _postgres(url: str, save_raw: bool) -> PostgresStore:
