@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from docassist.core.documents import DEFAULT_COLLECTION, Chunk, DocumentInfo, ParsedDocument
+from docassist.core.limits import PG_CHUNK_CACHE
 from docassist.core.text import fold
 from docassist.storage.postgres.connection import Connection, now_iso, upsert_sql
 from docassist.storage.postgres.fts_mirror import FtsMirror
@@ -21,6 +22,8 @@ CHUNK_COLUMNS = "chunk_id, document_id, ordinal, section, header, text"
 class _Base(Protocol):
     _catalog_lock: threading.Lock
     _catalog_cache: tuple[int, dict[str, DocumentInfo]] | None
+    _chunk_cache: dict[str, Chunk]
+    _chunk_cache_version: int
     _fts: FtsMirror
 
     def _transaction(self) -> Any: ...
@@ -50,9 +53,23 @@ class CatalogRows:
         return _document(rows[0]) if rows else None
 
     def chunk(self: _Base, chunk_id: str) -> Chunk | None:
-        """Any chunk ever indexed and not yet pruned, superseded ones included."""
+        """Any chunk ever indexed and not yet pruned, superseded ones included. Kept in a
+        bounded cache (PG_CHUNK_CACHE): a chunk id's text never changes; the cache is
+        emptied when this process sees the index version move (every search looks) or
+        prunes."""
+        with self._catalog_lock:
+            cached = self._chunk_cache.get(chunk_id)
+        if cached is not None:
+            return cached
         rows = self._rows(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id = %s", [chunk_id])
-        return Chunk.model_validate(rows[0]) if rows else None
+        if not rows:
+            return None
+        chunk = Chunk.model_validate(rows[0])
+        with self._catalog_lock:
+            if len(self._chunk_cache) >= PG_CHUNK_CACHE:
+                self._chunk_cache.pop(next(iter(self._chunk_cache)))  # the oldest entry
+            self._chunk_cache[chunk_id] = chunk
+        return chunk
 
     def _documents_by_id(self: _Base) -> dict[str, DocumentInfo]:
         version = self.index_version()
@@ -82,7 +99,12 @@ class CatalogRows:
         """Bumped by every change to the searchable chunks; every replica's caches compare
         against it, so a replica picks up another's indexing without a restart."""
         value = self._value("SELECT value FROM meta WHERE key = 'index_version'")
-        return int(value) if value is not None else 0
+        version = int(value) if value is not None else 0
+        with self._catalog_lock:
+            if version != self._chunk_cache_version:  # pruned chunks go with the change
+                self._chunk_cache.clear()
+                self._chunk_cache_version = version
+        return version
 
     def replace_document(self: _Base, parsed: ParsedDocument, source_path: str, *,
                          source: str | None = None,
@@ -120,6 +142,8 @@ class CatalogRows:
             _bump_index_version(connection)
 
     def prune_superseded(self: _Base, before: str) -> int:
+        with self._catalog_lock:
+            self._chunk_cache.clear()
         with self._transaction() as connection:
             connection.execute(
                 "DELETE FROM embeddings WHERE chunk_id IN (SELECT chunk_id FROM chunks "

@@ -172,11 +172,13 @@ def migrate(connection: Connection) -> list[str]:
     the names applied. `connection` is in autocommit mode."""
     connection.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
     try:
-        connection.execute(
-            'CREATE TABLE IF NOT EXISTS docassist_migrations (name text COLLATE "C" '
-            "PRIMARY KEY, applied_at text)")
+        todo = pending(connection)
+        if todo:  # a current schema needs no write (a read-only database still opens)
+            connection.execute(
+                'CREATE TABLE IF NOT EXISTS docassist_migrations (name text COLLATE "C" '
+                "PRIMARY KEY, applied_at text)")
         done: list[str] = []
-        for name in pending(connection):
+        for name in todo:
             with connection.transaction():
                 dict(MIGRATIONS)[name](connection)
                 connection.execute("INSERT INTO docassist_migrations (name, applied_at) "

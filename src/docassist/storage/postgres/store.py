@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from docassist.core.documents import DocumentInfo
+from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.errors import StorageError
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
 from docassist.storage.group_commit import GroupCommit
@@ -38,6 +38,8 @@ class PostgresStore(CatalogRows, ConversationRows, InboxRows, SourceRowsPg, Stal
         """With it off, a finished inbox event keeps ids and hashes only (see privacy.py)."""
         self._catalog_lock = threading.Lock()
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
+        self._chunk_cache: dict[str, Chunk] = {}
+        self._chunk_cache_version = -1
         self._fts = FtsMirror(self._fetch, FTS_COLUMN_WEIGHTS)
         self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
         if migrate_now:
