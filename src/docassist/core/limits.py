@@ -108,7 +108,7 @@ the index warmer each hold one briefly; 3 replicas use at most 48 of the default
 PG_CHUNK_CACHE: Final = 20_000
 """Chunks a PostgreSQL store keeps in memory by id (a chunk id names one version of one
 section, so its text never changes): a hybrid question reads ~20 candidates, each a round
-trip otherwise (demo set: 39 → 9 ms per hybrid question on a busy 2-core machine)."""
+trip otherwise."""
 
 PG_CONNECT_TIMEOUT_SECONDS: Final = 5.0
 """How long a PostgreSQL operation waits for a connection (the server restarting, the pool
