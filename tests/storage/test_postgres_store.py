@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -16,6 +17,7 @@ from docassist.core import i18n
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.documents import parse_document
 from docassist.core.errors import StorageUnavailableError
+from docassist.core.limits import PG_CHECK_IDLE_SECONDS
 from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
@@ -132,4 +134,25 @@ def test_replicas_starting_together_migrate_once(pg_url: str) -> None:
     applied = opened[0]._value("SELECT count(*) FROM docassist_migrations")
     assert applied == len(MIGRATIONS)
     for store in opened:
+        store.close()
+
+
+def test_the_store_recovers_by_itself_after_the_server_restarts(
+        pg_cluster: PgCluster, pg_demo_url: str, registry: ToolRegistry) -> None:
+    store = PostgresStore(pg_demo_url)
+    engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
+                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        registry=registry)
+    try:
+        first = engine.handle(message("How do I renew the TLS certificate?"))
+        assert first and first.status == "answered"
+        pg_cluster.stop("fast")  # every pooled connection is cut
+        down = engine.handle(message("How do I renew the TLS certificate?", thread="t2"))
+        assert down and down.status == "storage_unavailable" and down.turn_id == 0
+        pg_cluster.start()
+        time.sleep(PG_CHECK_IDLE_SECONDS * 1.5)  # the pooled connections are now "idle"
+        back = engine.handle(message("How do I renew the TLS certificate?", thread="t3"))
+        assert back and back.status == "answered"  # no turn lost to a dead connection
+        assert [row["status"] for row in store.turns()] == ["answered", "answered"]
+    finally:
         store.close()

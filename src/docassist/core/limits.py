@@ -110,6 +110,10 @@ PG_CHUNK_CACHE: Final = 20_000
 section, so its text never changes): a hybrid question reads ~20 candidates, each a round
 trip otherwise."""
 
+PG_CHECK_IDLE_SECONDS: Final = 1.0
+"""A pooled PostgreSQL connection idle longer than this is checked before use (a server
+restart cuts them all; busy ones are used at once)."""
+
 PG_CONNECT_TIMEOUT_SECONDS: Final = 5.0
 """How long a PostgreSQL operation waits for a connection (the server restarting, the pool
 exhausted) before the turn fails with `storage_unavailable`."""
