@@ -156,3 +156,12 @@ def test_the_store_recovers_by_itself_after_the_server_restarts(
         assert [row["status"] for row in store.turns()] == ["answered", "answered"]
     finally:
         store.close()
+
+
+def test_a_database_that_does_not_exist_is_named_in_the_error(pg_cluster: PgCluster) -> None:
+    url = pg_cluster.url("no_such_database")
+    with pytest.raises(StorageUnavailableError) as caught:
+        PostgresStore(url)
+    message_text = str(caught.value)
+    assert "cannot open database" in message_text and "no_such_database" in message_text
+    assert 'database "no_such_database" does not exist' in message_text

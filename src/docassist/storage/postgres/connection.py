@@ -103,8 +103,7 @@ class PgBase:
         except PoolTimeout as error:
             self.pool.close()
             raise StorageUnavailableError(
-                f"cannot open database {self.path}: no connection within "
-                f"{PG_CONNECT_TIMEOUT_SECONDS:.0f} s") from error
+                f"cannot open database {self.path}: {_why_not(url)}") from error
 
     def close(self) -> None:
         self.pool.close()
@@ -146,6 +145,16 @@ class PgBase:
                                 "OR pg_is_in_recovery()")
         if read_only:
             raise StorageReadOnlyError(f"database is read-only: {self.path}")
+
+
+def _why_not(url: str) -> str:
+    """What the server says to one connection attempt (the pool only says it timed out):
+    unreachable, no such database, authentication failed… (libpq never repeats a password)."""
+    try:
+        psycopg.connect(url, connect_timeout=max(1, int(PG_CONNECT_TIMEOUT_SECONDS))).close()
+    except psycopg.Error as error:
+        return " ".join(str(error).split())
+    return f"no connection within {PG_CONNECT_TIMEOUT_SECONDS:.0f} s"
 
 
 def storage_error(error: BaseException) -> StorageError:
