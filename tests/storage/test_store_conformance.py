@@ -57,6 +57,10 @@ class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, ShadowLog, 
 
     def source_document_ids(self, source: str) -> dict[str, str]: ...
 
+    def source_sync_state(self, source: str) -> dict[str, str]: ...
+
+    def save_source_sync_state(self, source: str, state: dict[str, str]) -> None: ...
+
     def replace_document(self, parsed: Any, source_path: str, *, source: str | None = None,
                          collection: str = ...) -> None: ...
 
@@ -351,6 +355,9 @@ def test_conformance_sources_are_unique_and_report_their_documents(any_store: An
     [status] = any_store.source_statuses()
     assert (status.name, status.documents, status.last_success) == ("handbook", 1, None)
     assert any_store.source_document_ids("handbook") == {"/srv/handbook/guide.md": "DOC-GUIDE"}
+    assert any_store.source_sync_state("handbook") == {}
+    any_store.save_source_sync_state("handbook", {"delta": "https://graph/delta?token=1"})
+    assert any_store.source_sync_state("handbook") == {"delta": "https://graph/delta?token=1"}
 
 
 def test_conformance_vectors_round_trip_in_the_int8_encoding(any_store: AnyStore) -> None:

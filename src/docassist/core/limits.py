@@ -212,3 +212,15 @@ STALE_NOTE_BATCH: Final = 20
 
 SOURCE_STALE_HOURS: Final = 24
 """A source without a successful sync for this long is shown as stale (report, admin views)."""
+
+REMOTE_MAX_ITEMS: Final = 20_000
+"""Pages, attachments or files one Confluence or SharePoint source may hold; the rest are left
+out with a note (a mistyped space or a whole tenant's drive cannot flood the catalog)."""
+
+CONFLUENCE_PAGE_LIMIT: Final = 100
+"""Results asked for per Confluence listing request (Cloud allows up to 250 with bodies,
+Data Center caps expanded bodies lower; the `next` link is followed either way)."""
+
+MEMBERSHIP_CACHE_SECONDS: Final = 900
+"""How long a user's groups (Entra ID, Slack user groups) are reused before they are asked
+again: a removed member keeps group-scoped collections at most this long."""

@@ -291,3 +291,10 @@ class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, 
     the stale-note couriers also read a conversation's state)."""
 
     def load(self, key: ConversationKey) -> StoredConversation: ...
+
+
+class MembershipLookup(Protocol):
+    """The groups a platform user belongs to (Entra ID groups for Teams, Slack user groups),
+    as platform group ids; scopes map `group:PLATFORM:GROUP_ID` keys to collections."""
+
+    def groups_of(self, platform: str, user_id: str) -> frozenset[str]: ...

@@ -322,3 +322,10 @@ def m010_sources(db: Database) -> None:
     # a note is posted without a user message to reply to.
     db.table("conversation_addresses").create(
         {"conversation_id": str, "reference": str, "updated_at": str}, pk="conversation_id")
+
+
+@migrations()
+def m011_source_sync_state(db: Database) -> None:
+    """A source's own sync state as JSON (issue 21): a SharePoint source keeps its drive id
+    and Graph delta link there, so the next sync asks only for what changed."""
+    db.table("sources").add_column("sync_state", str)

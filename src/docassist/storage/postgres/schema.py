@@ -154,6 +154,12 @@ def _work_tables() -> list[str]:
     ]
 
 
+@migration
+def p002_source_sync_state(connection: Connection) -> None:
+    """m011_source_sync_state: a source's own sync state as JSON (a SharePoint delta link)."""
+    connection.execute(f"ALTER TABLE sources ADD COLUMN sync_state {T}")
+
+
 def pending(connection: Connection) -> list[str]:
     """Names of the migrations not applied yet, in order."""
     return [name for name, _ in MIGRATIONS if name not in _applied(connection)]
