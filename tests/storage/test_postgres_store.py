@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from sqlite_utils import Database
 
 from docassist.core import i18n
 from docassist.core.answering import ExtractiveAnswerer
@@ -24,6 +25,7 @@ from docassist.core.turn import TurnEngine
 from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+from docassist.storage.migrations import migrations as sqlite_migrations
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.schema import MIGRATIONS
 from tests.helpers import message, recording
@@ -165,3 +167,12 @@ def test_a_database_that_does_not_exist_is_named_in_the_error(pg_cluster: PgClus
     message_text = str(caught.value)
     assert "cannot open database" in message_text and "no_such_database" in message_text
     assert 'database "no_such_database" does not exist' in message_text
+
+
+def test_every_sqlite_migration_after_m010_has_a_postgresql_twin() -> None:
+    """p001 is the SQLite schema as of m010; each later SQLite migration needs its twin in
+    storage/postgres/schema.py (else PostgreSQL lacks a column and `db copy` refuses)."""
+    sqlite_names = [m.name for m in sqlite_migrations.pending(Database(memory=True))]
+    later = sqlite_names[sqlite_names.index("m010_sources") + 1:]
+    assert [name for name, _ in MIGRATIONS][1:] and len(MIGRATIONS) == 1 + len(later), (
+        f"SQLite migrations after m010: {later}; PostgreSQL: {[n for n, _ in MIGRATIONS]}")
