@@ -18,11 +18,12 @@ from docassist.core import i18n
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.documents import parse_document
 from docassist.core.errors import StorageUnavailableError
-from docassist.core.limits import PG_CHECK_IDLE_SECONDS
+from docassist.core.limits import PG_CHECK_IDLE_SECONDS, WARM_POLL_SECONDS
 from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.models.embedders import get_embedder
+from docassist.runtime import IndexWarmer
 from docassist.storage import Bm25Retriever
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.migrations import migrations as sqlite_migrations
@@ -176,3 +177,13 @@ def test_every_sqlite_migration_after_m010_has_a_postgresql_twin() -> None:
     later = sqlite_names[sqlite_names.index("m010_sources") + 1:]
     assert len(MIGRATIONS) == 1 + len(later), (
         f"SQLite migrations after m010: {later}; PostgreSQL: {[n for n, _ in MIGRATIONS]}")
+
+
+def test_the_index_warmer_stops_when_its_store_closes(pg_demo_url: str) -> None:
+    store = PostgresStore(pg_demo_url)
+    warmer = IndexWarmer(store, [Bm25Retriever(store)])
+    warmer.start()
+    time.sleep(0.2)
+    store.close()
+    warmer.join(WARM_POLL_SECONDS * 3)
+    assert not warmer.is_alive()

@@ -19,7 +19,7 @@ from typing import Any, Final
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from docassist.core.errors import (
     StorageBusyError,
@@ -27,6 +27,7 @@ from docassist.core.errors import (
     StorageFullError,
     StorageReadOnlyError,
     StorageUnavailableError,
+    StoreClosedError,
 )
 from docassist.core.limits import (
     PG_CHECK_IDLE_SECONDS,
@@ -159,6 +160,8 @@ def _why_not(url: str) -> str:
 
 def storage_error(error: BaseException) -> StorageError:
     """PostgreSQL's error as ours, by its kind (SQLSTATE class)."""
+    if isinstance(error, PoolClosed):
+        return StoreClosedError(f"the store was closed: {error}")
     if isinstance(error, PoolTimeout):
         return StorageUnavailableError(f"database unavailable: no connection ({error})")
     if isinstance(error, pg_errors.LockNotAvailable | pg_errors.DeadlockDetected
