@@ -150,9 +150,11 @@ def test_the_store_recovers_by_itself_after_the_server_restarts(
         first = engine.handle(message("How do I renew the TLS certificate?"))
         assert first and first.status == "answered"
         pg_cluster.stop("fast")  # every pooled connection is cut
-        down = engine.handle(message("How do I renew the TLS certificate?", thread="t2"))
+        try:
+            down = engine.handle(message("How do I renew the TLS certificate?", thread="t2"))
+        finally:
+            pg_cluster.start()  # the other tests share this server
         assert down and down.status == "storage_unavailable" and down.turn_id == 0
-        pg_cluster.start()
         time.sleep(PG_CHECK_IDLE_SECONDS * 1.5)  # the pooled connections are now "idle"
         back = engine.handle(message("How do I renew the TLS certificate?", thread="t3"))
         assert back and back.status == "answered"  # no turn lost to a dead connection
