@@ -108,8 +108,11 @@ def test_db_copy_moves_everything_once_and_answers_the_same(db_path: Path,
         assert kinds[kind]["copied"] == kinds[kind]["source"], kind
     assert kinds["vectors"]["copied"] > 0 and kinds["eval_runs"]["copied"] == 1
     assert kinds["turns"]["copied"] == 2 and kinds["feedback"]["copied"] == 1
-    second = one_json(run("db", "copy", "--to", pg_url, "--json", db=db_path).stdout)
+    with_password = pg_url.replace("@", ":hunter2@", 1)  # trust auth ignores it
+    again_run = run("db", "copy", "--to", with_password, "--json", db=db_path)
+    second = one_json(again_run.stdout)
     assert all(count["copied"] == 0 for count in second["kinds"].values())
+    assert "hunter2" not in again_run.stdout + again_run.stderr  # never printed
     counts = _sqlite_counts(db_path)
     counts["meta"] -= 1  # the index version is each database's own
     pg_counts = _pg_counts(pg_url)
