@@ -189,3 +189,31 @@ def test_the_index_warmer_stops_when_its_store_closes(pg_demo_url: str) -> None:
     store.close()
     warmer.join(WARM_POLL_SECONDS * 3)
     assert not warmer.is_alive()
+
+
+def test_replicas_indexing_one_document_at_once_leave_its_rows_once(pg_url: str) -> None:
+    stores = [PostgresStore(pg_url), PostgresStore(pg_url)]
+    versions = [parse_document("zebra.md", "zebra", ZEBRA.replace("spring", f"spring {n}"))
+                for n in range(6)]
+    errors: list[BaseException] = []
+
+    def index(store: PostgresStore) -> None:
+        try:
+            for parsed in versions:
+                store.replace_document(parsed, "zebra.md")
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=index, args=(store,)) for store in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    try:
+        assert errors == []
+        searchable = [row[1] for row in stores[0].fts_rows(0, 1000)]
+        current = [chunk.chunk_id for chunk in stores[0].current_chunks()]
+        assert sorted(searchable) == current  # each current chunk searchable once
+    finally:
+        for store in stores:
+            store.close()

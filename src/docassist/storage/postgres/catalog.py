@@ -17,6 +17,10 @@ from docassist.storage.postgres.fts_mirror import FtsMirror
 from docassist.storage.vectors import decode_vector, encode_vector
 
 CHUNK_COLUMNS = "chunk_id, document_id, ordinal, section, header, text"
+CATALOG_LOCK = 0x646F6362
+"""Advisory lock key of catalog writes: two replicas indexing at once take turns, as SQLite's
+single writer does (concurrent supersede-and-insert of one document could leave its
+searchable rows twice)."""
 
 
 class _Base(Protocol):
@@ -113,6 +117,7 @@ class CatalogRows:
                                               "collection": collection})
         now = now_iso()
         with self._transaction() as connection:
+            _lock_catalog(connection)
             _supersede(connection, info.document_id, now)
             row = info.model_dump()
             row.update(services=json.dumps(info.services), extra=json.dumps(info.extra),
@@ -131,12 +136,14 @@ class CatalogRows:
     def tag_document(self: _Base, document_id: str, source: str | None,
                      collection: str) -> None:
         with self._transaction() as connection:
+            _lock_catalog(connection)
             connection.execute("UPDATE documents SET source = %s, collection = %s "
                                "WHERE document_id = %s", [source, collection, document_id])
             _bump_index_version(connection)
 
     def remove_document(self: _Base, document_id: str) -> None:
         with self._transaction() as connection:
+            _lock_catalog(connection)
             _supersede(connection, document_id, now_iso())
             connection.execute("DELETE FROM documents WHERE document_id = %s", [document_id])
             _bump_index_version(connection)
@@ -227,6 +234,11 @@ class CatalogRows:
                     matrix[index] = decode_vector(bytes(vector), dimensions)
                     chunk_ids.append(chunk_id)
         return chunk_ids, matrix
+
+
+def _lock_catalog(connection: Connection) -> None:
+    """Held until the transaction ends."""
+    connection.execute("SELECT pg_advisory_xact_lock(%s)", [CATALOG_LOCK])
 
 
 def _supersede(connection: Connection, document_id: str, when: str) -> None:
