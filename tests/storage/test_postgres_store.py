@@ -217,3 +217,48 @@ def test_replicas_indexing_one_document_at_once_leave_its_rows_once(pg_url: str)
     finally:
         for store in stores:
             store.close()
+
+
+def _row(text: str, event_id: str) -> list[object]:
+    """An inbox row as the ack path's group commit hands it over (InboxRows.enqueue)."""
+    chat = message(text, event_id=event_id)
+    return ["test", event_id, None, chat.key.conversation_id, chat.model_dump_json(),
+            "2026-11-30T00:00:00", None]
+
+
+def test_two_replicas_storing_the_same_events_in_another_order_both_ack(pg_url: str) -> None:
+    """A platform's retries reach two replicas in another order, each in one batch: each
+    waits for the other's keys, PostgreSQL cancels one transaction as a deadlock, and our
+    batch (cancelled, or let through) ends with both events stored once."""
+    import psycopg
+
+    store = PostgresStore(pg_url)
+    other = psycopg.connect(pg_url)  # the other replica, mid-transaction
+    insert = ("INSERT INTO inbox (platform, event_id, dedupe_key, conversation_id, message, "
+              "status, attempts, received_at, refusal) "
+              "VALUES (%s, %s, %s, %s, %s, 'pending', 0, %s, %s) ON CONFLICT DO NOTHING")
+    results: list[int | None] = []
+    errors: list[BaseException] = []
+
+    def ours() -> None:
+        try:
+            results.extend(store._insert_inbox_rows([_row("one", "E1"), _row("two", "E2")]))
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    try:
+        other.execute(insert, _row("two", "E2"))
+        batch = threading.Thread(target=ours)
+        batch.start()
+        time.sleep(0.5)  # our batch holds E1 and waits for E2
+        try:
+            other.execute(insert, _row("one", "E1"))  # waits for our E1: a deadlock
+            other.commit()
+        except psycopg.errors.DeadlockDetected:
+            other.rollback()  # PostgreSQL cancelled the other side
+        batch.join(30)
+        assert errors == [] and len(results) == 2
+        assert sorted(event.event_id for event in store.unfinished()) == ["E1", "E2"]
+    finally:
+        other.close()
+        store.close()

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from psycopg.errors import DeadlockDetected
+
+from docassist.core.errors import StorageBusyError
 from docassist.core.messages import ChatMessage
 from docassist.core.ports import InboxEvent
 from docassist.core.results import TurnResult
@@ -38,16 +41,17 @@ class InboxRows:
                                   refusal])
 
     def _insert_inbox_rows(self: _Base, rows: list[list[Any]]) -> list[int | None]:
-        ids: list[int | None] = []
-        with self._transaction() as connection:
-            for row in rows:
-                found = connection.execute(
-                    "INSERT INTO inbox (platform, event_id, dedupe_key, conversation_id, "
-                    "message, status, attempts, received_at, refusal) "
-                    "VALUES (%s, %s, %s, %s, %s, 'pending', 0, %s, %s) "
-                    "ON CONFLICT DO NOTHING RETURNING id", row).fetchone()
-                ids.append(None if found is None else int(found[0]))
-        return ids
+        """One transaction for the batch, rows in arrival order (ids keep each conversation's
+        order). Two replicas storing the same events in another order (a platform's retries)
+        can deadlock on each other's keys; PostgreSQL then cancels one, which is tried once
+        more and finds the other's rows."""
+        for attempt in (1, 2):
+            try:
+                return _insert_batch(self, rows)
+            except StorageBusyError as error:
+                if attempt == 2 or not isinstance(error.__cause__, DeadlockDetected):
+                    raise
+        raise AssertionError("unreachable")
 
     def inbox_seen(self: _Base, platform: str, event_id: str, dedupe_key: str | None) -> bool:
         return self._value(
@@ -94,3 +98,16 @@ class InboxRows:
 
     def inbox_rows(self: _Base) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM inbox ORDER BY id")
+
+
+def _insert_batch(store: _Base, rows: list[list[Any]]) -> list[int | None]:
+    ids: list[int | None] = []
+    with store._transaction() as connection:
+        for row in rows:
+            found = connection.execute(
+                "INSERT INTO inbox (platform, event_id, dedupe_key, conversation_id, "
+                "message, status, attempts, received_at, refusal) "
+                "VALUES (%s, %s, %s, %s, %s, 'pending', 0, %s, %s) "
+                "ON CONFLICT DO NOTHING RETURNING id", row).fetchone()
+            ids.append(None if found is None else int(found[0]))
+    return ids
