@@ -123,14 +123,16 @@ class CatalogRows:
             row.update(services=json.dumps(info.services), extra=json.dumps(info.extra),
                        indexed_at=now)
             connection.execute(*upsert_sql("documents", row, ["document_id"]))
-            for chunk in parsed.chunks:
-                connection.execute(*upsert_sql(
-                    "chunks", {**chunk.model_dump(), "superseded_at": None}, ["chunk_id"]))
-                body = chunk.text.split("\n", 1)[-1]
-                connection.execute(
-                    "INSERT INTO chunks_fts (chunk_id, title, section, body) "
-                    "VALUES (%s, %s, %s, %s)",
-                    [chunk.chunk_id, fold(info.title), fold(chunk.section), fold(body)])
+            if parsed.chunks:  # executemany: pipelined, one round trip per batch
+                rows = [upsert_sql("chunks", {**chunk.model_dump(), "superseded_at": None},
+                                   ["chunk_id"]) for chunk in parsed.chunks]
+                with connection.cursor() as cursor:
+                    cursor.executemany(rows[0][0], [values for _, values in rows])
+                    cursor.executemany(
+                        "INSERT INTO chunks_fts (chunk_id, title, section, body) "
+                        "VALUES (%s, %s, %s, %s)",
+                        [[chunk.chunk_id, fold(info.title), fold(chunk.section),
+                          fold(chunk.text.split("\n", 1)[-1])] for chunk in parsed.chunks])
             _bump_index_version(connection)
 
     def tag_document(self: _Base, document_id: str, source: str | None,
