@@ -296,6 +296,7 @@ def slack(
         admin_users=frozenset(u.strip() for u in slack_settings.admin_users.split(",")
                               if u.strip()),
         human_channel=runtime.settings.human_channel,
+        private_channels=slack_settings.private(),
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,
         inbox_workers=runtime.settings.inbox_workers))
@@ -356,6 +357,8 @@ def teams(
     warm_up(runtime)  # before the port opens: no activity waits behind a model load
     adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
         app_id=teams_settings.app_id if credentials else "",
+        human_channel=runtime.settings.human_channel,
+        teams_human_channel=teams_settings.human_channel,
         default_language=runtime.settings.language, admin_users=teams_settings.admins(),
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,

@@ -119,6 +119,11 @@ class SlackSettings(BaseSettings):
     app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN")
     api_url: str = Field(default="https://slack.com/api/", alias="DOCASSIST_SLACK_API_URL")
     admin_users: str = Field(default="", alias="DOCASSIST_ADMIN_USERS")
+    private_channels: str = Field(default="", alias="DOCASSIST_SLACK_PRIVATE_CHANNELS")
+
+    def private(self) -> frozenset[str]:
+        """Channel ids whose answers only the asker sees (comma-separated)."""
+        return frozenset(c.strip() for c in self.private_channels.split(",") if c.strip())
 
 
 class TeamsSettings(BaseSettings):
@@ -135,6 +140,8 @@ class TeamsSettings(BaseSettings):
     app_password: SecretStr | None = Field(default=None, description="Client secret (secret)")
     anonymous: bool = Field(default=False,
                             description="Accept requests without a JWT (local testing only)")
+    human_channel: str = Field(default="", description="The conversation id of the Teams "
+                               "channel where \"Ask a human\" posts (empty: none)")
     admin_users: str = Field(default="",
                              description="Comma-separated AAD object ids allowed to run stats")
 

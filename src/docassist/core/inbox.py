@@ -41,6 +41,8 @@ MAX_DELIVERY_ATTEMPTS: Final = 3
 Deliver = Callable[[ChatMessage, TurnResult], None]
 AlreadyDelivered = Callable[[ChatMessage, TurnResult], bool]
 DeliverNotice = Callable[[ChatMessage, str], None]
+DirectReply = Callable[[ChatMessage], None]
+"""Answers a `direct` event; one whose reply it finds posted before a restart it skips."""
 LateFailure = Callable[[StorageUnavailableError], None]
 
 
@@ -52,8 +54,11 @@ class InboxWorker:
                  | None = None,
                  already_delivered: AlreadyDelivered | None = None,
                  deliver_notice: DeliverNotice | None = None,
-                 before_turn: Callable[[ChatMessage], None] | None = None) -> None:
+                 before_turn: Callable[[ChatMessage], None] | None = None,
+                 direct: DirectReply | None = None) -> None:
         self.engine = engine
+        self.direct = direct
+        """Answers events marked `direct` (no turn); see `_process_direct`."""
         self.deliver_notice = deliver_notice
         self.before_turn = before_turn
         """Called right before a turn runs (never for a duplicate or a refusal)."""
@@ -163,6 +168,9 @@ class InboxWorker:
             if notice.replaces_turn:  # a refusal: the notice is the whole reply, no turn runs
                 self.inbox.finish(event.id, "done")
                 return
+        if event.status == "pending" and event.message.direct is not None:
+            self._process_direct(event)
+            return
         if event.status == "pending":
             if self.before_turn is not None:
                 self._call_quietly(self.before_turn, event)
@@ -185,6 +193,15 @@ class InboxWorker:
             return
         answer = result
         if self._deliver_with_retries(event, lambda: self.deliver(event.message, answer)):
+            self.inbox.finish(event.id, "done")
+
+    def _process_direct(self, event: InboxEvent) -> None:
+        """A request the adapter answers itself (no turn), once: the adapter records the
+        posted reply before the event is done, and skips one it finds posted."""
+        if self.direct is None:
+            raise RuntimeError("this worker cannot answer direct requests")
+        answer = self.direct
+        if self._deliver_with_retries(event, lambda: answer(event.message)):
             self.inbox.finish(event.id, "done")
 
     def _send_notice(self, message: ChatMessage, text: str) -> None:

@@ -50,6 +50,13 @@ MAX_SELECTOR_RAW_CHARS: Final = 20_000
 MAX_CLARIFICATIONS_WITHOUT_PROGRESS: Final = 2
 """After this many clarification questions in a row without progress the turn hands off."""
 
+MAX_CLARIFICATION_CHOICES: Final = 10
+"""Candidates offered as buttons under a clarification question (Slack allows 25 elements
+in an actions block; more than ten buttons is a list nobody reads)."""
+
+MAX_FEEDBACK_TEXT_CHARS: Final = 500
+"""The words a user may add to a 👎's reason (the Slack modal and Teams card cap the input)."""
+
 MAX_ANSWER_QUOTES: Final = 3
 """Sentences the extractive answerer quotes."""
 
