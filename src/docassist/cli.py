@@ -29,10 +29,18 @@ from docassist.bot.terminal import ChatSession, render_result
 from docassist.bot.terminal.chat import new_thread_key
 from docassist.cli_db import db_app
 from docassist.cli_output import emit_json, err, fail, out
+from docassist.cli_scopes import (
+    AudienceOption,
+    CollectionFilterOption,
+    CollectionsOption,
+    operator_audience,
+    scopes_app,
+)
 from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
 from docassist.core import i18n
 from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
+from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
 from docassist.core.evaluation import (
     DecisionReport,
@@ -48,6 +56,8 @@ from docassist.core.retrieval_eval import (
     load_retrieval_cases,
     with_documents_by_path,
 )
+from docassist.core.scopes import COLLECTION_PATTERN
+from docassist.core.scoping import scoped
 from docassist.core.turn import TurnEngine
 from docassist.doctor import run_checks
 from docassist.runtime import (
@@ -58,6 +68,7 @@ from docassist.runtime import (
     keep_warm,
     needs_first_index,
     open_runtime,
+    use_membership,
     warm_up,
 )
 from docassist.storage import IndexReport, Store
@@ -79,6 +90,7 @@ traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=Tr
 app.add_typer(traces_app, name="traces")
 app.add_typer(sources_app, name="sources")
 app.add_typer(db_app, name="db")
+app.add_typer(scopes_app, name="scopes")
 app.command("sync")(sync)
 
 
@@ -177,9 +189,15 @@ def _open(as_json: bool = False, *, index_demo: bool = False,
 @app.command()
 def index(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (txt, md).")],
+    collection: Annotated[str, typer.Option(
+        "--collection", help="Collection of these documents (who may search them: "
+        "`docassist scopes`).")] = DEFAULT_COLLECTION,
     as_json: JsonOption = False,
 ) -> None:
     """Index documents into the catalog; unreadable files are skipped with a note."""
+    if not COLLECTION_PATTERN.match(collection):
+        raise fail(f"invalid collection name {collection!r} (use lower-case letters, digits, "
+                   "- and _; at most 63)", as_json)
     runtime = _open(as_json, index_demo=False)
     resumed = interrupted_index(runtime.store)
     if resumed is not None:
@@ -188,7 +206,8 @@ def index(
     try:
         with _progress() as progress:
             bars = _IndexProgress(progress)
-            report = index_and_embed(runtime, paths, bars.start, bars.file, bars.embedded)
+            report = index_and_embed(runtime, paths, bars.start, bars.file, bars.embedded,
+                                     collection=collection)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
     _print_notes(report)
@@ -216,11 +235,12 @@ def docs(as_json: JsonOption = False) -> None:
     if as_json:
         emit_json([document.model_dump() for document in documents])
         return
-    table = Table("id", "title", "version", "indexed", "source", "owner", "lang", "updated",
-                  "chunks")
+    table = Table("id", "title", "version", "indexed", "collection", "source", "owner", "lang",
+                  "updated", "chunks")
     for d in documents:
         table.add_row(d.document_id, d.title, d.version, (d.indexed_at or "")[:16],
-                      d.source or "", d.owner or "", d.language or "", d.updated or "",
+                      d.collection, d.source or "", d.owner or "", d.language or "",
+                      d.updated or "",
                       str(d.chunk_count))
     out.print(table)
 
@@ -232,13 +252,16 @@ def ask(
     as_json: JsonOption = False,
     debug: Annotated[bool, typer.Option(help="Show decision and tool status.")] = False,
     record: RecordOption = None,
+    collections: CollectionsOption = None,
 ) -> None:
     """One turn; a new one-turn conversation unless --thread names one."""
     for name, value in (("TEXT", text), ("--thread", thread)):
         if value is not None and not _is_utf8(value):
             raise fail(f"{name} is not valid UTF-8 text", as_json)
     runtime = _open(as_json, index_demo=True, record=record)
-    message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text)
+    audience = operator_audience(collections, runtime.store, as_json)
+    message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text,
+                          audience=audience)
     streamed: list[str] = []
 
     def show(sentence: str) -> None:
@@ -260,12 +283,13 @@ def ask(
 
 
 @app.command()
-def chat(record: RecordOption = None) -> None:
+def chat(record: RecordOption = None, collections: CollectionsOption = None) -> None:
     """Terminal chat over the indexed documents (one session = one thread)."""
     runtime = _open(index_demo=True, record=record)
+    audience = operator_audience(collections, runtime.store, False)
     keep_warm(runtime)
     session = ChatSession(runtime.engine, out, runtime.settings.language,
-                          feedback_sink=runtime.store.record_feedback)
+                          feedback_sink=runtime.store.record_feedback, audience=audience)
     try:
         session.run(lambda: out.input("[bold]> [/bold]"))
     except DocAssistError as error:
@@ -282,6 +306,7 @@ def slack(
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
     from docassist.bot.slack.server import make_server
     from docassist.config import SlackSettings
+    from docassist.directory.slack_groups import SlackUserGroups
 
     runtime = _open()
     try:
@@ -300,6 +325,9 @@ def slack(
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,
         inbox_workers=runtime.settings.inbox_workers))
+    # `group:slack:…` scope mappings: the asker's Slack user groups (asked only when a
+    # group mapping exists; cached; a failed lookup gives no groups).
+    use_membership(runtime, SlackUserGroups(adapter.client))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     start_source_work(runtime, "slack", adapter.stale_notes.post)
@@ -338,7 +366,9 @@ def teams(
         make_app,
         serve,
     )
-    from docassist.config import TeamsSettings
+    from docassist.config import GraphSettings, TeamsSettings
+    from docassist.directory.entra import EntraMembership
+    from docassist.sources.graph import GraphClient
 
     try:
         teams_settings = TeamsSettings()
@@ -357,6 +387,7 @@ def teams(
     warm_up(runtime)  # before the port opens: no activity waits behind a model load
     adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
         app_id=teams_settings.app_id if credentials else "",
+        tenant_id=teams_settings.tenant_id,
         human_channel=runtime.settings.human_channel,
         teams_human_channel=teams_settings.human_channel,
         default_language=runtime.settings.language, admin_users=teams_settings.admins(),
@@ -367,6 +398,9 @@ def teams(
         logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
         # Without an app id the SDK warns on every request; in anonymous mode that is expected.
         logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)
+    graph = GraphSettings().resolved()
+    if not graph.missing():  # `group:teams:…` mappings: Entra ID groups through Graph
+        use_membership(runtime, EntraMembership(GraphClient(graph)))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     start_source_work(runtime, "teams", adapter.stale_notes.post)
@@ -508,19 +542,23 @@ def eval_answers(
     file: Annotated[Path, typer.Argument(help="JSONL: id, question, expected_documents "
                                          "([] = should not be answered).")],
     as_json: JsonOption = False,
+    collections: CollectionsOption = None,
 ) -> None:
     """End to end: answered or not as expected, cited documents expected, citations valid."""
     runtime = _open(as_json)
+    audience = operator_audience(collections, runtime.store, as_json)
     answer_cases = _read_cases(file, load_answer_cases, as_json)
     scratch = Store(":memory:")  # eval conversations stay out of the real traces
     engine = TurnEngine(store=scratch, catalog=runtime.store, retriever=runtime.engine.retriever,
                         selector=runtime.engine.selector, answerer=runtime.engine.answerer,
-                        registry=runtime.engine.registry, options=runtime.engine.options)
+                        registry=runtime.engine.registry, options=runtime.engine.options,
+                        scopes=runtime.engine.scopes)
 
     def run_turn(case_id: str, question: str) -> TurnResult:
         key = ConversationKey(platform="eval", workspace="answers", channel="eval",
                               thread=case_id)
-        result = engine.handle(ChatMessage(key=key, user="eval", text=question))
+        result = engine.handle(ChatMessage(key=key, user="eval", text=question,
+                                           audience=audience))
         assert result is not None
         return result
 
@@ -610,9 +648,14 @@ def eval_retrieval(
     split: Annotated[str | None, typer.Option(
         help="Only cases of this split (e.g. test: the held-out part).")] = None,
     as_json: JsonOption = False,
+    collections: CollectionsOption = None,
 ) -> None:
     """Recall@1/3/5 and MRR of every retriever (and of plain bm25s) on labelled questions."""
     runtime = _open(as_json)
+    scope = runtime.engine.scopes.scope_of(operator_audience(collections, runtime.store,
+                                                             as_json))
+    retrievers = {name: scoped(retriever, scope)
+                  for name, retriever in runtime.retrievers.items()}
     cases = _read_cases(file, load_retrieval_cases, as_json)
     if split is not None:
         cases = [case for case in cases if case.split == split]
@@ -620,13 +663,15 @@ def eval_retrieval(
         cases = with_documents_by_path(cases, _ids_by_path(runtime, root))
     except ValueError as error:
         raise fail(f"{file}: {error}", as_json) from error
-    baselines = {"bm25s": Bm25sRetriever(runtime.store)} if bm25s_available() else {}
-    if not baselines:
+    # The baseline ranks every chunk: it is left out of a narrowed run.
+    baselines = ({"bm25s": Bm25sRetriever(runtime.store)}
+                 if bm25s_available() and scope.everything else {})
+    if not baselines and scope.everything:
         err.print("bm25s is not installed (pip install -e '.[dev]'): the baseline is left out")
     with _progress() as progress:
         task = progress.add_task("evaluating",
-                                 total=len(cases) * (len(runtime.retrievers) + len(baselines)))
-        report = evaluate_retrieval(cases, runtime.retrievers, runtime.default_retriever,
+                                 total=len(cases) * (len(retrievers) + len(baselines)))
+        report = evaluate_retrieval(cases, retrievers, runtime.default_retriever,
                                     on_step=lambda: progress.advance(task), baselines=baselines)
     if as_json:
         emit_json(report.model_dump(mode="json"))
@@ -669,6 +714,8 @@ def traces_export(
     since: Annotated[str | None, typer.Option(help="ISO date/time, inclusive.")] = None,
     until: Annotated[str | None, typer.Option(help="ISO date/time, exclusive.")] = None,
     conversation: Annotated[str | None, typer.Option(help="A conversation id.")] = None,
+    audience: AudienceOption = None,
+    collection: CollectionFilterOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Export turns (with their tool attempts) as JSONL or CSV; columns in README."""
@@ -677,7 +724,8 @@ def traces_export(
     except ValueError as error:
         raise fail(str(error), as_json) from error
     runtime = _open(as_json, index_demo=False)
-    rows = trace_rows(runtime.store, start, end, conversation)
+    rows = trace_rows(runtime.store, start, end, conversation, audience=audience,
+                      collection=collection)
     try:
         write_export(rows, format_.value, out_path)
     except OSError as error:
@@ -718,6 +766,8 @@ def traces_purge(
 @app.command()
 def report(
     out_path: Annotated[Path, typer.Option("--out", help="HTML file to write.")],
+    audience: AudienceOption = None,
+    collection: CollectionFilterOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """One self-contained HTML dashboard of the traces and the latest eval runs."""
@@ -725,7 +775,8 @@ def report(
 
     runtime = _open(as_json, index_demo=False)
     try:
-        out_path.write_text(render_report(runtime.store), encoding="utf-8")
+        out_path.write_text(render_report(runtime.store, audience, collection),
+                            encoding="utf-8")
     except OSError as error:
         raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
     if as_json:

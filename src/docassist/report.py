@@ -13,6 +13,7 @@ from docassist.core.documents import document_of_chunk
 from docassist.core.evaluation import DecisionReport
 from docassist.core.sources import SourceStatus, health
 from docassist.storage.backends import AnyStore
+from docassist.storage.exports import scoped_turns
 
 BAR_WIDTH: Final = 420
 ROW_HEIGHT: Final = 22
@@ -81,8 +82,9 @@ def _sources_table(statuses: list[SourceStatus], now: datetime) -> str:
     return f'<table class="sources"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
-def gather(store: AnyStore) -> dict[str, Any]:
-    turns = store.turns()
+def gather(store: AnyStore, audience: str | None = None,
+           collection: str | None = None) -> dict[str, Any]:
+    turns = scoped_turns(store.turns(), audience, collection)
     cited: Counter[str] = Counter()
     for turn in turns:
         if turn["status"] == "answered":
@@ -111,8 +113,11 @@ def gather(store: AnyStore) -> dict[str, Any]:
     }
 
 
-def render_report(store: AnyStore) -> str:
-    data = gather(store)
+def render_report(store: AnyStore, audience: str | None = None,
+                  collection: str | None = None) -> str:
+    """The dashboard; with `audience` or `collection`, of those turns only (see
+    storage.exports.scoped_turns)."""
+    data = gather(store, audience, collection)
     cards = [("turns", str(data["turns"])), ("unanswered", str(data["unanswered"])),
              ("p50 latency", f"{data['p50']:.0f} ms"), ("p95 latency", f"{data['p95']:.0f} ms"),
              ("feedback", f"{data['positive']} up / {data['negative']} down"

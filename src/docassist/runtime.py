@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docassist.config import Settings
+from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
 from docassist.core.limits import WARM_POLL_SECONDS
-from docassist.core.ports import Retriever
+from docassist.core.ports import MembershipLookup, Retriever
+from docassist.core.scoping import ScopeResolver
 from docassist.core.sources import SyncOutcome
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
@@ -61,8 +63,10 @@ def build_retrievers(
     return retrievers, settings.retriever
 
 
-def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime:
-    """Everything one process needs; with `record_path`, model calls are recorded there."""
+def open_runtime(settings: Settings, record_path: Path | None = None,
+                 membership: MembershipLookup | None = None) -> Runtime:
+    """Everything one process needs; with `record_path`, model calls are recorded there.
+    `membership` resolves `group:` scope mappings (none without it)."""
     config = settings.model_config_for(record_path)
     selector = get_selector(settings.model, config, settings.embedder)
     answerer = get_answerer(settings.answer_model or settings.model, config, settings.embedder)
@@ -77,6 +81,7 @@ def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime
         selector=selector,
         answerer=answerer,
         shadow=shadow,
+        scopes=ScopeResolver(store, membership),
         # A model selector may add the question in the documents' languages (README).
         registry=default_registry(translations=settings.model != RULES),
         options=EngineOptions(
@@ -86,6 +91,12 @@ def open_runtime(settings: Settings, record_path: Path | None = None) -> Runtime
         ),
     )
     return Runtime(settings=settings, store=store, engine=engine, retrievers=retrievers)
+
+
+def use_membership(runtime: Runtime, membership: MembershipLookup) -> None:
+    """Resolve `group:` scope mappings with this lookup (a serving process knows its
+    platform's directory once its adapter exists)."""
+    runtime.engine.scopes = ScopeResolver(runtime.store, membership)
 
 
 WARM_UP_QUERY = "warm-up"
@@ -156,8 +167,11 @@ def index_and_embed(
     on_start: Progress | None = None,
     on_file: Callable[[Path], None] | None = None,
     on_embed: Progress | None = None,
+    *,
+    collection: str = DEFAULT_COLLECTION,
 ) -> IndexReport:
-    """Index files, then embed new chunks so the first question does not wait for it.
+    """Index files (into `collection`), then embed new chunks so the first question does
+    not wait for it.
 
     Resumable: a meta mark (INDEX_RUN_KEY) is set while it runs; documents are stored one by
     one and vectors batch by batch, each committed, so a run killed midway is continued by
@@ -166,7 +180,8 @@ def index_and_embed(
     store = runtime.store
     store.set_meta_value(INDEX_RUN_KEY, json.dumps([str(path) for path in paths]))
     report = index_paths(store, paths, on_file=on_file, on_start=on_start,
-                         retention_days=runtime.settings.superseded_retention_days)
+                         retention_days=runtime.settings.superseded_retention_days,
+                         collection=collection)
     dense = runtime.retrievers.get("dense")
     if isinstance(dense, DenseRetriever):
         began = time.perf_counter()

@@ -22,7 +22,7 @@ from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
-from tests.model_server import ModelServer, openai_chat
+from tests.model_server import ModelServer, openai_stream
 from tests.render import page
 from tests.teams.test_teams_http import TeamsRig
 
@@ -76,12 +76,15 @@ def conversation_cards(teams: TeamsRig, model_rig: tuple[TeamsRig, ModelServer]
                               conversation_type="channel", activity_id="5001", mention=True))
     rig, server = model_rig
     chunk = rig.adapter.engine.retriever.search(STEPS_QUESTION, 1)[0].chunk.chunk_id
-    server.script("/v1/chat/completions", openai_chat(steps_answer(chunk)))
-    rig.post(rig.activity(STEPS_QUESTION, conversation="a:personal-chat-2", activity_id="s-1"))
+    server.script("/v1/chat/completions", openai_stream(steps_answer(chunk)))
+    # A group chat: the answer streams into one post, which the finished answer's card
+    # replaces (a personal chat streams plain text, and only the sources come as a card).
+    rig.post(rig.activity(STEPS_QUESTION, conversation="19:group-chat-2@thread.v2",
+                          conversation_type="groupChat", activity_id="s-1", mention=True))
     names = ["answer", "sources", "metadata", "refusal", "catalog", "clarification"]
     sent = teams.connector.messages()
     found = {name: reply.cards for name, reply in zip(names, sent, strict=True)}
-    [steps] = rig.connector.messages()
+    steps = rig.connector.updated[-1] if rig.connector.updated else rig.connector.messages()[-1]
     return {**found, "steps": steps.cards, "long": cards.render(long_answer()),
             "single_newlines": [cards.card([cards.text_block("Intro:\n• one\n• two")])]}
 
@@ -146,15 +149,18 @@ def test_teams_cards_render_as_lines_with_monospace_commands_and_buttons(
         listed)
     [metadata] = rendered["metadata"]
     assert lines(metadata)[0] == "DOC-TLS: TLS certificate renewal"
-    assert lines(metadata)[1].startswith("Version: 2.1 · owner: Security Team")
-    assert buttons(metadata) == en[:2]
+    # "meta DOC-TLS" names no language: the Polish thread keeps Polish.
+    assert lines(metadata)[1].startswith("Wersja: 2.1 · właściciel: Security Team")
+    assert buttons(metadata) == pl[:2]
     [refusal] = rendered["refusal"]
     assert len(lines(refusal)) == 1 and buttons(refusal) == en[:2]
     [catalog] = rendered["catalog"]
     assert len(lines(catalog)) == 1 + 7 and "DOC-TLS" in monospace(catalog)
     [clarification] = rendered["clarification"]
     assert "Which object do you mean?" in " ".join(lines(clarification))
-    assert buttons(clarification) == en[:2]
+    # The candidates come first as buttons (issue 23), then the thread's two.
+    *choices, show, clear = buttons(clarification)
+    assert "the docassist-api service" in choices and [show, clear] == en[:2]
 
     *first, last = rendered["long"]
     assert first and all(buttons(card) == [] for card in first) and buttons(last) == en

@@ -41,6 +41,11 @@ Documents changing under answers
     sources      document sources: kind, name, collection, settings; what a sync reports
     stale        answers whose cited document changed: the note offering to ask again
 
+Who may read what (issue 22)
+    scopes       the audience of a reply and the scope (collections) it may be answered from
+    scoping      audience → scope from the mappings; the catalog and retriever in a scope
+    scope_commands  the `scopes` command shared by the CLI and the admin chat commands
+
 Evaluation (offline)
     evaluation   decisions on labelled cases; the shadow selector's agreement
     answer_eval  end-to-end answers, and draft cases harvested from traces

@@ -35,6 +35,45 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "ask it again.",
     },
     "sources_header_admin": {"pl": "Źródła dokumentów:", "en": "Document sources:"},
+    "scope_held_back": {
+        "pl": "Część źródeł, które możesz czytać, nie została tu użyta, bo nie wszyscy w tej "
+        "rozmowie mogą je zobaczyć. Napisz do mnie w wiadomości prywatnej, a odpowiem z "
+        "Twoich własnych zbiorów.",
+        "en": "Some sources you can read were not used here, because not everyone in this "
+        "conversation may see them. Ask me in a direct message and I will answer from your "
+        "own collections.",
+    },
+    "sources_withheld_scope": {
+        "pl": "Pominięto źródła ({count}), których ta rozmowa nie może już zobaczyć.",
+        "en": "{count} source(s) withheld: this conversation may no longer see them.",
+    },
+    "scopes_usage": {
+        "pl": "Użycie: scopes | scopes set slack:KANAŁ|teams:ROZMOWA|user:PLATFORMA:ID|"
+        "group:PLATFORMA:ID ZBIÓR… | scopes clear PODMIOT | scopes share ZBIÓR… | "
+        "scopes unshare ZBIÓR…",
+        "en": "Usage: scopes | scopes set slack:CHANNEL|teams:CONVERSATION|user:PLATFORM:ID|"
+        "group:PLATFORM:ID COLLECTION… | scopes clear SUBJECT | scopes share COLLECTION… | "
+        "scopes unshare COLLECTION…",
+    },
+    "scopes_unknown_collection": {
+        "pl": "Nieznany zbiór: {names}. Znane zbiory: {known}. Nic nie zmieniono.",
+        "en": "Unknown collection: {names}. Known collections: {known}. Nothing changed.",
+    },
+    "scopes_bad_subject": {
+        "pl": "Nieznany podmiot „{subject}”: użyj slack:KANAŁ, teams:ROZMOWA, "
+        "user:PLATFORMA:ID lub group:PLATFORMA:ID. Nic nie zmieniono.",
+        "en": "Unknown subject “{subject}”: use slack:CHANNEL, teams:CONVERSATION, "
+        "user:PLATFORM:ID or group:PLATFORM:ID. Nothing changed.",
+    },
+    "scopes_changed": {"pl": "Zakresy zmienione.", "en": "Scopes changed."},
+    "scopes_header": {
+        "pl": "Zakresy (nieprzypisane kanały i użytkownicy: default):",
+        "en": "Scopes (unmapped channels and users: default):",
+    },
+    "scopes_shareable": {
+        "pl": "Zbiory dostępne w kanałach współdzielonych: {names}",
+        "en": "Collections shareable with externally shared channels: {names}",
+    },
     "sources_none": {"pl": "Brak skonfigurowanych źródeł.", "en": "No sources configured."},
     "source_line": {
         "pl": "{name} ({kind}, {collection}): {documents} dok., ostatni sukces {last_success}, "
@@ -310,8 +349,8 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "This command is for DocAssist administrators only.",
     },
     "slack_admin_usage": {
-        "pl": "Użycie: /docassist-admin export [od] [do] | stats | sources",
-        "en": "Usage: /docassist-admin export [since] [until] | stats | sources",
+        "pl": "Użycie: /docassist-admin export [od] [do] | stats | sources | scopes …",
+        "en": "Usage: /docassist-admin export [since] [until] | stats | sources | scopes …",
     },
     "slack_admin_exported": {
         "pl": "Eksport śladów ({rows} tur) jest w Twoich wiadomościach prywatnych.",
@@ -338,10 +377,12 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "teams_help": {
         "pl": "Wspomnij @DocAssist w kanale albo napisz do mnie w czacie, a odpowiem z "
         "dokumentów, z cytatami. Polecenia: meta ID-DOKUMENTU, docs, clear, help "
-        "(dla administratorów: stats, sources). Na karcie odpowiedzi: Pokaż źródła, Wyczyść wątek.",
+        "(dla administratorów: stats, sources, scopes). Na karcie odpowiedzi: Pokaż źródła, "
+        "Wyczyść wątek.",
         "en": "Mention @DocAssist in a channel or chat with me and I answer from the "
         "documents, with citations. Commands: meta DOCUMENT-ID, docs, clear, help "
-        "(for administrators: stats). On an answer card: Show sources, Clear thread.",
+        "(for administrators: stats, sources, scopes). On an answer card: Show sources, "
+        "Clear thread.",
     },
     "teams_meta_usage": {
         "pl": "Podaj identyfikator dokumentu, np. „meta {example}”.",

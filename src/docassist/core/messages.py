@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from docassist.core import i18n
 from docassist.core.i18n import Language
 from docassist.core.limits import MAX_MESSAGE_CHARS
+from docassist.core.scopes import UNSET, Audience
 
 _ALLOWED_CONTROL: Final = frozenset("\n\t\r")
 
@@ -95,6 +96,10 @@ class ChatMessage(BaseModel):
         default=None, description="A request the adapter answers itself, without a turn (a "
         "catalog, help, a vote): opaque to the core, stored with the event so a redelivery "
         "or a restart answers it once")
+    audience: Audience = Field(
+        default=UNSET, description="Who can read the reply, as the adapter saw it in the "
+        "event; the core decides from it which collections the turn may search (unset: "
+        "`default` only, so a message whose adapter forgot to say never sees more)")
     notice: Notice | None = Field(
         default=None, description="A reply decided at admission (refusal or note), stored "
         "with the event so that retries and restarts deliver it once")

@@ -19,6 +19,7 @@ from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
 from docassist.core.feedback import FeedbackReason
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
+from docassist.core.scopes import Scope
 from docassist.core.sources import SourceStatus
 from docassist.core.state import ConversationState, HistoryMessage
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
@@ -64,6 +65,11 @@ class Retriever(Protocol):
     default_threshold: float
 
     def search(self, query: str, top_k: int) -> list[SearchHit]: ...
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        """`search` over the chunks of the scope's collections only: the restriction is
+        applied before ranking and `top_k`, never to the results afterwards."""
+        ...
 
 
 class Embedder(Protocol):
@@ -285,6 +291,44 @@ class StaleNotes(Protocol):
     def address_of(self, conversation_id: str) -> str | None: ...
 
 
+# --- scopes (issue 22) ----------------------------------------------------------------------
+
+
+class ScopeRules(Protocol):
+    """The configured mappings of channels, users and groups to collections."""
+
+    def scope_mappings(self) -> dict[str, tuple[str, ...]]:
+        """Subject (`slack:C1`, `teams:19:…`, `user:slack:U1`, `group:teams:G`) → collections."""
+        ...
+
+    def shareable_collections(self) -> frozenset[str]:
+        """Collections an externally shared channel may be answered from (none by default)."""
+        ...
+
+    def collection_names(self) -> list[str]:
+        """Every collection known: `default`, documents', sources' and shareable ones."""
+        ...
+
+
+class ScopeAdmin(ScopeRules, Protocol):
+    """Changes to the mappings, each logged with the admin who made it."""
+
+    def set_scope(self, subject: str, collections: list[str], admin: str) -> None:
+        """Map `subject` to `collections` (an empty list removes the mapping)."""
+        ...
+
+    def set_shareable(self, collection: str, shareable: bool, admin: str) -> None: ...
+
+    def scope_changes(self) -> list[dict[str, Any]]: ...
+
+
+class NoGroups:
+    """The default lookup: nobody is in any group."""
+
+    def groups_of(self, platform: str, user_id: str) -> frozenset[str]:
+        return frozenset()
+
+
 class SourceLog(Protocol):
     def source_statuses(self) -> list[SourceStatus]: ...
 
@@ -317,7 +361,8 @@ class TeamAddresses(Protocol):
 
 
 class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
-                   StaleNotes, SourceLog, PostedReplies, TeamAddresses, Shares, Protocol):
+                   StaleNotes, SourceLog, PostedReplies, TeamAddresses, Shares, ScopeAdmin,
+                   Protocol):
     """Everything a platform adapter reads or writes itself (turns go through the engine;
     the stale-note couriers also read a conversation's state)."""
 

@@ -115,6 +115,9 @@ def _from_outcome(
         turn_id = outcome.data.get("source_turn_id")
         lines = [i18n.text("sources_header", language, turn_id=turn_id)]
         lines += [f"• [{s.chunk_id}] {s.title} (v{s.version}) — {s.section}" for s in sources]
+        if outcome.data.get("withheld"):
+            lines.append(i18n.text("sources_withheld_scope", language,
+                                   count=outcome.data["withheld"]))
         return Reply("sources_shown", "\n".join(lines), sources=sources, source_turn_id=turn_id)
     if outcome.name == "get_document_metadata":
         missing = i18n.text("unknown_value", language)

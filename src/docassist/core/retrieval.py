@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from docassist.core.limits import HYBRID_CANDIDATES, RRF_K
 from docassist.core.ports import Retriever, SearchHit
+from docassist.core.scopes import EVERYTHING, Scope
 
 
 class TranslatedSearch:
@@ -23,11 +24,14 @@ class TranslatedSearch:
         self.default_threshold = retriever.default_threshold
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
+        return self.search_in(query, top_k, EVERYTHING)
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
         phrasings = list(dict.fromkeys([query, *self.translations]))
         fused: dict[str, float] = {}
         best: dict[str, SearchHit] = {}
         for phrasing in phrasings:
-            for rank, hit in enumerate(self.retriever.search(phrasing, HYBRID_CANDIDATES), 1):
+            for rank, hit in enumerate(self._search(phrasing, scope), 1):
                 chunk_id = hit.chunk.chunk_id
                 fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
                 # The score the threshold sees: the best of any phrasing, on the same scale.
@@ -35,3 +39,8 @@ class TranslatedSearch:
                     best[chunk_id] = hit
         ranked = sorted(fused, key=lambda chunk_id: -fused[chunk_id])[:top_k]
         return [best[chunk_id] for chunk_id in ranked]
+
+    def _search(self, phrasing: str, scope: Scope) -> list[SearchHit]:
+        if scope.everything:
+            return self.retriever.search(phrasing, HYBRID_CANDIDATES)
+        return self.retriever.search_in(phrasing, HYBRID_CANDIDATES, scope)

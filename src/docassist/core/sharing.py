@@ -1,23 +1,23 @@
 """Sharing a private answer in its channel: which answer a "share" names, and whether it may
-be shown to everyone there. One decision, one function: `may_share` is where the channel's
-scope (collections and audiences, issue 22) will decide; until scopes exist every document
-is in every channel's scope."""
+be shown to everyone there. One decision, one function: `may_share` asks the channel's
+scope (collections and audiences, issue 22) about every cited document."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from docassist.core.answering import CITATION
-from docassist.core.messages import ConversationKey
+from docassist.core.ports import Catalog
 from docassist.core.state import ConversationState, RagResult, Source
 
 
-def may_share(cited_document_ids: Iterable[str], channel_audience: ConversationKey) -> bool:
+def may_share(cited_document_ids: Iterable[str], channel_catalog: Catalog) -> bool:
     """True when every cited document is within the scope of the channel the answer would be
-    shown in. An answer given privately from the asker's wider scope must answer False, so
-    it is offered no share button and a click is refused. Today: no scopes, so True."""
-    del cited_document_ids, channel_audience  # nothing to check until scopes exist
-    return True
+    shown in (`channel_catalog`: the catalog as the channel's audience sees it). An answer
+    given privately from the asker's wider scope answers False, so it is offered no share
+    button and a click is refused."""
+    return all(channel_catalog.document(document_id) is not None
+               for document_id in cited_document_ids)
 
 
 def cited_document_ids(answer: str, sources: list[Source]) -> list[str]:

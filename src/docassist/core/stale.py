@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from docassist.core import i18n
 from docassist.core.answering import CITATION
 from docassist.core.messages import ConversationKey
+from docassist.core.ports import Catalog
 from docassist.core.state import ConversationState, Source
 
 
@@ -31,6 +32,13 @@ class StaleNote(BaseModel):
     title: str
     change: DocumentChange
     changed_at: str
+
+
+def note_visible(note: StaleNote, catalog: Catalog) -> bool:
+    """Whether the thread may still see the document the note names (`catalog` as the
+    thread's audience sees it now: a scope may have narrowed since the answer). A removed
+    document's collection is gone with it: that note is posted as before."""
+    return note.change is DocumentChange.DELETED or catalog.document(note.document_id) is not None
 
 
 def version_of(chunk_id: str) -> str:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from docassist.core.limits import MAX_HISTORY_TURNS, MAX_TURN_LOG
+from docassist.core.scopes import Audience
 
 Role = Literal["user", "assistant"]
 MissingField = Literal["subject", "document_id", "last_sources"]
@@ -95,6 +96,12 @@ class ConversationState(BaseModel):
     generation: int = 0
     next_turn_id: int = 1
     turn_log: list[TurnSummary] = Field(default_factory=list)
+    audience: Audience | None = None
+    """Who read the thread's latest turn: a note about a document it cited names the
+    document only if this audience may still see it (issue 22)."""
+    shared_outside: bool = False
+    """A message of this thread came from a channel shared with another organization: a
+    later event that cannot tell (a button press) is treated as shared too (issue 22)."""
     _tool_attempted: bool = PrivateAttr(default=False)
     """Per turn, so never saved: set by the tool executor, reset by `begin_turn`."""
 
@@ -125,7 +132,8 @@ class ConversationState(BaseModel):
 
     def cleared(self) -> ConversationState:
         """A fresh state for the same thread under the next generation."""
-        return ConversationState(generation=self.generation + 1)
+        return ConversationState(generation=self.generation + 1,
+                                 shared_outside=self.shared_outside)
 
     def remember_exchange(self, user_text: str, assistant_text: str) -> None:
         self.history = recent_history(

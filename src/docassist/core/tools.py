@@ -209,11 +209,16 @@ def check_has_last_sources(_: NoArguments, context: ToolContext) -> None:
 
 
 def run_show_last_sources(_: NoArguments, context: ToolContext) -> dict[str, Any]:
+    """The last answer's sources that this conversation may still see: checked again now
+    (a scope may have narrowed since), the others withheld and only counted."""
     state = context.state
+    visible = [source for source in state.last_sources
+               if context.catalog.document(source.document_id) is not None]
     return {
         "source_turn_id": state.last_source_turn_id,
         "source_result_id": state.last_source_result_id,
-        "sources": [source.model_dump() for source in state.last_sources],
+        "sources": [source.model_dump() for source in visible],
+        "withheld": len(state.last_sources) - len(visible),
     }
 
 

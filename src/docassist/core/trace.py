@@ -46,6 +46,10 @@ class TurnRecord(BaseModel):
     model: str
     answer_backend: str | None = None
     retriever: str | None = None
+    audience: str | None = None
+    """Who could read the reply: operator, private:PLATFORM, channel:…, shared:… (issue 22)."""
+    collections: list[str] | None = None
+    """The collections the turn could search."""
     catalog_version: str
     prompt_sha256: str | None
     user_sha256: str | None

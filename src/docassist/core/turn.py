@@ -41,6 +41,14 @@ from docassist.core.results import (
     ToolView,
     TurnResult,
 )
+from docassist.core.scopes import Audience, Scope
+from docassist.core.scoping import (
+    NoScopeRules,
+    ScopeResolver,
+    scoped,
+    scoped_catalog,
+    thread_audience,
+)
 from docassist.core.selection import (
     Decision,
     Selection,
@@ -59,6 +67,8 @@ from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha25
 
 logger = logging.getLogger(__name__)
 
+HELD_BACK_WARNING = "sources_held_back"
+"""A RAG warning: the asker's own collections answer what this channel may not see."""
 MAX_COMMIT_RETRIES = 8
 """Times a turn is re-run when another writer (process) changed the conversation under it."""
 RETRY_BACKOFF_SECONDS = 0.02
@@ -87,6 +97,14 @@ class _Turn:
     outcome: ToolOutcome | None = None
     rag: RagResult | None = None
     on_partial: Callable[[str], None] | None = None
+    audience: Audience | None = None
+    """The message's audience, as narrow as the thread has been (`scoping.thread_audience`)."""
+    scope: Scope | None = None
+    """The collections this turn may search (from the audience)."""
+    catalog: Catalog | None = None
+    """The catalog seen through the scope: out of scope = unknown."""
+    retriever: Retriever | None = None
+    """The retriever restricted to the scope inside its ranking."""
 
 
 class TurnEngine:
@@ -101,6 +119,7 @@ class TurnEngine:
         registry: ToolRegistry,
         options: EngineOptions | None = None,
         shadow: SelectorModel | None = None,
+        scopes: ScopeResolver | None = None,
     ) -> None:
         self.store = store
         self.catalog = catalog
@@ -110,11 +129,17 @@ class TurnEngine:
         self.registry = registry
         self.executor = ToolExecutor(registry)
         self.options = options or EngineOptions()
+        self.scopes = scopes or ScopeResolver(NoScopeRules())
+        """Decides each message's collections from its audience (issue 22)."""
         self.shadow = shadow
         """A candidate selector asked beside the active one; its proposals are only recorded."""
         self._locks = KeyedLocks()
         self._shadow_worker: ThreadPoolExecutor | None = None
         self._shadow_pending: set[Future[None]] = set()
+
+    def catalog_for(self, audience: Audience) -> Catalog:
+        """The catalog as this audience may see it (document lists, suggested prompts)."""
+        return scoped_catalog(self.catalog, self.scopes.scope_of(audience))
 
     @property
     def tool_catalog_version(self) -> str:
@@ -183,6 +208,8 @@ class TurnEngine:
         if isinstance(message.text, str) and message.command is None:
             # "/sources" says nothing about the user's language; the thread does.
             language = i18n.detect_language(message.text, language)
+        audience = thread_audience(message.audience, state)
+        scope = self.scopes.scope_of(audience)
         return _Turn(
             message=message,
             state=state,
@@ -192,6 +219,10 @@ class TurnEngine:
             language=language,
             started=time.perf_counter(),
             on_partial=on_partial,
+            audience=audience,
+            scope=scope,
+            catalog=scoped_catalog(self.catalog, scope),
+            retriever=scoped(self.retriever, scope),
         )
 
     def _early_reply(self, turn: _Turn) -> Reply | None:
@@ -237,7 +268,7 @@ class TurnEngine:
             document_id = argument.upper() if is_document_id(argument.upper()) else argument
             return _command_plan(text, "get_document_metadata", {"document_id": document_id}), None
         try:
-            return plan_turn(text, turn.state, catalog=self.catalog, selector=self.selector,
+            return plan_turn(text, turn.state, catalog=_catalog(turn), selector=self.selector,
                              tool_specs=self.registry.specs(), language=turn.language), None
         except ModelError:
             plan = Plan(message=text, resolution=_unchanged(text),
@@ -252,8 +283,8 @@ class TurnEngine:
         assert plan is not None
         context = ToolContext(
             state=turn.state,
-            catalog=self.catalog,
-            retriever=self.retriever,
+            catalog=_catalog(turn),
+            retriever=turn.retriever or self.retriever,
             answerer=self.answerer,
             current_message=plan.message,
             language=turn.language,
@@ -263,18 +294,32 @@ class TurnEngine:
         turn.outcome = self.executor.execute(call, context)
         if turn.outcome.status == "tool_completed" and turn.outcome.name == "answer_from_documents":
             turn.rag = RagResult.model_validate(turn.outcome.data)
+            self._note_held_back(turn)
+
+    def _note_held_back(self, turn: _Turn) -> None:
+        """In a channel, when the asker's own collections hold an answer this channel may not
+        see, say so (without a title) and offer a private answer: a warning the reply reads."""
+        assert turn.rag is not None and turn.scope is not None and turn.plan is not None
+        assert turn.audience is not None
+        question = str(turn.plan.decision.arguments.get("question") or turn.plan.message)
+        if self.scopes.answers_privately(turn.audience, turn.scope, self.retriever, question,
+                                         turn.rag.similarity_threshold):
+            turn.rag.warnings.append(HELD_BACK_WARNING)
 
     def _compose(self, turn: _Turn) -> Reply:
         assert turn.plan is not None
-        return compose_reply(
+        reply = compose_reply(
             plan=turn.plan,
             outcome=turn.outcome,
             rag=turn.rag,
             state=turn.state,
-            catalog=self.catalog,
+            catalog=_catalog(turn),
             language=turn.language,
             human_channel=self.options.human_channel,
         )
+        if turn.rag is not None and HELD_BACK_WARNING in turn.rag.warnings:
+            reply.answer += "\n\n" + i18n.text("scope_held_back", turn.language)
+        return reply
 
     def _commit(self, turn: _Turn, reply: Reply) -> TurnResult:
         """The result, the next state and the trace rows, saved in one call on the store."""
@@ -394,6 +439,11 @@ class TurnEngine:
 
     # --- trace rows -------------------------------------------------------------------
 
+    def _searched(self, turn: _Turn) -> list[str]:
+        """The collections the turn could search, by name (every known one for the CLI)."""
+        names = turn.scope.names() if turn.scope is not None else None
+        return self.scopes.rules.collection_names() if names is None else names
+
     def _answer_backend(self) -> str:
         model = self.answerer.model
         return f"{self.answerer.backend}:{model}" if model else self.answerer.backend
@@ -442,12 +492,19 @@ class TurnEngine:
             model=self.selector.model if selection else "none",
             answer_backend=self._answer_backend() if turn.rag else None,
             retriever=turn.rag.retriever if turn.rag else None,
+            audience=(turn.audience or turn.message.audience).label(),
+            collections=self._searched(turn),
             catalog_version=result.catalog_version,
             prompt_sha256=selection.prompt_sha256 if selection else None,
             user_sha256=sha256_text(turn.message.user),
             event_id=turn.message.event_id,
             raw=raw,
         )
+
+
+def _catalog(turn: _Turn) -> Catalog:
+    assert turn.catalog is not None  # set by _begin
+    return turn.catalog
 
 
 def tool_call_record(

@@ -12,6 +12,7 @@ from typing import Any
 
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.ports import SearchHit
+from docassist.core.scopes import Scope
 from docassist.storage.backends import AnyStore
 
 
@@ -65,3 +66,10 @@ class Bm25sRetriever:
             if document is not None:
                 hits.append(SearchHit(chunk=chunk, document=document, score=float(score)))
         return hits
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        """The baseline ranks every chunk (it is only measured, never serves a conversation):
+        a scoped search is refused rather than filtered after ranking."""
+        if not scope.everything:
+            raise NotImplementedError("the bm25s baseline does not take a scope")
+        return self.search(query, top_k)

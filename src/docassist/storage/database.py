@@ -45,6 +45,7 @@ from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
+from docassist.storage.scope_rows import ScopeRows
 from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
 from docassist.storage.teams_rows import TeamsRows
@@ -62,7 +63,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows):
+class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed
@@ -291,6 +292,14 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows):
             chunk = Chunk.model_validate(row)
             results.append((chunk, documents[chunk.document_id], rank_value))
         return results
+
+    def chunk_collections(self) -> dict[str, str]:
+        """The collection of every current chunk, by chunk id (search indexes keep it per
+        row, so a scope restricts candidates before ranking)."""
+        with self._lock:
+            return dict(self.db.execute(
+                "SELECT c.chunk_id, d.collection FROM chunks c JOIN documents d "
+                "ON d.document_id = c.document_id WHERE c.superseded_at IS NULL").fetchall())
 
     def fts_rows(self, after_rowid: int, limit: int) -> list[tuple[int, str, str, str, str]]:
         """Searchable rows by rowid, as FTS5 indexed them: rowid, chunk id, and the folded

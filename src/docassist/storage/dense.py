@@ -31,8 +31,10 @@ from docassist.core.limits import (
     RRF_K,
 )
 from docassist.core.ports import Embedder, SearchHit
+from docassist.core.scopes import EVERYTHING, Scope
 from docassist.storage.backends import AnyStore
 from docassist.storage.fusion import Fusion, Vote, comb_mnz, weighted_rrf
+from docassist.storage.ranking import RowCollections, best_positions
 from docassist.storage.search import Bm25Retriever
 from docassist.storage.vectors import ExactIndex, VectorIndex, build_index
 
@@ -89,9 +91,11 @@ class DenseSnapshot:
     index: VectorIndex
     positions: dict[str, int]
     documents: dict[str, DocumentInfo]
+    collections: RowCollections
 
 
-_NO_SNAPSHOT: Final = DenseSnapshot(-1, [], ExactIndex(_EMPTY), {}, {})
+_NO_SNAPSHOT: Final = DenseSnapshot(-1, [], ExactIndex(_EMPTY), {}, {},
+                                    RowCollections.of([], {}))
 
 
 @dataclass(frozen=True)
@@ -146,11 +150,13 @@ class DenseRetriever:
                 self._snapshot = DenseSnapshot(
                     version, chunk_ids, build_index(matrix, self.ann_min_rows),
                     {chunk_id: row for row, chunk_id in enumerate(chunk_ids)},
-                    {d.document_id: d for d in self.store.documents()})
+                    {d.document_id: d for d in self.store.documents()},
+                    RowCollections.of(chunk_ids, self.store.chunk_collections()))
             return self._snapshot
 
-    def nearest(self, query: str, count: int) -> DenseResult:
-        """The `count` chunks nearest to the question, best first, with their cosines."""
+    def nearest(self, query: str, count: int, scope: Scope = EVERYTHING) -> DenseResult:
+        """The `count` chunks nearest to the question, best first, with their cosines; with
+        a narrower scope, among the chunks of its collections only."""
         snapshot = self._current()
         query_vector = np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)
         if not snapshot.chunk_ids or count <= 0:
@@ -159,13 +165,19 @@ class DenseRetriever:
         # more than it saved (p50 9 → 1.1 ms at 10k chunks on a busy machine); large
         # corpora go through the IVF index, which scans a small share of the vectors.
         with _BLAS.limit(limits=1, user_api="blas"):
-            rows, scores = snapshot.index.nearest(query_vector, count)
+            if snapshot.collections.covers(scope):
+                rows, scores = snapshot.index.nearest(query_vector, count)
+            else:
+                rows, scores = _nearest_in(snapshot, query_vector, count, scope)
         chunk_ids = [snapshot.chunk_ids[row] for row in rows]
         return DenseResult(snapshot, query_vector, chunk_ids,
                            dict(zip(chunk_ids, map(float, scores), strict=True)))
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
-        result = self.nearest(query, top_k)
+        return self.search_in(query, top_k, EVERYTHING)
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        result = self.nearest(query, top_k, scope)
         return _hits(self.store, result, result.chunk_ids, {})
 
 
@@ -189,11 +201,15 @@ class HybridRetriever:
         self.rrf_k = rrf_k
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
+        return self.search_in(query, top_k, EVERYTHING)
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        """Both rankings restricted to the scope, so the fused candidates are too."""
         # BM25 runs on a second thread while this one embeds the question and searches the
         # vectors: most of both is numpy and SQLite, which release the GIL.
         lexical_future = _LEXICAL_POOL.submit(self.bm25.ranked, query, HYBRID_CANDIDATES,
-                                              coverage=False)
-        dense = self.dense.nearest(query, HYBRID_CANDIDATES)
+                                              coverage=False, scope=scope)
+        dense = self.dense.nearest(query, HYBRID_CANDIDATES, scope)
         ranked = lexical_future.result()
         # Every hit of both rankings votes: no gate drops one retriever's evidence, so a word
         # only one page holds (a library's name) keeps what BM25 makes of it. BM25's votes
@@ -207,6 +223,16 @@ class HybridRetriever:
         fused = comb_mnz(votes) if self.fusion == "combmnz" else weighted_rrf(votes, self.rrf_k)
         return _hits(self.dense.store, dense, fused[:top_k],
                      {hit.chunk.chunk_id: hit for hit, _ in ranked})
+
+
+def _nearest_in(snapshot: DenseSnapshot, query: npt.NDArray[np.float32], count: int,
+                scope: Scope) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The nearest rows among the scope's rows, each scored (exact ranking of the allowed
+    rows: an approximate index's probe could miss a small collection altogether)."""
+    allowed = np.flatnonzero(snapshot.collections.mask(scope)).astype(np.int64)
+    scores = snapshot.index.scores(query, allowed)
+    best = np.asarray(best_positions(scores, count), dtype=np.int64)
+    return allowed[best], scores[best]
 
 
 def _hits(store: AnyStore, dense: DenseResult, chunk_ids: list[str],

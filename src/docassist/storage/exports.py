@@ -32,7 +32,8 @@ TURN_COLUMNS: Final = (
     "decision_status", "decision_reason", "decided_by", "action", "tool_name", "tool_status",
     "error_code", "language", "question_sha256", "standalone_sha256", "answer_sha256",
     "resolution_status", "history_used", "source_ids", "source_turn_id", "warnings",
-    "duration_ms", "backend", "model", "answer_backend", "retriever", "catalog_version",
+    "duration_ms", "backend", "model", "answer_backend", "retriever", "audience", "collections",
+    "catalog_version",
     "prompt_sha256", "user_sha256",
     "event_id", "raw", "feedback", "feedback_reasons", "tool_calls",
 )
@@ -88,10 +89,27 @@ def parse_age(value: str) -> timedelta:
     return age
 
 
+def scoped_turns(rows: list[dict[str, Any]], audience: str | None = None,
+                 collection: str | None = None) -> list[dict[str, Any]]:
+    """Turns whose audience is `audience` or starts with it (`channel`, `channel:slack`,
+    `shared:teams:19:…`, `private:slack`, `operator`) and that searched `collection`."""
+    def kept(row: dict[str, Any]) -> bool:
+        label = str(row.get("audience") or "")
+        if audience is not None and label != audience and not label.startswith(audience + ":"):
+            return False
+        searched = row.get("collections") or []
+        if isinstance(searched, str):  # SQLite keeps JSON as text
+            searched = json.loads(searched)
+        return collection is None or collection in searched
+    return [row for row in rows if kept(row)]
+
+
 def trace_rows(store: TraceLog, since: str | None = None, until: str | None = None,
-               conversation_id: str | None = None) -> list[dict[str, Any]]:
-    """Turns (oldest first) with their tool attempts nested under `tool_calls`."""
-    rows = store.turns(conversation_id, since, until)
+               conversation_id: str | None = None, *, audience: str | None = None,
+               collection: str | None = None) -> list[dict[str, Any]]:
+    """Turns (oldest first) with their tool attempts nested under `tool_calls`; optionally
+    only those of an audience and those that searched a collection."""
+    rows = scoped_turns(store.turns(conversation_id, since, until), audience, collection)
     votes: dict[str, int] = {}
     reasons: dict[str, list[dict[str, str]]] = {}
     for vote in store.feedback():
@@ -108,7 +126,7 @@ def trace_rows(store: TraceLog, since: str | None = None, until: str | None = No
                   if column not in ("tool_calls", "feedback", "feedback_reasons")}
         record["feedback"] = votes.get(row["result_id"])  # sum of +1/-1 votes, None if none
         record["feedback_reasons"] = reasons.get(row["result_id"], [])
-        for column in ("source_ids", "warnings", "raw"):
+        for column in ("source_ids", "warnings", "raw", "collections"):
             value = record.get(column)
             if isinstance(value, str):
                 record[column] = json.loads(value)

@@ -347,3 +347,21 @@ def m012_chat_parity(db: Database) -> None:
         pk="channel_id")
     db.table("shares").create({"result_id": str, "user_sha256": str, "created_at": str},
                               pk="result_id")
+
+
+@migrations()
+def m013_scopes(db: Database) -> None:
+    """Collections and audiences (issue 22): which channels, users and groups may search
+    which collections, which collections an externally shared channel may be answered from,
+    the log of every change with the admin who made it, and each turn's audience and the
+    collections it searched."""
+    db.table("scope_mappings").create(
+        {"subject": str, "collections": str, "updated_by": str, "updated_at": str},
+        pk="subject")
+    db.table("shareable_collections").create(
+        {"collection": str, "updated_by": str, "updated_at": str}, pk="collection")
+    db.table("scope_changes").create(
+        {"id": int, "changed_at": str, "admin": str, "subject": str, "before": str,
+         "after": str}, pk="id")
+    db.table("turns").add_column("audience", str)
+    db.table("turns").add_column("collections", str)

@@ -3,8 +3,13 @@ imports no store, so the store's own modules may use it)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
+
+from docassist.core.scopes import Scope
 
 
 def best_positions(scores: npt.NDArray[np.floating], count: int,
@@ -19,3 +24,32 @@ def best_positions(scores: npt.NDArray[np.floating], count: int,
         candidates = candidates[scores[candidates] >= cut]  # ties at the cut stay in the race
     order = np.lexsort((candidates, -scores[candidates]))
     return [int(position) for position in candidates[order][:count]]
+
+
+@dataclass(frozen=True)
+class RowCollections:
+    """The collection of each row of a search index, as small codes: a scope becomes a
+    boolean mask over the rows, applied to the candidates before any ranking."""
+
+    codes: npt.NDArray[np.int32]
+    names: dict[str, int]
+
+    @classmethod
+    def of(cls, chunk_ids: list[str], collection_of: Mapping[str, str]) -> RowCollections:
+        names: dict[str, int] = {}
+        codes = np.fromiter(
+            (names.setdefault(collection_of.get(chunk_id, ""), len(names))
+             for chunk_id in chunk_ids), dtype=np.int32, count=len(chunk_ids))
+        return cls(codes, names)
+
+    def covers(self, scope: Scope) -> bool:
+        """True when every row is in the scope: nothing to restrict (an installation whose
+        documents are all in `default` searches exactly as without scopes, ANN included)."""
+        return scope.collections is None or set(self.names) <= scope.collections
+
+    def mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
+        """True for the rows in the scope (a chunk without a document is in none)."""
+        if scope.collections is None:
+            return np.ones(len(self.codes), dtype=np.bool_)
+        wanted = [self.names[name] for name in scope.collections if name in self.names]
+        return np.isin(self.codes, np.asarray(wanted, dtype=np.int32))

@@ -38,10 +38,11 @@ from docassist.core.limits import (
     LEXICAL_TERM_CACHE_POSTINGS,
 )
 from docassist.core.ports import SearchHit
+from docassist.core.scopes import EVERYTHING, Scope
 from docassist.core.text import Stemmer, is_cyrillic, prefix_stem, stem, terms
 from docassist.storage.backends import AnyStore
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
-from docassist.storage.ranking import best_positions
+from docassist.storage.ranking import RowCollections, best_positions
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -162,6 +163,7 @@ class LexicalIndex:
     posting_rows: npt.NDArray[np.int32]
     posting_frequencies: npt.NDArray[np.float32]
     documents: dict[str, DocumentInfo]
+    collections: RowCollections
     term_cache: TermCache = field(default_factory=lambda: TermCache(LEXICAL_TERM_CACHE_POSTINGS),
                                   compare=False, repr=False)
 
@@ -193,6 +195,7 @@ class LexicalIndex:
         for position, token in enumerate(tokens):
             stem_tokens.setdefault(stemmer(token), []).append(position)
         average = sum(lengths) / len(lengths) if sum(lengths) else 1.0  # no tokens: no match
+        collections = RowCollections.of(chunk_ids, store.chunk_collections())
         return cls(
             version=version, chunk_ids=chunk_ids, rowids=np.asarray(rowids, dtype=np.int64),
             length_norm=K1 * (1 - B + B * row_lengths / average), tokens=tokens,
@@ -200,7 +203,7 @@ class LexicalIndex:
             offsets=np.concatenate([[0], np.cumsum(np.bincount(token_of,
                                                                minlength=len(tokens)))]),
             posting_rows=rows[order], posting_frequencies=frequencies[order],
-            documents=documents)
+            documents=documents, collections=collections)
 
     def scores(self, phrases: list[Phrase], store: AnyStore) -> Floats:
         """FTS5's bm25 of every row for the OR of `phrases`, positive (0 = no match)."""
@@ -385,9 +388,13 @@ class Bm25Retriever:
         time for 20 hits)."""
         return [hit for hit, _ in self.ranked(query, top_k, coverage=coverage)]
 
-    def ranked(self, query: str, top_k: int, *, coverage: bool = True
-               ) -> list[tuple[SearchHit, float]]:
-        """The best hits (scored by coverage) with their raw BM25 scores, best first."""
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        return [hit for hit, _ in self.ranked(query, top_k, scope=scope)]
+
+    def ranked(self, query: str, top_k: int, *, coverage: bool = True,
+               scope: Scope = EVERYTHING) -> list[tuple[SearchHit, float]]:
+        """The best hits (scored by coverage) with their raw BM25 scores, best first; only
+        rows of the scope's collections are candidates (before ranking and `top_k`)."""
         phrases = query_phrases(query, self.match, self.stemmer)
         if not phrases or top_k <= 0:
             return []
@@ -396,7 +403,10 @@ class Bm25Retriever:
         stemmer = self.stemmer
         wanted = {stemmer(term) for term in terms(query)}
         hits: list[tuple[SearchHit, float]] = []
-        for position in best_positions(scores, top_k, among=np.flatnonzero(scores > 0)):
+        candidates = scores > 0
+        if not index.collections.covers(scope):
+            candidates &= index.collections.mask(scope)
+        for position in best_positions(scores, top_k, among=np.flatnonzero(candidates)):
             chunk = self.store.chunk(index.chunk_ids[position])
             document = index.documents.get(chunk.document_id) if chunk else None
             if chunk is None or document is None:  # pruned or removed since the index was read

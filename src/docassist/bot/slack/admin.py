@@ -1,4 +1,5 @@
-"""`/docassist-admin export [since] [until]`, `stats` and `sources`, for admins only.
+"""`/docassist-admin export [since] [until]`, `stats`, `sources` and `scopes …`, for admins
+only.
 
 The export is the same function as `docassist traces export`; the CSV goes to the admin's
 direct messages as a file. Anyone else is refused, and the attempt is logged.
@@ -16,6 +17,7 @@ from slack_sdk import WebClient
 from docassist.bot.slack.render import SECTION_TEXT_LIMIT, escape
 from docassist.core import i18n
 from docassist.core.ports import AdapterStore
+from docassist.core.scope_commands import run_scope_command
 from docassist.core.sources import describe_sources
 from docassist.core.trace import sha256_text
 from docassist.storage.exports import activity_summary, parse_time, trace_rows, write_export
@@ -49,6 +51,8 @@ class AdminCommands:
             self.stats(user, channel)
         elif words == ["sources"]:
             self.sources(user, channel)
+        elif words[:1] == ["scopes"]:
+            self.scopes(user, channel, words[1:])
         else:
             self._tell(channel, user, i18n.text("slack_admin_usage", self.language))
 
@@ -76,6 +80,11 @@ class AdminCommands:
                   {"type": "section", "text": {"type": "mrkdwn", "text": escape(
                       "\n".join(lines))[:SECTION_TEXT_LIMIT]}}]
         self._tell(channel, user, header + "\n" + "\n".join(lines), blocks)
+
+    def scopes(self, user: str, channel: str, words: list[str]) -> None:
+        """`scopes …` (core.scope_commands); a change is logged with this admin's id."""
+        result = run_scope_command(words, f"slack:{user}", self.store, self.language)
+        self._tell(channel, user, escape(result.text)[:SECTION_TEXT_LIMIT])
 
     def stats(self, user: str, channel: str) -> None:
         summary = activity_summary(self.store)

@@ -25,6 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from docassist.bot.commands import parse_text_command
 from docassist.bot.slack.admin import AdminCommands
+from docassist.bot.slack.audience import PLATFORM, click_audience, slack_audience
 from docassist.bot.slack.config import SlackConfig as SlackConfig  # its import path so far
 from docassist.bot.slack.interactions import register_interactions
 from docassist.bot.slack.listeners import register_listeners
@@ -45,7 +46,6 @@ from docassist.core.turn import TurnEngine
 
 logger = logging.getLogger(__name__)
 
-PLATFORM: Final = "slack"
 DM_THREAD: Final = "dm"
 """Top-level direct messages continue one conversation per DM channel."""
 _MENTION: Final = re.compile(r"<@[A-Z0-9]+>")
@@ -197,11 +197,18 @@ class SlackAdapter:
         text = unescape(_MENTION.sub("", raw)).strip()
         parsed = parse_text_command(text)
         command = Command.CLEAR if parsed is not None and parsed.name == "clear" else None
-        message = ChatMessage(key=key, user=str(event.get("user")), text=text, command=command,
-                              event_id=event_id)
         user_team = event.get("user_team")
+        user = str(event.get("user"))
+        external = bool(user_team and team and user_team != team)
+        # In a private-answers channel only the asker sees the answer (ephemeral): their
+        # own scope; sharing it is checked against the channel's (core.sharing.may_share).
+        private = in_dm or self.private.applies(key)
+        audience = slack_audience(channel, user, private=private,
+                                  shared=bool(body.get("is_ext_shared_channel")) or external)
+        message = ChatMessage(key=key, user=user, text=text, command=command,
+                              event_id=event_id, audience=audience)
         arrival = Arrival(message, language, dedupe_key,
-                          external_user=bool(user_team and team and user_team != team),
+                          external_user=external,
                           attachments=bool(event.get("files")))
         told = retry is not None  # the user hears about a storage problem once, first time
 
@@ -228,13 +235,14 @@ class SlackAdapter:
                        command: Command) -> None:
         """A button or shortcut: rate-limited (told ephemerally), then through the inbox."""
         self._submit_click(ChatMessage(key=key, user=user, text="", command=command,
-                                       event_id=event_id))
+                                       event_id=event_id, audience=click_audience(key, user)))
 
     def submit_choice(self, key: ConversationKey, user: str, event_id: str, reply: str,
                       result_id: str) -> None:
         """A clarification's button: its reply, as if typed, through the same inbox and turn."""
         self._submit_click(ChatMessage(key=key, user=user, text=reply, event_id=event_id,
-                                       choice_for=result_id))
+                                       choice_for=result_id,
+                                       audience=click_audience(key, user)))
 
     def _submit_click(self, message: ChatMessage) -> None:
         key, user, event_id = message.key, message.user, str(message.event_id)
@@ -370,9 +378,12 @@ class SlackAdapter:
         except Exception as error:
             logger.info("status not set: %s", error)
 
-    def suggested_prompts(self, language: i18n.Language) -> list[dict[str, str]]:
+    def suggested_prompts(self, language: i18n.Language,
+                          user: str = "") -> list[dict[str, str]]:
+        """Prompts from the documents the user may read (the pane is private to them)."""
         prompts = []
-        for document in self.store.documents()[:PROMPT_COUNT]:
+        catalog = self.engine.catalog_for(slack_audience("", user, private=True))
+        for document in catalog.documents()[:PROMPT_COUNT]:
             text = i18n.text("slack_prompt", language, title=document.title)
             prompts.append({"title": prompt_title(text[:PROMPT_TITLE_CHARS]),
                             "message": escape(text)})

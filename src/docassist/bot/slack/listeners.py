@@ -20,6 +20,7 @@ from slack_sdk import WebClient
 
 from docassist.bot.hygiene import MalformedRequest, without_lone_surrogates
 from docassist.bot.slack.admin import AdminCommands
+from docassist.bot.slack.audience import slack_audience
 from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.feedback import ask_reason, reason_view
 from docassist.bot.slack.render import (
@@ -39,6 +40,7 @@ from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import Catalog, FeedbackLog
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
+from docassist.core.scopes import Audience
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +51,8 @@ class ListenerStore(Catalog, FeedbackLog, Protocol):
 
 class TurnHandler(Protocol):
     def handle(self, message: ChatMessage) -> TurnResult | None: ...
+
+    def catalog_for(self, audience: Audience) -> Catalog: ...
 
 
 class SlackAdapter(Protocol):
@@ -89,7 +93,8 @@ class SlackAdapter(Protocol):
 
     def soon(self, task: Callable[[], None], what: str) -> None: ...
 
-    def suggested_prompts(self, language: i18n.Language) -> list[dict[str, str]]: ...
+    def suggested_prompts(self, language: i18n.Language,
+                          user: str = "") -> list[dict[str, str]]: ...
 
     def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
                      retry: str | None = None) -> Verdict | None: ...
@@ -212,10 +217,11 @@ def _register_messages(adapter: SlackAdapter) -> None:
     assistant = Assistant()
 
     @assistant.thread_started
-    def on_thread_started(set_suggested_prompts: Any) -> None:
+    def on_thread_started(set_suggested_prompts: Any, event: dict[str, Any]) -> None:
         language = adapter.config.default_language
+        user = str((event.get("assistant_thread") or {}).get("user_id") or "")
         adapter.soon(lambda: set_suggested_prompts(
-            prompts=adapter.suggested_prompts(language),
+            prompts=adapter.suggested_prompts(language, user),
             title=i18n.text("slack_prompts_title", language)), "suggested prompts")
 
     @assistant.user_message
@@ -393,13 +399,17 @@ def _metadata(adapter: SlackAdapter, command: SlashCommand) -> None:
     key = adapter.slash_key(command.team_id, command.channel_id, command.user_id)
     result = adapter.engine.handle(ChatMessage(
         key=key, user=command.user_id, text=f"/docassist-meta {command.text}",
-        command=Command.METADATA, command_argument=command.text))
+        command=Command.METADATA, command_argument=command.text,
+        audience=slack_audience(command.channel_id, command.user_id, private=True)))
     if result is not None:
         _ephemeral(adapter, command, mrkdwn(result.answer))
 
 
 def _docs(adapter: SlackAdapter, command: SlashCommand) -> None:
-    message = catalog_message(adapter.store.documents(), adapter.config.default_language)
+    # The list is ephemeral: the user's own collections decide what it shows.
+    audience = slack_audience(command.channel_id, command.user_id, private=True)
+    message = catalog_message(adapter.engine.catalog_for(audience).documents(),
+                              adapter.config.default_language)
     adapter.client.chat_postEphemeral(channel=command.channel_id, user=command.user_id,
                                       **message)
 

@@ -10,13 +10,15 @@ from typing import Protocol
 
 from slack_sdk import WebClient
 
+from docassist.bot.slack.audience import slack_audience
 from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.render import render, share_block, shared
 from docassist.core import i18n
 from docassist.core.errors import StorageError
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.ports import AdapterStore
+from docassist.core.ports import AdapterStore, Catalog
 from docassist.core.results import TurnResult
+from docassist.core.scopes import Audience
 from docassist.core.sharing import cited_document_ids, may_share, shareable_answer
 from docassist.core.trace import sha256_text
 
@@ -24,6 +26,10 @@ logger = logging.getLogger(__name__)
 
 EPHEMERAL_POSTED = "ephemeral"
 """Stored as the posted id of an ephemeral reply when Slack gives no ts for it."""
+
+
+class ChannelCatalogs(Protocol):
+    def catalog_for(self, audience: Audience) -> Catalog: ...
 
 
 class SlackAdapter(Protocol):
@@ -37,6 +43,9 @@ class SlackAdapter(Protocol):
 
     @property
     def store(self) -> AdapterStore: ...
+
+    @property
+    def engine(self) -> ChannelCatalogs: ...
 
     @staticmethod
     def thread_ts(key: ConversationKey) -> str | None: ...
@@ -57,7 +66,8 @@ class PrivateAnswers:
         adapter, key = self.adapter, message.key
         parts = render(result)
         cited = cited_document_ids(result.answer, result.sources)
-        if result.status == "answered" and cited and may_share(cited, key):
+        channel = self._channel(key, message.user)
+        if result.status == "answered" and cited and may_share(cited, channel):
             parts[-1]["blocks"].append(share_block(result.result_id, _language(result)))
         posted: str | None = None
         for part in parts:
@@ -112,12 +122,20 @@ class PrivateAnswers:
         rag = shareable_answer(state, result_id)
         if rag is None:
             return "share_gone", None
-        if not may_share(cited_document_ids(rag.answer, rag.sources), key):
+        if not may_share(cited_document_ids(rag.answer, rag.sources), self._channel(key, user)):
             return "share_not_allowed", None
         return None, TurnResult(
             result_id=result_id, conversation_id=key.conversation_id,
             generation=state.generation, turn_id=int(turn["turn_id"]), status="answered",
             answer=rag.answer, language=str(turn["language"]), sources=rag.sources)
+
+    def _channel(self, key: ConversationKey, user: str) -> Catalog:
+        """The catalog as everyone in the channel sees it (a thread once seen shared with
+        another organization is judged as shared)."""
+        state = self.adapter.store.load(key).state
+        audience = slack_audience(key.channel, user, private=False,
+                                  shared=state.shared_outside)
+        return self.adapter.engine.catalog_for(audience)
 
     def _tell(self, channel: str, user: str, text_key: str, language: i18n.Language) -> None:
         self.adapter.client.chat_postEphemeral(channel=channel, user=user,

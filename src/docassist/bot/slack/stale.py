@@ -6,12 +6,20 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from docassist.bot.slack.audience import slack_audience
 from docassist.bot.slack.listeners import Interaction, interaction
 from docassist.bot.slack.render import escape
 from docassist.core import i18n
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.stale import StaleNote, last_question, note_language, note_text
+from docassist.core.scopes import UNSET
+from docassist.core.stale import (
+    StaleNote,
+    last_question,
+    note_language,
+    note_text,
+    note_visible,
+)
 
 if TYPE_CHECKING:
     from docassist.bot.slack.app import SlackAdapter
@@ -38,6 +46,9 @@ class SlackStaleNotes:
     def post(self, note: StaleNote) -> None:
         """Post one note in its thread (called by the courier)."""
         state = self.adapter.store.load(note.key).state
+        if not note_visible(note, self.adapter.engine.catalog_for(state.audience or UNSET)):
+            logger.info("stale note %s withheld: outside the thread's scope now", note.note_id)
+            return
         language = note_language(state, self.adapter.config.default_language)
         self.adapter.client.chat_postMessage(channel=note.key.channel,
                                              thread_ts=self.adapter.thread_ts(note.key),
@@ -64,6 +75,9 @@ class SlackStaleNotes:
                 text=i18n.text("stale_no_question", adapter.config.default_language))
             return
         action_ts = pressed.actions[0].action_ts or pressed.trigger_id
+        audience = slack_audience(key.channel, pressed.user.id,
+                                  private=key.channel.startswith("D"))
         adapter.worker.submit(ChatMessage(key=key, user=pressed.user.id, text=question,
-                                          event_id=f"ask-again:{action_ts}"),
+                                          event_id=f"ask-again:{action_ts}",
+                                          audience=audience),
                               deadline=ACK_DEADLINE_SECONDS)

@@ -34,6 +34,7 @@ from microsoft_agents.hosting.core.authorization import Connections
 from docassist.bot.hygiene import without_lone_surrogates
 from docassist.bot.limits import AdapterConfig
 from docassist.bot.teams import cards
+from docassist.bot.teams.audience import PLATFORM, THREAD_MARKER, teams_audience
 from docassist.bot.teams.direct import (
     READ_ONLY_REQUESTS,
     DirectReplies,
@@ -58,10 +59,8 @@ from docassist.core.turn import TurnEngine
 
 logger = logging.getLogger(__name__)
 
-PLATFORM: Final = "teams"
 CHAT_THREAD: Final = "chat"
 """Personal and group chats have no threads: one conversation per chat."""
-THREAD_MARKER: Final = ";messageid="
 READABLE_ATTACHMENTS: Final = frozenset({"text/html"})
 """Teams adds the message itself as `text/html`; anything else (files, images) is not read."""
 EXPECT_REPLIES_TIMEOUT_SECONDS: Final = 60.0
@@ -73,6 +72,9 @@ class TeamsConfig(AdapterConfig):
     """`admin_users` are AAD object ids here."""
 
     app_id: str = ""
+    tenant_id: str = ""
+    """Our Entra tenant: a conversation of another tenant is shared with another
+    organization (empty: not known, no conversation counts as shared by tenant)."""
     human_channel: str = "#docassist-help"
     """Where users are sent while the Teams help channel cannot be reached."""
     teams_human_channel: str = ""
@@ -141,7 +143,8 @@ class TeamsAdapter:
         self.outbound = Outbound(self.cloud, config.app_id)
         self.direct_replies = DirectReplies(store, config.admin_users, config.human_channel,
                                             config.teams_human_channel,
-                                            self.outbound.post_to_channel)
+                                            self.outbound.post_to_channel,
+                                            engine.catalog_for)
         self.agent: AgentApplication[TurnState] = AgentApplication[TurnState](
             storage=MemoryStorage(), connection_manager=connections,
             start_typing_timer=False, remove_recipient_mention=False)
@@ -199,7 +202,8 @@ class TeamsAdapter:
             command_argument=routed.argument, event_id=f"{reply_conversation}|{activity.id}",
             choice_for=routed.choice_for,
             direct=routed.direct.dump() if routed.direct is not None else None,
-            reply_to=reference.model_dump_json(by_alias=True, exclude_none=True))
+            reply_to=reference.model_dump_json(by_alias=True, exclude_none=True),
+            audience=teams_audience(activity, key, user, self.config.tenant_id))
         attachments = any(a.content_type not in READABLE_ATTACHMENTS
                           for a in activity.attachments or [])
         await self._submit(context, Arrival(message, language, attachments=attachments))

@@ -16,19 +16,22 @@ from microsoft_agents.activity import Activity, ActivityTypes, Attachment
 
 from docassist.bot.commands import parse_text_command
 from docassist.bot.teams import cards
+from docassist.bot.teams.audience import THREAD_MARKER
 from docassist.core import i18n
 from docassist.core.errors import StorageError, StorageUnavailableError
 from docassist.core.feedback import parse_reason, reason_label
 from docassist.core.messages import ChatMessage, Command
-from docassist.core.ports import AdapterStore
+from docassist.core.ports import AdapterStore, Catalog
 from docassist.core.replies import storage_problem_text
+from docassist.core.scope_commands import run_scope_command
+from docassist.core.scopes import Audience
 from docassist.core.trace import sha256_text
 from docassist.storage.exports import activity_summary
 
 logger = logging.getLogger(__name__)
 
 COMMANDS: Final = frozenset({"docs", "help", "stats", "sources", "meta"})
-ADMIN_COMMANDS: Final = frozenset({"stats", "sources"})
+ADMIN_COMMANDS: Final = frozenset({"stats", "sources", "scopes"})
 READ_ONLY_REQUESTS: Final = frozenset({"docs", "help", "meta"})
 """Answered even when the inbox cannot store them (a read-only or full database)."""
 ACTIONS: Final = frozenset({cards.FEEDBACK, cards.FEEDBACK_REASON, cards.ASK_HUMAN})
@@ -83,6 +86,10 @@ def route(text: str, value: dict[str, Any], language: i18n.Language) -> Routed |
     if action is not None:
         return None
     parsed = parse_text_command(text)
+    if parsed is None and text.split()[:1] == ["scopes"]:  # admins: core.scope_commands
+        # A subject pasted from a thread names its channel: `;messageid=…` dropped.
+        words = [word.partition(THREAD_MARKER)[0] for word in text.split()[1:]]
+        return Routed(text, direct=DirectRequest("scopes", language, {"words": words}))
     if parsed is None:
         return Routed(text)
     if parsed.name in COMMANDS and not (parsed.name == "meta" and parsed.argument):
@@ -111,6 +118,8 @@ class DirectReplies:
     """Where the user is sent while the Teams help channel cannot be reached."""
     teams_human_channel: str
     post_to_channel: PostToChannel
+    catalog_for: Callable[[Audience], Catalog]
+    """The catalog as a message's audience may see it (issue 22: lists show no more)."""
 
     def reply(self, message: ChatMessage, request: DirectRequest) -> list[Activity]:
         name, language, user = request.name, request.language, message.user
@@ -119,11 +128,16 @@ class DirectReplies:
             return [text_activity(i18n.text("admin_refused", language))]
         if name == "help":
             return [text_activity(i18n.text("teams_help", language))]
+        catalog = self.catalog_for(message.audience)
         if name == "meta":
-            example = next((d.document_id for d in self.store.documents()), "DOC-ID")
+            example = next((d.document_id for d in catalog.documents()), "DOC-ID")
             return [text_activity(i18n.text("teams_meta_usage", language, example=example))]
         if name == "docs":
-            return [card_activity(cards.catalog_card(self.store.documents(), language))]
+            return [card_activity(cards.catalog_card(catalog.documents(), language))]
+        if name == "scopes":  # a change is logged with this admin
+            words = [str(word) for word in request.value.get("words") or []]
+            return [text_activity(run_scope_command(words, f"teams:{user}", self.store,
+                                                    language).text)]
         if name == "sources":
             return [card_activity(cards.sources_card(self.store.source_statuses(), language))]
         if name == "stats":

@@ -21,7 +21,8 @@ from docassist.core.admission import Arrival
 from docassist.core.errors import StorageError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.core.messages import ChatMessage
-from docassist.core.stale import StaleNote, last_question, note_language, note_text
+from docassist.core.scopes import UNSET
+from docassist.core.stale import StaleNote, last_question, note_language, note_text, note_visible
 
 if TYPE_CHECKING:
     from docassist.bot.teams.app import TeamsAdapter
@@ -64,6 +65,9 @@ class TeamsStaleNotes:
             raise ValueError("no address known for this conversation")
         reference = ConversationReference.model_validate_json(address)
         state = self.adapter.store.load(note.key).state
+        if not note_visible(note, self.adapter.engine.catalog_for(state.audience or UNSET)):
+            logger.info("stale note %s withheld: outside the thread's scope now", note.note_id)
+            return
         language = note_language(state, self.adapter.config.default_language)
         activity = reply_activity(note_card(note, language))
         future = asyncio.run_coroutine_threadsafe(
@@ -73,6 +77,7 @@ class TeamsStaleNotes:
     async def ask_again(self, context: TurnContext, value: dict[str, Any], user: str,
                         language: i18n.Language) -> None:
         from docassist.bot.teams.app import thread_address
+        from docassist.bot.teams.audience import teams_audience
         from docassist.bot.teams.direct import text_activity
 
         key, reply_conversation = thread_address(context.activity)
@@ -93,6 +98,8 @@ class TeamsStaleNotes:
         message = ChatMessage(key=key, user=user, text=question,
                               event_id=f"{reply_conversation}|{context.activity.id}",
                               reply_to=reference.model_dump_json(by_alias=True,
-                                                                 exclude_none=True))
+                                                                 exclude_none=True),
+                              audience=teams_audience(context.activity, key, user,
+                                                      self.adapter.config.tenant_id))
         await self.adapter._submit(context, Arrival(
             message, i18n.detect_language(question, language)))

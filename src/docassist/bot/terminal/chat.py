@@ -15,6 +15,7 @@ from docassist.core.errors import StorageUnavailableError
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
+from docassist.core.scopes import OPERATOR, Audience
 from docassist.core.turn import TurnEngine
 
 PLATFORM = "cli"
@@ -95,8 +96,11 @@ class ChatSession:
     """One terminal session = one thread; `/new` starts another, `/clear` wipes this one."""
 
     def __init__(self, engine: TurnEngine, console: Console, language: i18n.Language,
-                 feedback_sink: Callable[[str, str, bool], None] | None = None) -> None:
+                 feedback_sink: Callable[[str, str, bool], None] | None = None,
+                 audience: Audience = OPERATOR) -> None:
         self.engine = engine
+        self.audience = audience
+        """The operator's: every collection unless `--collections` narrowed it."""
         self.feedback_sink = feedback_sink
         self.console = console
         self.language = language
@@ -120,7 +124,8 @@ class ChatSession:
         if stripped.startswith("/"):
             command, _, argument = stripped.partition(" ")
             return self._chat_command(command.lower(), argument.strip(), stripped)
-        self._send(ChatMessage(key=self.key, user="terminal", text=line))
+        self._send(ChatMessage(key=self.key, user="terminal", text=line,
+                                   audience=self.audience))
         return True
 
     def _chat_command(self, command: str, argument: str, line: str) -> bool:
@@ -135,14 +140,17 @@ class ChatSession:
                                          state="on" if self.debug else "off"))
         elif command == "/clear":
             self._send(ChatMessage(key=self.key, user="terminal", text=line,
+                                   audience=self.audience,
                                    command=Command.CLEAR))
         elif command == "/sources":
             self._send(ChatMessage(key=self.key, user="terminal", text=line,
+                                   audience=self.audience,
                                    command=Command.SHOW_SOURCES))
         elif command in ("/good", "/bad"):
             self._feedback(command == "/good")
         elif command == "/meta":
             self._send(ChatMessage(key=self.key, user="terminal", text=line,
+                                   audience=self.audience,
                                    command=Command.METADATA, command_argument=argument))
         else:
             self.console.print(i18n.text("chat_unknown_command", self.language,

@@ -171,6 +171,13 @@ class CatalogRows:
         rows = self._rows("SELECT superseded_at FROM chunks WHERE chunk_id = %s", [chunk_id])
         return bool(rows) and rows[0]["superseded_at"] is not None
 
+    def chunk_collections(self: _Base) -> dict[str, str]:
+        """The collection of every current chunk, by chunk id (search indexes keep it per
+        row, so a scope restricts candidates before ranking)."""
+        return {row["chunk_id"]: row["collection"] for row in self._rows(
+            "SELECT c.chunk_id, d.collection FROM chunks c JOIN documents d "
+            "ON d.document_id = c.document_id WHERE c.superseded_at IS NULL")}
+
     # --- search rows (served by the in-memory mirror, fts_mirror.py) --------------------
 
     def search_fts(self: _Base, match: str, limit: int

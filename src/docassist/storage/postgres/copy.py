@@ -45,12 +45,16 @@ KINDS: Final = {
                                "(conversation_id)"),
     "team_addresses": ("team_addresses", "channel_id", "(channel_id)"),
     "shares": ("shares", "result_id", "(result_id)"),
+    "scope_mappings": ("scope_mappings", "subject", "(subject)"),
+    "shareable_collections": ("shareable_collections", "collection", "(collection)"),
+    "scope_changes": ("scope_changes", "id", "(id)"),
 }
 """Tables with several unique keys (inbox, feedback, stale notes) skip a row that conflicts
 on any of them."""
 
 _INTERNAL: Final = frozenset({"_sqlite_migrations", "sqlite_sequence", "sqlite_stat1"})
-SERIAL_TABLES: Final = ("chunks_fts", "tool_calls", "inbox", "feedback", "stale_notes")
+SERIAL_TABLES: Final = ("chunks_fts", "tool_calls", "inbox", "feedback", "stale_notes",
+                        "scope_changes")
 BATCH: Final = 2000
 
 

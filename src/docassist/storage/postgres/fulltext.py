@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from docassist.core.ports import SearchHit
+from docassist.core.scopes import EVERYTHING, Scope
 from docassist.core.text import terms
 from docassist.storage.postgres.store import PostgresStore
 from docassist.storage.search import Bm25Retriever, Phrase, _stems_of, query_phrases
@@ -54,16 +55,19 @@ class PgFullTextRetriever(Bm25Retriever):
         super().__init__(store)
         self.pg = store
 
-    def ranked(self, query: str, top_k: int, *, coverage: bool = True
-               ) -> list[tuple[SearchHit, float]]:
+    def ranked(self, query: str, top_k: int, *, coverage: bool = True,
+               scope: Scope = EVERYTHING) -> list[tuple[SearchHit, float]]:
         phrases = query_phrases(query, self.match, self.stemmer)
         if not phrases or top_k <= 0:
             return []
+        names = scope.names()
         rows = self.pg._rows(
-            f"SELECT chunk_id, ts_rank_cd({WEIGHTS}, vector, q, 1) AS rank FROM "
-            "fulltext_vectors, to_tsquery('simple', %s) q WHERE vector @@ q "
-            "ORDER BY rank DESC, chunk_id LIMIT %s",
-            [" | ".join(_tsquery(phrase) for phrase in phrases), top_k])
+            f"SELECT v.chunk_id, ts_rank_cd({WEIGHTS}, v.vector, q, 1) AS rank FROM "
+            "fulltext_vectors v JOIN chunks c ON c.chunk_id = v.chunk_id JOIN documents d ON "
+            "d.document_id = c.document_id, to_tsquery('simple', %s) q WHERE v.vector @@ q "
+            "AND (%s::text[] IS NULL OR d.collection = ANY(%s::text[])) "
+            "ORDER BY rank DESC, v.chunk_id LIMIT %s",
+            [" | ".join(_tsquery(phrase) for phrase in phrases), names, names, top_k])
         documents = self.pg._documents_by_id()
         wanted = {self.stemmer(term) for term in terms(query)}
         hits: list[tuple[SearchHit, float]] = []

@@ -176,6 +176,23 @@ def p003_chat_parity(connection: Connection) -> None:
         connection.execute(statement)
 
 
+@migration
+def p004_scopes(connection: Connection) -> None:
+    """m013_scopes: scope mappings, shareable collections, the log of changes, and each
+    turn's audience and the collections it searched."""
+    for statement in [
+        _table("scope_mappings", {"subject": f"{T} PRIMARY KEY", "collections": T,
+                                  "updated_by": T, "updated_at": T}),
+        _table("shareable_collections", {"collection": f"{T} PRIMARY KEY", "updated_by": T,
+                                         "updated_at": T}),
+        _table("scope_changes", {"id": SERIAL, **_texts("changed_at", "admin", "subject",
+                                                        "before", "after")}),
+        f"ALTER TABLE turns ADD COLUMN audience {T}",
+        f"ALTER TABLE turns ADD COLUMN collections {T}",
+    ]:
+        connection.execute(statement)
+
+
 def pending(connection: Connection) -> list[str]:
     """Names of the migrations not applied yet, in order."""
     return [name for name, _ in MIGRATIONS if name not in _applied(connection)]

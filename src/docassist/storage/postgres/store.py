@@ -26,11 +26,12 @@ from docassist.storage.postgres.conversations import ConversationRows
 from docassist.storage.postgres.fts_mirror import FtsMirror
 from docassist.storage.postgres.inbox import InboxRows
 from docassist.storage.postgres.schema import migrate, pending
+from docassist.storage.postgres.scope_rows import ScopeRowsPg
 from docassist.storage.postgres.sources import SourceRowsPg, StaleRowsPg
 
 
 class PostgresStore(CatalogRows, ConversationRows, InboxRows, SourceRowsPg, StaleRowsPg,
-                    ChatRows, PgBase):
+                    ChatRows, ScopeRowsPg, PgBase):
     backend = "postgresql"
 
     def __init__(self, url: str, *, save_raw: bool = False, migrate_now: bool = True) -> None:

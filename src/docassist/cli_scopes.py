@@ -1,0 +1,112 @@
+"""`docassist scopes …` (who may search which collections) and the `--collections` option
+of `ask`, `chat` and `eval answers` (the operator searches every collection unless narrowed).
+
+The grammar is core.scope_commands', shared with the admin chat commands. A change made here
+is logged with the operator's login name as `cli:NAME`.
+"""
+
+from __future__ import annotations
+
+import getpass
+from typing import Annotated
+
+import typer
+
+from docassist.cli_output import emit_json, fail, out
+from docassist.config import Settings
+from docassist.core.errors import DocAssistError
+from docassist.core.ports import ScopeRules
+from docassist.core.scope_commands import run_scope_command
+from docassist.core.scopes import OPERATOR, Audience
+from docassist.storage.backends import open_store
+
+scopes_app = typer.Typer(
+    help="Which collections each Slack/Teams channel, user and group may search "
+    "(unmapped: `default`), and which are shareable with externally shared channels.",
+    invoke_without_command=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
+CollectionsOption = Annotated[list[str] | None, typer.Option(
+    "--collections", help="Search only these collections (repeat it, or separate names by "
+    "commas); default: every collection.")]
+AudienceOption = Annotated[str | None, typer.Option(
+    "--audience", help="Only turns of this audience: operator, private, channel, shared, "
+    "or more precise (channel:slack, channel:slack:C0123, private:teams).")]
+CollectionFilterOption = Annotated[str | None, typer.Option(
+    "--collection", help="Only turns that searched this collection.")]
+SubjectArgument = Annotated[str, typer.Argument(
+    help="slack:CHANNEL_ID, teams:CONVERSATION_ID, user:PLATFORM:USER_ID or "
+    "group:PLATFORM:GROUP_ID")]
+NamesArgument = Annotated[list[str], typer.Argument(help="Collection names.")]
+
+
+def _operator() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no login name (a container without a passwd entry)
+        return "cli"
+
+
+def _run(words: list[str], as_json: bool) -> None:
+    settings = Settings()
+    try:
+        store = open_store(settings.db)
+    except DocAssistError as error:
+        raise fail(str(error), as_json) from error
+    try:
+        result = run_scope_command(words, _operator(), store, settings.language)
+    finally:
+        store.close()
+    if not result.ok:
+        raise fail(result.text, as_json)
+    if as_json:
+        emit_json(result.listing)
+    else:
+        out.print(result.text, markup=False)
+
+
+@scopes_app.callback()
+def scopes(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """List the mappings and shareable collections."""
+    if ctx.invoked_subcommand is None:
+        _run([], as_json)
+
+
+@scopes_app.command("set")
+def scopes_set(subject: SubjectArgument, names: NamesArgument,
+               as_json: JsonOption = False) -> None:
+    """Map a channel, user or group to collections (replacing its mapping)."""
+    _run(["set", subject, *names], as_json)
+
+
+@scopes_app.command("clear")
+def scopes_clear(subject: SubjectArgument, as_json: JsonOption = False) -> None:
+    """Remove a mapping: the channel or user searches `default` again."""
+    _run(["clear", subject], as_json)
+
+
+@scopes_app.command("share")
+def scopes_share(names: NamesArgument, as_json: JsonOption = False) -> None:
+    """Let externally shared channels be answered from these collections."""
+    _run(["share", *names], as_json)
+
+
+@scopes_app.command("unshare")
+def scopes_unshare(names: NamesArgument, as_json: JsonOption = False) -> None:
+    """Take collections back from externally shared channels."""
+    _run(["unshare", *names], as_json)
+
+
+def operator_audience(collections: list[str] | None, rules: ScopeRules,
+                      as_json: bool) -> Audience:
+    """The CLI's audience: every collection, or the named ones (each must exist)."""
+    if not collections:
+        return OPERATOR
+    names = [name.strip() for value in collections for name in value.split(",")
+             if name.strip()]
+    known = rules.collection_names()
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise fail(f"unknown collection: {', '.join(unknown)} (known: {', '.join(known)})",
+                   as_json)
+    return OPERATOR.model_copy(update={"collections": tuple(dict.fromkeys(names))})
