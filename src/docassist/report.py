@@ -12,7 +12,7 @@ from typing import Any, Final
 from docassist.core.documents import document_of_chunk
 from docassist.core.evaluation import DecisionReport
 from docassist.core.sources import SourceStatus, health
-from docassist.storage import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.exports import scoped_turns
 
 BAR_WIDTH: Final = 420
@@ -82,7 +82,7 @@ def _sources_table(statuses: list[SourceStatus], now: datetime) -> str:
     return f'<table class="sources"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
-def gather(store: Store, audience: str | None = None,
+def gather(store: AnyStore, audience: str | None = None,
            collection: str | None = None) -> dict[str, Any]:
     turns = scoped_turns(store.turns(), audience, collection)
     cited: Counter[str] = Counter()
@@ -113,7 +113,7 @@ def gather(store: Store, audience: str | None = None,
     }
 
 
-def render_report(store: Store, audience: str | None = None,
+def render_report(store: AnyStore, audience: str | None = None,
                   collection: str | None = None) -> str:
     """The dashboard; with `audience` or `collection`, of those turns only (see
     storage.exports.scoped_turns)."""

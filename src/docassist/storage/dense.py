@@ -32,7 +32,7 @@ from docassist.core.limits import (
 )
 from docassist.core.ports import Embedder, SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.fusion import Fusion, Vote, comb_mnz, weighted_rrf
 from docassist.storage.ranking import RowCollections, best_positions
 from docassist.storage.search import Bm25Retriever
@@ -45,7 +45,7 @@ _LEXICAL_POOL: Final = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm2
 
 
 def embed_missing(
-    store: Store,
+    store: AnyStore,
     embedder: Embedder,
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
@@ -74,7 +74,7 @@ def embed_missing(
     return len(chunks)
 
 
-def _store_batch(store: Store, embedder: Embedder, batch: list[Chunk], vectors: Future[Any],
+def _store_batch(store: AnyStore, embedder: Embedder, batch: list[Chunk], vectors: Future[Any],
                  on_batch: Callable[[int], None] | None) -> None:
     store.save_embeddings(embedder.name, [chunk.chunk_id for chunk in batch], vectors.result())
     if on_batch is not None:
@@ -123,7 +123,7 @@ class DenseRetriever:
     name = "dense"
     default_threshold = DENSE_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: Store, embedder: Embedder, *,
+    def __init__(self, store: AnyStore, embedder: Embedder, *,
                  ann_min_rows: int = ANN_MIN_ROWS) -> None:
         self.store = store
         self.embedder = embedder
@@ -235,7 +235,7 @@ def _nearest_in(snapshot: DenseSnapshot, query: npt.NDArray[np.float32], count: 
     return allowed[best], scores[best]
 
 
-def _hits(store: Store, dense: DenseResult, chunk_ids: list[str],
+def _hits(store: AnyStore, dense: DenseResult, chunk_ids: list[str],
           known: dict[str, SearchHit]) -> list[SearchHit]:
     """Hits scored by their cosine (0 for a chunk without a vector); chunks are read only for
     the few returned."""

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import MAX_RETENTION_DAYS
 from docassist.core.ports import TraceLog
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.privacy import Erasure
 
 logger = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ class RetentionScheduler:
     """Applies the retention setting now and then once a day (long-running processes): every
     copy of user text older than it is erased (see purge_older_than)."""
 
-    def __init__(self, store: Store, days: int) -> None:
+    def __init__(self, store: AnyStore, days: int) -> None:
         self.store = store
         self.age = timedelta(days=days)
         self._timer: threading.Timer | None = None
@@ -210,7 +210,7 @@ class RetentionScheduler:
             self._timer.cancel()
 
 
-def purge_older_than(store: Store, age: timedelta) -> Erasure:
+def purge_older_than(store: AnyStore, age: timedelta) -> Erasure:
     """Erase every stored copy of user text older than `age`: traces, inbox events, shadow
     records, votes, and the history of conversations idle since then (privacy.py)."""
     cutoff = (datetime.now(UTC) - age).isoformat(timespec="milliseconds")
