@@ -294,7 +294,8 @@ def slack(
         human_channel=runtime.settings.human_channel,
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,
-        inbox_workers=runtime.settings.inbox_workers))
+        inbox_workers=runtime.settings.turns_in_flight(),
+        inbox_lease=runtime.settings.inbox_lease))
     if runtime.settings.trace_retention_days:
         RetentionScheduler(runtime.store, runtime.settings.trace_retention_days).start()
     start_source_work(runtime, "slack", adapter.stale_notes.post)
@@ -355,7 +356,8 @@ def teams(
         default_language=runtime.settings.language, admin_users=teams_settings.admins(),
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,
-        inbox_workers=runtime.settings.inbox_workers), connections)
+        inbox_workers=runtime.settings.turns_in_flight(),
+        inbox_lease=runtime.settings.inbox_lease), connections)
     if teams_settings.anonymous:
         logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
         # Without an app id the SDK warns on every request; in anonymous mode that is expected.

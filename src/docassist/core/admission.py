@@ -14,12 +14,13 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
+from docassist.core.errors import AckDeadlineError, StorageError
 from docassist.core.i18n import Language
 from docassist.core.inbox import InboxWorker, LateFailure
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Notice
 from docassist.core.ports import SeenEvents
-from docassist.core.ratelimit import RateLimiter
+from docassist.core.ratelimit import Limiter
 from docassist.core.trace import sha256_text
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ class Arrival:
 
 
 class Admission:
-    def __init__(self, seen: SeenEvents, limiter: RateLimiter, worker: InboxWorker,
+    def __init__(self, seen: SeenEvents, limiter: Limiter, worker: InboxWorker,
                  deadline: float = ACK_DEADLINE_SECONDS) -> None:
         self.seen = seen
         self.limiter = limiter
@@ -56,26 +57,45 @@ class Admission:
 
     def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None) -> Verdict:
         """Decide and store; raises StorageUnavailableError when the event was not stored
-        (AckDeadlineError when not yet: answer 503, the platform retries)."""
+        (AckDeadlineError when not yet: answer 503, the platform retries). The rate-limit
+        check writes to the store, so it runs with the store step, under its deadline."""
         message = arrival.message
         if self.seen.inbox_seen(message.key.platform, str(message.event_id),
                                 arrival.dedupe_key):
             return "duplicate"  # a retry or the same message as another event
-        notice = self._notice(arrival)
-        if notice is not None and notice.replaces_turn:
-            # Nothing will read the text of a refused message: it is not stored.
-            message = message.model_copy(update={
-                "text": "", "command": None, "command_argument": None, "notice": notice})
-        elif notice is not None:
-            message = message.model_copy(update={"notice": notice})
+        decided: list[Notice | None] = []
+
+        def with_notice(stored: ChatMessage) -> ChatMessage:
+            notice = self._notice(arrival)
+            decided.append(notice)
+            if notice is not None and notice.replaces_turn:
+                # Nothing will read the text of a refused message: it is not stored.
+                return stored.model_copy(update={
+                    "text": "", "command": None, "command_argument": None, "notice": notice})
+            if notice is not None:
+                return stored.model_copy(update={"notice": notice})
+            return stored
+
         if not self.worker.submit(message, arrival.dedupe_key, deadline=self.deadline,
-                                  on_late_failure=on_late_failure):
+                                  on_late_failure=on_late_failure, prepare=with_notice):
             return "duplicate"  # a concurrent delivery stored it first
+        notice = decided[-1] if decided else None
         return "refused" if notice is not None and notice.replaces_turn else "admitted"
 
     def limit(self, user: str, arrival_id: str, language: Language) -> Notice | None:
-        """For requests answered at once (commands, buttons): the rate-limit notice, if any."""
-        wait = self.limiter.check(user, arrival_id)
+        """For requests answered at once (commands, buttons): the rate-limit notice, if any.
+        A check the store cannot answer within the ack deadline (busy, read-only) admits the
+        request: the ack must not wait, and the request's own work meets the same store."""
+        try:
+            wait = self.worker.within_deadline(lambda: self.limiter.check(user, arrival_id),
+                                               self.deadline)
+        except (AckDeadlineError, StorageError) as error:
+            logger.warning("rate limit not checked for %s: %s", arrival_id, error)
+            return None
+        return self._limited(user, arrival_id, language, wait)
+
+    def _limited(self, user: str, arrival_id: str, language: Language,
+                 wait: int) -> Notice | None:
         if not wait:
             return None
         logger.warning("rate limit: %s from %s answered with a retry hint", arrival_id,
@@ -84,7 +104,8 @@ class Admission:
 
     def _notice(self, arrival: Arrival) -> Notice | None:
         message = arrival.message
-        limited = self.limit(message.user, arrival.arrival_id, arrival.language)
+        limited = self._limited(message.user, arrival.arrival_id, arrival.language,
+                                self.limiter.check(message.user, arrival.arrival_id))
         if limited is not None:
             return limited
         if arrival.external_user:

@@ -270,6 +270,28 @@ class Inbox(Protocol):
         """Count a failed delivery; returns the attempts so far."""
         ...
 
+    def claim(self, platform: str, holder: str, lease_seconds: float,
+              limit: int) -> list[InboxEvent]:
+        """Claim up to `limit` unfinished events of `platform` for `holder` until now +
+        `lease_seconds`, oldest first: only the oldest unfinished event of a conversation,
+        and none of a conversation with a live claim (so turns stay in order across
+        processes). `finish` releases the claim."""
+        ...
+
+    def renew_claims(self, holder: str, ids: list[int], lease_seconds: float) -> set[int]:
+        """Extend `holder`'s claims on `ids`; the ids it still holds."""
+        ...
+
+
+class RateCounter(Protocol):
+    """Rate limits counted where every process sees them."""
+
+    def count_arrival(self, user_key: str, arrival_id: str, per_user: int,
+                      global_limit: int, window: float) -> float:
+        """Count an arrival in one atomic step: 0.0 when admitted (counted), else the epoch
+        second when a retry would be; an arrival id seen before gets its first verdict."""
+        ...
+
 
 class StaleNotes(Protocol):
     """Notes that an answer's document changed, and where to post them (Teams addresses)."""
@@ -286,7 +308,7 @@ class SourceLog(Protocol):
 
 
 class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
-                   StaleNotes, SourceLog, Protocol):
+                   StaleNotes, SourceLog, RateCounter, Protocol):
     """Everything a platform adapter reads or writes itself (turns go through the engine;
     the stale-note couriers also read a conversation's state)."""
 

@@ -2,7 +2,9 @@
 
 Each arrival is counted once, by its id: a platform's concurrent duplicate deliveries of one
 message (retries, or one message sent as two event types) get the verdict of the first and
-take no more budget.
+take no more budget. `SharedRateLimiter` keeps the window in the store, so processes sharing
+a database share the limits (a retry landing on another process is still one arrival);
+`RateLimiter` keeps it in memory (one process).
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Protocol
+
+from docassist.core.ports import RateCounter
+from docassist.core.trace import sha256_text
 
 WINDOW_SECONDS: Final = 60.0
 DEFAULT_PER_USER: Final = 20
@@ -65,3 +70,36 @@ class RateLimiter:
             if when > cutoff:
                 return
             del self._verdicts[oldest]
+
+
+class Limiter(Protocol):
+    def check(self, user: str, arrival_id: str | None = None) -> int:
+        """0 when the arrival is admitted (and counted), else whole seconds to wait."""
+        ...
+
+
+class SharedRateLimiter:
+    """The same window, counted in the store: one atomic statement per check (see the store's
+    `count_arrival`). Users are stored as hashes. Wall-clock time, as every process must
+    agree on it."""
+
+    def __init__(self, counter: RateCounter, per_user: int = DEFAULT_PER_USER,
+                 global_limit: int = DEFAULT_GLOBAL) -> None:
+        self.counter = counter
+        self.per_user = per_user
+        self.global_limit = global_limit
+
+    def check(self, user: str, arrival_id: str | None = None) -> int:
+        if not self.per_user and not self.global_limit:
+            return 0  # unlimited: nothing to count, no write on the ack path
+        retry_at = self.counter.count_arrival(str(sha256_text(user)), arrival_id or _fresh_id(),
+                                              self.per_user, self.global_limit,
+                                              WINDOW_SECONDS)
+        if not retry_at:
+            return 0
+        return max(1, math.ceil(retry_at - time.time()))
+
+
+def _fresh_id() -> str:
+    """An arrival without a platform id is its own arrival."""
+    return f"anon-{time.time_ns()}-{threading.get_ident()}"

@@ -41,6 +41,7 @@ from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
+from docassist.storage.claims import ClaimRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
@@ -60,7 +61,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class Store(SourceRows, StaleRows):
+class Store(SourceRows, StaleRows, ClaimRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed
@@ -91,6 +92,7 @@ class Store(SourceRows, StaleRows):
         self._lock = threading.RLock()
         self._seen_lock = threading.Lock() if separate else self._lock
         self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
+        self._arrivals = GroupCommit(self._count_arrivals)
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
 
     def _connect(self) -> sqlite3.Connection:
@@ -485,11 +487,13 @@ class Store(SourceRows, StaleRows):
                 [result.model_dump_json() if result else None, inbox_id])
 
     def finish(self, inbox_id: int, status: str, error: str | None = None) -> None:
-        """Mark an event done or failed; without `save_raw` it keeps ids and hashes only."""
+        """Mark an event done or failed, and release its claim (the conversation's next
+        event becomes claimable); without `save_raw` it keeps ids and hashes only."""
         with self._transaction() as connection:
             connection.execute(
-                "UPDATE inbox SET status = ?, error = COALESCE(?, error), finished_at = ? "
-                "WHERE id = ?", [status, error, _now(), inbox_id])
+                "UPDATE inbox SET status = ?, error = COALESCE(?, error), finished_at = ?, "
+                "claimed_by = NULL, claim_expires = NULL WHERE id = ?",
+                [status, error, _now(), inbox_id])
             if not self.save_raw:
                 redact_inbox_event(connection, inbox_id)
 

@@ -322,3 +322,20 @@ def m010_sources(db: Database) -> None:
     # a note is posted without a user message to reply to.
     db.table("conversation_addresses").create(
         {"conversation_id": str, "reference": str, "updated_at": str}, pk="conversation_id")
+
+
+@migrations()
+def m011_replicas(db: Database) -> None:
+    """Several processes on one database (issues 17, 25): an inbox event is claimed by one
+    process for a lease (epoch seconds; renewed while its turn runs, so a dead process's
+    claims expire), and rate limits count arrivals in the store, so every process sees the
+    same minute."""
+    db.table("inbox").add_column("claimed_by", str)
+    db.table("inbox").add_column("claim_expires", float)
+    # The claim looks for the oldest unfinished event of each conversation.
+    db.table("inbox").create_index(["conversation_id", "status", "id"])
+    db.table("rate_arrivals").create(
+        {"arrival_id": str, "user_key": str, "at": float, "retry_at": float},
+        pk="arrival_id")
+    db.table("rate_arrivals").create_index(["user_key", "at"])
+    db.table("rate_arrivals").create_index(["at"])

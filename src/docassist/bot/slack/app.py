@@ -36,7 +36,7 @@ from docassist.core.inbox import InboxWorker
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import AdapterStore
-from docassist.core.ratelimit import RateLimiter
+from docassist.core.ratelimit import SharedRateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
@@ -136,8 +136,10 @@ class SlackAdapter:
                                   partial_sink=self.stream_for,
                                   already_delivered=self.already_delivered,
                                   deliver_notice=self.deliver_notice,
-                                  before_turn=self.before_turn)
-        self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
+                                  before_turn=self.before_turn, platform=PLATFORM,
+                                  lease_seconds=config.inbox_lease)
+        self.limiter = SharedRateLimiter(store, config.per_user_per_minute,
+                                         config.global_per_minute)
         self.admission = Admission(store, self.limiter, self.worker)
         self._background = ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS,
                                               thread_name_prefix="slack-work")

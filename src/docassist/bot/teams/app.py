@@ -43,7 +43,7 @@ from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavail
 from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import AdapterStore
-from docassist.core.ratelimit import RateLimiter
+from docassist.core.ratelimit import SharedRateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.trace import sha256_text
@@ -125,8 +125,10 @@ class TeamsAdapter:
         self.config = config
         self.worker = InboxWorker(engine, store, self.deliver, workers=config.inbox_workers,
                                   on_undeliverable=self.tell_undeliverable,
-                                  deliver_notice=self.deliver_notice)
-        self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
+                                  deliver_notice=self.deliver_notice, platform=PLATFORM,
+                                  lease_seconds=config.inbox_lease)
+        self.limiter = SharedRateLimiter(store, config.per_user_per_minute,
+                                         config.global_per_minute)
         self.admission = Admission(store, self.limiter, self.worker)
         self.cloud = CloudAdapter(connection_manager=connections)
         # The SDK's default handler posts the exception text into the conversation; ours
@@ -254,7 +256,7 @@ class TeamsAdapter:
     async def _direct_command(self, context: TurnContext, name: str, user: str,
                               language: i18n.Language, event_id: str) -> None:
         """Commands answered at once (no turn), rate-limited like the rest."""
-        limited = self.admission.limit(user, event_id, language)
+        limited = await asyncio.to_thread(self.admission.limit, user, event_id, language)
         if limited is not None:
             await context.send_activity(text_activity(limited.text()))
         elif name == "meta":
