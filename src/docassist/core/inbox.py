@@ -99,6 +99,8 @@ class InboxWorker:
         """Running events whose claim expired and was taken by another process."""
         self._told: set[int] = set()
         """Events whose user was told the turn could not be saved (told once per process)."""
+        self._left: set[int] = set()
+        """Events this process left unfinished and claimed (retried once the claim ends)."""
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._requested = 0
@@ -175,6 +177,13 @@ class InboxWorker:
     def resume(self) -> int:
         """Start looking for work (events left unfinished included); returns how many events
         are unfinished now, whichever process will answer them."""
+        with self._lock:
+            left = sorted(self._left - set(self._running))
+            self._left.clear()
+        try:  # what this process left claimed (a turn the database refused) is taken up now
+            self.inbox.release_claims(self.holder, left)
+        except Exception as error:  # its claims expire anyway
+            logger.warning("could not release inbox claims: %s", error)
         events = self.inbox.unfinished()
         self.poke()
         return len([event for event in events if event.platform == self.platform
@@ -225,6 +234,8 @@ class InboxWorker:
             self._process(event)
         except Exception:  # its claim expires, and the event is taken up again
             logger.exception("inbox event %s failed; it stays unfinished", event.id)
+            with self._lock:
+                self._left.add(event.id)
         finally:
             with self._lock:
                 self._running.pop(event.id, None)
@@ -328,6 +339,7 @@ class InboxWorker:
         (not renewed any more), a process takes it up again, so nothing is retried in a loop
         and the turn runs when the database is back."""
         with self._lock:
+            self._left.add(event.id)
             if event.id in self._told:
                 return
             self._told.add(event.id)

@@ -282,6 +282,10 @@ class Inbox(Protocol):
         """Extend `holder`'s claims on `ids`; the ids it still holds."""
         ...
 
+    def release_claims(self, holder: str, ids: list[int]) -> None:
+        """Give up `holder`'s claims on `ids` (unfinished events it will not run now)."""
+        ...
+
 
 class RateCounter(Protocol):
     """Rate limits counted where every process sees them."""

@@ -131,6 +131,15 @@ class ClaimRows:
                 [holder, *ids]).fetchall()
         return {int(row[0]) for row in held}
 
+    def release_claims(self: _StoreParts, holder: str, ids: list[int]) -> None:
+        if not ids:
+            return
+        marks = ", ".join("?" for _ in ids)
+        with self._transaction() as connection:
+            connection.execute(
+                "UPDATE inbox SET claimed_by = NULL, claim_expires = NULL "
+                f"WHERE claimed_by = ? AND id IN ({marks})", [holder, *ids])
+
     def claim_rows(self: _StoreParts) -> list[dict[str, Any]]:
         """Every inbox row's id, status and claim (tests, diagnostics)."""
         with self._lock:
