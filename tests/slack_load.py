@@ -183,6 +183,32 @@ class EventSender:
                 connection.close()
 
 
+class ReplicaSender:
+    """Events spread over several bot processes, as a load balancer would: turn t of
+    conversation c goes to replica (c + t) mod n, and a retry to the next live one (Slack's
+    redelivery may land anywhere). A replica marked dead gets nothing more."""
+
+    def __init__(self, urls: list[str], secret: str) -> None:
+        self.senders = [EventSender(url, secret) for url in urls]
+        self.dead: set[int] = set()
+
+    def replica(self, conversation: int, turn: int, retry: int | None) -> int:
+        first = (conversation + turn + (1 if retry else 0)) % len(self.senders)
+        for step in range(len(self.senders)):
+            index = (first + step) % len(self.senders)
+            if index not in self.dead:
+                return index
+        raise RuntimeError("every replica is dead")
+
+    def send(self, conversation: int, turn: int, retry: int | None = None) -> Sent:
+        return self.senders[self.replica(conversation, turn, retry)].send(conversation, turn,
+                                                                          retry)
+
+    def close(self) -> None:
+        for sender in self.senders:
+            sender.close()
+
+
 @dataclass
 class LoadRun:
     conversations: int
@@ -209,7 +235,7 @@ class LoadRun:
         return first
 
 
-def send_load(sender: EventSender, run: LoadRun, stop: threading.Event | None = None) -> None:
+def send_load(sender: EventSender | ReplicaSender, run: LoadRun, stop: threading.Event | None = None) -> None:
     """Send every conversation's remaining turns, conversations concurrently, turns in order;
     a conversation stops at its first turn without an ack (or when `stop` is set)."""
 

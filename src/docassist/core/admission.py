@@ -20,7 +20,7 @@ from docassist.core.inbox import InboxWorker, LateFailure
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Notice
 from docassist.core.ports import SeenEvents
-from docassist.core.ratelimit import Limiter
+from docassist.core.ratelimit import Limiter, seconds_until
 from docassist.core.trace import sha256_text
 
 logger = logging.getLogger(__name__)
@@ -57,30 +57,36 @@ class Admission:
 
     def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None) -> Verdict:
         """Decide and store; raises StorageUnavailableError when the event was not stored
-        (AckDeadlineError when not yet: answer 503, the platform retries). The rate-limit
-        check writes to the store, so it runs with the store step, under its deadline."""
+        (AckDeadlineError when not yet: answer 503, the platform retries). A limiter that
+        counts in the store counts the arrival in the event's own insert (one write)."""
         message = arrival.message
         if self.seen.inbox_seen(message.key.platform, str(message.event_id),
                                 arrival.dedupe_key):
             return "duplicate"  # a retry or the same message as another event
-        decided: list[Notice | None] = []
 
-        def with_notice(stored: ChatMessage) -> ChatMessage:
-            notice = self._notice(arrival)
-            decided.append(notice)
-            if notice is not None and notice.replaces_turn:
-                # Nothing will read the text of a refused message: it is not stored.
-                return stored.model_copy(update={
-                    "text": "", "command": None, "command_argument": None, "notice": notice})
-            if notice is not None:
-                return stored.model_copy(update={"notice": notice})
-            return stored
+        def limited(retry_at: float) -> ChatMessage:
+            return self._with_notice(message, self._limited(
+                message.user, arrival.arrival_id, arrival.language, seconds_until(retry_at)))
 
-        if not self.worker.submit(message, arrival.dedupe_key, deadline=self.deadline,
-                                  on_late_failure=on_late_failure, prepare=with_notice):
+        rate = self.limiter.in_store(message.user, arrival.arrival_id, limited)
+        notice = self._notice(arrival, counted=rate is not None)
+        if not self.worker.submit(self._with_notice(message, notice), arrival.dedupe_key,
+                                  deadline=self.deadline, on_late_failure=on_late_failure,
+                                  rate=rate):
             return "duplicate"  # a concurrent delivery stored it first
-        notice = decided[-1] if decided else None
+        if rate is not None and rate.retry_at:
+            return "refused"
         return "refused" if notice is not None and notice.replaces_turn else "admitted"
+
+    @staticmethod
+    def _with_notice(message: ChatMessage, notice: Notice | None) -> ChatMessage:
+        if notice is not None and notice.replaces_turn:
+            # Nothing will read the text of a refused message: it is not stored.
+            return message.model_copy(update={
+                "text": "", "command": None, "command_argument": None, "notice": notice})
+        if notice is not None:
+            return message.model_copy(update={"notice": notice})
+        return message
 
     def limit(self, user: str, arrival_id: str, language: Language) -> Notice | None:
         """For requests answered at once (commands, buttons): the rate-limit notice, if any.
@@ -102,12 +108,15 @@ class Admission:
                        sha256_text(user))
         return Notice(kind="rate_limited", language=language, seconds=wait)
 
-    def _notice(self, arrival: Arrival) -> Notice | None:
+    def _notice(self, arrival: Arrival, counted: bool) -> Notice | None:
+        """The notice decided before storing (`counted`: the rate limit is counted with the
+        insert instead)."""
         message = arrival.message
-        limited = self._limited(message.user, arrival.arrival_id, arrival.language,
-                                self.limiter.check(message.user, arrival.arrival_id))
-        if limited is not None:
-            return limited
+        if not counted:
+            limited = self._limited(message.user, arrival.arrival_id, arrival.language,
+                                    self.limiter.check(message.user, arrival.arrival_id))
+            if limited is not None:
+                return limited
         if arrival.external_user:
             return Notice(kind="external_user", language=arrival.language)
         if arrival.attachments:

@@ -47,7 +47,7 @@ from docassist.core.limits import (
     MODEL_CONCURRENCY,
 )
 from docassist.core.messages import ChatMessage
-from docassist.core.ports import Inbox, InboxEvent
+from docassist.core.ports import Inbox, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 
@@ -114,22 +114,20 @@ class InboxWorker:
     def submit(self, message: ChatMessage, dedupe_key: str | None = None,
                deadline: float | None = None,
                on_late_failure: LateFailure | None = None,
-               prepare: Callable[[ChatMessage], ChatMessage] | None = None) -> bool:
+               rate: RateCheck | None = None) -> bool:
         """Store the event (do this before acking the platform); a process will claim it.
 
         False when it is a duplicate: ack it, it is (being) answered already. With a
         `deadline` (seconds), an event not stored by then raises AckDeadlineError; its write
         goes on and, once stored, the event is answered (a failure goes to
-        `on_late_failure`), so the platform's retry finds it a duplicate. `prepare` (e.g. the
-        rate-limit check, which writes too) runs on the same writer thread right before the
-        event is stored, under the same deadline.
+        `on_late_failure`), so the platform's retry finds it a duplicate. `rate` is counted
+        in the same transaction (see Inbox.enqueue).
         """
         if message.event_id is None:
             raise ValueError("inbox events need an event id")
 
         def store() -> int | None:
-            prepared = prepare(message) if prepare is not None else message
-            return self.inbox.enqueue(prepared, dedupe_key)
+            return self.inbox.enqueue(message, dedupe_key, rate)
 
         if deadline is None:
             return self._schedule_stored(message, store())

@@ -7,7 +7,7 @@ Optional abilities are declared as flags (`Answerer.can_stream`), never probed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict
 
@@ -253,9 +253,28 @@ class InboxEvent(BaseModel):
     attempts: int = 0
 
 
+@dataclass
+class RateCheck:
+    """An arrival to count against the rate limits in the same transaction that stores its
+    event (one write on the ack path). `limited` gives the message to store instead when
+    the arrival is over a limit (given the epoch second a retry would be); `retry_at` is
+    the verdict once counted (0.0 = admitted)."""
+
+    user_key: str
+    arrival_id: str
+    per_user: int
+    global_limit: int
+    window: float
+    limited: Callable[[float], ChatMessage]
+    retry_at: float = 0.0
+
+
 class Inbox(Protocol):
-    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
-        """Store an event; its inbox id, or None when the event (or dedupe key) was seen."""
+    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None,
+                rate: RateCheck | None = None) -> int | None:
+        """Store an event; its inbox id, or None when the event (or dedupe key) was seen.
+        With `rate`, the arrival is counted first, in the same transaction, and a limited
+        arrival is stored as `rate.limited(retry_at)`."""
         ...
 
     def unfinished(self) -> list[InboxEvent]:

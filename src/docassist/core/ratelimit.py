@@ -16,7 +16,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final, Protocol
 
-from docassist.core.ports import RateCounter
+from docassist.core.messages import ChatMessage
+from docassist.core.ports import RateCheck, RateCounter
 from docassist.core.trace import sha256_text
 
 WINDOW_SECONDS: Final = 60.0
@@ -63,6 +64,10 @@ class RateLimiter:
         self._all.append(now)
         return 0
 
+    def in_store(self, user: str, arrival_id: str,
+                 limited: Callable[[float], ChatMessage]) -> RateCheck | None:
+        return None  # counted in memory, by `check`
+
     def _forget_before(self, cutoff: float) -> None:
         """Drop remembered verdicts older than the window (dicts keep insertion order)."""
         while self._verdicts:
@@ -73,9 +78,23 @@ class RateLimiter:
 
 
 class Limiter(Protocol):
+    per_user: int
+    global_limit: int
+
     def check(self, user: str, arrival_id: str | None = None) -> int:
         """0 when the arrival is admitted (and counted), else whole seconds to wait."""
         ...
+
+    def in_store(self, user: str, arrival_id: str,
+                 limited: Callable[[float], ChatMessage]) -> RateCheck | None:
+        """The check to make in the store with the event's insert, or None when this
+        limiter counts elsewhere (`check`) or nothing is limited."""
+        ...
+
+
+def seconds_until(retry_at: float) -> int:
+    """Whole seconds (at least 1) until the epoch second `retry_at`."""
+    return max(1, math.ceil(retry_at - time.time()))
 
 
 class SharedRateLimiter:
@@ -95,9 +114,15 @@ class SharedRateLimiter:
         retry_at = self.counter.count_arrival(str(sha256_text(user)), arrival_id or _fresh_id(),
                                               self.per_user, self.global_limit,
                                               WINDOW_SECONDS)
-        if not retry_at:
-            return 0
-        return max(1, math.ceil(retry_at - time.time()))
+        return seconds_until(retry_at) if retry_at else 0
+
+    def in_store(self, user: str, arrival_id: str,
+                 limited: Callable[[float], ChatMessage]) -> RateCheck | None:
+        if not self.per_user and not self.global_limit:
+            return None
+        return RateCheck(user_key=str(sha256_text(user)), arrival_id=arrival_id,
+                         per_user=self.per_user, global_limit=self.global_limit,
+                         window=WINDOW_SECONDS, limited=limited)
 
 
 def _fresh_id() -> str:

@@ -24,7 +24,7 @@ from typing import Any, Final, Protocol
 from sqlite_utils import Database
 
 from docassist.core.messages import ChatMessage
-from docassist.core.ports import InboxEvent
+from docassist.core.ports import InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.storage.group_commit import GroupCommit
 
@@ -159,6 +159,21 @@ class ClaimRows:
             "window": window, "per_user": per_user or UNLIMITED,
             "global_limit": global_limit or UNLIMITED})
         return float(verdict or 0.0)
+
+    @staticmethod
+    def count_in(connection: sqlite3.Connection, rate: RateCheck,
+                 message: ChatMessage) -> ChatMessage:
+        """Count an arrival inside the caller's transaction (the event's own insert); the
+        message to store: `rate.limited(...)` when it is over a limit."""
+        now = time.time()
+        rate.retry_at = float(connection.execute(COUNT_ARRIVAL, {
+            "arrival": rate.arrival_id, "user": rate.user_key, "now": now,
+            "cutoff": now - rate.window, "window": rate.window,
+            "per_user": rate.per_user or UNLIMITED,
+            "global_limit": rate.global_limit or UNLIMITED}).fetchone()[0])
+        # Arrivals older than two windows decide nothing any more.
+        connection.execute("DELETE FROM rate_arrivals WHERE at < ?", [now - 2 * rate.window])
+        return rate.limited(rate.retry_at) if rate.retry_at else message
 
     def _count_arrivals(self: _StoreParts, checks: list[dict[str, Any]]) -> list[float | None]:
         verdicts: list[float | None] = []

@@ -36,7 +36,7 @@ from docassist.core.limits import (
     STORAGE_WRITE_ATTEMPTS,
 )
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.ports import InboxEvent, StoredConversation
+from docassist.core.ports import InboxEvent, RateCheck, StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
@@ -429,24 +429,28 @@ class Store(SourceRows, StaleRows, ClaimRows):
 
     # --- the durable inbox ------------------------------------------------------------
 
-    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
+    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None,
+                rate: RateCheck | None = None) -> int | None:
         """The ack path: returns once the row is committed, in a transaction shared with the
-        events that arrived meanwhile (one fsync for a burst)."""
-        key = message.key
-        notice = message.notice
-        refusal = notice.kind if notice is not None and notice.replaces_turn else None
-        return self._acks.submit([key.platform, message.event_id, dedupe_key,
-                                  key.conversation_id, message.model_dump_json(), _now(),
-                                  refusal])
+        events that arrived meanwhile (one fsync for a burst). With `rate`, the arrival is
+        counted in that transaction too (see ClaimRows.count_in)."""
+        return self._acks.submit([message, dedupe_key, rate])
 
     def _insert_inbox_rows(self, rows: list[list[Any]]) -> list[int | None]:
         ids: list[int | None] = []
         with self._transaction() as connection:
-            for row in rows:
+            for message, dedupe_key, rate in rows:
+                if rate is not None:
+                    message = self.count_in(connection, rate, message)
+                key = message.key
+                notice = message.notice
+                refusal = notice.kind if notice is not None and notice.replaces_turn else None
                 cursor = connection.execute(
                     "INSERT OR IGNORE INTO inbox (platform, event_id, dedupe_key, "
                     "conversation_id, message, status, attempts, received_at, refusal) "
-                    "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)", row)
+                    "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
+                    [key.platform, message.event_id, dedupe_key, key.conversation_id,
+                     message.model_dump_json(), _now(), refusal])
                 ids.append(cursor.lastrowid if cursor.rowcount == 1 else None)
         return ids
 

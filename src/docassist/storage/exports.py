@@ -144,9 +144,10 @@ class RetentionScheduler:
     database run it once a day between them: a run takes the day's lease (a row in the store)
     first, and a process that finds it held by another skips that run."""
 
-    def __init__(self, store: Store, days: int) -> None:
+    def __init__(self, store: Store, days: int, holder: str = PROCESS_HOLDER) -> None:
         self.store = store
         self.age = timedelta(days=days)
+        self.holder = holder
         self._timer: threading.Timer | None = None
         self._stopped = False
 
@@ -162,7 +163,7 @@ class RetentionScheduler:
         """A database that takes no writes now (busy, read-only, full) skips this run with one
         log line; it must not stop the bot at start (a restart loop) nor end the schedule."""
         try:
-            if not self.store.claim_lease(RETENTION_LEASE, PROCESS_HOLDER,
+            if not self.store.claim_lease(RETENTION_LEASE, self.holder,
                                           SCHEDULE_LEASE_SECONDS):
                 logger.info("trace retention ran in another process today; skipped here")
                 return Erasure()
