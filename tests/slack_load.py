@@ -235,7 +235,8 @@ class LoadRun:
         return first
 
 
-def send_load(sender: EventSender | ReplicaSender, run: LoadRun, stop: threading.Event | None = None) -> None:
+def send_load(sender: EventSender | ReplicaSender, run: LoadRun,
+              stop: threading.Event | None = None) -> None:
     """Send every conversation's remaining turns, conversations concurrently, turns in order;
     a conversation stops at its first turn without an ack (or when `stop` is set)."""
 
