@@ -15,7 +15,15 @@ from docassist.core.turn import EngineOptions, TurnEngine
 from docassist.models.embedders import get_embedder
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store, index_paths
+from docassist.storage.backends import AnyStore
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+from docassist.storage.postgres import PostgresStore
+from tests.pg import (  # noqa: F401  (fixtures: a throwaway PostgreSQL)
+    pg_cluster,
+    pg_demo_template,
+    pg_demo_url,
+    pg_url,
+)
 from tests.stale_zebra import ZEBRA_V1
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,15 +53,31 @@ def db_path(tmp_path: Path, demo_template: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def store(db_path: Path) -> Iterator[Store]:
-    store = Store(db_path)
-    yield store
-    store.close()
+STORES = ["sqlite", "postgresql"]
+"""Parametrize a test with `@pytest.mark.parametrize("store", STORES, indirect=True)` (or
+use `any_db`) to run it on both stores."""
 
 
 @pytest.fixture
-def hybrid(store: Store) -> HybridRetriever:
+def store(request: pytest.FixtureRequest, db_path: Path) -> Iterator[AnyStore]:
+    """The indexed demo corpus in a store: SQLite unless the test asks for "postgresql"."""
+    opened: AnyStore = (PostgresStore(request.getfixturevalue("pg_demo_url"))
+                        if getattr(request, "param", "sqlite") == "postgresql"
+                        else Store(db_path))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(params=STORES)
+def any_db(request: pytest.FixtureRequest, db_path: Path) -> str:
+    """A DOCASSIST_DB value holding the indexed demo corpus, once per store."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("pg_demo_url"))
+    return str(db_path)
+
+
+@pytest.fixture
+def hybrid(store: AnyStore) -> HybridRetriever:
     """The default retriever, as users get it."""
     return HybridRetriever(Bm25Retriever(store), DenseRetriever(store, get_embedder("use")))
 
@@ -67,7 +91,7 @@ EngineFactory = Callable[..., TurnEngine]
 
 
 @pytest.fixture
-def make_engine(store: Store, registry: ToolRegistry, hybrid: HybridRetriever) -> EngineFactory:
+def make_engine(store: AnyStore, registry: ToolRegistry, hybrid: HybridRetriever) -> EngineFactory:
     def build(selector: SelectorModel | None = None, retriever: Retriever | None = None,
               answerer: Answerer | None = None, **options: object) -> TurnEngine:
         return TurnEngine(

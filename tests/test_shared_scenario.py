@@ -8,12 +8,14 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from docassist.bot.slack.render import SHOW_SOURCES_ACTION
 from docassist.bot.terminal.chat import ChatSession
 from docassist.core.turn import TurnEngine
-from docassist.storage import Store
+from docassist.storage.backends import AnyStore
+from tests.conftest import STORES
 from tests.slack.test_slack_http import CHANNEL, TEAM, SlackRig, mention, rig_factory
 from tests.teams.test_teams_http import TeamsRig, teams_factory
 
@@ -74,13 +76,14 @@ def run_teams(rig: TeamsRig) -> None:
             rig.post(rig.activity(words, mention=True, **options))
 
 
-def outcomes(store: Store, platform: str) -> list[dict[str, Any]]:
+def outcomes(store: AnyStore, platform: str) -> list[dict[str, Any]]:
     return [{name: turn[name] for name in COMPARED} for turn in store.turns()
             if turn["platform"] == platform]
 
 
+@pytest.mark.parametrize("store", STORES, indirect=True)
 def test_the_same_script_gives_the_same_core_results_everywhere(
-        engine: TurnEngine, store: Store, rig_factory: Callable[[TurnEngine], SlackRig],
+        engine: TurnEngine, store: AnyStore, rig_factory: Callable[[TurnEngine], SlackRig],
         teams_factory: Callable[[TurnEngine], TeamsRig]) -> None:
     run_cli(engine)
     run_slack(rig_factory(engine))

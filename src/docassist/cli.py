@@ -27,6 +27,7 @@ from rich.text import Text
 
 from docassist.bot.terminal import ChatSession, render_result
 from docassist.bot.terminal.chat import new_thread_key
+from docassist.cli_db import db_app
 from docassist.cli_output import emit_json, err, fail, out
 from docassist.cli_sources import sources_app, start_source_work, sync
 from docassist.config import Settings
@@ -77,6 +78,7 @@ app.add_typer(eval_app, name="eval")
 traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=True)
 app.add_typer(traces_app, name="traces")
 app.add_typer(sources_app, name="sources")
+app.add_typer(db_app, name="db")
 app.command("sync")(sync)
 
 

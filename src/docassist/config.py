@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from docassist.core.limits import (
@@ -38,7 +39,8 @@ def default_docs_path() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DOCASSIST_", extra="ignore")
 
-    db: Path = Field(default=Path("docassist.db"), description="SQLite database file")
+    db: str = Field(default="docassist.db",
+                    description="SQLite database file, or postgresql://USER@HOST:PORT/DB")
     model: str = Field(default="rules",
                        description="Selection backend: rules, ollama:<model>, openai:<model>, "
                        "replay:<file>")
@@ -107,6 +109,11 @@ class Settings(BaseSettings):
     def turns_in_flight(self) -> int:
         """Turns one process runs at once: the model's share, or less when capped."""
         return min(self.model_concurrency, self.inbox_workers or self.model_concurrency)
+
+    @field_validator("db", mode="before")
+    @classmethod
+    def _db_as_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, os.PathLike) else value
 
     def model_config_for(self, record_path: Path | None = None) -> ModelConfig:
         key = self.openai_api_key.get_secret_value() if self.openai_api_key else None

@@ -12,7 +12,7 @@ from typing import Any, Final
 from docassist.core.documents import document_of_chunk
 from docassist.core.evaluation import DecisionReport
 from docassist.core.sources import SourceStatus, health
-from docassist.storage import Store
+from docassist.storage.backends import AnyStore
 
 BAR_WIDTH: Final = 420
 ROW_HEIGHT: Final = 22
@@ -81,7 +81,7 @@ def _sources_table(statuses: list[SourceStatus], now: datetime) -> str:
     return f'<table class="sources"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
-def gather(store: Store) -> dict[str, Any]:
+def gather(store: AnyStore) -> dict[str, Any]:
     turns = store.turns()
     cited: Counter[str] = Counter()
     for turn in turns:
@@ -109,7 +109,7 @@ def gather(store: Store) -> dict[str, Any]:
     }
 
 
-def render_report(store: Store) -> str:
+def render_report(store: AnyStore) -> str:
     data = gather(store)
     cards = [("turns", str(data["turns"])), ("unanswered", str(data["unanswered"])),
              ("p50 latency", f"{data['p50']:.0f} ms"), ("p95 latency", f"{data['p95']:.0f} ms"),

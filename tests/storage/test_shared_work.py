@@ -12,22 +12,40 @@ import pytest
 
 from docassist.core.ratelimit import SharedRateLimiter
 from docassist.storage import Store
+from docassist.storage.backends import AnyStore
+from docassist.storage.postgres import PostgresStore
 from docassist.storage.exports import RetentionScheduler
+from tests.conftest import STORES
 from tests.helpers import message
 
 LEASE = 30.0
 
 
-@pytest.fixture
-def other(db_path: Path) -> Iterator[Store]:
-    """The same database as `store`, opened again: another process."""
-    second = Store(db_path)
-    yield second
-    second.close()
+@pytest.fixture(params=STORES)
+def pair(request: pytest.FixtureRequest, db_path: Path) -> Iterator[tuple[AnyStore, AnyStore]]:
+    """One database opened twice: two processes, on each store."""
+    if request.param == "postgresql":
+        url = str(request.getfixturevalue("pg_demo_url"))
+        opened: list[AnyStore] = [PostgresStore(url), PostgresStore(url)]
+    else:
+        opened = [Store(db_path), Store(db_path)]
+    yield opened[0], opened[1]
+    for store in opened:
+        store.close()
+
+
+def execute(store: AnyStore, sql: str, params: list[object]) -> None:
+    """Raw SQL as a test's own hand on the database (SQLite `?` placeholders)."""
+    if isinstance(store, Store):
+        store.db.execute(sql, params)
+        return
+    with store._transaction() as connection:
+        connection.execute(sql.replace("?", "%s"), params)
 
 
 def test_only_the_oldest_event_of_a_conversation_is_claimed_and_only_once(
-        store: Store, other: Store) -> None:
+        pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
     first = store.enqueue(message("one", thread="a", event_id="A1"))
     second = store.enqueue(message("two", thread="a", event_id="A2"))
     elsewhere = store.enqueue(message("three", thread="b", event_id="B1"))
@@ -41,7 +59,8 @@ def test_only_the_oldest_event_of_a_conversation_is_claimed_and_only_once(
 
 
 def test_an_expired_claim_is_taken_over_and_the_old_holder_learns_it_lost(
-        store: Store, other: Store) -> None:
+        pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
     event_id = store.enqueue(message("one", thread="a", event_id="A1"))
     assert [event.id for event in store.claim("", "dead", 0.2, 10)] == [event_id]
     assert other.claim("", "alive", LEASE, 10) == []
@@ -53,28 +72,31 @@ def test_an_expired_claim_is_taken_over_and_the_old_holder_learns_it_lost(
 
 
 def test_no_event_of_a_conversation_is_claimed_while_another_claim_on_it_is_live(
-        store: Store, other: Store) -> None:
+        pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
     """A PostgreSQL sequence can commit an older id after a newer one was claimed."""
     first = store.enqueue(message("one", thread="a", event_id="A1"))
     [claimed] = store.claim("", "p1", LEASE, 10)
-    store.db.execute("UPDATE inbox SET id = 1000 WHERE id = ?", [first])  # now the newest
+    execute(store, "UPDATE inbox SET id = 1000 WHERE id = ?", [first])  # now the newest
     store.enqueue(message("two", thread="a", event_id="A2"))  # older id than the claimed
     assert claimed.id == first
     assert other.claim("", "p2", LEASE, 10) == []
 
 
-def test_claims_are_per_platform(store: Store) -> None:
+def test_claims_are_per_platform(pair: tuple[AnyStore, AnyStore]) -> None:
+    store = pair[0]
     store.enqueue(message("one", thread="a", event_id="A1"))
     assert store.claim("slack", "p1", LEASE, 10) == []
     assert len(store.claim("test", "p1", LEASE, 10)) == 1
 
 
-def test_concurrent_claimers_never_share_an_event(store: Store, other: Store) -> None:
+def test_concurrent_claimers_never_share_an_event(pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
     for index in range(40):
         store.enqueue(message(f"m{index}", thread=f"t{index}", event_id=f"E{index}"))
 
-    def claim_all(pair: tuple[Store, str]) -> list[int]:
-        db, holder = pair
+    def claim_all(claimer: tuple[AnyStore, str]) -> list[int]:
+        db, holder = claimer
         taken: list[int] = []
         for _ in range(20):
             taken += [event.id for event in db.claim("", holder, LEASE, 3)]
@@ -87,7 +109,8 @@ def test_concurrent_claimers_never_share_an_event(store: Store, other: Store) ->
     assert len(everything) == len(set(everything)) == 40
 
 
-def test_rate_limits_count_across_processes(store: Store, other: Store) -> None:
+def test_rate_limits_count_across_processes(pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
     here, there = SharedRateLimiter(store, 2, 0), SharedRateLimiter(other, 2, 0)
     assert here.check("U1", "a1") == 0
     assert there.check("U1", "a2") == 0
@@ -96,18 +119,21 @@ def test_rate_limits_count_across_processes(store: Store, other: Store) -> None:
     assert there.check("U1", "a3") == wait  # the same arrival again: its first verdict
     assert there.check("U1", "a1") == 0  # (a repeat of an admitted one is not counted)
     assert there.check("U2", "b1") == 0  # another user has a budget of their own
-    rows = store.db.execute("SELECT user_key FROM rate_arrivals").fetchall()
-    assert all(len(row[0]) == 64 and "U1" not in row[0] for row in rows)  # hashed
+    rows = store._rows("SELECT user_key FROM rate_arrivals") if isinstance(
+        store, PostgresStore) else list(store.db.query("SELECT user_key FROM rate_arrivals"))
+    assert rows and all(len(row["user_key"]) == 64 for row in rows)  # hashed, never the id
 
 
-def test_concurrent_checks_admit_exactly_the_limit(store: Store, other: Store) -> None:
+def test_concurrent_checks_admit_exactly_the_limit(pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
     limiters = [SharedRateLimiter(db, 0, 7) for db in (store, other)]
     with ThreadPoolExecutor(8) as pool:
         verdicts = list(pool.map(lambda n: limiters[n % 2].check(f"U{n}", f"x{n}"), range(30)))
     assert verdicts.count(0) == 7
 
 
-def test_retention_runs_in_one_process_a_day(store: Store, other: Store) -> None:
+def test_retention_runs_in_one_process_a_day(pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
     first = RetentionScheduler(store, 30, holder="process-1")
     second = RetentionScheduler(other, 30, holder="process-2")
     try:

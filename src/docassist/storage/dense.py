@@ -31,7 +31,7 @@ from docassist.core.limits import (
     RRF_K,
 )
 from docassist.core.ports import Embedder, SearchHit
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.fusion import Fusion, Vote, comb_mnz, weighted_rrf
 from docassist.storage.search import Bm25Retriever
 from docassist.storage.vectors import ExactIndex, VectorIndex, build_index
@@ -43,7 +43,7 @@ _LEXICAL_POOL: Final = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm2
 
 
 def embed_missing(
-    store: Store,
+    store: AnyStore,
     embedder: Embedder,
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
@@ -72,7 +72,7 @@ def embed_missing(
     return len(chunks)
 
 
-def _store_batch(store: Store, embedder: Embedder, batch: list[Chunk], vectors: Future[Any],
+def _store_batch(store: AnyStore, embedder: Embedder, batch: list[Chunk], vectors: Future[Any],
                  on_batch: Callable[[int], None] | None) -> None:
     store.save_embeddings(embedder.name, [chunk.chunk_id for chunk in batch], vectors.result())
     if on_batch is not None:
@@ -119,7 +119,7 @@ class DenseRetriever:
     name = "dense"
     default_threshold = DENSE_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: Store, embedder: Embedder, *,
+    def __init__(self, store: AnyStore, embedder: Embedder, *,
                  ann_min_rows: int = ANN_MIN_ROWS) -> None:
         self.store = store
         self.embedder = embedder
@@ -209,7 +209,7 @@ class HybridRetriever:
                      {hit.chunk.chunk_id: hit for hit, _ in ranked})
 
 
-def _hits(store: Store, dense: DenseResult, chunk_ids: list[str],
+def _hits(store: AnyStore, dense: DenseResult, chunk_ids: list[str],
           known: dict[str, SearchHit]) -> list[SearchHit]:
     """Hits scored by their cosine (0 for a chunk without a vector); chunks are read only for
     the few returned."""

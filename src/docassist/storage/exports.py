@@ -22,7 +22,7 @@ from docassist.core.errors import StorageUnavailableError
 from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import MAX_RETENTION_DAYS, SCHEDULE_LEASE_SECONDS
 from docassist.core.ports import TraceLog
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.privacy import Erasure
 
 logger = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ class RetentionScheduler:
     database run it once a day between them: a run takes the day's lease (a row in the store)
     first, and a process that finds it held by another skips that run."""
 
-    def __init__(self, store: Store, days: int, holder: str = PROCESS_HOLDER) -> None:
+    def __init__(self, store: AnyStore, days: int, holder: str = PROCESS_HOLDER) -> None:
         self.store = store
         self.age = timedelta(days=days)
         self.holder = holder
@@ -191,7 +191,7 @@ class RetentionScheduler:
             self._timer.cancel()
 
 
-def purge_older_than(store: Store, age: timedelta) -> Erasure:
+def purge_older_than(store: AnyStore, age: timedelta) -> Erasure:
     """Erase every stored copy of user text older than `age`: traces, inbox events, shadow
     records, votes, and the history of conversations idle since then (privacy.py)."""
     cutoff = (datetime.now(UTC) - age).isoformat(timespec="milliseconds")

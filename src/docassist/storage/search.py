@@ -39,7 +39,8 @@ from docassist.core.limits import (
 )
 from docassist.core.ports import SearchHit
 from docassist.core.text import Stemmer, is_cyrillic, prefix_stem, stem, terms
-from docassist.storage.database import FTS_COLUMN_WEIGHTS, Store
+from docassist.storage.backends import AnyStore
+from docassist.storage.database import FTS_COLUMN_WEIGHTS
 from docassist.storage.ranking import best_positions
 
 K1: Final = 1.2
@@ -165,7 +166,7 @@ class LexicalIndex:
                                   compare=False, repr=False)
 
     @classmethod
-    def build(cls, store: Store, stemmer: Stemmer = stem) -> LexicalIndex:
+    def build(cls, store: AnyStore, stemmer: Stemmer = stem) -> LexicalIndex:
         version = store.index_version()  # read first: a change while reading reloads later
         documents = {document.document_id: document for document in store.documents()}
         vocabulary: dict[str, int] = {}
@@ -201,7 +202,7 @@ class LexicalIndex:
             posting_rows=rows[order], posting_frequencies=frequencies[order],
             documents=documents)
 
-    def scores(self, phrases: list[Phrase], store: Store) -> Floats:
+    def scores(self, phrases: list[Phrase], store: AnyStore) -> Floats:
         """FTS5's bm25 of every row for the OR of `phrases`, positive (0 = no match)."""
         total = np.zeros(len(self.chunk_ids), dtype=np.float64)
         for phrase in phrases:
@@ -254,7 +255,7 @@ class LexicalIndex:
                                      dtype=np.float64)
         return rows, frequencies
 
-    def _add_fts_scores(self, phrase: Phrase, store: Store, total: Floats) -> None:
+    def _add_fts_scores(self, phrase: Phrase, store: AnyStore, total: Floats) -> None:
         matches = store.fts_scores(phrase.fts())
         if not matches:
             return
@@ -350,7 +351,7 @@ class Bm25Retriever:
     name = "bm25"
     default_threshold = BM25_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: Store, *, match: Match = "stem+prefix",
+    def __init__(self, store: AnyStore, *, match: Match = "stem+prefix",
                  stemmer: Stemmer = stem) -> None:
         self.store = store
         self.match = match  # others only to measure what stems buy (bench/)
