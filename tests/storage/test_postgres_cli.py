@@ -49,8 +49,9 @@ def test_ask_on_an_empty_postgresql_database_indexes_the_demo_corpus(pg_url: str
 
 def test_db_migrate_on_both_stores(pg_url: str, tmp_path: Path) -> None:
     fresh = one_json(run("db", "migrate", "--json", db=pg_url).stdout)
-    assert fresh["backend"] == "postgresql" and fresh["applied"] == ["p001_initial"]
-    assert "@" in fresh["database"] and fresh["known"] == 1
+    assert fresh["backend"] == "postgresql" and fresh["applied"] == ["p001_initial",
+                                                                     "p002_replicas"]
+    assert "@" in fresh["database"] and fresh["known"] == 2
     again = one_json(run("db", "migrate", "--json", db=pg_url).stdout)
     assert again["applied"] == []
     lite = one_json(run("db", "migrate", "--json", db=tmp_path / "new.db").stdout)
