@@ -11,7 +11,6 @@ DOCASSIST_INBOX_LEASE makes a dead replica's claims expire within the test.
 from __future__ import annotations
 
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -22,8 +21,12 @@ from typing import Any
 
 import pytest
 
+from docassist.core import i18n
+from tests.any_db import rows
+from tests.conftest import STORES
 from tests.loopback import free_port
 from tests.model_server import ModelServer
+from tests.pg import PgCluster
 from tests.slack.test_slack_http import SECRET
 from tests.slack_api import FakeSlackApi
 from tests.slack_load import (
@@ -59,11 +62,20 @@ def replica_env(model_url: str, **extra: str) -> dict[str, str]:
             "DOCASSIST_INBOX_WORKERS": TURNS_PER_REPLICA, **extra}
 
 
-def start_replicas(db: Path, api: FakeSlackApi, env: dict[str, str],
+@pytest.fixture(params=STORES)
+def shared_db(request: pytest.FixtureRequest, db_path: Path) -> str:
+    """The database the replicas share: an SQLite file, or a PostgreSQL database."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("pg_demo_url"))
+    return str(db_path)
+
+
+def start_replicas(db: str, api: FakeSlackApi, env: dict[str, str], logs: Path,
                    count: int = REPLICAS) -> tuple[list[subprocess.Popen[bytes]], list[int]]:
     ports = [free_port() for _ in range(count)]
     with ThreadPoolExecutor(count) as pool:
-        processes = list(pool.map(lambda port: start_bot(db, api, port, SECRET, env), ports))
+        processes = list(pool.map(lambda port: start_bot(
+            db, api, port, SECRET, env, log=logs / f"slack.{port}.log"), ports))
     return processes, ports
 
 
@@ -84,27 +96,26 @@ def wait_for(condition: Callable[[], Any], seconds: float = SETTLE_SECONDS) -> b
     return bool(condition())
 
 
-def unclaimed_and_done(db: Path) -> bool:
-    with sqlite3.connect(db) as connection:
-        return connection.execute(
-            "SELECT count(*) FROM inbox WHERE status != 'done' OR claimed_by IS NOT NULL"
-        ).fetchone()[0] == 0
+def unclaimed_and_done(db: Path | str) -> bool:
+    return rows(db, "SELECT count(*) AS n FROM inbox WHERE status != 'done' "
+                    "OR claimed_by IS NOT NULL")[0]["n"] == 0
 
 
-def claims_of(db: Path, pid: int) -> int:
+def claims_of(db: Path | str, pid: int) -> int:
     """Unfinished events the process `pid` holds a claim on (its holder names its pid)."""
-    with sqlite3.connect(db) as connection:
-        return int(connection.execute(
-            "SELECT count(*) FROM inbox WHERE status IN ('pending', 'answered') "
-            "AND claimed_by LIKE ?", [f"%:{pid}:%"]).fetchone()[0])
+    return int(rows(db, "SELECT count(*) AS n FROM inbox WHERE status IN "
+                        "('pending', 'answered') AND claimed_by LIKE ?",
+                    [f"%:{pid}:%"])[0]["n"])
 
 
 def test_three_replicas_answer_every_message_once_in_order(
-        model_server: ModelServer, db_path: Path) -> None:
+        model_server: ModelServer, shared_db: str, tmp_path: Path) -> None:
+    db_path = shared_db
     conversations, turns = 9, 3
     expected = conversations * turns
     with FakeSlackApi() as api:
-        processes, ports = start_replicas(db_path, api, replica_env(model_server.url))
+        processes, ports = start_replicas(db_path, api, replica_env(model_server.url),
+                                          tmp_path)
         sender = ReplicaSender([f"http://127.0.0.1:{port}/slack/events" for port in ports],
                                SECRET)
         try:
@@ -130,11 +141,13 @@ def test_three_replicas_answer_every_message_once_in_order(
 
 
 def test_a_replica_killed_mid_load_loses_no_acked_event(
-        model_server: ModelServer, db_path: Path) -> None:
+        model_server: ModelServer, shared_db: str, tmp_path: Path) -> None:
+    db_path = shared_db
     conversations, turns = 9, 4
     expected = conversations * turns
     with FakeSlackApi() as api:
-        processes, ports = start_replicas(db_path, api, replica_env(model_server.url))
+        processes, ports = start_replicas(db_path, api, replica_env(model_server.url),
+                                          tmp_path)
         sender = ReplicaSender([f"http://127.0.0.1:{port}/slack/events" for port in ports],
                                SECRET)
         run = LoadRun(conversations, turns, think_seconds=0.3)
@@ -167,3 +180,58 @@ def test_a_replica_killed_mid_load_loses_no_acked_event(
     # A stream the killed replica had started stays a fragment (at most one per turn it
     # was running); the answer came again, whole, from another replica.
     assert len(answers(api, complete=False)) <= int(TURNS_PER_REPLICA)
+
+
+def test_postgresql_restarting_under_load_fails_turns_clearly_and_replicas_recover(
+        model_server: ModelServer, pg_cluster: PgCluster, pg_demo_url: str,
+        tmp_path: Path) -> None:
+    """The database goes away while turns run (every connection drops) and comes back:
+    a turn that could not be saved is answered with the storage note and nothing of it is
+    kept; the replicas reconnect by themselves and answer every acked message once, in
+    order (the refused turns run again once their claim ends)."""
+    conversations, turns = 6, 4
+    expected = conversations * turns
+    note = i18n.text("storage_unavailable", "en")
+    with FakeSlackApi() as api:
+        processes, ports = start_replicas(pg_demo_url, api, replica_env(model_server.url),
+                                          tmp_path, count=2)
+        sender = ReplicaSender([f"http://127.0.0.1:{port}/slack/events" for port in ports],
+                               SECRET)
+        run = LoadRun(conversations, turns, think_seconds=0.2)
+        loader = threading.Thread(target=send_load, args=(sender, run), daemon=True)
+        try:
+            loader.start()
+            assert wait_for(lambda: len(answers(api)) >= 3)
+            pg_cluster.stop("fast")  # connections drop mid-turn
+            try:
+                assert wait_for(lambda: note in _posted_texts(api), 60)
+            finally:
+                pg_cluster.start()
+            loader.join(SETTLE_SECONDS)
+            assert all(process.poll() is None for process in processes)  # no crash
+            send_load(sender, run)  # what got a 5xx meanwhile, as Slack's retries
+            assert run.acked() >= expected
+            assert wait_for(lambda: _answered(api) >= expected
+                            and unclaimed_and_done(pg_demo_url)), (
+                rows(pg_demo_url, "SELECT id, event_id, status, claimed_by, claim_expires "
+                                  "FROM inbox WHERE status != 'done' ORDER BY id"),
+                rows(pg_demo_url, "SELECT event_id, status FROM turns WHERE status != "
+                                  "'answered'"), _answered(api))
+            time.sleep(1.0)
+        finally:
+            sender.close()
+            stop(processes)
+    # Answers carry their result id (feedback buttons); the notes, and the streams of turns
+    # that could not be saved (stopped without buttons), carry none.
+    delivered = [answer for answer in answers(api) if answer.result_id is not None]
+    assert any(post.get("text") == note for post in api.posted())
+    assert answer_problems(delivered, conversations, turns) == []
+    assert store_problems(pg_demo_url, conversations, turns) == []  # nothing half-written
+
+
+def _posted_texts(api: FakeSlackApi) -> list[str]:
+    return [str(post.get("text") or "") for post in api.posted()]
+
+
+def _answered(api: FakeSlackApi) -> int:
+    return len([answer for answer in answers(api) if answer.result_id is not None])

@@ -13,8 +13,8 @@ import pytest
 from docassist.core.ratelimit import SharedRateLimiter
 from docassist.storage import Store
 from docassist.storage.backends import AnyStore
-from docassist.storage.postgres import PostgresStore
 from docassist.storage.exports import RetentionScheduler
+from docassist.storage.postgres import PostgresStore
 from tests.conftest import STORES
 from tests.helpers import message
 

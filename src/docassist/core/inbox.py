@@ -258,9 +258,19 @@ class InboxWorker:
                 with self._lock:
                     self._lost |= lost & set(self._running)
 
-    def _claim_lost(self, event: InboxEvent) -> bool:
+    def _still_mine(self, event: InboxEvent) -> bool:
+        """Right before delivering: is the claim still this process's? Renewing it answers,
+        and keeps another process from taking the event while the reply goes out (a claim
+        that lapsed while the database was away may have been taken)."""
         with self._lock:
-            return event.id in self._lost
+            if event.id in self._lost:
+                return False
+        try:
+            return event.id in self.inbox.renew_claims(self.holder, [event.id],
+                                                       self.lease_seconds)
+        except Exception as error:  # cannot tell: its claim expires, and it is taken up
+            logger.warning("could not confirm the claim on inbox event %s: %s", event.id, error)
+            raise
 
     def _process(self, event: InboxEvent) -> None:
         result = event.result
@@ -287,13 +297,19 @@ class InboxWorker:
                 # The turn is committed; only this mark failed. Deliver it now: resumed
                 # later, the event is found answered (event_seen) and not run again.
                 logger.error("inbox event %s answered, but not marked so: %s", event.id, error)
-        if result is None:  # answered before (a duplicate delivery of the same event)
-            self.inbox.finish(event.id, "done")
-            return
+        if result is None:
+            # Answered before: by another process that held this event before its claim
+            # expired (its answer is stored with the event, it may not have delivered it),
+            # or a duplicate delivery of the same event.
+            stored = self.inbox.stored_event(event.id)
+            if stored is None or stored.result is None:
+                self.inbox.finish(event.id, "done")
+                return
+            event, result = stored, stored.result
         if event.status == "answered" and self._delivered_before_restart(event, result):
             self.inbox.finish(event.id, "done")
             return
-        if self._claim_lost(event):  # another process took the event: it delivers the answer
+        if not self._still_mine(event):  # another process took the event: it delivers
             return
         answer = result
         if self._deliver_with_retries(event, lambda: self.deliver(event.message, answer)):

@@ -301,6 +301,10 @@ class Inbox(Protocol):
         """Extend `holder`'s claims on `ids`; the ids it still holds."""
         ...
 
+    def stored_event(self, inbox_id: int) -> InboxEvent | None:
+        """One event as stored now (its status and answer)."""
+        ...
+
     def release_claims(self, holder: str, ids: list[int]) -> None:
         """Give up `holder`'s claims on `ids` (unfinished events it will not run now)."""
         ...

@@ -140,6 +140,11 @@ class ClaimRows:
                 "UPDATE inbox SET claimed_by = NULL, claim_expires = NULL "
                 f"WHERE claimed_by = ? AND id IN ({marks})", [holder, *ids])
 
+    def stored_event(self: _StoreParts, inbox_id: int) -> InboxEvent | None:
+        with self._lock:
+            found = list(self.db.query("SELECT * FROM inbox WHERE id = ?", [inbox_id]))
+        return inbox_event(found[0]) if found else None
+
     def claim_rows(self: _StoreParts) -> list[dict[str, Any]]:
         """Every inbox row's id, status and claim (tests, diagnostics)."""
         with self._lock:

@@ -103,6 +103,16 @@ class SlackStream:
             logger.info("streaming unavailable, falling back to a post: %s", error)
             self.broken = True
 
+    def abandon(self) -> None:
+        """Stop a started stream without the answer's blocks (no buttons for an answer that
+        was not saved)."""
+        if self.ts is None or self.broken:
+            return
+        try:
+            self.client.chat_stopStream(channel=self.channel, ts=self.ts)
+        except Exception as error:
+            logger.info("could not stop the stream: %s", error)
+
     def finish(self, result: TurnResult) -> bool:
         """Stop the stream with the final blocks; False when the answer must be posted."""
         if self.ts is None or self.broken:
@@ -299,7 +309,11 @@ class SlackAdapter:
     def deliver(self, message: ChatMessage, result: TurnResult) -> None:
         with self._streams_lock:
             stream = self._streams.pop(str(message.event_id), None)
-        if stream is not None and stream.finish(result):
+        if stream is not None and result.status == "storage_unavailable":
+            # Sentences were streamed, then the turn could not be saved: end the stream as
+            # it stands and say so in a post of its own (a stream's stop carries no text).
+            stream.abandon()
+        elif stream is not None and stream.finish(result):
             return  # the answer was streamed; the stream now carries sources and buttons
         if self._in_assistant_thread(message.key):
             self._set_status(message.key, "slack_status_writing")

@@ -121,6 +121,10 @@ class ClaimRowsPg:
             connection.execute("UPDATE inbox SET claimed_by = NULL, claim_expires = NULL "
                                "WHERE claimed_by = %s AND id = ANY(%s)", [holder, ids])
 
+    def stored_event(self: _Base, inbox_id: int) -> InboxEvent | None:
+        found = self._rows("SELECT * FROM inbox WHERE id = %s", [inbox_id])
+        return inbox_event(found[0]) if found else None
+
     def claim_rows(self: _Base) -> list[dict[str, Any]]:
         return self._rows("SELECT id, event_id, status, claimed_by, claim_expires FROM inbox "
                           "ORDER BY id")
