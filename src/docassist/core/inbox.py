@@ -292,7 +292,8 @@ class InboxWorker:
                 self._tell_not_saved(event, result)
                 return
             try:
-                self.inbox.record_answer(event.id, result)
+                if result is not None:  # None: answered elsewhere; keep the stored answer
+                    self.inbox.record_answer(event.id, result)
             except StorageUnavailableError as error:
                 # The turn is committed; only this mark failed. Deliver it now: resumed
                 # later, the event is found answered (event_seen) and not run again.
