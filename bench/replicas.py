@@ -51,7 +51,12 @@ SECRET = "bench-signing-secret"
 WORKERS_PER_REPLICA = 4
 MODEL_LATENCY = 0.2
 MODEL_CAPACITY = 64
-CONFIGURATIONS = (("sqlite", 1), ("postgresql", 1), ("postgresql", 2), ("postgresql", 3))
+CONFIGURATIONS: tuple[tuple[str, int, int | None], ...] = (
+    ("sqlite", 1, WORKERS_PER_REPLICA), ("postgresql", 1, WORKERS_PER_REPLICA),
+    ("postgresql", 2, WORKERS_PER_REPLICA), ("postgresql", 3, WORKERS_PER_REPLICA),
+    ("sqlite", 1, None))
+"""(store, replicas, turns per replica); None: no cap, DOCASSIST_MODEL_CONCURRENCY's default
+(32) turns in flight — issue 25's change, beside the fixed-concurrency rows."""
 
 
 def cpu_times() -> tuple[int, int]:
@@ -97,11 +102,11 @@ class Postgres:
         shutil.rmtree(self.cluster.folder, ignore_errors=True)
 
 
-def run_configuration(db: str, replicas: int, conversations: int, turns: int,
-                      folder: Path) -> dict[str, Any]:
+def run_configuration(db: str, replicas: int, workers: int | None, conversations: int,
+                      turns: int, folder: Path) -> dict[str, Any]:
     expected = conversations * turns
     model = CapacityModel(model_responder(delay=0.0), MODEL_CAPACITY, MODEL_LATENCY)
-    env_extra = {"DOCASSIST_INBOX_WORKERS": str(WORKERS_PER_REPLICA)}
+    env_extra = {"DOCASSIST_INBOX_WORKERS": str(workers)} if workers else {}
     with FakeSlackApi() as api, ModelServer() as server:
         server.respond("/v1/chat/completions", model)
         env = {**model_env(server.url), **env_extra}
@@ -132,7 +137,8 @@ def run_configuration(db: str, replicas: int, conversations: int, turns: int,
     problems = answer_problems(delivered, conversations, turns) + store_problems(
         db, conversations, turns)
     acks = run.ack_ms()
-    return {"replicas": replicas, "messages": expected, "answered": len(delivered),
+    return {"replicas": replicas, "turns_per_replica": workers or "default (32)",
+            "messages": expected, "answered": len(delivered),
             "msgs_per_s": round(len(delivered) / (finished - started), 2),
             "ack_ms_p99": round(percentile(acks, 0.99), 1),
             "cpu_busy": busy_share(cpu_before, cpu_after),
@@ -154,31 +160,35 @@ def main() -> None:
         template = demo_database(folder)
         postgres = Postgres()
         try:
-            for index, (store, replicas) in enumerate(CONFIGURATIONS):
+            for index, (store, replicas, workers) in enumerate(CONFIGURATIONS):
                 if store == "sqlite":
                     db = str(folder / f"run{index}.db")
                     shutil.copy(template, db)
                 else:
                     db = postgres.database(f"bench_{index}", template)
                 print(f"{store} × {replicas} …", file=sys.stderr, flush=True)
-                figures = run_configuration(db, replicas, conversations, turns, folder)
+                figures = run_configuration(db, replicas, workers, conversations, turns,
+                                            folder)
                 runs.append({"store": store, **figures})
                 print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
         finally:
             postgres.close()
     one = next(r for r in runs if r["store"] == "postgresql" and r["replicas"] == 1)
     three = next(r for r in runs if r["store"] == "postgresql" and r["replicas"] == 3)
+    uncapped = next(r for r in runs if r["turns_per_replica"] != WORKERS_PER_REPLICA)
     summary = {"conversations": conversations, "turns": turns,
                "workers_per_replica": WORKERS_PER_REPLICA, "model_latency_s": MODEL_LATENCY,
                "model_capacity": MODEL_CAPACITY, "runs": runs,
                "scaling_3_vs_1": round(three["msgs_per_s"] / one["msgs_per_s"], 2),
+               "one_process_default_concurrency_msgs_per_s": uncapped["msgs_per_s"],
                "ack_ms_p99_max": max(r["ack_ms_p99"] for r in runs),
                "problems": sum(r["problem_count"] for r in runs)}
     if args.json:
         print(json.dumps(summary))
     else:
         for run in runs:
-            print(f"{run['store']:>10} × {run['replicas']}: {run['msgs_per_s']:6.2f} msgs/s, "
+            print(f"{run['store']:>10} × {run['replicas']} ({run['turns_per_replica']} turns "
+                  f"each): {run['msgs_per_s']:6.2f} msgs/s, "
                   f"ack p99 {run['ack_ms_p99']:7.1f} ms, CPU busy {run['cpu_busy']:.2f}, "
                   f"problems {run['problem_count']}")
         print(f"3 replicas ÷ 1: {summary['scaling_3_vs_1']}")
