@@ -88,8 +88,11 @@ def start_cluster() -> PgCluster:
     """initdb and start a cluster; the caller stops it (`PgCluster.stop`)."""
     server_bin = _server_bin()
     if server_bin is None:
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are missing: run the tests "
-                    "through scripts/test as root, which installs Debian's postgresql")
+        reason = ("PostgreSQL server binaries (initdb, pg_ctl) are missing: run the tests "
+                  "through scripts/test as root, which installs Debian's postgresql")
+        if os.environ.get("CI"):  # CI installs it: a skip there would hide the tests
+            pytest.fail(reason)
+        pytest.skip(reason)
     if os.geteuid() == 0:
         _ensure_user()
     folder = Path(tempfile.mkdtemp(prefix="docassist-pg-"))

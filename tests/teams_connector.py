@@ -47,6 +47,8 @@ def card_text(card: dict[str, Any]) -> str:
 @dataclass
 class FakeConnector:
     sent: list[Sent] = field(default_factory=list)
+    updated: list[Sent] = field(default_factory=list)
+    """Activities replaced in place (`PUT …/activities/{id}`): `reply_to_id` is the id."""
     failures: list[int] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -64,6 +66,21 @@ class FakeConnector:
         owner = self
 
         class Handler(QuietHandler):
+            def do_PUT(self) -> None:
+                parts = self.path.split("?")[0].strip("/").split("/")
+                if parts[:2] != ["v3", "conversations"] or len(parts) != 5:
+                    self.reply(404, b'{"error": "not found"}')
+                    return
+                body = json.loads(self.read_body() or b"{}")
+                with owner._lock:
+                    if owner.failures:
+                        self.reply(owner.failures.pop(0), b'{"error": "injected"}')
+                        return
+                    owner.updated.append(Sent(
+                        conversation_id=unquote(parts[2]), reply_to_id=unquote(parts[4]),
+                        activity=body, authorization=self.headers.get("Authorization")))
+                self.reply(200, json.dumps({"id": unquote(parts[4])}).encode())
+
             def do_POST(self) -> None:
                 parts = self.path.split("?")[0].strip("/").split("/")
                 if parts[:2] != ["v3", "conversations"] or len(parts) not in (4, 5) \

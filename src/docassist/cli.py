@@ -151,8 +151,10 @@ def _read_cases(file: Path, loader: Callable[[list[str]], list[CaseT]], as_json:
         raise fail(f"{file}: {error}", as_json) from error
 
 
-def _open(as_json: bool = False, *, index_demo: bool = True,
+def _open(as_json: bool = False, *, index_demo: bool = False,
           record: Path | None = None) -> Runtime:
+    """The runtime; with `index_demo` (only `chat` and `ask`), the first start indexes the
+    demo corpus when no source is configured and the catalog is empty."""
     try:
         settings = Settings()
         runtime = open_runtime(settings, record_path=record)
@@ -235,7 +237,7 @@ def ask(
     for name, value in (("TEXT", text), ("--thread", thread)):
         if value is not None and not _is_utf8(value):
             raise fail(f"{name} is not valid UTF-8 text", as_json)
-    runtime = _open(as_json, record=record)
+    runtime = _open(as_json, index_demo=True, record=record)
     message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text)
     streamed: list[str] = []
 
@@ -260,7 +262,7 @@ def ask(
 @app.command()
 def chat(record: RecordOption = None) -> None:
     """Terminal chat over the indexed documents (one session = one thread)."""
-    runtime = _open(record=record)
+    runtime = _open(index_demo=True, record=record)
     keep_warm(runtime)
     session = ChatSession(runtime.engine, out, runtime.settings.language,
                           feedback_sink=runtime.store.record_feedback)
@@ -294,6 +296,7 @@ def slack(
         admin_users=frozenset(u.strip() for u in slack_settings.admin_users.split(",")
                               if u.strip()),
         human_channel=runtime.settings.human_channel,
+        private_channels=slack_settings.private(),
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,
         inbox_workers=runtime.settings.turns_in_flight(),
@@ -355,6 +358,8 @@ def teams(
     warm_up(runtime)  # before the port opens: no activity waits behind a model load
     adapter = TeamsAdapter(runtime.engine, runtime.store, TeamsConfig(
         app_id=teams_settings.app_id if credentials else "",
+        human_channel=runtime.settings.human_channel,
+        teams_human_channel=teams_settings.human_channel,
         default_language=runtime.settings.language, admin_users=teams_settings.admins(),
         per_user_per_minute=runtime.settings.rate_per_user,
         global_per_minute=runtime.settings.rate_global,

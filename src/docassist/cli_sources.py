@@ -1,4 +1,4 @@
-"""`docassist sources`, `sources add folder|web` and `sync`: configured document sources.
+"""`docassist sources`, `sources add KIND` and `sync`: configured document sources.
 
 None of them indexes the demo corpus (first-start indexing belongs to `chat` and `ask`).
 stdout carries results (exactly one JSON document with --json); progress goes to stderr.
@@ -19,11 +19,12 @@ from docassist.cli_output import emit_json, err, fail, out
 from docassist.config import Settings
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
-from docassist.core.sources import Source, SourceKind, SourceStatus, SyncOutcome
+from docassist.core.sources import ConfluenceDeployment, Source, SourceStatus, SyncOutcome
 from docassist.runtime import Runtime, open_runtime, sync_and_embed
 from docassist.sources.schedule import SyncScheduler
 
-sources_app = typer.Typer(help="Document sources (folders, web sites) and their sync state.",
+sources_app = typer.Typer(help="Document sources (folders, web sites, Confluence, SharePoint) "
+                          "and their sync state.",
                           invoke_without_command=True)
 add_app = typer.Typer(help="Configure a new source (then run `docassist sync`).",
                       no_args_is_help=True)
@@ -70,10 +71,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
 def _add(source_values: dict[str, Any], as_json: bool) -> None:
     try:
         source = Source.model_validate(source_values)
-        if source.kind is SourceKind.WEB:
-            source.web()
-        else:
-            source.folder()
+        source.check_settings()
     except ValidationError as error:
         first = error.errors()[0]
         raise fail(f"invalid source: {'.'.join(map(str, first['loc']))}: {first['msg']}",
@@ -117,6 +115,44 @@ def add_folder(
     """A folder on this machine (what `docassist index PATH` indexes)."""
     _add({"name": name, "kind": "folder", "collection": collection,
           "settings": {"path": str(path.resolve())}}, as_json)
+
+
+@add_app.command("confluence")
+def add_confluence(
+    name: Annotated[str, typer.Argument(help="Source name (lower case, digits, - and _).")],
+    url: Annotated[str, typer.Option("--url", help="The site's base URL (Cloud: "
+                                     "https://SITE.atlassian.net/wiki).")],
+    space: Annotated[list[str], typer.Option("--space", help="A space key; repeat for more.")],
+    collection: CollectionOption = DEFAULT_COLLECTION,
+    deployment: Annotated[ConfluenceDeployment | None, typer.Option(
+        "--deployment", help="cloud or datacenter (default: cloud for *.atlassian.net)."
+    )] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Confluence spaces (Cloud or Data Center); credentials from DOCASSIST_CONFLUENCE_*."""
+    settings: dict[str, Any] = {"url": url, "spaces": space}
+    if deployment is not None:
+        settings["deployment"] = str(deployment)
+    _add({"name": name, "kind": "confluence", "collection": collection, "settings": settings},
+         as_json)
+
+
+@add_app.command("sharepoint")
+def add_sharepoint(
+    name: Annotated[str, typer.Argument(help="Source name (lower case, digits, - and _).")],
+    site: Annotated[str, typer.Option("--site", help="Site URL (https://TENANT.sharepoint.com/"
+                                      "sites/NAME), HOST:/sites/NAME or a site id.")],
+    drive: Annotated[str | None, typer.Option(
+        "--drive", help="Document library name or drive id (default: the site's library)."
+    )] = None,
+    collection: CollectionOption = DEFAULT_COLLECTION,
+    as_json: JsonOption = False,
+) -> None:
+    """A SharePoint document library or OneDrive via Microsoft Graph (app-only, from
+    DOCASSIST_GRAPH_*)."""
+    settings = {"site": site, **({"drive": drive} if drive else {})}
+    _add({"name": name, "kind": "sharepoint", "collection": collection, "settings": settings},
+         as_json)
 
 
 def sync(

@@ -132,6 +132,11 @@ class SlackSettings(BaseSettings):
     app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN")
     api_url: str = Field(default="https://slack.com/api/", alias="DOCASSIST_SLACK_API_URL")
     admin_users: str = Field(default="", alias="DOCASSIST_ADMIN_USERS")
+    private_channels: str = Field(default="", alias="DOCASSIST_SLACK_PRIVATE_CHANNELS")
+
+    def private(self) -> frozenset[str]:
+        """Channel ids whose answers only the asker sees (comma-separated)."""
+        return frozenset(c.strip() for c in self.private_channels.split(",") if c.strip())
 
 
 class TeamsSettings(BaseSettings):
@@ -148,6 +153,8 @@ class TeamsSettings(BaseSettings):
     app_password: SecretStr | None = Field(default=None, description="Client secret (secret)")
     anonymous: bool = Field(default=False,
                             description="Accept requests without a JWT (local testing only)")
+    human_channel: str = Field(default="", description="The conversation id of the Teams "
+                               "channel where \"Ask a human\" posts (empty: none)")
     admin_users: str = Field(default="",
                              description="Comma-separated AAD object ids allowed to run stats")
 
@@ -160,3 +167,40 @@ class TeamsSettings(BaseSettings):
 
     def admins(self) -> frozenset[str]:
         return frozenset(user.strip() for user in self.admin_users.split(",") if user.strip())
+
+
+GRAPH_URL = "https://graph.microsoft.com/v1.0"
+ENTRA_AUTHORITY_HOST = "https://login.microsoftonline.com"
+
+
+class GraphSettings(BaseSettings):
+    """The Entra app registration DocAssist reads SharePoint/OneDrive and group membership
+    with (app-only, client credentials). Unset values fall back to the Teams bot's
+    registration (DOCASSIST_TEAMS_APP_ID, _TENANT_ID, _APP_PASSWORD), so one app can serve
+    both when it has been granted the Graph permissions (README, SharePoint)."""
+
+    model_config = SettingsConfigDict(env_prefix="DOCASSIST_GRAPH_", extra="ignore")
+
+    tenant_id: str = Field(default="", description="Entra tenant id")
+    client_id: str = Field(default="", description="Application (client) id")
+    client_secret: SecretStr | None = Field(default=None, description="Client secret (secret)")
+    url: str = Field(default=GRAPH_URL, description="Microsoft Graph base URL")
+    authority_host: str = Field(default=ENTRA_AUTHORITY_HOST,
+                                description="Entra ID sign-in host (https only)")
+    ca_bundle: Path | None = Field(default=None,
+                                   description="CA file for the token service and Graph (a "
+                                   "TLS-inspecting proxy's CA); the system's CAs otherwise")
+
+    def resolved(self) -> GraphSettings:
+        """These settings with the Teams registration filling what is unset."""
+        teams = TeamsSettings()
+        return self.model_copy(update={
+            "tenant_id": self.tenant_id or teams.tenant_id,
+            "client_id": self.client_id or teams.app_id,
+            "client_secret": self.client_secret or teams.app_password})
+
+    def missing(self) -> list[str]:
+        wanted = {"DOCASSIST_GRAPH_TENANT_ID": self.tenant_id,
+                  "DOCASSIST_GRAPH_CLIENT_ID": self.client_id,
+                  "DOCASSIST_GRAPH_CLIENT_SECRET": self.client_secret}
+        return [name for name, value in wanted.items() if not value]

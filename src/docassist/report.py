@@ -102,6 +102,8 @@ def gather(store: AnyStore) -> dict[str, Any]:
         "unanswered": sum(1 for turn in turns if turn["status"] == "no_answer"),
         "positive": sum(1 for vote in votes if vote > 0),
         "negative": sum(1 for vote in votes if vote < 0),
+        "reasons": Counter(str(vote["reason"]) for vote in store.feedback()
+                           if vote.get("reason")).most_common(),
         "cited": cited.most_common(TOP_DOCUMENTS),
         "sources": store.source_statuses(),
         "runs": [(row, DecisionReport.model_validate_json(
@@ -147,6 +149,7 @@ tr.failing {{ background: #fee2e2; }} tr.stale {{ background: #fef9c3; }}
 {_bars("Turn status", data["statuses"], "chart-status")}
 {_bars("Tool status", data["tool_statuses"], "chart-tools")}
 {_bars("Most-cited documents", data["cited"], "chart-cited")}
+{_bars("Why answers did not help", data["reasons"], "chart-reasons")}
 <h2>Document sources</h2>{_sources_table(data["sources"], datetime.now(UTC))}
 <h2>Latest evaluation runs</h2>{runs_html}
 </body></html>

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docassist.config import Settings
-from docassist.core.errors import ConfigurationError, DocAssistError
+from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
 from docassist.core.limits import WARM_POLL_SECONDS
 from docassist.core.ports import Retriever
 from docassist.core.sources import SyncOutcome
@@ -140,9 +140,11 @@ class IndexWarmer(threading.Thread):
                 if version != seen:
                     warm_indexes(self.retrievers)
                     seen = version
-            except DocAssistError as error:  # a closed or busy store: the next look retries
+            except StoreClosedError:  # the process is ending
+                return
+            except DocAssistError as error:  # a busy or unreachable store: the next look retries
                 log.debug("index warm-up skipped: %s", error)
-            except sqlite3.ProgrammingError:  # the store was closed: the process is ending
+            except sqlite3.ProgrammingError:  # the SQLite store was closed
                 return
             if self.stopped.wait(WARM_POLL_SECONDS):
                 return

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from docassist.storage import Store
 from tests.bot.test_cli import one_json, run
 from tests.conftest import REPO
 
@@ -69,3 +70,24 @@ def test_report_to_an_unwritable_path_is_a_clear_error(db_path: Path) -> None:
     done = run("report", "--out", "/nonexistent-dir/r.html", "--json", db=db_path)
     assert done.returncode == 2
     assert "cannot write /nonexistent-dir/r.html" in one_json(done.stdout)["error"]
+
+
+def test_the_reasons_for_bad_votes_are_charted(db_path: Path, tmp_path: Path) -> None:
+    run("ask", "How do I renew the TLS certificate?", "--thread", "A", db=db_path)
+    store = Store(db_path)
+    try:
+        result_id = store.turns()[0]["result_id"]
+        store.record_feedback_reason(result_id, "u1", "outdated", "words nobody keeps")
+        store.record_feedback_reason(result_id, "u2", "outdated", None)
+    finally:
+        store.close()
+    out = tmp_path / "report.html"
+    assert run("report", "--out", str(out), "--json", db=db_path).returncode == 0
+    text = out.read_text()
+    assert 'id="chart-reasons"' in text and "words nobody keeps" not in text
+    assert re.search(r'class="label">outdated</text>.*class="value">2</text>', text)
+    browser = chromium()
+    dom = subprocess.run(
+        [browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+         out.as_uri()], capture_output=True, text=True, timeout=90, check=True).stdout
+    assert 'id="chart-reasons"' in dom and "Why answers did not help" in dom

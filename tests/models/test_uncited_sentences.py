@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from docassist.bot.teams.streaming import inert_markdown
 from docassist.core.answering import keep_cited_sentences
 from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer
@@ -94,10 +95,16 @@ def test_slack_streams_and_posts_the_same_answer(rig_factory: Any, model_engine:
     assert UNCITED not in str(post)
 
 
-def test_teams_shows_the_same_answer(teams_factory: Any, model_engine: Any,
-                                     model_server: tuple[ModelServer, str]) -> None:
+def test_teams_streams_and_shows_the_same_answer(teams_factory: Any, model_engine: Any,
+                                                model_server: tuple[ModelServer, str]) -> None:
     _, cited = model_server
     teams = teams_factory(model_engine)
+    teams.post(teams.activity(QUESTION))  # a personal chat: streamed (issue 23)
+    [final] = [sent for sent in teams.connector.sent if sent.activity["type"] == "message"]
+    assert final.activity["text"] == inert_markdown(expected(cited))
+    assert all(UNCITED not in str(sent.activity) for sent in teams.connector.sent)
+    teams.connector.sent.clear()
+    teams.connector.fail(400)  # no streaming here: the whole card, once
     teams.post(teams.activity(QUESTION))
     [sent] = teams.connector.sent
     text = "\n".join(card_text(card) for card in sent.cards)

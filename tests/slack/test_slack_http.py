@@ -94,12 +94,12 @@ def rig_factory(store: Store) -> Iterator[Any]:
     servers = []
     apis: list[FakeSlackApi] = []
 
-    def build(engine: TurnEngine) -> SlackRig:
+    def build(engine: TurnEngine, **config: Any) -> SlackRig:
         api = FakeSlackApi().__enter__()
         apis.append(api)
         adapter = SlackAdapter(engine, store, SlackConfig(
             bot_token="xoxb-test", signing_secret=SECRET, api_url=api.url,
-            admin_users=frozenset({"UADMIN"}), human_channel="C-HUMANS"))
+            admin_users=frozenset({"UADMIN"}), human_channel="C-HUMANS", **config))
         server = make_server(adapter.app, "127.0.0.1", 0, signing_secret=SECRET,
                              read_timeout=READ_TIMEOUT)
         serve_in_thread(server)

@@ -3,9 +3,10 @@ over them, every Slack retry sent to another replica, and one replica killed wit
 the middle of the load. Every message is answered exactly once, in order within its thread,
 and the database holds exactly the expected state.
 
-The processes are real (`python -m docassist slack --http`), the database is one SQLite
-file they share; the stand-ins are the model server and Slack's Web API. A short
-DOCASSIST_INBOX_LEASE makes a dead replica's claims expire within the test.
+The processes are real (`python -m docassist slack --http`); the database they share is one
+SQLite file or one PostgreSQL database (a throwaway cluster, tests/pg.py), and PostgreSQL is
+also stopped and started under load. The stand-ins are the model server and Slack's Web API.
+A short DOCASSIST_INBOX_LEASE makes a dead replica's claims expire within the test.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from docassist.bot.stale_courier import StaleNoteCourier
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
-from tests.conftest import EngineFactory
+from tests.conftest import STORES, EngineFactory
 from tests.slack.test_slack_http import (  # noqa: F401 - rig_factory is a fixture
     CHANNEL,
     TEAM,
@@ -40,6 +40,7 @@ def ask_again_payload(note_id: str, thread: str) -> dict[str, Any]:
                          "action_ts": "900.1"}]}
 
 
+@pytest.mark.parametrize("store", STORES, indirect=True)
 def test_a_changed_citation_gets_one_note_and_ask_again_answers_from_the_new_version(
         rig: SlackRig, store: Store, zebra: Path) -> None:
     rig.event(mention(QUESTION, "500.1"), "Ev1")

@@ -20,7 +20,9 @@ from docassist.core.errors import (
     DuplicateEventError,
     StorageError,
 )
+from docassist.core.messages import Notice
 from docassist.core.ports import (
+    ConversationLookup,
     ConversationStore,
     DocumentIndex,
     FeedbackLog,
@@ -40,7 +42,7 @@ from tests.helpers import key, message
 
 
 class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, ShadowLog, TraceLog,
-               SeenEvents, Protocol):
+               SeenEvents, ConversationLookup, Protocol):
     """The protocols, plus the store rows sources/, exports and search use."""
 
     def erase_before(self, cutoff: str) -> Any: ...
@@ -56,6 +58,10 @@ class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, ShadowLog, 
     def source_statuses(self) -> list[Any]: ...
 
     def source_document_ids(self, source: str) -> dict[str, str]: ...
+
+    def source_sync_state(self, source: str) -> dict[str, str]: ...
+
+    def save_source_sync_state(self, source: str, state: dict[str, str]) -> None: ...
 
     def replace_document(self, parsed: Any, source_path: str, *, source: str | None = None,
                          collection: str = ...) -> None: ...
@@ -351,6 +357,9 @@ def test_conformance_sources_are_unique_and_report_their_documents(any_store: An
     [status] = any_store.source_statuses()
     assert (status.name, status.documents, status.last_success) == ("handbook", 1, None)
     assert any_store.source_document_ids("handbook") == {"/srv/handbook/guide.md": "DOC-GUIDE"}
+    assert any_store.source_sync_state("handbook") == {}
+    any_store.save_source_sync_state("handbook", {"delta": "https://graph/delta?token=1"})
+    assert any_store.source_sync_state("handbook") == {"delta": "https://graph/delta?token=1"}
 
 
 def test_conformance_vectors_round_trip_in_the_int8_encoding(any_store: AnyStore) -> None:
@@ -378,3 +387,18 @@ def test_conformance_searchable_rows_follow_the_index(any_store: AnyStore) -> No
     any_store.replace_document(_guide("## Renew\nRun renew-new."), "guide.md")
     assert any_store.search_fts('"old"', 5) == []
     assert [row[0] for row in any_store.fts_scores('"new"')]
+
+
+def test_conformance_conversation_lookups(any_store: AnyStore) -> None:
+    conversation = key("c").conversation_id
+    assert any_store.conversation_known(conversation) is False
+    refused = message("hi", thread="c", event_id="E0").model_copy(update={
+        "notice": Notice(kind="rate_limited", language="en", seconds=30)})
+    any_store.enqueue(refused)
+    assert any_store.conversation_known(conversation) is False  # a refusal is not a turn
+    any_store.enqueue(message("one", thread="c", event_id="E1"))
+    assert any_store.conversation_known(conversation) is True  # an event that runs one
+    _commit(any_store, "r1")
+    assert any_store.conversation_of_result("r1") == [
+        {"platform": "test", "workspace": "w", "channel": "c", "thread": "c"}]
+    assert any_store.conversation_of_result("nope") == []

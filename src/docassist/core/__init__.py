@@ -33,6 +33,10 @@ The turn
     results      the result of a turn as adapters render it
     trace        the trace rows of a turn and of its tool attempt
 
+After the answer (what users say of it)
+    feedback     why a 👎: the fixed reasons, stored and exported
+    sharing      a private answer shared in its channel: which answer, and whether it may
+
 Documents changing under answers
     sources      document sources: kind, name, collection, settings; what a sync reports
     stale        answers whose cited document changed: the note offering to ask again

@@ -83,7 +83,8 @@ class Admission:
         if notice is not None and notice.replaces_turn:
             # Nothing will read the text of a refused message: it is not stored.
             return message.model_copy(update={
-                "text": "", "command": None, "command_argument": None, "notice": notice})
+                "text": "", "command": None, "command_argument": None, "direct": None,
+                "notice": notice})
         if notice is not None:
             return message.model_copy(update={"notice": notice})
         return message
@@ -121,7 +122,7 @@ class Admission:
             return Notice(kind="external_user", language=arrival.language)
         if arrival.attachments:
             text = message.text if isinstance(message.text, str) else ""
-            only = not text.strip() and message.command is None
+            only = not text.strip() and message.command is None and message.direct is None
             return Notice(kind="attachments_only" if only else "attachments_ignored",
                           language=arrival.language)
         return None

@@ -56,6 +56,10 @@ class ConcurrentUpdateError(StorageError):
     pass
 
 
+class StoreClosedError(StorageError):
+    """The store was closed (the process is ending): background threads stop."""
+
+
 class DuplicateEventError(StorageError):
     pass
 

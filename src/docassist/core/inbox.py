@@ -61,6 +61,8 @@ PROCESS_HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex
 Deliver = Callable[[ChatMessage, TurnResult], None]
 AlreadyDelivered = Callable[[ChatMessage, TurnResult], bool]
 DeliverNotice = Callable[[ChatMessage, str], None]
+DirectReply = Callable[[ChatMessage], None]
+"""Answers a `direct` event; one whose reply it finds posted before a restart it skips."""
 LateFailure = Callable[[StorageUnavailableError], None]
 
 
@@ -73,9 +75,12 @@ class InboxWorker:
                  already_delivered: AlreadyDelivered | None = None,
                  deliver_notice: DeliverNotice | None = None,
                  before_turn: Callable[[ChatMessage], None] | None = None,
+                 direct: DirectReply | None = None,
                  *, platform: str = "", lease_seconds: float = INBOX_LEASE_SECONDS,
                  poll_seconds: float = INBOX_POLL_SECONDS) -> None:
         self.engine = engine
+        self.direct = direct
+        """Answers events marked `direct` (no turn); see `_process_direct`."""
         self.deliver_notice = deliver_notice
         self.before_turn = before_turn
         """Called right before a turn runs (never for a duplicate or a refusal)."""
@@ -283,6 +288,9 @@ class InboxWorker:
             if notice.replaces_turn:  # a refusal: the notice is the whole reply, no turn runs
                 self.inbox.finish(event.id, "done")
                 return
+        if event.status == "pending" and event.message.direct is not None:
+            self._process_direct(event)
+            return
         if event.status == "pending":
             if self.before_turn is not None:
                 self._call_quietly(self.before_turn, event)
@@ -314,6 +322,15 @@ class InboxWorker:
             return
         answer = result
         if self._deliver_with_retries(event, lambda: self.deliver(event.message, answer)):
+            self.inbox.finish(event.id, "done")
+
+    def _process_direct(self, event: InboxEvent) -> None:
+        """A request the adapter answers itself (no turn), once: the adapter records the
+        posted reply before the event is done, and skips one it finds posted."""
+        if self.direct is None:
+            raise RuntimeError("this worker cannot answer direct requests")
+        answer = self.direct
+        if self._deliver_with_retries(event, lambda: answer(event.message)):
             self.inbox.finish(event.id, "done")
 
     def _send_notice(self, message: ChatMessage, text: str) -> None:

@@ -50,6 +50,13 @@ MAX_SELECTOR_RAW_CHARS: Final = 20_000
 MAX_CLARIFICATIONS_WITHOUT_PROGRESS: Final = 2
 """After this many clarification questions in a row without progress the turn hands off."""
 
+MAX_CLARIFICATION_CHOICES: Final = 10
+"""Candidates offered as buttons under a clarification question (Slack allows 25 elements
+in an actions block; more than ten buttons is a list nobody reads)."""
+
+MAX_FEEDBACK_TEXT_CHARS: Final = 500
+"""The words a user may add to a 👎's reason (the Slack modal and Teams card cap the input)."""
+
 MAX_ANSWER_QUOTES: Final = 3
 """Sentences the extractive answerer quotes."""
 
@@ -108,7 +115,11 @@ the index warmer each hold one briefly; 3 replicas use at most 48 of the default
 PG_CHUNK_CACHE: Final = 20_000
 """Chunks a PostgreSQL store keeps in memory by id (a chunk id names one version of one
 section, so its text never changes): a hybrid question reads ~20 candidates, each a round
-trip otherwise (demo set: 39 → 9 ms per hybrid question on a busy 2-core machine)."""
+trip otherwise."""
+
+PG_CHECK_IDLE_SECONDS: Final = 1.0
+"""A pooled PostgreSQL connection idle longer than this is checked before use (a server
+restart cuts them all; busy ones are used at once)."""
 
 PG_CONNECT_TIMEOUT_SECONDS: Final = 5.0
 """How long a PostgreSQL operation waits for a connection (the server restarting, the pool
@@ -224,3 +235,15 @@ STALE_NOTE_BATCH: Final = 20
 
 SOURCE_STALE_HOURS: Final = 24
 """A source without a successful sync for this long is shown as stale (report, admin views)."""
+
+REMOTE_MAX_ITEMS: Final = 20_000
+"""Pages, attachments or files one Confluence or SharePoint source may hold; the rest are left
+out with a note (a mistyped space or a whole tenant's drive cannot flood the catalog)."""
+
+CONFLUENCE_PAGE_LIMIT: Final = 100
+"""Results asked for per Confluence listing request (Cloud allows up to 250 with bodies,
+Data Center caps expanded bodies lower; the `next` link is followed either way)."""
+
+MEMBERSHIP_CACHE_SECONDS: Final = 900
+"""How long a user's groups (Entra ID, Slack user groups) are reused before they are asked
+again: a removed member keeps group-scoped collections at most this long."""

@@ -88,6 +88,13 @@ class ChatMessage(BaseModel):
     reply_to: str | None = Field(
         default=None, description="Where the adapter sends the reply (opaque to the core); kept "
         "with the stored event so a reply after a restart still finds its way")
+    choice_for: str | None = Field(
+        default=None, description="A clicked clarification choice: the result id of the "
+        "question it answers; the text is then the choice's reply, read as if typed")
+    direct: str | None = Field(
+        default=None, description="A request the adapter answers itself, without a turn (a "
+        "catalog, help, a vote): opaque to the core, stored with the event so a redelivery "
+        "or a restart answers it once")
     notice: Notice | None = Field(
         default=None, description="A reply decided at admission (refusal or note), stored "
         "with the event so that retries and restarts deliver it once")

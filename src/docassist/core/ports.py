@@ -16,6 +16,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument
+from docassist.core.feedback import FeedbackReason
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.sources import SourceStatus
@@ -138,6 +139,9 @@ class FeedbackLog(Protocol):
     """Votes and "ask a human" requests on answers, by result id."""
 
     def record_feedback(self, result_id: str, user: str, positive: bool) -> None: ...
+
+    def record_feedback_reason(self, result_id: str, user: str, reason: FeedbackReason,
+                               text: str | None) -> None: ...
 
     def record_escalation(self, result_id: str, user: str) -> bool: ...
 
@@ -334,9 +338,44 @@ class SourceLog(Protocol):
     def source_statuses(self) -> list[SourceStatus]: ...
 
 
+class Shares(Protocol):
+    """Private answers shared in their channel, once each."""
+
+    def record_share(self, result_id: str, user: str) -> bool: ...
+
+    def withdraw_share(self, result_id: str) -> None: ...
+
+
+class PostedReplies(Protocol):
+    """The id a reply was posted as, per inbox event: written before the event is done, so
+    a restarted process does not post it again (platforms whose history cannot be read)."""
+
+    def record_posted(self, platform: str, event_id: str, posted_id: str) -> None: ...
+
+    def posted_id(self, platform: str, event_id: str) -> str | None: ...
+
+
+class TeamAddresses(Protocol):
+    """Where a workspace's channels are reached (a service address per team), learnt from
+    the platform's own activities."""
+
+    def record_team_address(self, channel_ids: list[str], team_id: str,
+                            service_url: str) -> None: ...
+
+    def team_service_url(self, channel_id: str) -> str | None: ...
+
+
 class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
-                   StaleNotes, SourceLog, RateCounter, Protocol):
+                   StaleNotes, SourceLog, PostedReplies, TeamAddresses, Shares, RateCounter,
+                   Protocol):
     """Everything a platform adapter reads or writes itself (turns go through the engine;
     the stale-note couriers also read a conversation's state)."""
 
     def load(self, key: ConversationKey) -> StoredConversation: ...
+
+
+class MembershipLookup(Protocol):
+    """The groups a platform user belongs to (Entra ID groups for Teams, Slack user groups),
+    as platform group ids; scopes map `group:PLATFORM:GROUP_ID` keys to collections."""
+
+    def groups_of(self, platform: str, user_id: str) -> frozenset[str]: ...

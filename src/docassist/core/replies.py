@@ -17,10 +17,10 @@ from docassist.core.errors import (
     StorageUnavailableError,
 )
 from docassist.core.followup import SubjectVocabulary
-from docassist.core.limits import MAX_CLARIFICATIONS_WITHOUT_PROGRESS
+from docassist.core.limits import MAX_CLARIFICATION_CHOICES, MAX_CLARIFICATIONS_WITHOUT_PROGRESS
 from docassist.core.planning import Plan
 from docassist.core.ports import Catalog
-from docassist.core.results import Clarification, TurnStatus
+from docassist.core.results import Choice, Clarification, TurnStatus
 from docassist.core.state import ConversationState, MissingField, RagResult, Source
 from docassist.core.tools import ToolOutcome
 
@@ -137,13 +137,17 @@ def _clarify(
     if attempts > MAX_CLARIFICATIONS_WITHOUT_PROGRESS:
         return Reply("handoff", i18n.text("handoff", language, channel=human_channel))
     option_labels = [subject.label(language) for subject in plan.options]
+    choices = [Choice(label=label, reply=label) for label in option_labels]
     if missing_field == "last_sources" and state.last_result is not None:
         # The last search found nothing: say so rather than "no answer yet".
         answer = i18n.text("sources_empty", language, turn_id=state.last_source_turn_id)
     elif missing_field == "last_sources":
         answer = i18n.text("clarify_no_sources", language)
     elif missing_field == "document_id":
-        known = ", ".join(document.document_id for document in catalog.documents())
+        documents = catalog.documents()
+        known = ", ".join(document.document_id for document in documents)
+        choices = [Choice(label=document.document_id, reply=document.document_id)
+                   for document in documents]
         unknown = [value for value in plan.unknown_document_ids if value]
         if unknown:
             answer = i18n.text("clarify_unknown_document", language, document_id=unknown[0],
@@ -153,6 +157,7 @@ def _clarify(
     elif len(option_labels) == 1 and plan.resolution.reason == "ambiguous_reference":
         # One kind, several of them ("last night's backup and a manual backup").
         answer = i18n.text("clarify_subject_instances", language, options=option_labels[0])
+        choices = []  # which one of them is said in words, not picked from one button
     elif len(option_labels) > 1:
         joiner = f" {i18n.text('or', language)} "
         answer = i18n.text("clarify_subject_ambiguous", language, options=joiner.join(
@@ -162,9 +167,11 @@ def _clarify(
         examples = [s.label(language) for s in vocabulary.subjects][:EXAMPLE_SUBJECTS]
         answer = i18n.text("clarify_subject", language,
                            examples=", ".join(f"„{e}”" for e in examples))
+        choices = [Choice(label=example, reply=example) for example in examples]
     return Reply(
         "clarification_needed",
         answer,
         clarification=Clarification(missing_field=missing_field, options=option_labels,
-                                    attempts=attempts),
+                                    attempts=attempts,
+                                    choices=choices[:MAX_CLARIFICATION_CHOICES]),
     )

@@ -58,12 +58,24 @@ class ConversationView(BaseModel):
     history_used: bool = False
 
 
+class Choice(BaseModel):
+    """A candidate answer to a clarification: a button shows `label`; a click sends `reply`,
+    the words a user would type for it (a subject's name, a document id)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    reply: str
+
+
 class Clarification(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     missing_field: str
     options: list[str] = Field(default_factory=list)
     attempts: int = 1
+    choices: list[Choice] = Field(default_factory=list)
+    """The candidates as buttons (Slack) or card actions (Teams); empty when there are none."""
 
 
 class TurnResult(BaseModel):

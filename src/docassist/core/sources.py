@@ -23,6 +23,15 @@ SOURCE_NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 class SourceKind(StrEnum):
     FOLDER = "folder"
     WEB = "web"
+    CONFLUENCE = "confluence"
+    SHAREPOINT = "sharepoint"
+
+
+class ConfluenceDeployment(StrEnum):
+    CLOUD = "cloud"
+    """REST v2 under https://SITE.atlassian.net/wiki; Basic auth with email + API token."""
+    DATACENTER = "datacenter"
+    """REST (v1) of Confluence Data Center/Server; Bearer personal access token."""
 
 
 class FolderSettings(BaseModel):
@@ -53,13 +62,60 @@ class WebSettings(BaseModel):
         return self.url.split("?", 1)[0].endswith(".xml")
 
 
+class ConfluenceSettings(BaseModel):
+    """A Confluence source: the site's base URL (Cloud: https://SITE.atlassian.net/wiki) and
+    the keys of the spaces to index. Credentials come from the environment only
+    (docassist.sources.confluence names the variables)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    spaces: list[str] = Field(min_length=1)
+    deployment: ConfluenceDeployment | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("the URL must start with http:// or https://")
+        return value.rstrip("/")
+
+    @field_validator("spaces")
+    @classmethod
+    def _space_keys(cls, value: list[str]) -> list[str]:
+        keys = [key.strip() for key in value if key.strip()]
+        if not keys or any(not re.fullmatch(r"~?[A-Za-z0-9_.-]{1,255}", key) for key in keys):
+            raise ValueError("space keys are letters, digits, _ . - (a personal space: ~name)")
+        return keys
+
+    @property
+    def flavour(self) -> ConfluenceDeployment:
+        """As configured, else Cloud for *.atlassian.net and Data Center otherwise."""
+        if self.deployment is not None:
+            return self.deployment
+        host = self.url.split("://", 1)[1].split("/", 1)[0]
+        cloud = host.endswith(".atlassian.net")
+        return ConfluenceDeployment.CLOUD if cloud else ConfluenceDeployment.DATACENTER
+
+
+class SharePointSettings(BaseModel):
+    """A SharePoint document library (or a OneDrive) read through Microsoft Graph: `site` is
+    a site URL (https://TENANT.sharepoint.com/sites/ops), `HOST:/sites/PATH` or a site id;
+    `drive` a library's name or drive id (the site's default library when left out)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    site: str = Field(min_length=1)
+    drive: str | None = None
+
+
 class Source(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
     kind: SourceKind
     collection: str = DEFAULT_COLLECTION
-    settings: dict[str, str | None] = Field(default_factory=dict)
+    settings: dict[str, str | list[str] | None] = Field(default_factory=dict)
 
     @field_validator("name", "collection")
     @classmethod
@@ -73,6 +129,18 @@ class Source(BaseModel):
 
     def web(self) -> WebSettings:
         return WebSettings.model_validate(self.settings)
+
+    def confluence(self) -> ConfluenceSettings:
+        return ConfluenceSettings.model_validate(self.settings)
+
+    def sharepoint(self) -> SharePointSettings:
+        return SharePointSettings.model_validate(self.settings)
+
+    def check_settings(self) -> None:
+        """Validate the settings for this kind (ValidationError says what is wrong)."""
+        {SourceKind.FOLDER: self.folder, SourceKind.WEB: self.web,
+         SourceKind.CONFLUENCE: self.confluence, SourceKind.SHAREPOINT: self.sharepoint
+         }[self.kind]()
 
 
 class SourceStatus(BaseModel):

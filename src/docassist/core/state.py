@@ -62,6 +62,9 @@ class PendingClarification(BaseModel):
     language: Literal["pl", "en"]
     attempts: int = 1
     options: list[str] = Field(default_factory=list)
+    result_id: str | None = None
+    """The result that asked: a clicked choice answers this question only (None in states
+    saved before choices existed, whose buttons are then stale)."""
 
 
 class TurnSummary(BaseModel):
@@ -86,6 +89,9 @@ class ConversationState(BaseModel):
     last_source_turn_id: int | None = None
     last_source_result_id: str | None = None
     pending_clarification: PendingClarification | None = None
+    language: Literal["pl", "en"] | None = None
+    """The thread's language: kept by a message that does not tell (an id, "ok", a
+    command), switched by one clearly written in the other (None: not known yet)."""
     generation: int = 0
     next_turn_id: int = 1
     turn_log: list[TurnSummary] = Field(default_factory=list)

@@ -209,7 +209,22 @@ class TurnEngine:
             answer = i18n.text(problem.problem, language, length=problem.length,
                                limit=MAX_MESSAGE_CHARS)
             return Reply(problem.problem, answer, remember=False)
-        return None
+        return self._stale_choice(turn)
+
+    def _stale_choice(self, turn: _Turn) -> Reply | None:
+        """A clicked choice answers the question it was shown under, and only while that
+        question is the one pending: a click on an old or unknown one runs nothing and
+        leaves the thread as it was (its pending question included)."""
+        choice_for = turn.message.choice_for
+        pending = turn.state.pending_clarification
+        if choice_for is None or (pending is not None and pending.result_id == choice_for):
+            return None
+        assert turn.text is not None
+        turn.plan = Plan(message=turn.text, resolution=_unchanged(turn.text),
+                         decision=Decision(status="rejected", reason="stale_choice",
+                                           decided_by="validation"))
+        return Reply("invalid_message", i18n.text("choice_stale", turn.language),
+                     remember=False)
 
     def _plan(self, turn: _Turn) -> tuple[Plan, Reply | None]:
         """A command's fixed plan, or the selector's; a handoff reply when its model is down."""
@@ -323,7 +338,10 @@ class TurnEngine:
         )
 
     def _thread_language(self, state: ConversationState) -> i18n.Language:
-        """The language of the thread's last user message, for messages that don't tell."""
+        """The thread's language, for messages that don't tell (states saved before it was
+        kept: the language of the last user message)."""
+        if state.language is not None:
+            return state.language
         default = self.options.default_language
         for item in reversed(state.history):
             if item.role == "user":
@@ -463,6 +481,7 @@ def tool_call_record(
 def _next_state(turn: _Turn, reply: Reply, result: TurnResult) -> ConversationState:
     """The state the turn leaves: its RAG, its pending question, its exchange and summary."""
     state, plan = turn.state, turn.plan
+    state.language = turn.language  # what this turn was answered in: the thread's now
     if turn.rag is not None:
         # A new RAG replaces the previous one, also when it found nothing.
         state.last_result = turn.rag
@@ -477,6 +496,7 @@ def _next_state(turn: _Turn, reply: Reply, result: TurnResult) -> ConversationSt
             language=turn.language,
             attempts=clarification.attempts,
             options=[subject.key for subject in plan.options],
+            result_id=turn.result_id,
         )
     elif reply.remember:
         state.pending_clarification = None
@@ -490,7 +510,11 @@ def _next_state(turn: _Turn, reply: Reply, result: TurnResult) -> ConversationSt
         tool_status=result.tool.status,
         source_ids=[source.chunk_id for source in result.sources],
     ))
-    return state.cleared() if reply.clear else state
+    if not reply.clear:
+        return state
+    fresh = state.cleared()  # `clear` forgets what was said, not the language it was in
+    fresh.language = state.language
+    return fresh
 
 
 def _command_plan(text: str, action: str, arguments: dict[str, Any]) -> Plan:

@@ -1,1 +1,2 @@
-"""Document sources: folders and web sites, synced incrementally into the catalog."""
+"""Document sources: folders, web sites, Confluence spaces and SharePoint/OneDrive libraries,
+synced incrementally into the catalog."""

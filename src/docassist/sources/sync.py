@@ -13,6 +13,9 @@ from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import SYNC_LEASE_SECONDS
 from docassist.core.sources import Source, SourceKind, SyncOutcome
 from docassist.core.stale import DocumentChange
+from docassist.sources.confluence import ConfluenceApi
+from docassist.sources.confluence_sync import ConfluenceSync
+from docassist.sources.sharepoint import SharePointSync, graph_client
 from docassist.sources.web import WebFetcher
 from docassist.sources.web_sync import OnItem, WebSync
 from docassist.storage.backends import AnyStore
@@ -53,11 +56,31 @@ def sync_folder(store: AnyStore, source: Source, on_item: OnItem | None = None) 
 def _sync_one(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOutcome:
     if source.kind is SourceKind.FOLDER:
         return sync_folder(store, source, on_item)
+    if source.kind is SourceKind.CONFLUENCE:
+        return sync_confluence(store, source, on_item)
+    if source.kind is SourceKind.SHAREPOINT:
+        return sync_sharepoint(store, source, on_item)
     fetcher = WebFetcher(source.web())
     try:
         return WebSync(store, source, fetcher, on_item).run()
     finally:
         fetcher.close()
+
+
+def sync_confluence(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOutcome:
+    api = ConfluenceApi(source.confluence())
+    try:
+        return ConfluenceSync(store, source, api, on_item).run()
+    finally:
+        api.close()
+
+
+def sync_sharepoint(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOutcome:
+    graph = graph_client()
+    try:
+        return SharePointSync(store, source, graph, on_item).run()
+    finally:
+        graph.close()
 
 
 def selected_sources(store: AnyStore, name: str | None) -> list[Source]:

@@ -42,11 +42,13 @@ from docassist.core.state import ConversationState
 from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
 from docassist.storage.claims import ClaimRows
+from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
 from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
+from docassist.storage.teams_rows import TeamsRows
 from docassist.storage.vectors import decode_vector, encode_vector
 
 logger = logging.getLogger(__name__)
@@ -61,7 +63,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class Store(SourceRows, StaleRows, ClaimRows):
+class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ClaimRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed

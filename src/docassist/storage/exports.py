@@ -35,7 +35,7 @@ TURN_COLUMNS: Final = (
     "resolution_status", "history_used", "source_ids", "source_turn_id", "warnings",
     "duration_ms", "backend", "model", "answer_backend", "retriever", "catalog_version",
     "prompt_sha256", "user_sha256",
-    "event_id", "raw", "feedback", "tool_calls",
+    "event_id", "raw", "feedback", "feedback_reasons", "tool_calls",
 )
 _DURATION: Final = re.compile(r"^(\d+)([dhm])$")
 SUMMARY_DAYS: Final = 7
@@ -94,8 +94,11 @@ def trace_rows(store: TraceLog, since: str | None = None, until: str | None = No
     """Turns (oldest first) with their tool attempts nested under `tool_calls`."""
     rows = store.turns(conversation_id, since, until)
     votes: dict[str, int] = {}
+    reasons: dict[str, list[dict[str, str]]] = {}
     for vote in store.feedback():
         votes[vote["result_id"]] = votes.get(vote["result_id"], 0) + int(vote["value"])
+        if vote.get("reason"):
+            reasons.setdefault(vote["result_id"], []).append(_reason(vote))
     calls: dict[str, list[dict[str, Any]]] = {}
     for call in store.tool_calls():
         calls.setdefault(call["result_id"], []).append(
@@ -103,8 +106,9 @@ def trace_rows(store: TraceLog, since: str | None = None, until: str | None = No
     exported = []
     for row in rows:
         record = {column: row.get(column) for column in TURN_COLUMNS
-                  if column not in ("tool_calls", "feedback")}
+                  if column not in ("tool_calls", "feedback", "feedback_reasons")}
         record["feedback"] = votes.get(row["result_id"])  # sum of +1/-1 votes, None if none
+        record["feedback_reasons"] = reasons.get(row["result_id"], [])
         for column in ("source_ids", "warnings", "raw"):
             value = record.get(column)
             if isinstance(value, str):
@@ -115,6 +119,14 @@ def trace_rows(store: TraceLog, since: str | None = None, until: str | None = No
             for call in calls.get(row["result_id"], [])]
         exported.append(record)
     return exported
+
+
+def _reason(vote: dict[str, Any]) -> dict[str, str]:
+    """A 👎's reason as exported: the words only where they were kept (`save_raw`)."""
+    reason = {"reason": str(vote["reason"])}
+    if vote.get("reason_text"):
+        reason["text"] = str(vote["reason_text"])
+    return reason
 
 
 def write_export(rows: list[dict[str, Any]], fmt: ExportFormat, out: Path) -> None:

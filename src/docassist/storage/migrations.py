@@ -325,7 +325,32 @@ def m010_sources(db: Database) -> None:
 
 
 @migrations()
-def m011_replicas(db: Database) -> None:
+def m011_source_sync_state(db: Database) -> None:
+    """A source's own sync state as JSON (issue 21): a SharePoint source keeps its drive id
+    and Graph delta link there, so the next sync asks only for what changed."""
+    db.table("sources").add_column("sync_state", str)
+
+
+@migrations()
+def m012_chat_parity(db: Database) -> None:
+    """Issue 23 (one migration for the branch): why a 👎 was given (a reason from
+    `core.feedback`, and the user's words only with `save_raw`); the id of the activity a
+    Teams reply was posted as (checked after a restart, so a reply is not posted twice);
+    where a Teams team's channels are reached (its `serviceUrl`, from any activity or
+    installation update of the team: no user, no text); private answers shared in their
+    channel (one share per answer)."""
+    db.table("feedback").add_column("reason", str)
+    db.table("feedback").add_column("reason_text", str)
+    db.table("inbox").add_column("posted_id", str)
+    db.table("team_addresses").create(
+        {"channel_id": str, "team_id": str, "service_url": str, "updated_at": str},
+        pk="channel_id")
+    db.table("shares").create({"result_id": str, "user_sha256": str, "created_at": str},
+                              pk="result_id")
+
+
+@migrations()
+def m013_replicas(db: Database) -> None:
     """Several processes on one database (issues 17, 25): an inbox event is claimed by one
     process for a lease (epoch seconds; renewed while its turn runs, so a dead process's
     claims expire), and rate limits count arrivals in the store, so every process sees the

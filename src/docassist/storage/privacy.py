@@ -4,8 +4,9 @@ every stored copy of user text older than a cutoff.
 Where user text lives (README, Privacy): the inbox (`message`: the event as received, with
 the raw text and user id; `result`: the reply, which repeats the question), the conversation
 state (`history`, the last exchanges follow-ups need, and a pending clarification's
-message), the traces (`turns.raw` only with `save_raw`; hashes otherwise) and the shadow
-records. The SQL helpers here run inside the Store's transactions; the Store turns on
+message), the traces (`turns.raw` only with `save_raw`; hashes otherwise), the shadow
+records, and a 👎's own words (`feedback.reason_text`, only with `save_raw`; purged with
+the vote). The SQL helpers here run inside the Store's transactions; the Store turns on
 `secure_delete`, so what they delete or overwrite is zeroed in the file, not only unlinked.
 """
 
@@ -35,6 +36,7 @@ class Erasure(BaseModel):
     shadow_decisions: int = 0
     feedback: int = 0
     escalations: int = 0
+    shares: int = 0
     inbox_events: int = 0
     conversations_emptied: int = 0
 
@@ -79,6 +81,7 @@ def erase_before(connection: Executes, cutoff: str, now: str) -> Erasure:
     erased.shadow_decisions = _delete(connection, "shadow_decisions", cutoff)
     erased.feedback = _delete(connection, "feedback", cutoff)
     erased.escalations = _delete(connection, "escalations", cutoff)
+    erased.shares = _delete(connection, "shares", cutoff)
     erased.turns = _delete(connection, "turns", cutoff)
     erased.inbox_events = connection.execute(
         "DELETE FROM inbox WHERE received_at < ?", [cutoff]).rowcount

@@ -45,7 +45,9 @@ class _StoreParts(Protocol):
 
 
 class SourceRows:
-    """Sources, their items and sync leases (mixed into Store)."""
+    """Sources, their items and sync leases (mixed into Store). Items are what any remote
+    kind last saw: a web page by URL, a Confluence page or a drive item by its id, with a
+    version marker in `etag`."""
 
     def add_source(self: _StoreParts, source: Source) -> None:
         with self._transaction() as connection:
@@ -87,6 +89,18 @@ class SourceRows:
                 "last_success = CASE WHEN ? THEN ? ELSE last_success END WHERE name = ?",
                 [now, json.dumps(outcome.counts()), next_run, outcome.error, outcome.ok, now,
                  outcome.name])
+
+    def source_sync_state(self: _StoreParts, source: str) -> dict[str, str]:
+        """What the source's kind keeps between syncs (a delta link), {} before the first."""
+        with self._lock:
+            row = self.db.execute("SELECT sync_state FROM sources WHERE name = ?",
+                                  [source]).fetchone()
+        return dict(json.loads(row[0])) if row and row[0] else {}
+
+    def save_source_sync_state(self: _StoreParts, source: str, state: dict[str, str]) -> None:
+        with self._transaction() as connection:
+            connection.execute("UPDATE sources SET sync_state = ? WHERE name = ?",
+                               [json.dumps(state), source])
 
     def web_items(self: _StoreParts, source: str) -> dict[str, WebItem]:
         with self._lock:

@@ -26,7 +26,9 @@ from slack_sdk.http_retry.builtin_handlers import (
 from docassist.bot.commands import parse_text_command
 from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.config import SlackConfig as SlackConfig  # its import path so far
+from docassist.bot.slack.interactions import register_interactions
 from docassist.bot.slack.listeners import register_listeners
+from docassist.bot.slack.private import PrivateAnswers
 from docassist.bot.slack.render import escape, prompt_title, render, unescape
 from docassist.bot.slack.stale import SlackStaleNotes
 from docassist.core import i18n
@@ -160,7 +162,9 @@ class SlackAdapter:
                        process_before_response=True)
         self.admin = AdminCommands(store, self.client, config.admin_users,
                                    config.default_language)
+        self.private = PrivateAnswers(self)  # ephemeral answers and "share" (private.py)
         register_listeners(self)
+        register_interactions(self)
         self.stale_notes = SlackStaleNotes(self)  # notes about changed citations (stale.py)
 
     # --- translation ------------------------------------------------------------------
@@ -235,6 +239,17 @@ class SlackAdapter:
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
                        command: Command) -> None:
         """A button or shortcut: rate-limited (told ephemerally), then through the inbox."""
+        self._submit_click(ChatMessage(key=key, user=user, text="", command=command,
+                                       event_id=event_id))
+
+    def submit_choice(self, key: ConversationKey, user: str, event_id: str, reply: str,
+                      result_id: str) -> None:
+        """A clarification's button: its reply, as if typed, through the same inbox and turn."""
+        self._submit_click(ChatMessage(key=key, user=user, text=reply, event_id=event_id,
+                                       choice_for=result_id))
+
+    def _submit_click(self, message: ChatMessage) -> None:
+        key, user, event_id = message.key, message.user, str(message.event_id)
         language = self.config.default_language
         limited = self.admission.limit(user, event_id, language)
         if limited is not None:
@@ -242,9 +257,7 @@ class SlackAdapter:
                                            thread_ts=self.thread_ts(key))
             return
         try:
-            self.worker.submit(ChatMessage(key=key, user=user, text="", command=command,
-                                           event_id=event_id),
-                               deadline=ACK_DEADLINE_SECONDS,
+            self.worker.submit(message, deadline=ACK_DEADLINE_SECONDS,
                                on_late_failure=lambda error: self.tell_not_stored(
                                    key, language, error))
         except AckDeadlineError as error:  # stored later and answered, or told then
@@ -252,6 +265,9 @@ class SlackAdapter:
         except StorageUnavailableError as error:  # Slack does not redeliver button presses
             logger.error("action %s not stored: %s", event_id, error)
             self.tell_not_stored(key, language, error)
+
+    def share(self, user: str, channel: str, result_id: str) -> None:
+        self.private.share(user, channel, result_id)
 
     def soon(self, task: Callable[[], None], what: str) -> None:
         """Work that needs the database but is not an event (commands, feedback): off the
@@ -296,10 +312,17 @@ class SlackAdapter:
                              i18n.detect_language(text, self.config.default_language))
 
     def deliver_notice(self, message: ChatMessage, text: str) -> None:
+        if self.private.applies(message.key):  # a refusal or note is as private as answers
+            self.client.chat_postEphemeral(channel=message.key.channel, user=message.user,
+                                           thread_ts=self.thread_ts(message.key), text=text)
+            return
         self.post_text(message.key, text)
 
-    def stream_for(self, message: ChatMessage) -> Callable[[str], None]:
-        """Streamed sentences go to a Slack message stream (where the workspace allows)."""
+    def stream_for(self, message: ChatMessage) -> Callable[[str], None] | None:
+        """Streamed sentences go to a Slack message stream (where the workspace allows);
+        private answers are ephemeral, which Slack does not stream."""
+        if self.private.applies(message.key):
+            return None
         stream = SlackStream(self.client, message.key.channel, self.thread_ts(message.key),
                              message.key.workspace, message.user)
         with self._streams_lock:
@@ -315,6 +338,9 @@ class SlackAdapter:
             stream.abandon()
         elif stream is not None and stream.finish(result):
             return  # the answer was streamed; the stream now carries sources and buttons
+        if self.private.applies(message.key):
+            self.private.deliver(message, result)
+            return
         if self._in_assistant_thread(message.key):
             self._set_status(message.key, "slack_status_writing")
         parts = render(result)
@@ -329,6 +355,8 @@ class SlackAdapter:
         """Is the answer with this result id in the thread already (a post's metadata, or the
         feedback buttons a finished stream carries)? Asked only for events resumed after a
         restart, whose previous process may have died between the post and `done`."""
+        if self.store.posted_id(PLATFORM, str(message.event_id)) is not None:
+            return True  # an ephemeral answer, which no history shows
         thread_ts = self.thread_ts(message.key)
         cursor: str | None = None
         for _ in range(HISTORY_PAGES):

@@ -13,3 +13,6 @@ class SlackConfig(AdapterConfig):
     signing_secret: str
     api_url: str = "https://slack.com/api/"
     human_channel: str = "#docassist-help"
+    private_channels: frozenset[str] = frozenset()
+    """Channel ids whose answers are ephemeral (only the asker sees them, with a "Share in
+    channel" button): `DOCASSIST_SLACK_PRIVATE_CHANNELS`."""

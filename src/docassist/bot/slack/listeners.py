@@ -21,6 +21,7 @@ from slack_sdk import WebClient
 from docassist.bot.hygiene import MalformedRequest, without_lone_surrogates
 from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.config import SlackConfig
+from docassist.bot.slack.feedback import ask_reason, reason_view
 from docassist.bot.slack.render import (
     ASK_HUMAN_ACTION,
     CLEAR_THREAD_ACTION,
@@ -95,6 +96,11 @@ class SlackAdapter(Protocol):
 
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
                        command: Command) -> None: ...
+
+    def share(self, user: str, channel: str, result_id: str) -> None: ...
+
+    def submit_choice(self, key: ConversationKey, user: str, event_id: str, reply: str,
+                      result_id: str) -> None: ...
 
     def thread_of_result(self, result_id: str) -> str | None: ...
 
@@ -200,6 +206,7 @@ def register_listeners(adapter: SlackAdapter) -> None:
     _register_commands(adapter)
 
 
+
 def _register_messages(adapter: SlackAdapter) -> None:
     app = adapter.app
     assistant = Assistant()
@@ -297,6 +304,9 @@ def _record_vote(adapter: SlackAdapter, vote: Interaction, result_id: str,
         client.chat_postEphemeral(channel=channel, user=user,
                                   text=i18n.text("feedback_thanks", language))
     else:
+        if vote.trigger_id:
+            ask_reason(client, vote.trigger_id,
+                       reason_view(result_id, channel, vote.thread, language))
         client.chat_postEphemeral(channel=channel, user=user,
                                   blocks=ask_human_blocks(result_id, language),
                                   text=i18n.text("slack_ask_human_offer", language))

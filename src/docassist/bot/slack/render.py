@@ -8,6 +8,7 @@ commands are code spans or code blocks, and a long answer is split between lines
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from docassist.bot import layout
@@ -31,6 +32,15 @@ CLEAR_THREAD_ACTION: Final = "docassist_clear_thread"
 CLEAR_THREAD_SHORTCUT: Final = "docassist_clear_thread_shortcut"
 FEEDBACK_ACTION: Final = "docassist_feedback"
 ASK_HUMAN_ACTION: Final = "docassist_ask_human"
+CHOICE_ACTION_PREFIX: Final = "docassist_choice_"
+"""One button per candidate under a clarification: `docassist_choice_<n>` (action ids are
+unique within a block); the value is `<result id>|<reply>`."""
+CHOICE_ACTION: Final = re.compile(rf"^{CHOICE_ACTION_PREFIX}\d+$")
+CHOICES_BLOCK: Final = "docassist_choices"
+SHARE_ACTION: Final = "docassist_share"
+"""A private answer's "Share in channel" button; the value is the result id."""
+BUTTON_TEXT_LIMIT: Final = 75
+"""Slack's limit for a button's text."""
 ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
 _FENCE: Final = "```"
 
@@ -157,6 +167,9 @@ def render(result: TurnResult) -> list[Message]:
         messages.append({"text": " ".join(chunk)[:FALLBACK_TEXT_LIMIT],
                          "blocks": [_section(piece) for piece in chunk]})
     last = messages[-1]["blocks"]
+    choices = choices_block(result)
+    if choices is not None:
+        last.append(choices)
     context = _sources_context(result)
     if context is not None:
         last.append(context)
@@ -164,6 +177,37 @@ def render(result: TurnResult) -> list[Message]:
         last.append(_buttons(result))
     if result.status in ANSWER_STATUSES:
         last.append(feedback_block(result))
+    return messages
+
+
+def choices_block(result: TurnResult) -> dict[str, Any] | None:
+    """A clarification's candidates, one button each; a click answers as the words would."""
+    clarification = result.clarification
+    if clarification is None or not clarification.choices:
+        return None
+    return {"type": "actions", "block_id": CHOICES_BLOCK, "elements": [
+        {"type": "button", "action_id": f"{CHOICE_ACTION_PREFIX}{index}",
+         "value": f"{result.result_id}|{choice.reply}",
+         "text": {"type": "plain_text", "text": choice.label[:BUTTON_TEXT_LIMIT]}}
+        for index, choice in enumerate(clarification.choices)]}
+
+
+def share_block(result_id: str, language: i18n.Language) -> dict[str, Any]:
+    return {"type": "actions", "elements": [{
+        "type": "button", "action_id": SHARE_ACTION, "value": result_id,
+        "text": {"type": "plain_text", "text": i18n.text("share_button", language)}}]}
+
+
+def shared(result: TurnResult, user: str) -> list[Message]:
+    """A private answer as shown to the channel: the same text and cited sources, who shared
+    it, and no buttons (votes and "show sources" belong to the asker's thread)."""
+    messages = render(result)
+    for message in messages:
+        message["blocks"] = [b for b in message["blocks"]
+                             if b["type"] not in ("actions", "context_actions")]
+    messages[-1]["blocks"].append({"type": "context", "elements": [{
+        "type": "mrkdwn", "text": i18n.text("shared_by", _language(result),
+                                            user=f"<@{escape(user)}>")}]})
     return messages
 
 

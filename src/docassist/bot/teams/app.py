@@ -12,43 +12,49 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from microsoft_agents.activity import (
     Activity,
     ActivityTypes,
-    Attachment,
     ConversationReference,
     DeliveryModes,
 )
 from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import (
     AgentApplication,
-    ClaimsIdentity,
     MemoryStorage,
     TurnContext,
     TurnState,
 )
 from microsoft_agents.hosting.core.authorization import Connections
 
-from docassist.bot.commands import parse_text_command
 from docassist.bot.hygiene import without_lone_surrogates
 from docassist.bot.limits import AdapterConfig
 from docassist.bot.teams import cards
+from docassist.bot.teams.direct import (
+    READ_ONLY_REQUESTS,
+    DirectReplies,
+    DirectRequest,
+    route,
+    text_activity,
+)
+from docassist.bot.teams.direct import card_activity as reply_activity
+from docassist.bot.teams.outbound import Outbound
 from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
+from docassist.bot.teams.streaming import TeamsStream, TeamsUpdates
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
-from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.ports import AdapterStore
 from docassist.core.ratelimit import SharedRateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
-from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
-from docassist.storage.exports import activity_summary
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +62,6 @@ PLATFORM: Final = "teams"
 CHAT_THREAD: Final = "chat"
 """Personal and group chats have no threads: one conversation per chat."""
 THREAD_MARKER: Final = ";messageid="
-DELIVERY_TIMEOUT_SECONDS: Final = 30.0
 READABLE_ATTACHMENTS: Final = frozenset({"text/html"})
 """Teams adds the message itself as `text/html`; anything else (files, images) is not read."""
 EXPECT_REPLIES_TIMEOUT_SECONDS: Final = 60.0
@@ -68,6 +73,10 @@ class TeamsConfig(AdapterConfig):
     """`admin_users` are AAD object ids here."""
 
     app_id: str = ""
+    human_channel: str = "#docassist-help"
+    """Where users are sent while the Teams help channel cannot be reached."""
+    teams_human_channel: str = ""
+    """The help channel's conversation id (`DOCASSIST_TEAMS_HUMAN_CHANNEL`); empty = none."""
 
 
 def thread_address(activity: Activity) -> tuple[ConversationKey, str]:
@@ -99,15 +108,6 @@ def user_id(activity: Activity) -> str:
     return str(sender.aad_object_id or sender.id or "")
 
 
-def reply_activity(card: cards.Card) -> Activity:
-    return Activity(type=ActivityTypes.message, attachments=[
-        Attachment(content_type=cards.CARD_CONTENT_TYPE, content=card)])
-
-
-def text_activity(text: str) -> Activity:
-    return Activity(type=ActivityTypes.message, text=text)
-
-
 @dataclass
 class _Waiting:
     """A turn whose caller waits for the replies in the HTTP response (expectReplies)."""
@@ -125,8 +125,13 @@ class TeamsAdapter:
         self.config = config
         self.worker = InboxWorker(engine, store, self.deliver, workers=config.inbox_workers,
                                   on_undeliverable=self.tell_undeliverable,
-                                  deliver_notice=self.deliver_notice, platform=PLATFORM,
+                                  deliver_notice=self.deliver_notice,
+                                  partial_sink=self.stream_for,
+                                  already_delivered=self.already_delivered,
+                                  direct=self.direct, platform=PLATFORM,
                                   lease_seconds=config.inbox_lease)
+        self._streams: dict[str, TeamsStream | TeamsUpdates] = {}
+        self._streams_lock = threading.Lock()
         self.limiter = SharedRateLimiter(store, config.per_user_per_minute,
                                          config.global_per_minute)
         self.admission = Admission(store, self.limiter, self.worker)
@@ -135,6 +140,10 @@ class TeamsAdapter:
         # lets it propagate: inbound, the request fails (and the platform retries); outbound,
         # the inbox counts a failed delivery.
         self.cloud.on_turn_error = _propagate
+        self.outbound = Outbound(self.cloud, config.app_id)
+        self.direct_replies = DirectReplies(store, config.admin_users, config.human_channel,
+                                            config.teams_human_channel,
+                                            self.outbound.post_to_channel)
         self.agent: AgentApplication[TurnState] = AgentApplication[TurnState](
             storage=MemoryStorage(), connection_manager=connections,
             start_typing_timer=False, remove_recipient_mention=False)
@@ -143,11 +152,13 @@ class TeamsAdapter:
         self._waiting_lock = threading.Lock()
         self.agent.activity(ActivityTypes.message)(self.on_message)
         self.agent.members_added()(self.on_members_added)
+        self.agent.activity(ActivityTypes.installation_update)(self.on_installation)
         self.stale_notes = TeamsStaleNotes(self)  # notes about changed citations (stale.py)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> int:
         """Bind to the serving loop (replies are sent from it) and resume unfinished events."""
         self.loop = loop
+        self.outbound.loop = loop
         return self.worker.resume()
 
     # --- translation ------------------------------------------------------------------
@@ -156,54 +167,61 @@ class TeamsAdapter:
         """Say what DocAssist does when it is added to a chat or team (not for every person
         who joins later)."""
         activity = context.activity
+        await self._remember_team(activity)
         bot = activity.recipient.id if activity.recipient else None
         if any(member.id == bot for member in activity.members_added or []):
             await context.send_activity(text_activity(i18n.text(
                 "teams_help", self.config.default_language)))
 
+    async def on_installation(self, context: TurnContext, _state: TurnState) -> None:
+        await self._remember_team(context.activity)
+
     async def on_message(self, context: TurnContext, _state: TurnState) -> None:
         activity = context.activity
+        await self._remember_team(activity)
         key, reply_conversation = thread_address(activity)
-        event_id = f"{reply_conversation}|{activity.id}"
         user = user_id(activity)
         text = without_lone_surrogates(activity.remove_recipient_mention()
                                        if activity.text else "")
         language = i18n.detect_language(text, self.config.default_language)
         value = activity.value if isinstance(activity.value, dict) else {}
-        action = value.get(cards.ACTION_KEY)
-        if action == cards.FEEDBACK:
-            await self._feedback(context, user, value, language)
-            return
-        if action == ASK_AGAIN:
+        if value.get(cards.ACTION_KEY) == ASK_AGAIN:
             await self.stale_notes.ask_again(context, value, user, language)
             return
-        command: Command | None = None
-        argument: str | None = None
-        if action == cards.SHOW_SOURCES:
-            command = Command.SHOW_SOURCES
-        elif action == cards.CLEAR_THREAD:
-            command = Command.CLEAR
-        elif action is None:
-            parsed = parse_text_command(text)
-            if parsed is not None and (parsed.name in ("docs", "help", "stats", "sources")
-                                       or (parsed.name == "meta" and not parsed.argument)):
-                await self._direct_command(context, parsed.name, user, language, event_id)
-                return
-            if parsed is not None and parsed.name == "meta":
-                command, argument = Command.METADATA, parsed.argument
-            elif parsed is not None and parsed.name == "clear":
-                command = Command.CLEAR
-        else:
+        routed = route(text, value, language)
+        if routed is None:
             return  # another app's card data: not ours to act on
+        if routed.direct is not None and routed.direct.name == cards.ASK_HUMAN:
+            sender = activity.from_property
+            routed.direct.value["user_name"] = (sender.name if sender else None) or user
         reference = activity.get_conversation_reference()
         reference.conversation.id = reply_conversation
         message = ChatMessage(
-            key=key, user=user, text=text, command=command, command_argument=argument,
-            event_id=event_id,
+            key=key, user=user, text=routed.text, command=routed.command,
+            command_argument=routed.argument, event_id=f"{reply_conversation}|{activity.id}",
+            choice_for=routed.choice_for,
+            direct=routed.direct.dump() if routed.direct is not None else None,
             reply_to=reference.model_dump_json(by_alias=True, exclude_none=True))
         attachments = any(a.content_type not in READABLE_ATTACHMENTS
                           for a in activity.attachments or [])
         await self._submit(context, Arrival(message, language, attachments=attachments))
+
+    async def _remember_team(self, activity: Activity) -> None:
+        """Where this team's channels are reached (for "Ask a human"), from any activity or
+        installation update that names the team."""
+        data = activity.channel_data if isinstance(activity.channel_data, dict) else {}
+        team = data.get("team")
+        if not isinstance(team, dict) or not team.get("id") or not activity.service_url:
+            return
+        channel = data.get("channel")
+        if not isinstance(channel, dict):
+            channel = {}
+        channels = [str(team["id"]), *([str(channel["id"])] if channel.get("id") else [])]
+        try:
+            await asyncio.to_thread(self.store.record_team_address, channels, str(team["id"]),
+                                    str(activity.service_url))
+        except StorageError as error:  # learnt again from the next activity
+            logger.warning("team address not stored: %s", error)
 
     async def _submit(self, context: TurnContext, arrival: Arrival) -> None:
         """Admit the message (stored before the request is answered); wait for the turn when
@@ -230,10 +248,8 @@ class TeamsAdapter:
         except StorageError as error:
             self._forget(event_id)
             logger.error("activity %s not stored: %s", event_id, error)
-            await context.send_activity(text_activity(
-                storage_problem_text(error, arrival.language)
-                if isinstance(error, StorageUnavailableError)
-                else i18n.text("post_failed", arrival.language)))
+            await context.send_activities(await self._unstored_reply(message, error,
+                                                                     arrival.language))
             return
         if verdict == "duplicate":  # a redelivery of an activity we have (or are) answering
             self._forget(event_id)
@@ -249,72 +265,98 @@ class TeamsAdapter:
         for activity in activities:
             await context.send_activity(activity)
 
+    async def _unstored_reply(self, message: ChatMessage, error: StorageError,
+                              language: i18n.Language) -> list[Activity]:
+        """What an activity the inbox could not store gets: a request that only reads (the
+        catalog, help) is still answered, at once; anything else is told why not."""
+        request = DirectRequest.load(message.direct) if message.direct else None
+        if request is not None and request.name in READ_ONLY_REQUESTS:
+            return await asyncio.to_thread(self.direct_replies.reply, message, request)
+        return [text_activity(storage_problem_text(error, language)
+                              if isinstance(error, StorageUnavailableError)
+                              else i18n.text("post_failed", language))]
+
     def _forget(self, event_id: str) -> None:
         with self._waiting_lock:
             self._waiting.pop(event_id, None)
 
-    async def _direct_command(self, context: TurnContext, name: str, user: str,
-                              language: i18n.Language, event_id: str) -> None:
-        """Commands answered at once (no turn), rate-limited like the rest."""
-        limited = await asyncio.to_thread(self.admission.limit, user, event_id, language)
-        if limited is not None:
-            await context.send_activity(text_activity(limited.text()))
-        elif name == "meta":
-            documents = await asyncio.to_thread(self.store.documents)
-            example = next((d.document_id for d in documents), "DOC-ID")
-            await context.send_activity(text_activity(
-                i18n.text("teams_meta_usage", language, example=example)))
-        elif name == "help":
-            await context.send_activity(text_activity(i18n.text("teams_help", language)))
-        elif name == "docs":
-            documents = await asyncio.to_thread(self.store.documents)
-            await context.send_activity(reply_activity(cards.catalog_card(documents, language)))
-        elif user not in self.config.admin_users:
-            logger.warning("refused %s from user %s", name, sha256_text(user))
-            await context.send_activity(text_activity(i18n.text("admin_refused", language)))
-        elif name == "sources":
-            statuses = await asyncio.to_thread(self.store.source_statuses)
-            await context.send_activity(reply_activity(cards.sources_card(statuses, language)))
-        else:
-            summary = await asyncio.to_thread(activity_summary, self.store)
-            await context.send_activity(reply_activity(cards.stats_card(summary, language)))
-
-    async def _feedback(self, context: TurnContext, user: str, value: dict[str, Any],
-                        language: i18n.Language) -> None:
-        result_id = str(value.get("result_id") or "")
-        try:
-            await asyncio.to_thread(self.store.record_feedback, result_id, user,
-                                    value.get("verdict") == "good")
-        except StorageError as error:
-            logger.warning("feedback not stored: %s", error)
-            return
-        await context.send_activity(text_activity(i18n.text("feedback_thanks", language)))
-
     # --- delivery (inbox worker threads) ----------------------------------------------
+
+    def stream_for(self, message: ChatMessage) -> Callable[[str], None] | None:
+        """Personal chats stream the answer (Teams streams nowhere else); never when the
+        caller waits for the replies in the response (expectReplies)."""
+        with self._waiting_lock:
+            if str(message.event_id) in self._waiting or message.reply_to is None:
+                return None
+        reference = ConversationReference.model_validate_json(message.reply_to)
+        stream: TeamsStream | TeamsUpdates
+        if reference.conversation.conversation_type == "personal":
+            stream = TeamsStream(lambda activity: self.outbound.reply_one(message, activity))
+        else:  # channels and group chats: posted once, then updated in place
+            stream = TeamsUpdates(
+                lambda activity: self.outbound.reply_one(message, activity),
+                lambda posted, activity: self.outbound.update(message, posted, activity))
+        with self._streams_lock:
+            self._streams[str(message.event_id)] = stream
+        return stream.append
 
     def deliver(self, message: ChatMessage, result: TurnResult) -> None:
         self.stale_notes.remember(message)
+        with self._streams_lock:
+            stream = self._streams.pop(str(message.event_id), None)
+        if result.status == "storage_unavailable":
+            # Not the answer: the event is answered once the database takes it (its claim
+            # ends, another look runs it), so this note is not recorded as its posted reply.
+            self._deliver_activities(message, [reply_activity(card)
+                                               for card in cards.render(result)], record=False)
+            return
+        if stream is not None:
+            posted = (stream.finish(cards.trailer(result)) if isinstance(stream, TeamsStream)
+                      else stream.finish(cards.render(result)))
+            if posted is not None:  # the stream is the answer; its final carries the rest
+                self.store.record_posted(PLATFORM, str(message.event_id), posted)
+                return
+        self._deliver_activities(message, [reply_activity(card)
+                                           for card in cards.render(result)])
+
+    def direct(self, message: ChatMessage) -> None:
+        """A request answered without a turn (inbox worker): not again if its reply was
+        posted before a restart."""
+        if self.store.posted_id(PLATFORM, str(message.event_id)) is not None:
+            return
+        assert message.direct is not None
+        self._deliver_activities(message, self.direct_replies.reply(
+            message, DirectRequest.load(message.direct)))
+
+    def already_delivered(self, message: ChatMessage, _result: TurnResult) -> bool:
+        """A resumed answered event: the id its reply was posted as was stored before the
+        event would have been marked done (Teams history cannot be read back)."""
+        return self.store.posted_id(PLATFORM, str(message.event_id)) is not None
+
+    def _deliver_activities(self, message: ChatMessage, activities: list[Activity],
+                            record: bool = True) -> None:
+        """Inline when the caller waits (expectReplies); otherwise sent, and (`record`) the
+        posted id stored before the inbox marks the event done."""
         with self._waiting_lock:
             waiting = self._waiting.pop(str(message.event_id), None)
-        activities = [reply_activity(card) for card in cards.render(result)]
         if waiting is not None:
             self._require_loop().call_soon_threadsafe(_settle, waiting.future,
                                                       waiting.notes + activities)
             return
-        self._send_from_thread(message, activities)
+        posted = self._send_from_thread(message, activities)
+        if posted and record:
+            self.store.record_posted(PLATFORM, str(message.event_id), posted[-1])
 
     def deliver_notice(self, message: ChatMessage, text: str) -> None:
         """A refusal or note decided at admission: inline when the caller waits for it."""
         final = message.notice is None or message.notice.replaces_turn
+        if final:
+            self._deliver_activities(message, [text_activity(text)])
+            return
         with self._waiting_lock:
             waiting = self._waiting.get(str(message.event_id))
-            if waiting is not None and final:
-                del self._waiting[str(message.event_id)]
         if waiting is None:
             self._send_from_thread(message, [text_activity(text)])
-        elif final:
-            self._require_loop().call_soon_threadsafe(
-                _settle, waiting.future, [*waiting.notes, text_activity(text)])
         else:
             waiting.notes.append(text_activity(text))
 
@@ -323,33 +365,16 @@ class TeamsAdapter:
             i18n.text("post_failed", self.config.default_language))])
 
     def _require_loop(self) -> asyncio.AbstractEventLoop:
-        if self.loop is None:
-            raise RuntimeError("the Teams adapter is not started")
-        return self.loop
+        return self.outbound.require_loop()
 
-    def _send_from_thread(self, message: ChatMessage, activities: list[Activity]) -> None:
-        if message.reply_to is None:
-            raise ValueError(f"event {message.event_id} has no reply address")
-        reference = ConversationReference.model_validate_json(message.reply_to)
-        future = asyncio.run_coroutine_threadsafe(self.send(reference, activities),
-                                                  self._require_loop())
-        future.result(timeout=DELIVERY_TIMEOUT_SECONDS)
+    def _send_from_thread(self, message: ChatMessage, activities: list[Activity]
+                          ) -> list[str]:
+        return self.outbound.reply(message, activities)
 
-    async def send(self, reference: ConversationReference, activities: list[Activity]) -> None:
-        """Reply to the referenced activity through the connector at its `serviceUrl`."""
-        continuation = reference.get_continuation_activity()
-        continuation.id = reference.activity_id  # replies answer the user's message
-        identity = self._outbound_identity()
-
-        async def send_all(context: TurnContext) -> None:
-            await context.send_activities(activities)
-
-        await self.cloud.continue_conversation_with_claims(identity, continuation, send_all)
-
-    def _outbound_identity(self) -> ClaimsIdentity:
-        if not self.config.app_id:  # anonymous mode: no token on outgoing calls
-            return ClaimsIdentity({}, authentication_type="anonymous")
-        return self.cloud.create_claims_identity(self.config.app_id)
+    async def send(self, reference: ConversationReference, activities: list[Activity]
+                   ) -> list[str]:
+        """Reply to the referenced activity (stale notes, outbound.py)."""
+        return await self.outbound.send(reference, activities)
 
 
 async def _propagate(_context: TurnContext, error: Exception) -> None:

@@ -20,6 +20,8 @@ from docassist.bot import layout
 from docassist.core import i18n
 from docassist.core.answering import CITATION
 from docassist.core.documents import DocumentInfo
+from docassist.core.feedback import FEEDBACK_REASONS, reason_label
+from docassist.core.limits import MAX_FEEDBACK_TEXT_CHARS
 from docassist.core.results import TurnResult
 from docassist.core.sources import SourceStatus, describe_sources
 from docassist.core.text import split_text
@@ -36,6 +38,13 @@ ACTION_KEY: Final = "docassist"
 SHOW_SOURCES: Final = "show_sources"
 CLEAR_THREAD: Final = "clear"
 FEEDBACK: Final = "feedback"
+ASK_HUMAN: Final = "ask_human"
+FEEDBACK_REASON: Final = "feedback_reason"
+"""The 👎 card's submit: data `{docassist: feedback_reason, result_id}` plus its inputs."""
+REASON_INPUT: Final = "reason"
+REASON_TEXT_INPUT: Final = "reason_text"
+CHOICE: Final = "choice"
+"""A clarification's candidate: data `{docassist: choice, result_id, reply}`."""
 ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
 
 Card = dict[str, Any]
@@ -178,7 +187,7 @@ def _action_rows(result: TurnResult) -> list[list[dict[str, Any]]]:
     """Two buttons a row: four in one row are cut to "Pokaż źró…" on a phone (and in
     Teams' narrow panes); two fit."""
     language = _language(result)
-    rows = []
+    rows = _choice_rows(result)
     if result.status not in ("cleared", "storage_unavailable"):  # nothing to act on
         rows.append([
             _submit(i18n.text("button_show_sources", language), action=SHOW_SOURCES),
@@ -190,6 +199,17 @@ def _action_rows(result: TurnResult) -> list[list[dict[str, Any]]]:
             _submit(i18n.text("feedback_bad", language), action=FEEDBACK, verdict="bad",
                     result_id=result.result_id)])
     return rows
+
+
+def _choice_rows(result: TurnResult) -> list[list[dict[str, Any]]]:
+    """A clarification's candidates as card actions, two a row; a click answers as the
+    words would."""
+    clarification = result.clarification
+    if clarification is None:
+        return []
+    buttons = [_submit(choice.label, action=CHOICE, result_id=result.result_id,
+                       reply=choice.reply) for choice in clarification.choices]
+    return [buttons[start:start + 2] for start in range(0, len(buttons), 2)]
 
 
 def actions(content: Card) -> list[dict[str, Any]]:
@@ -212,6 +232,35 @@ def render(result: TurnResult) -> list[Card]:
         last.append({"type": "ActionSet", "actions": row,
                      "spacing": "Medium" if index == 0 else "Small"})
     return cards
+
+
+def feedback_reason_card(result_id: str, language: i18n.Language) -> Card:
+    """After a 👎: thanks, and why (a choice and optional words), sent back with the answer's
+    result id."""
+    choices = [{"title": reason_label(reason, language), "value": reason}
+               for reason in FEEDBACK_REASONS]
+    return card([
+        text_block(i18n.text("feedback_thanks", language)),
+        text_block(i18n.text("feedback_reason_question", language), weight="Bolder"),
+        {"type": "Input.ChoiceSet", "id": REASON_INPUT, "style": "expanded",
+         "choices": choices},
+        {"type": "Input.Text", "id": REASON_TEXT_INPUT, "isMultiline": True,
+         "maxLength": MAX_FEEDBACK_TEXT_CHARS,
+         "placeholder": i18n.text("feedback_reason_text", language)},
+    ], [_submit(i18n.text("feedback_reason_send", language), action=FEEDBACK_REASON,
+                result_id=result_id),
+        _submit(i18n.text("slack_ask_human", language), action=ASK_HUMAN,
+                result_id=result_id)])
+
+
+def trailer(result: TurnResult) -> Card | None:
+    """What closes a streamed answer (the text itself was streamed): the cited sources and
+    the buttons, as the last card of a whole answer has them."""
+    body = _sources_blocks(result)
+    for index, row in enumerate(_action_rows(result)):
+        body.append({"type": "ActionSet", "actions": row,
+                     "spacing": "Medium" if index == 0 else "Small"})
+    return card(body) if body else None
 
 
 def catalog_card(documents: list[DocumentInfo], language: i18n.Language) -> Card:

@@ -57,7 +57,7 @@ class TeamsStaleNotes:
 
     def post(self, note: StaleNote) -> None:
         """Post one note to its conversation (called by the courier, off the loop)."""
-        from docassist.bot.teams.app import reply_activity
+        from docassist.bot.teams.direct import card_activity as reply_activity
 
         address = self.adapter.store.address_of(note.key.conversation_id)
         if address is None:
@@ -72,7 +72,8 @@ class TeamsStaleNotes:
 
     async def ask_again(self, context: TurnContext, value: dict[str, Any], user: str,
                         language: i18n.Language) -> None:
-        from docassist.bot.teams.app import text_activity, thread_address
+        from docassist.bot.teams.app import thread_address
+        from docassist.bot.teams.direct import text_activity
 
         key, reply_conversation = thread_address(context.activity)
         note = str(value.get("note") or "")

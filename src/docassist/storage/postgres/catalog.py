@@ -17,6 +17,10 @@ from docassist.storage.postgres.fts_mirror import FtsMirror
 from docassist.storage.vectors import decode_vector, encode_vector
 
 CHUNK_COLUMNS = "chunk_id, document_id, ordinal, section, header, text"
+CATALOG_LOCK = 0x646F6362
+"""Advisory lock key of catalog writes: two replicas indexing at once take turns, as SQLite's
+single writer does (concurrent supersede-and-insert of one document could leave its
+searchable rows twice)."""
 
 
 class _Base(Protocol):
@@ -113,30 +117,35 @@ class CatalogRows:
                                               "collection": collection})
         now = now_iso()
         with self._transaction() as connection:
+            _lock_catalog(connection)
             _supersede(connection, info.document_id, now)
             row = info.model_dump()
             row.update(services=json.dumps(info.services), extra=json.dumps(info.extra),
                        indexed_at=now)
             connection.execute(*upsert_sql("documents", row, ["document_id"]))
-            for chunk in parsed.chunks:
-                connection.execute(*upsert_sql(
-                    "chunks", {**chunk.model_dump(), "superseded_at": None}, ["chunk_id"]))
-                body = chunk.text.split("\n", 1)[-1]
-                connection.execute(
-                    "INSERT INTO chunks_fts (chunk_id, title, section, body) "
-                    "VALUES (%s, %s, %s, %s)",
-                    [chunk.chunk_id, fold(info.title), fold(chunk.section), fold(body)])
+            if parsed.chunks:  # executemany: pipelined, one round trip per batch
+                rows = [upsert_sql("chunks", {**chunk.model_dump(), "superseded_at": None},
+                                   ["chunk_id"]) for chunk in parsed.chunks]
+                with connection.cursor() as cursor:
+                    cursor.executemany(rows[0][0], [values for _, values in rows])
+                    cursor.executemany(
+                        "INSERT INTO chunks_fts (chunk_id, title, section, body) "
+                        "VALUES (%s, %s, %s, %s)",
+                        [[chunk.chunk_id, fold(info.title), fold(chunk.section),
+                          fold(chunk.text.split("\n", 1)[-1])] for chunk in parsed.chunks])
             _bump_index_version(connection)
 
     def tag_document(self: _Base, document_id: str, source: str | None,
                      collection: str) -> None:
         with self._transaction() as connection:
+            _lock_catalog(connection)
             connection.execute("UPDATE documents SET source = %s, collection = %s "
                                "WHERE document_id = %s", [source, collection, document_id])
             _bump_index_version(connection)
 
     def remove_document(self: _Base, document_id: str) -> None:
         with self._transaction() as connection:
+            _lock_catalog(connection)
             _supersede(connection, document_id, now_iso())
             connection.execute("DELETE FROM documents WHERE document_id = %s", [document_id])
             _bump_index_version(connection)
@@ -227,6 +236,11 @@ class CatalogRows:
                     matrix[index] = decode_vector(bytes(vector), dimensions)
                     chunk_ids.append(chunk_id)
         return chunk_ids, matrix
+
+
+def _lock_catalog(connection: Connection) -> None:
+    """Held until the transaction ends."""
+    connection.execute("SELECT pg_advisory_xact_lock(%s)", [CATALOG_LOCK])
 
 
 def _supersede(connection: Connection, document_id: str, when: str) -> None:

@@ -9,6 +9,8 @@ CONFLICT DO NOTHING`), so they hold across replicas without table locks.
 from __future__ import annotations
 
 import logging
+import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -17,7 +19,7 @@ from typing import Any, Final
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from docassist.core.errors import (
     StorageBusyError,
@@ -25,8 +27,10 @@ from docassist.core.errors import (
     StorageFullError,
     StorageReadOnlyError,
     StorageUnavailableError,
+    StoreClosedError,
 )
 from docassist.core.limits import (
+    PG_CHECK_IDLE_SECONDS,
     PG_CONNECT_TIMEOUT_SECONDS,
     PG_POOL_MAX,
     STORAGE_BUSY_TIMEOUT_MS,
@@ -64,15 +68,34 @@ def _configure(connection: Connection) -> None:
     connection.commit()
 
 
+class _IdleCheck:
+    """Checks a connection (one round trip) before it is lent only when it sat idle for
+    PG_CHECK_IDLE_SECONDS: one cut by a server restart is then replaced instead of failing a
+    turn, and one in steady use costs no extra round trip."""
+
+    def __init__(self) -> None:
+        self._returned: weakref.WeakKeyDictionary[Connection, float] = (
+            weakref.WeakKeyDictionary())
+
+    def returned(self, connection: Connection) -> None:
+        self._returned[connection] = time.monotonic()
+
+    def check(self, connection: Connection) -> None:
+        last = self._returned.get(connection)
+        if last is None or time.monotonic() - last > PG_CHECK_IDLE_SECONDS:
+            ConnectionPool.check_connection(connection)
+
+
 class PgBase:
     """A pool of connections to one database and the transaction rule of the store."""
 
     def __init__(self, url: str, *, pool_max: int = PG_POOL_MAX) -> None:
         self.url = url
         self.path = redact_url(url)  # what messages name (the SQLite store's file path)
+        idle = _IdleCheck()
         self.pool = ConnectionPool(
             url, min_size=1, max_size=pool_max, open=False, configure=_configure,
-            check=ConnectionPool.check_connection, timeout=PG_CONNECT_TIMEOUT_SECONDS,
+            check=idle.check, reset=idle.returned, timeout=PG_CONNECT_TIMEOUT_SECONDS,
             kwargs={"connect_timeout": max(1, int(PG_CONNECT_TIMEOUT_SECONDS)),
                     "application_name": "docassist"},
             name="docassist")
@@ -81,8 +104,7 @@ class PgBase:
         except PoolTimeout as error:
             self.pool.close()
             raise StorageUnavailableError(
-                f"cannot open database {self.path}: no connection within "
-                f"{PG_CONNECT_TIMEOUT_SECONDS:.0f} s") from error
+                f"cannot open database {self.path}: {_why_not(url)}") from error
 
     def close(self) -> None:
         self.pool.close()
@@ -126,8 +148,20 @@ class PgBase:
             raise StorageReadOnlyError(f"database is read-only: {self.path}")
 
 
+def _why_not(url: str) -> str:
+    """What the server says to one connection attempt (the pool only says it timed out):
+    unreachable, no such database, authentication failed… (libpq never repeats a password)."""
+    try:
+        psycopg.connect(url, connect_timeout=max(1, int(PG_CONNECT_TIMEOUT_SECONDS))).close()
+    except psycopg.Error as error:
+        return " ".join(str(error).split())
+    return f"no connection within {PG_CONNECT_TIMEOUT_SECONDS:.0f} s"
+
+
 def storage_error(error: BaseException) -> StorageError:
     """PostgreSQL's error as ours, by its kind (SQLSTATE class)."""
+    if isinstance(error, PoolClosed):
+        return StoreClosedError(f"the store was closed: {error}")
     if isinstance(error, PoolTimeout):
         return StorageUnavailableError(f"database unavailable: no connection ({error})")
     if isinstance(error, pg_errors.LockNotAvailable | pg_errors.DeadlockDetected

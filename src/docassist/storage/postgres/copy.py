@@ -43,6 +43,8 @@ KINDS: Final = {
     "stale_notes": ("stale_notes", "id", ""),
     "conversation_addresses": ("conversation_addresses", "conversation_id",
                                "(conversation_id)"),
+    "team_addresses": ("team_addresses", "channel_id", "(channel_id)"),
+    "shares": ("shares", "result_id", "(result_id)"),
     "rate_arrivals": ("rate_arrivals", "arrival_id", "(arrival_id)"),
 }
 """Tables with several unique keys (inbox, feedback, stale notes) skip a row that conflicts

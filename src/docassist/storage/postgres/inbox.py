@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from psycopg.errors import DeadlockDetected
+
+from docassist.core.errors import StorageBusyError
 from docassist.core.messages import ChatMessage
 from docassist.core.ports import InboxEvent, RateCheck
 from docassist.core.results import TurnResult
@@ -35,23 +38,17 @@ class InboxRows:
         return self._acks.submit([message, dedupe_key, rate])
 
     def _insert_inbox_rows(self: _Base, rows: list[list[Any]]) -> list[int | None]:
-        ids: list[int | None] = []
-        with self._transaction() as connection:
-            for message, dedupe_key, rate in rows:
-                if rate is not None:
-                    message = count_in(connection, rate, message)
-                key = message.key
-                notice = message.notice
-                refusal = notice.kind if notice is not None and notice.replaces_turn else None
-                found = connection.execute(
-                    "INSERT INTO inbox (platform, event_id, dedupe_key, conversation_id, "
-                    "message, status, attempts, received_at, refusal) "
-                    "VALUES (%s, %s, %s, %s, %s, 'pending', 0, %s, %s) "
-                    "ON CONFLICT DO NOTHING RETURNING id",
-                    [key.platform, message.event_id, dedupe_key, key.conversation_id,
-                     message.model_dump_json(), now_iso(), refusal]).fetchone()
-                ids.append(None if found is None else int(found[0]))
-        return ids
+        """One transaction for the batch, rows in arrival order (ids keep each conversation's
+        order). Two replicas storing the same events in another order (a platform's retries)
+        can deadlock on each other's keys; PostgreSQL then cancels one, which is tried once
+        more and finds the other's rows."""
+        for attempt in (1, 2):
+            try:
+                return _insert_batch(self, rows)
+            except StorageBusyError as error:
+                if attempt == 2 or not isinstance(error.__cause__, DeadlockDetected):
+                    raise
+        raise AssertionError("unreachable")
 
     def inbox_seen(self: _Base, platform: str, event_id: str, dedupe_key: str | None) -> bool:
         return self._value(
@@ -100,3 +97,23 @@ class InboxRows:
 
     def inbox_rows(self: _Base) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM inbox ORDER BY id")
+
+
+def _insert_batch(store: _Base, rows: list[list[Any]]) -> list[int | None]:
+    ids: list[int | None] = []
+    with store._transaction() as connection:
+        for message, dedupe_key, rate in rows:
+            if rate is not None:  # counted with the insert, one transaction
+                message = count_in(connection, rate, message)
+            key = message.key
+            notice = message.notice
+            refusal = notice.kind if notice is not None and notice.replaces_turn else None
+            found = connection.execute(
+                "INSERT INTO inbox (platform, event_id, dedupe_key, conversation_id, "
+                "message, status, attempts, received_at, refusal) "
+                "VALUES (%s, %s, %s, %s, %s, 'pending', 0, %s, %s) "
+                "ON CONFLICT DO NOTHING RETURNING id",
+                [key.platform, message.event_id, dedupe_key, key.conversation_id,
+                 message.model_dump_json(), now_iso(), refusal]).fetchone()
+            ids.append(None if found is None else int(found[0]))
+    return ids

@@ -155,8 +155,30 @@ def _work_tables() -> list[str]:
 
 
 @migration
-def p002_replicas(connection: Connection) -> None:
-    """m011_replicas: inbox claims (holder, expiry in epoch seconds) and rate-limit arrivals."""
+def p002_source_sync_state(connection: Connection) -> None:
+    """m011_source_sync_state: a source's own sync state as JSON (a SharePoint delta link)."""
+    connection.execute(f"ALTER TABLE sources ADD COLUMN sync_state {T}")
+
+
+@migration
+def p003_chat_parity(connection: Connection) -> None:
+    """m012_chat_parity: a 👎's reason (and words with save_raw), the id a reply was posted
+    as, where a Teams team's channels are reached, private answers shared once."""
+    for statement in [
+        f"ALTER TABLE feedback ADD COLUMN reason {T}",
+        f"ALTER TABLE feedback ADD COLUMN reason_text {T}",
+        f"ALTER TABLE inbox ADD COLUMN posted_id {T}",
+        _table("team_addresses", {"channel_id": f"{T} PRIMARY KEY", "team_id": T,
+                                  "service_url": T, "updated_at": T}),
+        _table("shares", {"result_id": f"{T} PRIMARY KEY", "user_sha256": T,
+                          "created_at": T}),
+    ]:
+        connection.execute(statement)
+
+
+@migration
+def p004_replicas(connection: Connection) -> None:
+    """m013_replicas: inbox claims (holder, expiry in epoch seconds) and rate-limit arrivals."""
     for statement in (
         "ALTER TABLE inbox ADD COLUMN claimed_by text",
         "ALTER TABLE inbox ADD COLUMN claim_expires double precision",

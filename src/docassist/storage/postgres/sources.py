@@ -70,6 +70,16 @@ class SourceRowsPg:
                 [now, json.dumps(outcome.counts()), next_run, outcome.error, outcome.ok, now,
                  outcome.name])
 
+    def source_sync_state(self: _Base, source: str) -> dict[str, str]:
+        """What the source's kind keeps between syncs (a delta link), {} before the first."""
+        value = self._value("SELECT sync_state FROM sources WHERE name = %s", [source])
+        return dict(json.loads(value)) if value else {}
+
+    def save_source_sync_state(self: _Base, source: str, state: dict[str, str]) -> None:
+        with self._transaction() as connection:
+            connection.execute("UPDATE sources SET sync_state = %s WHERE name = %s",
+                               [json.dumps(state), source])
+
     def web_items(self: _Base, source: str) -> dict[str, WebItem]:
         return {row["item"]: WebItem(url=row["item"], document_id=row["document_id"],
                                      etag=row["etag"], last_modified=row["last_modified"],
