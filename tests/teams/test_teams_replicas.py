@@ -28,7 +28,8 @@ from tests.teams_connector import FakeConnector
 
 CHAT = "/v1/chat/completions"
 SETTLE_SECONDS = 120.0
-_MARKER = re.compile(r"\(load (\d+)\.(\d+)\)")
+_MARKER = re.compile(r"\\?\(load (\d+)\.(\d+)\\?\)")
+"""A turn's marker in a reply; streamed text has markdown's parentheses escaped."""
 
 
 @pytest.fixture
