@@ -103,9 +103,14 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ClaimRows):
                                uri=self.path.startswith("file:"))  # e.g. file:/x.db?mode=ro
 
     def close(self) -> None:
-        if self._seen_connection is not self.db.conn:
-            self._seen_connection.close()
-        self.db.close()
+        """Close both connections, each under its lock: a background thread still using the
+        store (an inbox poller) then gets an error, never a connection closed under it
+        (that crashes the interpreter)."""
+        with self._seen_lock:
+            if self._seen_connection is not self.db.conn:
+                self._seen_connection.close()
+        with self._lock:
+            self.db.close()
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
