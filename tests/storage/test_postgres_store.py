@@ -220,10 +220,16 @@ def test_replicas_indexing_one_document_at_once_leave_its_rows_once(pg_url: str)
 
 
 def _row(text: str, event_id: str) -> list[object]:
-    """An inbox row as the ack path's group commit hands it over (InboxRows.enqueue)."""
+    """An inbox row's columns, as the other replica inserts it."""
     chat = message(text, event_id=event_id)
     return ["test", event_id, None, chat.key.conversation_id, chat.model_dump_json(),
             "2026-11-30T00:00:00", None]
+
+
+def _item(text: str, event_id: str) -> list[object]:
+    """An event as the ack path's group commit hands it over (InboxRows.enqueue): the
+    message, its dedupe key, its rate check."""
+    return [message(text, event_id=event_id), None, None]
 
 
 def test_two_replicas_storing_the_same_events_in_another_order_both_ack(pg_url: str) -> None:
@@ -242,7 +248,7 @@ def test_two_replicas_storing_the_same_events_in_another_order_both_ack(pg_url: 
 
     def ours() -> None:
         try:
-            results.extend(store._insert_inbox_rows([_row("one", "E1"), _row("two", "E2")]))
+            results.extend(store._insert_inbox_rows([_item("one", "E1"), _item("two", "E2")]))
         except BaseException as error:  # reported below
             errors.append(error)
 

@@ -131,7 +131,23 @@ the memory the rebuild needs on top of the index."""
 LEXICAL_TERM_CACHE_POSTINGS: Final = 8_000_000
 """Postings whose BM25 term scores are kept between questions (16 bytes each: 128 MB)."""
 INBOX_WORKERS: Final = 4
-"""Default number of conversations whose turns run at once (DOCASSIST_INBOX_WORKERS)."""
+"""Turns one process ran at once before issue 25 (DOCASSIST_INBOX_WORKERS was required to be
+raised by hand); now it is an optional per-process cap below MODEL_CONCURRENCY."""
+MODEL_CONCURRENCY: Final = 32
+"""Default of DOCASSIST_MODEL_CONCURRENCY: model requests one process keeps in flight, and so
+turns (a turn has one request out at a time). A hosted model serves dozens at once; with
+4 turns at a time a 200 ms model answered ~9 messages a second (README, Benchmarks)."""
+MAX_MODEL_CONCURRENCY: Final = 512
+INBOX_LEASE_SECONDS: Final = 30.0
+"""Default of DOCASSIST_INBOX_LEASE: how long a process's claim on an inbox event lasts
+unless renewed. A process renews its claims every third of it while their turns run, so an
+event acked by a process that died is taken by another within a lease (+ a poll)."""
+INBOX_POLL_SECONDS: Final = 0.5
+"""How often an idle process looks for events it can claim (stored by another process, or
+whose claim expired); its own arrivals and finished turns wake it at once."""
+SCHEDULE_LEASE_SECONDS: Final = 86_400.0
+"""Scheduled jobs (trace retention) run under a lease this long: one process per day runs
+them, whichever claims it first."""
 
 MAX_EXPANDED_BYTES: Final = 10_000_000
 """What a packed file (a DOCX is a zip) may unpack to, all members together, checked from the

@@ -4,14 +4,12 @@ store), each kind incremental, every outcome recorded on the source (never silen
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from docassist.core.errors import ConfigurationError, DocAssistError
+from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import SYNC_LEASE_SECONDS
 from docassist.core.sources import Source, SourceKind, SyncOutcome
 from docassist.core.stale import DocumentChange
@@ -25,7 +23,7 @@ from docassist.storage.indexer import index_paths
 
 logger = logging.getLogger(__name__)
 
-HOLDER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+HOLDER = PROCESS_HOLDER
 """This process's name on the leases it takes."""
 
 AfterSync = Callable[[AnyStore], None]

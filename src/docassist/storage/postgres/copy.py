@@ -48,6 +48,7 @@ KINDS: Final = {
     "scope_mappings": ("scope_mappings", "subject", "(subject)"),
     "shareable_collections": ("shareable_collections", "collection", "(collection)"),
     "scope_changes": ("scope_changes", "id", "(id)"),
+    "rate_arrivals": ("rate_arrivals", "arrival_id", "(arrival_id)"),
 }
 """Tables with several unique keys (inbox, feedback, stale notes) skip a row that conflicts
 on any of them."""

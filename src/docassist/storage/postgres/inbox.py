@@ -9,9 +9,10 @@ from psycopg.errors import DeadlockDetected
 
 from docassist.core.errors import StorageBusyError
 from docassist.core.messages import ChatMessage
-from docassist.core.ports import InboxBacklog, InboxEvent
+from docassist.core.ports import InboxBacklog, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.storage.group_commit import GroupCommit
+from docassist.storage.postgres.claims import count_in
 from docassist.storage.postgres.connection import Qmark, now_iso
 from docassist.storage.privacy import redact_inbox_event
 
@@ -30,15 +31,11 @@ class _Base(Protocol):
 class InboxRows:
     """Inbox events (mixed into PostgresStore)."""
 
-    def enqueue(self: _Base, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
+    def enqueue(self: _Base, message: ChatMessage, dedupe_key: str | None = None,
+                rate: RateCheck | None = None) -> int | None:
         """The ack path: returns once the row is committed, in a transaction shared with the
-        events that arrived meanwhile (group commit, as on SQLite)."""
-        key = message.key
-        notice = message.notice
-        refusal = notice.kind if notice is not None and notice.replaces_turn else None
-        return self._acks.submit([key.platform, message.event_id, dedupe_key,
-                                  key.conversation_id, message.model_dump_json(), now_iso(),
-                                  refusal])
+        events that arrived meanwhile (group commit, as on SQLite); `rate` is counted in it."""
+        return self._acks.submit([message, dedupe_key, rate])
 
     def _insert_inbox_rows(self: _Base, rows: list[list[Any]]) -> list[int | None]:
         """One transaction for the batch, rows in arrival order (ids keep each conversation's
@@ -87,11 +84,13 @@ class InboxRows:
                                [result.model_dump_json() if result else None, inbox_id])
 
     def finish(self: _Base, inbox_id: int, status: str, error: str | None = None) -> None:
-        """Mark an event done or failed; without `save_raw` it keeps ids and hashes only."""
+        """Mark an event done or failed and release its claim; without `save_raw` it keeps
+        ids and hashes only."""
         with self._transaction() as connection:
             connection.execute(
-                "UPDATE inbox SET status = %s, error = COALESCE(%s, error), finished_at = %s "
-                "WHERE id = %s", [status, error, now_iso(), inbox_id])
+                "UPDATE inbox SET status = %s, error = COALESCE(%s, error), finished_at = %s, "
+                "claimed_by = NULL, claim_expires = NULL WHERE id = %s",
+                [status, error, now_iso(), inbox_id])
             if not self.save_raw:
                 redact_inbox_event(Qmark(connection), inbox_id)
 
@@ -109,11 +108,18 @@ class InboxRows:
 def _insert_batch(store: _Base, rows: list[list[Any]]) -> list[int | None]:
     ids: list[int | None] = []
     with store._transaction() as connection:
-        for row in rows:
+        for message, dedupe_key, rate in rows:
+            if rate is not None:  # counted with the insert, one transaction
+                message = count_in(connection, rate, message)
+            key = message.key
+            notice = message.notice
+            refusal = notice.kind if notice is not None and notice.replaces_turn else None
             found = connection.execute(
                 "INSERT INTO inbox (platform, event_id, dedupe_key, conversation_id, "
                 "message, status, attempts, received_at, refusal) "
                 "VALUES (%s, %s, %s, %s, %s, 'pending', 0, %s, %s) "
-                "ON CONFLICT DO NOTHING RETURNING id", row).fetchone()
+                "ON CONFLICT DO NOTHING RETURNING id",
+                [key.platform, message.event_id, dedupe_key, key.conversation_id,
+                 message.model_dump_json(), now_iso(), refusal]).fetchone()
             ids.append(None if found is None else int(found[0]))
     return ids

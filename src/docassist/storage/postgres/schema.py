@@ -193,6 +193,21 @@ def p004_scopes(connection: Connection) -> None:
         connection.execute(statement)
 
 
+@migration
+def p005_replicas(connection: Connection) -> None:
+    """m014_replicas: inbox claims (holder, expiry in epoch seconds) and rate-limit arrivals."""
+    for statement in (
+        "ALTER TABLE inbox ADD COLUMN claimed_by text",
+        "ALTER TABLE inbox ADD COLUMN claim_expires double precision",
+        "CREATE INDEX ON inbox (conversation_id, status, id)",
+        _table("rate_arrivals", {"arrival_id": f"{T} PRIMARY KEY", "user_key": T,
+                                 "at": "double precision", "retry_at": "double precision"}),
+        "CREATE INDEX ON rate_arrivals (user_key, at)",
+        "CREATE INDEX ON rate_arrivals (at)",
+    ):
+        connection.execute(statement)
+
+
 def pending(connection: Connection) -> list[str]:
     """Names of the migrations not applied yet, in order."""
     return [name for name, _ in MIGRATIONS if name not in _applied(connection)]

@@ -21,6 +21,7 @@ from docassist.storage.database import FTS_COLUMN_WEIGHTS
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.postgres.catalog import CatalogRows
 from docassist.storage.postgres.chat_rows import ChatRows
+from docassist.storage.postgres.claims import ClaimRowsPg
 from docassist.storage.postgres.connection import PgBase, storage_error
 from docassist.storage.postgres.conversations import ConversationRows
 from docassist.storage.postgres.fts_mirror import FtsMirror
@@ -30,8 +31,8 @@ from docassist.storage.postgres.scope_rows import ScopeRowsPg
 from docassist.storage.postgres.sources import SourceRowsPg, StaleRowsPg
 
 
-class PostgresStore(CatalogRows, ConversationRows, InboxRows, SourceRowsPg, StaleRowsPg,
-                    ChatRows, ScopeRowsPg, PgBase):
+class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRowsPg,
+                    StaleRowsPg, ChatRows, ScopeRowsPg, PgBase):
     backend = "postgresql"
 
     def __init__(self, url: str, *, save_raw: bool = False, migrate_now: bool = True) -> None:
