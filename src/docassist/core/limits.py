@@ -104,8 +104,10 @@ STORAGE_MIN_FREE_BYTES: Final = 1_000_000
 LEXICAL_INDEX_PAGE_ROWS: Final = 8192
 """FTS rows read (and tokenized) at a time when the in-memory BM25 index is rebuilt; bounds
 the memory the rebuild needs on top of the index."""
-LEXICAL_TERM_CACHE_POSTINGS: Final = 8_000_000
-"""Postings whose BM25 term scores are kept between questions (16 bytes each: 128 MB)."""
+LEXICAL_TERM_CACHE_BYTES: Final = 256_000_000
+"""Memory for BM25 term scores kept between questions (storage.term_scores): a common
+word's scores take 8 bytes a row, so at 1M chunks this holds the 32 most recently used
+common words (the synthetic benchmark's 30-word vocabulary all fits)."""
 INBOX_WORKERS: Final = 4
 """Default number of conversations whose turns run at once (DOCASSIST_INBOX_WORKERS)."""
 

