@@ -148,8 +148,10 @@ def ann_agreement() -> dict[str, Any]:
     rows, vectors, titles = load()
     files = [REPO / "samples" / "retrieval_dev.jsonl",
              *sorted((REPO / "samples" / "public").rglob("*.jsonl"))]
-    questions = [json.loads(line)["question"] for file in files
-                 for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # The retrieval sets' questions (the decision sets beside them have none).
+    questions = [case["question"] for file in files
+                 for line in file.read_text(encoding="utf-8").splitlines() if line.strip()
+                 for case in [json.loads(line)] if "question" in case]
     queries = get_embedder("use").embed_queries(questions)
     stored = np.stack([decode_vector(encode_vector(row), vectors.shape[1]) for row in vectors])
     began = time.perf_counter()
