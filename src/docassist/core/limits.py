@@ -142,7 +142,7 @@ so a stalled connection does not hold a server thread."""
 
 ANN_MIN_ROWS: Final = 50_000
 """From this many chunk vectors the dense side searches an approximate index (faiss IVF,
-8-bit); below it an exact matrix product is as fast and exact (bench/ann_candidates.py)."""
+4-bit codes); below it an exact matrix product is as fast and exact (bench/ann_candidates.py)."""
 ANN_LISTS_PER_SQRT: Final = 2.0
 """IVF groups: this many times the square root of the vector count (632 at 100k, 2,000 at
 1M). With half as many, a third of them agreed on 0.974 of the top 10, not 0.984."""
