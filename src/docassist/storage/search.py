@@ -359,9 +359,9 @@ class Bm25Retriever:
         return sum(1 for phrase in phrases if index.knows(phrase)) / len(phrases)
 
     def search(self, query: str, top_k: int, *, coverage: bool = True) -> list[SearchHit]:
-        """The best hits, best first. Without `coverage` their score is left 0 (hybrid
-        search scores them by cosine and skips reading every hit's words: ~40% of BM25's
-        time for 20 hits)."""
+        """The best hits, best first. Without `coverage` their score is left 0 (skips
+        reading every hit's words: ~40% of BM25's time for 20 hits; hybrid search needs
+        neither, see `ranked_ids`)."""
         return [hit for hit, _ in self.ranked(query, top_k, coverage=coverage)]
 
     def ranked(self, query: str, top_k: int, *, coverage: bool = True
