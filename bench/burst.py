@@ -10,8 +10,8 @@ previous ack returns; 500 events in all: 10 × 50 or 50 × 10 turns):
 - the floor: a bare Bolt app that only acks (bench/bolt_floor.py: same Bolt, same server
   kind, same fake Web API), sent the same burst.
 Reported: ack p99 of both (`ack_burst_ms_p99`, `ack_floor_ms_p99`, and `…50…` for 50
-connections) and, over the 50-connection run's first `--window` seconds (turns queued all
-along), model requests completed per second ÷ the stand-in's capacity
+connections) and, over the 50-connection run's first `--window` seconds (or until every
+turn's requests are done, if sooner), model requests completed per second ÷ the stand-in's capacity
 (`model_capacity_ratio`), the machine's CPU busy share then (/proc/stat) and what limited
 it (`cpu` only when that share is ≥ CPU_BOUND_SHARE, else `model`). Figures, not tests.
 """
@@ -56,6 +56,8 @@ MODEL_CAPACITY: Final = 32
 MODEL_DELAY_SECONDS: Final = 0.2
 CAPACITY_PER_SECOND: Final = MODEL_CAPACITY / MODEL_DELAY_SECONDS
 """160 requests/s: what the stand-in serves when it is never idle."""
+REQUESTS_PER_TURN: Final = 2
+"""Selection, then the answer."""
 CPU_BOUND_SHARE: Final = 0.9
 WINDOW_SECONDS: Final = 10.0
 
@@ -78,6 +80,10 @@ class CapacityModel:
         with self._lock:
             self.completed.append(time.monotonic())
         return reply
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self.completed)
 
     def completed_between(self, start: float, end: float) -> int:
         with self._lock:
@@ -123,8 +129,9 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 def bot_burst(demo: Path, folder: Path, connections: int, window: float
               ) -> tuple[list[float], dict[str, Any]]:
-    """The product's acks for one burst and, over `window` seconds from its start, the
-    model requests it completed and the CPU busy share."""
+    """The product's acks for one burst and, over `window` seconds from its start (less
+    when every turn is done sooner), the model requests it completed and the CPU busy
+    share."""
     db = folder / f"bot-{connections}.db"
     shutil.copy(demo, db)
     model = CapacityModel()
@@ -135,7 +142,11 @@ def bot_burst(demo: Path, folder: Path, connections: int, window: float
         try:
             began, (busy, total) = time.monotonic(), cpu_times()
             acks = burst(f"http://127.0.0.1:{port}/slack/events", connections)
-            time.sleep(max(0.0, began + window - time.monotonic()))
+            # Until the window ends or every turn's two requests are done (then the model
+            # would sit idle for the rest of the window, which is not the bot's capacity).
+            while (time.monotonic() < began + window
+                   and model.count() < REQUESTS_PER_TURN * EVENTS):
+                time.sleep(0.05)
             ended, (busy_end, total_end) = time.monotonic(), cpu_times()
         finally:
             stop(bot)
