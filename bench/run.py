@@ -1,6 +1,6 @@
 """DocAssist benchmarks: prints figures (one JSON object with --json). Not a test.
 
-    python bench/run.py --quick --json    # under a minute
+    python bench/run.py --quick --json    # about 2–3 minutes on this shared machine
     python bench/run.py                   # full sizes (100k chunks take a few minutes)
 
 - turn overhead: core time per turn with the rules backend and a real SQLite file, with
@@ -13,6 +13,10 @@
   model) and a fake Web API; ack p50/p99 (`ack_ms_p99`, the goal figure) under the load test
   of bench/load.py: `docassist slack --http` as a process, a model answering in 200 ms,
   50 conversations × 1 turn (quick) or × 10 turns;
+- acks under a burst beside their floor and the model capacity used (issue 25,
+  bench/burst.py): `ack_burst_ms_p99` / `ack_floor_ms_p99` (500 events from 10
+  connections; `…50…` from 50), `model_capacity_ratio`, `model_capacity_cpu_busy`,
+  `model_capacity_limited_by`; `--floor-server` picks the bare Bolt app's server kind;
 - peak RSS: `peak_rss_mb` serving (this process: the figures above, retrieval over the largest
   corpus included) and `peak_rss_indexing_mb` (building the largest synthetic corpus, in a
   child process).
@@ -38,8 +42,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from synthetic import WORDS, SyntheticEmbedder, synthetic_store  # noqa: E402
+
 from docassist.core.answering import ExtractiveAnswerer  # noqa: E402
-from docassist.core.documents import Chunk, DocumentInfo, ParsedDocument  # noqa: E402
 from docassist.core.messages import ChatMessage, ConversationKey  # noqa: E402
 from docassist.core.ports import SearchHit  # noqa: E402
 from docassist.core.rules import RulesSelector  # noqa: E402
@@ -49,10 +54,6 @@ from docassist.evaluation.retrieval import load_retrieval_cases  # noqa: E402
 from docassist.models.embedders import get_embedder  # noqa: E402
 from docassist.storage import Bm25Retriever, Store, index_paths  # noqa: E402
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing  # noqa: E402
-
-WORDS = ("config backup restore service restart status certificate renew access request "
-         "incident report queue worker node database gateway token rotate deploy rollback "
-         "konfiguracja kopia usługa restart stan certyfikat dostęp zgłoszenie baza").split()
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -94,50 +95,12 @@ def turn_overhead(folder: Path, turns: int) -> dict[str, float]:
             "turn_overhead_ms_p95": round(percentile(timings, 0.95), 3)}
 
 
-def synthetic_store(path: Path, chunks: int, dimensions: int) -> Store:
-    store = Store(path)
-    rng = random.Random(7)
-    per_document = 100
-    for start in range(0, chunks, per_document):
-        document_id = f"DOC-SYN-{start // per_document:05d}"
-        info = DocumentInfo(document_id=document_id, title=f"Synthetic {start}", version="1",
-                            source_path=f"/syn/{start}.md", content_sha256="0" * 64,
-                            chunk_count=per_document)
-        parts = [Chunk(chunk_id=f"{document_id}-{i:010x}-{i:04d}", document_id=document_id,
-                       ordinal=i, section=f"S{i}", header="h",
-                       text="h\n" + " ".join(rng.choice(WORDS) for _ in range(60)))
-                 for i in range(min(per_document, chunks - start))]
-        store.replace_document(ParsedDocument(info=info, chunks=parts), info.source_path)
-    # Vectors in batches, as the indexer embeds them: the whole matrix at once would be the
-    # indexing memory peak, which real indexing never has.
-    vectors = np.random.default_rng(7)
-    ids = [chunk.chunk_id for chunk in store.current_chunks()]
-    for start in range(0, len(ids), 5000):
-        batch = vectors.standard_normal((len(ids[start:start + 5000]), dimensions),
-                                        dtype=np.float32)
-        batch /= np.linalg.norm(batch, axis=1, keepdims=True)
-        store.save_embeddings("synthetic", ids[start:start + 5000], batch)
-    return store
-
-
 def index_in_subprocess(path: Path, chunks: int) -> float:
     """Builds a synthetic store in a child process (so its peak RSS is the indexing one);
     returns the seconds it took."""
     done = subprocess.run([sys.executable, __file__, "--synthetic-index", str(path), str(chunks)],
                           check=True, capture_output=True, text=True)
     return float(json.loads(done.stdout)["seconds"])
-
-
-class SyntheticEmbedder:
-    name = "synthetic"
-    dimensions = 512
-
-    def embed_queries(self, texts: list[str]) -> Any:
-        vectors = np.random.default_rng(len(texts[0])).standard_normal(
-            (len(texts), self.dimensions)).astype(np.float32)
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-    embed_passages = embed_queries
 
 
 def retrieval_latency(folder: Path, sizes: list[int], queries: int) -> dict[str, Any]:
@@ -185,8 +148,10 @@ def ann_agreement() -> dict[str, Any]:
     rows, vectors, titles = load()
     files = [REPO / "samples" / "retrieval_dev.jsonl",
              *sorted((REPO / "samples" / "public").rglob("*.jsonl"))]
-    questions = [json.loads(line)["question"] for file in files
-                 for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # The retrieval sets' questions (the decision sets beside them have none).
+    questions = [case["question"] for file in files
+                 for line in file.read_text(encoding="utf-8").splitlines() if line.strip()
+                 for case in [json.loads(line)] if "question" in case]
     queries = get_embedder("use").embed_queries(questions)
     stored = np.stack([decode_vector(encode_vector(row), vectors.shape[1]) for row in vectors])
     began = time.perf_counter()
@@ -297,6 +262,16 @@ def slack_load(folder: Path, conversations: int, turns: int) -> dict[str, Any]:
                 "ack_ms_max", "answer_ms_p50", "answer_ms_p99", "problem_count")}}
 
 
+def ack_floor_and_capacity(folder: Path, floor_server: str) -> dict[str, Any]:
+    """Issue 25's figures (bench/burst.py): acks of 500-event bursts from 10 and 50
+    connections beside a bare Bolt app's, and the stand-in model's capacity used."""
+    from burst import measure
+
+    burst_folder = folder / "burst"
+    burst_folder.mkdir()
+    return measure(burst_folder, floor_server=floor_server)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -304,6 +279,10 @@ def main() -> None:
     parser.add_argument("--size", type=int, action="append",
                         help="only retrieval latency and index size at this corpus size "
                              "(repeatable), e.g. --size 1000000")
+    parser.add_argument("--floor-server", choices=("http.server", "aiohttp"),
+                        default="http.server",
+                        help="server kind of the bare Bolt app the acks are compared with "
+                             "(the product's Slack HTTP server kind)")
     parser.add_argument("--synthetic-index", nargs=2, metavar=("PATH", "CHUNKS"),
                         help=argparse.SUPPRESS)  # the child of index_in_subprocess
     args = parser.parse_args()
@@ -347,6 +326,7 @@ def main() -> None:
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
         # After the RSS figures: the load test's bot is a child process too.
         figures.update(slack_load(folder, 50, 1 if args.quick else 10))
+        figures.update(ack_floor_and_capacity(folder, args.floor_server))
     if args.json:
         print(json.dumps(figures))
     else:

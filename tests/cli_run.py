@@ -15,7 +15,7 @@ RUN_TIMEOUT = 60
 
 
 def run(
-    *args: str, db: Path, stdin: str | None = None, **env: str
+    *args: str, db: Path | str, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "DOCASSIST_DB": str(db), "DOCASSIST_LANGUAGE": "en",
                    "COLUMNS": "200", **env}

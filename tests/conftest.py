@@ -26,12 +26,21 @@ from docassist.core.turn import EngineOptions, TurnEngine
 from docassist.models.embedders import get_embedder
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store, index_paths
+from docassist.storage.backends import AnyStore
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+from docassist.storage.postgres import PostgresStore
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.teams_connector import FakeConnector
+from tests.pg import (  # noqa: F401  (fixtures: a throwaway PostgreSQL)
+    pg_cluster,
+    pg_demo_template,
+    pg_demo_url,
+    pg_url,
+)
 from tests.slack.rig import READ_TIMEOUT, SECRET, SlackRig
 from tests.stale_zebra import ZEBRA_V1
-from tests.storage.conformance import STORE_FACTORIES, AnyStore
+from tests.storage.conformance import STORE_FACTORIES
+from tests.storage.conformance import AnyStore as ConformingStore
 from tests.teams.rig import ADMIN, TeamsRig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,15 +70,31 @@ def db_path(tmp_path: Path, demo_template: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def store(db_path: Path) -> Iterator[Store]:
-    store = Store(db_path)
-    yield store
-    store.close()
+STORES = ["sqlite", "postgresql"]
+"""Parametrize a test with `@pytest.mark.parametrize("store", STORES, indirect=True)` (or
+use `any_db`) to run it on both stores."""
 
 
 @pytest.fixture
-def hybrid(store: Store) -> HybridRetriever:
+def store(request: pytest.FixtureRequest, db_path: Path) -> Iterator[AnyStore]:
+    """The indexed demo corpus in a store: SQLite unless the test asks for "postgresql"."""
+    opened: AnyStore = (PostgresStore(request.getfixturevalue("pg_demo_url"))
+                        if getattr(request, "param", "sqlite") == "postgresql"
+                        else Store(db_path))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(params=STORES)
+def any_db(request: pytest.FixtureRequest, db_path: Path) -> str:
+    """A DOCASSIST_DB value holding the indexed demo corpus, once per store."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("pg_demo_url"))
+    return str(db_path)
+
+
+@pytest.fixture
+def hybrid(store: AnyStore) -> HybridRetriever:
     """The default retriever, as users get it."""
     return HybridRetriever(Bm25Retriever(store), DenseRetriever(store, get_embedder("use")))
 
@@ -83,7 +108,7 @@ EngineFactory = Callable[..., TurnEngine]
 
 
 @pytest.fixture
-def make_engine(store: Store, registry: ToolRegistry, hybrid: HybridRetriever) -> EngineFactory:
+def make_engine(store: AnyStore, registry: ToolRegistry, hybrid: HybridRetriever) -> EngineFactory:
     def build(selector: SelectorModel | None = None, retriever: Retriever | None = None,
               answerer: Answerer | None = None, **options: object) -> TurnEngine:
         return TurnEngine(
@@ -181,8 +206,8 @@ def teams(teams_factory: Any, engine: TurnEngine) -> TeamsRig:
 
 
 @pytest.fixture(params=sorted(STORE_FACTORIES))
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AnyStore]:
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ConformingStore]:
     """Each store implementation in turn, empty (the conformance suites)."""
-    store = STORE_FACTORIES[request.param](tmp_path)
+    store = STORE_FACTORIES[request.param](request, tmp_path)
     yield store
     store.close()

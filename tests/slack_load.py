@@ -14,7 +14,6 @@ import http.client
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit
 from slack_sdk.signature import SignatureVerifier
 
 from docassist.core.messages import ConversationKey
+from tests.any_db import rows
 from tests.fakes.loopback import wait_healthy
 from tests.fakes.model_server import Reply, openai_chat, openai_stream
 from tests.fakes.slack_api import FakeSlackApi
@@ -183,6 +183,32 @@ class EventSender:
                 connection.close()
 
 
+class ReplicaSender:
+    """Events spread over several bot processes, as a load balancer would: turn t of
+    conversation c goes to replica (c + t) mod n, and a retry to the next live one (Slack's
+    redelivery may land anywhere). A replica marked dead gets nothing more."""
+
+    def __init__(self, urls: list[str], secret: str) -> None:
+        self.senders = [EventSender(url, secret) for url in urls]
+        self.dead: set[int] = set()
+
+    def replica(self, conversation: int, turn: int, retry: int | None) -> int:
+        first = (conversation + turn + (1 if retry else 0)) % len(self.senders)
+        for step in range(len(self.senders)):
+            index = (first + step) % len(self.senders)
+            if index not in self.dead:
+                return index
+        raise RuntimeError("every replica is dead")
+
+    def send(self, conversation: int, turn: int, retry: int | None = None) -> Sent:
+        return self.senders[self.replica(conversation, turn, retry)].send(conversation, turn,
+                                                                          retry)
+
+    def close(self) -> None:
+        for sender in self.senders:
+            sender.close()
+
+
 @dataclass
 class LoadRun:
     conversations: int
@@ -209,7 +235,8 @@ class LoadRun:
         return first
 
 
-def send_load(sender: EventSender, run: LoadRun, stop: threading.Event | None = None) -> None:
+def send_load(sender: EventSender | ReplicaSender, run: LoadRun,
+              stop: threading.Event | None = None) -> None:
     """Send every conversation's remaining turns, conversations concurrently, turns in order;
     a conversation stops at its first turn without an ack (or when `stop` is set)."""
 
@@ -315,47 +342,46 @@ def answer_problems(delivered: list[Answer], conversations: int, turns: int) -> 
 # --- what the SQLite file holds ------------------------------------------------------------
 
 
-def store_problems(db_path: Path, conversations: int, turns: int) -> list[str]:
-    """Empty when the database holds exactly the expected conversations, turns, tool calls
-    and inbox rows: no lost, doubled or half-written state."""
+def store_problems(db_path: Path | str, conversations: int, turns: int) -> list[str]:
+    """Empty when the database (an SQLite file or a PostgreSQL URL) holds exactly the
+    expected conversations, turns, tool calls and inbox rows: no lost, doubled or
+    half-written state."""
     problems: list[str] = []
-    with sqlite3.connect(db_path) as connection:
-        connection.row_factory = sqlite3.Row
-        for conversation in range(conversations):
-            conversation_id = conversation_key(conversation).conversation_id
-            row = connection.execute("SELECT version, thread FROM conversations "
-                                     "WHERE conversation_id = ?", [conversation_id]).fetchone()
-            if row is None or row["version"] != turns:
-                problems.append(f"conversation {conversation}: row {dict(row) if row else None}")
-            rows = connection.execute(
-                "SELECT turn_id, event_id, status, result_id, action FROM turns "
-                "WHERE conversation_id = ? ORDER BY turn_id", [conversation_id]).fetchall()
-            expected = [(t + 1, event_id(conversation, t)) for t in range(turns)]
-            if [(r["turn_id"], r["event_id"]) for r in rows] != expected:
-                problems.append(f"conversation {conversation}: turns "
-                                f"{[(r['turn_id'], r['event_id']) for r in rows]}")
-            for turn_row in rows:
-                calls = connection.execute(
-                    "SELECT tool_name, status FROM tool_calls WHERE result_id = ?",
-                    [turn_row["result_id"]]).fetchall()
-                if turn_row["status"] != "answered" or [
-                        (c["tool_name"], c["status"]) for c in calls] != [
-                        ("answer_from_documents", "tool_completed")]:
-                    problems.append(f"turn {turn_row['event_id']}: status "
-                                    f"{turn_row['status']}, tool calls "
-                                    f"{[tuple(c) for c in calls]}")
-        orphans = connection.execute("SELECT COUNT(*) FROM tool_calls WHERE result_id NOT IN "
-                                     "(SELECT result_id FROM turns)").fetchone()[0]
-        if orphans:
-            problems.append(f"{orphans} tool-call rows without their turn")
-        inbox = connection.execute("SELECT event_id, status FROM inbox ORDER BY id").fetchall()
-        if sorted(r["event_id"] for r in inbox) != sorted(
-                event_id(c, t) for c in range(conversations) for t in range(turns)):
-            problems.append(f"inbox holds {len(inbox)} rows for "
-                            f"{conversations * turns} events")
-        unfinished = [tuple(r) for r in inbox if r["status"] != "done"]
-        if unfinished:
-            problems.append(f"inbox rows not done: {unfinished[:10]}")
+    for conversation in range(conversations):
+        conversation_id = conversation_key(conversation).conversation_id
+        found = rows(db_path, "SELECT version, thread FROM conversations "
+                              "WHERE conversation_id = ?", [conversation_id])
+        row = found[0] if found else None
+        if row is None or row["version"] != turns:
+            problems.append(f"conversation {conversation}: row {row}")
+        turn_rows = rows(db_path,
+                         "SELECT turn_id, event_id, status, result_id, action FROM turns "
+                         "WHERE conversation_id = ? ORDER BY turn_id", [conversation_id])
+        expected = [(t + 1, event_id(conversation, t)) for t in range(turns)]
+        if [(r["turn_id"], r["event_id"]) for r in turn_rows] != expected:
+            problems.append(f"conversation {conversation}: turns "
+                            f"{[(r['turn_id'], r['event_id']) for r in turn_rows]}")
+        for turn_row in turn_rows:
+            calls = rows(db_path, "SELECT tool_name, status FROM tool_calls "
+                                  "WHERE result_id = ?", [turn_row["result_id"]])
+            if turn_row["status"] != "answered" or [
+                    (c["tool_name"], c["status"]) for c in calls] != [
+                    ("answer_from_documents", "tool_completed")]:
+                problems.append(f"turn {turn_row['event_id']}: status "
+                                f"{turn_row['status']}, tool calls "
+                                f"{[tuple(c.values()) for c in calls]}")
+    orphans = rows(db_path, "SELECT COUNT(*) AS n FROM tool_calls WHERE result_id NOT IN "
+                            "(SELECT result_id FROM turns)")[0]["n"]
+    if orphans:
+        problems.append(f"{orphans} tool-call rows without their turn")
+    inbox = rows(db_path, "SELECT event_id, status FROM inbox ORDER BY id")
+    if sorted(r["event_id"] for r in inbox) != sorted(
+            event_id(c, t) for c in range(conversations) for t in range(turns)):
+        problems.append(f"inbox holds {len(inbox)} rows for "
+                        f"{conversations * turns} events")
+    unfinished = [tuple(r.values()) for r in inbox if r["status"] != "done"]
+    if unfinished:
+        problems.append(f"inbox rows not done: {unfinished[:10]}")
     return problems
 
 
@@ -363,14 +389,18 @@ def store_problems(db_path: Path, conversations: int, turns: int) -> list[str]:
 
 
 
-def start_bot(db: Path, api: FakeSlackApi, port: int, secret: str,
-              env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def start_bot(db: Path | str, api: FakeSlackApi, port: int, secret: str,
+              env: dict[str, str] | None = None,
+              log: Path | None = None) -> subprocess.Popen[bytes]:
     """`docassist slack --http` on `port`, returned once /healthz answers. Its stderr goes
-    to `<db>.<port>.log` (a pipe nobody reads would fill up and stall the bot)."""
+    to `log` (default `<db>.<port>.log`; a pipe nobody reads would fill up and stall the
+    bot). `db` is an SQLite file or a PostgreSQL URL."""
     full_env = {**os.environ, "DOCASSIST_DB": str(db), "SLACK_BOT_TOKEN": "xoxb-process",
                 "SLACK_SIGNING_SECRET": secret, "DOCASSIST_SLACK_API_URL": api.url,
                 **(env or {})}
-    log = db.with_name(f"{db.name}.{port}.log")
+    if log is None:
+        path = Path(db)
+        log = path.with_name(f"{path.name}.{port}.log")
     with log.open("wb") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from docassist.core.turn import TurnEngine
-from docassist.storage import Store
+from docassist.storage.backends import AnyStore
+from tests.conftest import STORES
 from tests.shared_scenario import (
     EXPECTED_STATUSES,
     SCRIPT,
@@ -20,8 +23,9 @@ from tests.slack.rig import SlackRig
 from tests.teams.rig import TeamsRig
 
 
+@pytest.mark.parametrize("store", STORES, indirect=True)
 def test_the_same_script_gives_the_same_core_results_everywhere(
-        engine: TurnEngine, store: Store, rig_factory: Callable[[TurnEngine], SlackRig],
+        engine: TurnEngine, store: AnyStore, rig_factory: Callable[[TurnEngine], SlackRig],
         teams_factory: Callable[[TurnEngine], TeamsRig]) -> None:
     run_cli(engine)
     run_slack(rig_factory(engine))

@@ -18,7 +18,7 @@ from docassist.core.errors import DocAssistError
 from docassist.core.ports import ScopeRules
 from docassist.core.scope_commands import run_scope_command
 from docassist.core.scopes import OPERATOR, Audience
-from docassist.storage import Store
+from docassist.storage.backends import open_store
 
 scopes_app = typer.Typer(
     help="Which collections each Slack/Teams channel, user and group may search "
@@ -50,7 +50,7 @@ def _operator() -> str:
 def _run(words: list[str], as_json: bool) -> None:
     settings = Settings()
     try:
-        store = Store(settings.db)
+        store = open_store(settings.db)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
     try:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from docassist.core.limits import (
-    INBOX_WORKERS,
+    INBOX_LEASE_SECONDS,
+    MAX_MODEL_CONCURRENCY,
     MAX_RETENTION_DAYS,
+    MODEL_CONCURRENCY,
     STALE_NOTE_ACTIVE_DAYS,
     SUPERSEDED_RETENTION_DAYS,
 )
@@ -36,7 +39,8 @@ def default_docs_path() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DOCASSIST_", extra="ignore")
 
-    db: Path = Field(default=Path("docassist.db"), description="SQLite database file")
+    db: str = Field(default="docassist.db",
+                    description="SQLite database file, or postgresql://USER@HOST:PORT/DB")
     model: str = Field(default="rules",
                        description="Selection backend: rules, ollama:<model>, openai:<model>, "
                        "replay:<file>")
@@ -73,9 +77,16 @@ class Settings(BaseSettings):
                                  description="Seconds per model request")
     rate_per_user: int = Field(default=20, ge=0,
                                description="Turns per minute per user (0 = unlimited)")
-    inbox_workers: int = Field(default=INBOX_WORKERS, ge=1, le=64,
-                               description="Slack/Teams turns answered at once (match the "
-                               "model server's capacity)")
+    model_concurrency: int = Field(default=MODEL_CONCURRENCY, ge=1, le=MAX_MODEL_CONCURRENCY,
+                                   description="Model requests (and so Slack/Teams turns) one "
+                                   "process keeps in flight: its share of the model server's "
+                                   "capacity")
+    inbox_workers: int | None = Field(default=None, ge=1, le=MAX_MODEL_CONCURRENCY,
+                                      description="Optional cap on the turns one process "
+                                      "runs at once, below DOCASSIST_MODEL_CONCURRENCY")
+    inbox_lease: float = Field(default=INBOX_LEASE_SECONDS, gt=0, le=3600,
+                               description="Seconds a process's claim on an inbox event "
+                               "lasts unless renewed (renewed while its turn runs)")
     rate_global: int = Field(default=300, ge=0,
                              description="Turns per minute in total (0 = unlimited)")
     trace_retention_days: int = Field(
@@ -104,6 +115,15 @@ class Settings(BaseSettings):
     stale_note_days: int = Field(default=STALE_NOTE_ACTIVE_DAYS, ge=1, le=MAX_RETENTION_DAYS,
                                  description="Only threads active within this many days get "
                                  "such a note")
+
+    def turns_in_flight(self) -> int:
+        """Turns one process runs at once: the model's share, or less when capped."""
+        return min(self.model_concurrency, self.inbox_workers or self.model_concurrency)
+
+    @field_validator("db", mode="before")
+    @classmethod
+    def _db_as_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, os.PathLike) else value
 
     def model_config_for(self, record_path: Path | None = None) -> ModelConfig:
         key = self.openai_api_key.get_secret_value() if self.openai_api_key else None

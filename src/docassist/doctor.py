@@ -16,7 +16,7 @@ from docassist.models import chat_model, get_model_embedder
 from docassist.models.embedders import EMBEDDER_NAMES
 from docassist.models.registry import RULES
 from docassist.runtime import FIRST_INDEX_KEY
-from docassist.storage import Store
+from docassist.storage.backends import open_store, shown
 from docassist.storage.formats import SUPPORTED_SUFFIXES
 from docassist.storage.indexer import catalog_path, collect_files
 
@@ -45,14 +45,14 @@ def run_checks(settings: Settings) -> list[Check]:
     checks = model_checks(settings)
 
     def database() -> str:
-        store = Store(settings.db)
+        store = open_store(settings.db)
         try:
             return (f"{len(store.documents())} documents, {len(store.current_chunks())} chunks, "
                     f"index version {store.index_version()}")
         finally:
             store.close()
 
-    checks.append(_timed("database", str(settings.db), database))
+    checks.append(_timed("database", shown(settings.db), database))
     checks.append(_timed("index", str(settings.docs), lambda: index_drift(settings)))
     return checks
 
@@ -96,7 +96,7 @@ class IndexDrift(DocAssistError):
 def index_drift(settings: Settings) -> str:
     """Compare the catalog with the configured corpus folder: files not indexed, changed
     since, or gone; an unfinished first-start indexing. Raises IndexDrift naming them."""
-    store = Store(settings.db)
+    store = open_store(settings.db)
     try:
         unfinished = store.meta_value(FIRST_INDEX_KEY) is not None
         catalog = {document.source_path: document for document in store.documents()}

@@ -24,7 +24,8 @@ from docassist.evaluation.canary import canary_sets, run_canary
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
 from docassist.models.registry import RULES
 from docassist.sources.sync import sync_all
-from docassist.storage import Bm25Retriever, IndexReport, Store, index_paths
+from docassist.storage import Bm25Retriever, IndexReport, index_paths
+from docassist.storage.backends import AnyStore, open_store
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 
 Progress = Callable[[int], None]
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class Runtime:
     settings: Settings
-    store: Store
+    store: AnyStore
     engine: TurnEngine
     retrievers: dict[str, Retriever]
     warmer: IndexWarmer | None = field(default=None, repr=False)
@@ -45,7 +46,7 @@ class Runtime:
 
 
 def build_retrievers(
-    store: Store, settings: Settings, config: ModelConfig | None = None
+    store: AnyStore, settings: Settings, config: ModelConfig | None = None
 ) -> tuple[dict[str, Retriever], str]:
     """Every available retriever by name, and the name of the configured default."""
     bm25 = Bm25Retriever(store)
@@ -72,7 +73,7 @@ def open_runtime(settings: Settings, record_path: Path | None = None,
     config = replace(settings.model_config_for(record_path), observer=observer)
     selector = get_selector(settings.model, config, settings.embedder)
     answerer = get_answerer(settings.answer_model or settings.model, config, settings.embedder)
-    store = Store(settings.db, save_raw=settings.save_raw)
+    store = open_store(settings.db, save_raw=settings.save_raw)
     retrievers, default = build_retrievers(store, settings, config)
     shadow = (get_selector(settings.shadow_model, config, settings.embedder)
               if settings.shadow_model else None)
@@ -143,7 +144,7 @@ class IndexWarmer(threading.Thread):
     when it moved, so the next question finds them built. A question that comes during a
     rebuild waits for it (searches always see the current index)."""
 
-    def __init__(self, store: Store, retrievers: list[Retriever]) -> None:
+    def __init__(self, store: AnyStore, retrievers: list[Retriever]) -> None:
         super().__init__(name="index-warmer", daemon=True)
         self.store = store
         self.retrievers = retrievers
@@ -159,7 +160,7 @@ class IndexWarmer(threading.Thread):
                     seen = version
             except StoreClosedError:  # the process is ending
                 return
-            except DocAssistError as error:  # a busy store: the next look retries
+            except DocAssistError as error:  # a busy or unreachable store: the next look retries
                 log.debug("index warm-up skipped: %s", error)
             if self.stopped.wait(WARM_POLL_SECONDS):
                 return
@@ -200,7 +201,7 @@ INDEX_RUN_KEY = "index_run"
 start's, FIRST_INDEX_KEY): a run killed midway leaves it set."""
 
 
-def interrupted_index(store: Store) -> list[str] | None:
+def interrupted_index(store: AnyStore) -> list[str] | None:
     """The paths of an index run that did not finish, if one did not."""
     value = store.meta_value(INDEX_RUN_KEY)
     return None if value is None else [str(path) for path in json.loads(value)]
@@ -250,7 +251,7 @@ included) has finished: a process killed midway leaves it set, and the next star
 finishes the job instead of taking the partial catalog for a complete one."""
 
 
-def needs_first_index(store: Store) -> bool:
+def needs_first_index(store: AnyStore) -> bool:
     """The first-start indexing did not finish, or nothing is configured: the catalog is
     empty and no source is set up (a configured source fills the catalog by `sync`)."""
     if store.meta_value(FIRST_INDEX_KEY) is not None:

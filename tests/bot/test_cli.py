@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from docassist.storage import Store
+from docassist.storage.backends import open_store
 from tests.cli_run import one_json, run
 from tests.conftest import REPO
 
@@ -28,13 +28,13 @@ def test_ask_json_on_a_fresh_database_indexes_the_demo_corpus(tmp_path: Path) ->
         f"[{s['chunk_id']}]" in result["answer"] for s in result["sources"])
 
 
-def test_ask_continues_a_named_thread(db_path: Path) -> None:
-    run("ask", "I changed the docassist-api config.", "--thread", "T9", "--json", db=db_path)
-    done = run("ask", "How do I check its status?", "--thread", "T9", "--json", db=db_path)
+def test_ask_continues_a_named_thread(any_db: str) -> None:
+    run("ask", "I changed the docassist-api config.", "--thread", "T9", "--json", db=any_db)
+    done = run("ask", "How do I check its status?", "--thread", "T9", "--json", db=any_db)
     result = one_json(done.stdout)
     assert result["conversation"]["standalone_question"] == (
         "How do I check the status of the docassist-api service?")
-    alone = one_json(run("ask", "How do I check its status?", "--json", db=db_path).stdout)
+    alone = one_json(run("ask", "How do I check its status?", "--json", db=any_db).stdout)
     assert alone["status"] == "clarification_needed"
 
 
@@ -50,16 +50,16 @@ def test_ask_invalid_messages_exit_zero_with_a_status(db_path: Path, text: str,
     assert result["answer"]
 
 
-def test_ask_plain_output_shows_the_answer_and_sources(db_path: Path) -> None:
-    done = run("ask", "How do I renew the TLS certificate?", db=db_path)
+def test_ask_plain_output_shows_the_answer_and_sources(any_db: str) -> None:
+    done = run("ask", "How do I renew the TLS certificate?", db=any_db)
     assert done.returncode == 0
     assert "According to the documents:" in done.stdout
     assert "Sources:" in done.stdout and "DOC-TLS-" in done.stdout
     assert "https://intranet.example.com/docs/DOC-TLS" in done.stdout
 
 
-def test_docs_json_lists_the_catalog(db_path: Path) -> None:
-    documents = one_json(run("docs", "--json", db=db_path).stdout)
+def test_docs_json_lists_the_catalog(any_db: str) -> None:
+    documents = one_json(run("docs", "--json", db=any_db).stdout)
     by_id = {d["document_id"]: d for d in documents}
     assert {"DOC-INSTR", "DOC-TLS", "DOC-DB", "DOC-ACCESS", "DOC-INCIDENT"} <= set(by_id)
     assert by_id["DOC-INSTR"]["version"] == "1.4"
@@ -87,9 +87,9 @@ def test_unknown_backend_is_a_clear_error(db_path: Path) -> None:
     assert "unknown model backend" in one_json(done.stdout)["error"]
 
 
-def test_eval_decisions_reaches_95_percent_on_the_dev_set(db_path: Path) -> None:
+def test_eval_decisions_reaches_95_percent_on_the_dev_set(any_db: str) -> None:
     done = run("eval", "decisions", str(REPO / "samples" / "decisions_dev.jsonl"), "--json",
-               db=db_path)
+               db=any_db)
     assert done.returncode == 0, done.stderr
     report = one_json(done.stdout)
     assert report["total"] >= 50
@@ -106,7 +106,7 @@ def test_eval_decisions_rejects_a_broken_file(db_path: Path, tmp_path: Path) -> 
     assert "line 2" in one_json(done.stdout)["error"]
 
 
-def test_terminal_chat_session(db_path: Path) -> None:
+def test_terminal_chat_session(any_db: str) -> None:
     script = "\n".join([
         "Co zrobić po zmianie konfiguracji docassist-api?",
         "Jak sprawdzić jej stan?",
@@ -122,7 +122,7 @@ def test_terminal_chat_session(db_path: Path) -> None:
         "/quit",
         "this line is never read",
     ]) + "\n"
-    done = run("chat", db=db_path, stdin=script)
+    done = run("chat", db=any_db, stdin=script)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Według dokumentacji:" in out
@@ -134,16 +134,16 @@ def test_terminal_chat_session(db_path: Path) -> None:
     assert "Unknown command /bogus" in out
     assert "Thanks for the feedback." in out
     assert "never read" not in out
-    store = Store(db_path)
+    store = open_store(any_db)
     [vote] = store.feedback()
     assert vote["value"] == -1 and vote["result_id"] == store.turns()[-1]["result_id"]
     assert len(vote["user_sha256"]) == 64
     store.close()
 
 
-def test_eval_retrieval_reports_every_retriever_and_the_default(db_path: Path) -> None:
+def test_eval_retrieval_reports_every_retriever_and_the_default(any_db: str) -> None:
     done = run("eval", "retrieval", str(REPO / "samples" / "retrieval_dev.jsonl"), "--json",
-               db=db_path)
+               db=any_db)
     assert done.returncode == 0, done.stderr
     report = one_json(done.stdout)
     assert report["default"] == "hybrid"
@@ -166,7 +166,7 @@ def test_bm25_only_configuration(db_path: Path) -> None:
     assert bad.returncode == 2 and "needs an embedder" in one_json(bad.stdout)["error"]
 
 
-def test_eval_runs_are_stored_and_compared(db_path: Path, tmp_path: Path) -> None:
+def test_eval_runs_are_stored_and_compared(any_db: str, tmp_path: Path) -> None:
     first = tmp_path / "a.jsonl"
     first.write_text(
         '{"id": "x", "message": "Restart docassist-api now", "expected": {"status": "rejected"}}\n'
@@ -174,34 +174,34 @@ def test_eval_runs_are_stored_and_compared(db_path: Path, tmp_path: Path) -> Non
     second = tmp_path / "b.jsonl"
     second.write_text(first.read_text().replace('"status": "rejected"}}\n{"id": "y"',
                                                 '"status": "no_suitable_tool"}}\n{"id": "y"'))
-    run_a = one_json(run("eval", "decisions", str(first), "--json", db=db_path).stdout)
-    run_b = one_json(run("eval", "decisions", str(second), "--json", db=db_path).stdout)
+    run_a = one_json(run("eval", "decisions", str(first), "--json", db=any_db).stdout)
+    run_b = one_json(run("eval", "decisions", str(second), "--json", db=any_db).stdout)
     assert run_a["macro_f1"] >= 0 and "confusion" in run_a and "errors" in run_a
-    runs = one_json(run("eval", "runs", "--json", db=db_path).stdout)
+    runs = one_json(run("eval", "runs", "--json", db=any_db).stdout)
     assert [r["run_id"] for r in runs] == [run_a["run_id"], run_b["run_id"]]
     comparison = one_json(run("eval", "compare", run_a["run_id"], run_b["run_id"], "--json",
-                              db=db_path).stdout)
+                              db=any_db).stdout)
     assert [c["id"] for c in comparison["broken"]] == ["x"]
     assert comparison["accuracy_a"] == 0.5 and comparison["accuracy_b"] == 0.0
-    missing = run("eval", "compare", run_a["run_id"], "nope", "--json", db=db_path)
+    missing = run("eval", "compare", run_a["run_id"], "nope", "--json", db=any_db)
     assert missing.returncode == 2 and "no decisions run 'nope'" in one_json(missing.stdout)[
         "error"]
 
 
-def test_eval_answers_end_to_end(db_path: Path, tmp_path: Path) -> None:
+def test_eval_answers_end_to_end(any_db: str, tmp_path: Path) -> None:
     cases = tmp_path / "answers.jsonl"
     cases.write_text(
         '{"id": "tls", "question": "How do I renew the TLS certificate?", '
         '"expected_documents": ["DOC-TLS"]}\n'
         '{"id": "off", "question": "What is the capital of Australia?", '
         '"expected_documents": []}\n')
-    report = one_json(run("eval", "answers", str(cases), "--json", db=db_path).stdout)
+    report = one_json(run("eval", "answers", str(cases), "--json", db=any_db).stdout)
     by_id = {case["id"]: case for case in report["cases"]}
     assert by_id["tls"]["status"] == "answered" and by_id["tls"]["cites_expected"] is True
     assert by_id["off"]["status"] == "no_answer" and by_id["off"]["answered_as_expected"]
     assert report["answered_as_expected"] == 1.0 and report["invalid_citations"] == 0
     assert one_json(run("traces", "export", "--out", str(tmp_path / "t.jsonl"), "--json",
-                        db=db_path).stdout)["rows"] == 0  # eval turns stay out of the traces
+                        db=any_db).stdout)["rows"] == 0  # eval turns stay out of the traces
 
 
 def test_harvest_drafts_with_and_without_raw_text(db_path: Path, tmp_path: Path) -> None:

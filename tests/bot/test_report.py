@@ -28,14 +28,14 @@ def chromium() -> str:
 
 
 @pytest.fixture
-def report_file(db_path: Path, tmp_path: Path) -> Path:
-    run("ask", "How do I renew the TLS certificate?", "--thread", "A", db=db_path)
-    run("ask", "What is the capital of Australia?", "--thread", "B", db=db_path)
-    run("ask", "Restart docassist-api now", "--thread", "C", db=db_path)
+def report_file(any_db: str, tmp_path: Path) -> Path:
+    run("ask", "How do I renew the TLS certificate?", "--thread", "A", db=any_db)
+    run("ask", "What is the capital of Australia?", "--thread", "B", db=any_db)
+    run("ask", "Restart docassist-api now", "--thread", "C", db=any_db)
     run("eval", "decisions", str(REPO / "samples" / "decisions_dev.jsonl"), "--json",
-        db=db_path)
+        db=any_db)
     out = tmp_path / "report.html"
-    done = run("report", "--out", str(out), "--json", db=db_path)
+    done = run("report", "--out", str(out), "--json", db=any_db)
     assert done.returncode == 0, done.stderr
     assert one_json(done.stdout) == {"out": str(out)}
     return out

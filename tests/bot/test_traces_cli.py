@@ -8,19 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from docassist.storage import Store
+from docassist.storage.backends import open_store
 from tests.cli_run import one_json, run
 
 
 @pytest.fixture
-def traced_db(db_path: Path) -> Path:
-    run("ask", "How do I renew the TLS certificate?", "--thread", "T1", db=db_path)
-    run("ask", "pokaż źródła", "--thread", "T1", db=db_path)
-    run("ask", "Restart docassist-api now", "--thread", "T2", db=db_path)
-    return db_path
+def traced_db(any_db: str) -> str:
+    """Three turns in the demo database, on each store (SQLite, PostgreSQL)."""
+    run("ask", "How do I renew the TLS certificate?", "--thread", "T1", db=any_db)
+    run("ask", "pokaż źródła", "--thread", "T1", db=any_db)
+    run("ask", "Restart docassist-api now", "--thread", "T2", db=any_db)
+    return any_db
 
 
-def test_export_jsonl_with_tool_attempts_and_no_text(traced_db: Path, tmp_path: Path) -> None:
+def test_export_jsonl_with_tool_attempts_and_no_text(traced_db: str, tmp_path: Path) -> None:
     out = tmp_path / "traces.jsonl"
     done = run("traces", "export", "--format", "jsonl", "--out", str(out), "--json",
                db=traced_db)
@@ -38,8 +39,8 @@ def test_export_jsonl_with_tool_attempts_and_no_text(traced_db: Path, tmp_path: 
     assert len(rows[0]["question_sha256"]) == 64 and len(rows[0]["user_sha256"]) == 64
 
 
-def test_export_csv_filters_by_time_and_conversation(traced_db: Path, tmp_path: Path) -> None:
-    store = Store(traced_db)
+def test_export_csv_filters_by_time_and_conversation(traced_db: str, tmp_path: Path) -> None:
+    store = open_store(traced_db)
     conversation = store.turns()[0]["conversation_id"]
     store.record_feedback(store.turns()[0]["result_id"], "U1", positive=False)
     store.close()
@@ -63,7 +64,7 @@ def test_export_csv_filters_by_time_and_conversation(traced_db: Path, tmp_path: 
     (["--until", "2026-13-01"], "--until: not an ISO date or time"),
     (["--out", "/nonexistent-dir/x.jsonl"], "cannot write /nonexistent-dir/x.jsonl"),
 ])
-def test_export_bad_arguments_are_clear(traced_db: Path, tmp_path: Path, args: list[str],
+def test_export_bad_arguments_are_clear(traced_db: str, tmp_path: Path, args: list[str],
                                         fragment: str) -> None:
     base = ["traces", "export", "--json"]
     if "--out" not in args:
@@ -73,13 +74,13 @@ def test_export_bad_arguments_are_clear(traced_db: Path, tmp_path: Path, args: l
     assert fragment in one_json(done.stdout)["error"]
 
 
-def test_unknown_format_is_refused(traced_db: Path, tmp_path: Path) -> None:
+def test_unknown_format_is_refused(traced_db: str, tmp_path: Path) -> None:
     done = run("traces", "export", "--format", "xml", "--out", str(tmp_path / "x"),
                db=traced_db)
     assert done.returncode == 2 and "xml" in done.stderr
 
 
-def test_purge(traced_db: Path) -> None:
+def test_purge(traced_db: str) -> None:
     bad = run("traces", "purge", "--older-than", "ninety days", "--json", db=traced_db)
     assert bad.returncode == 2 and "not a duration" in one_json(bad.stdout)["error"]
     kept = one_json(run("traces", "purge", "--older-than", "90d", "--json",
@@ -92,6 +93,6 @@ def test_purge(traced_db: Path) -> None:
     assert gone == {"deleted_turns": 3, "deleted_tool_calls": 2, "deleted_shadow_decisions": 0,
                     "deleted_feedback": 0, "deleted_inbox_events": 0,
                     "emptied_conversations": 2}
-    store = Store(traced_db)
+    store = open_store(traced_db)
     assert store.turns() == [] and store.tool_calls() == []
     store.close()

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import pytest
+
 from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.evaluation.decisions import shadow_report
-from docassist.storage import Store
-from tests.conftest import EngineFactory
+from docassist.storage.backends import AnyStore
+from tests.conftest import STORES, EngineFactory
 from tests.helpers import MODEL_DOWN, ScriptedSelector, message, proposal, recording
 
 
+@pytest.mark.parametrize("store", STORES, indirect=True)
 def test_candidate_proposals_are_recorded_and_never_run(
-    make_engine: EngineFactory, store: Store, registry: ToolRegistry
+    make_engine: EngineFactory, store: AnyStore, registry: ToolRegistry
 ) -> None:
     engine = make_engine()
     engine.shadow = ScriptedSelector(
@@ -37,7 +40,7 @@ def test_candidate_proposals_are_recorded_and_never_run(
     assert report.candidate_errors == 1
 
 
-def test_no_shadow_row_without_a_selection(make_engine: EngineFactory, store: Store) -> None:
+def test_no_shadow_row_without_a_selection(make_engine: EngineFactory, store: AnyStore) -> None:
     engine = make_engine()
     engine.shadow = RulesSelector()
     engine.handle(message(""))  # invalid: the selector is never asked

@@ -103,7 +103,11 @@ def test_killed_mid_load_every_acked_event_is_answered_once_after_restart(
     expected = conversations * turns
     with FakeSlackApi() as api:
         port = free_port()
-        first = start_bot(db_path, api, port, SECRET, model_env(model_server.url))
+        # At most INBOX_WORKERS turns at a time (the fragment bound below); a short lease, so
+        # the restarted process takes over the killed one's claims soon.
+        env = {**model_env(model_server.url), "DOCASSIST_INBOX_WORKERS": str(INBOX_WORKERS),
+               "DOCASSIST_INBOX_LEASE": "3"}
+        first = start_bot(db_path, api, port, SECRET, env)
         sender = EventSender(f"http://127.0.0.1:{port}/slack/events", SECRET)
         run = LoadRun(conversations, turns, think_seconds=THINK_SECONDS)
         loader = threading.Thread(target=send_load, args=(sender, run), daemon=True)
@@ -121,7 +125,7 @@ def test_killed_mid_load_every_acked_event_is_answered_once_after_restart(
         assert len(acked_before) < expected and unfinished_at_kill > 0  # truly mid-load
         assert store_problems(db_path, conversations, turns)  # (not everything done yet)
 
-        second = start_bot(db_path, api, port, SECRET, model_env(model_server.url))
+        second = start_bot(db_path, api, port, SECRET, env)
         try:
             sender.url = f"http://127.0.0.1:{port}/slack/events"
             send_load(sender, run)  # the rest; unacked ones again with X-Slack-Retry-Num

@@ -14,7 +14,7 @@ from docassist.bot.stale_courier import StaleNoteCourier
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
-from tests.conftest import EngineFactory
+from tests.conftest import STORES, EngineFactory
 from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
 from tests.stale_zebra import QUESTION, ZEBRA_V1, ZEBRA_V2
 
@@ -34,6 +34,7 @@ def ask_again_payload(note_id: str, thread: str) -> dict[str, Any]:
                          "action_ts": "900.1"}]}
 
 
+@pytest.mark.parametrize("store", STORES, indirect=True)
 def test_a_changed_citation_gets_one_note_and_ask_again_answers_from_the_new_version(
         rig: SlackRig, store: Store, zebra: Path) -> None:
     rig.event(mention(QUESTION, "500.1"), "Ev1")

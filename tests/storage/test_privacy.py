@@ -17,10 +17,8 @@ from docassist.storage.exports import RetentionScheduler
 from tests.cli_run import one_json, run
 from tests.helpers import key, message
 from tests.slack.rig import SlackRig, mention
+from tests.storage.privacy_case import MARKER, QUESTION
 from tests.teams.rig import TeamsRig
-
-QUESTION = "How do I renew the TLS certificate of quokka-7731?"
-MARKER = "quokka-7731"
 
 
 def stored_values(db: Path) -> list[tuple[str, str, Any]]:

@@ -12,7 +12,7 @@ from docassist.core.documents import parse_document
 from docassist.evaluation.retrieval import load_retrieval_cases
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
-from docassist.storage.ranking import best_positions
+from docassist.storage.ranking import best_positions, best_positive_positions
 from docassist.storage.search import Match, fts_query, query_phrases
 from tests.conftest import REPO
 
@@ -73,6 +73,36 @@ def test_scores_and_ranking_are_fts5s(odd_store: Store, prefix: bool) -> None:
         assert [hit.chunk.chunk_id for hit in retriever.search(question, 20)] == ranked, question
 
 
+@pytest.mark.parametrize("match", ["prefix", "exact"])
+def test_common_words_kept_as_whole_arrays_score_as_fts5_does(tmp_path: Path,
+                                                               match: Match) -> None:
+    """A word in most chunks is kept as one score per row (storage.term_scores), a rare one
+    as postings: FTS5's numbers either way, summed in the same order."""
+    store = Store(tmp_path / "x.db")
+    for number in range(40):
+        words = ["backup"] * (1 + number % 3) + ["restore"] * (number % 2) + (
+            ["kettle"] if number == 7 else [])
+        store.replace_document(parse_document(f"d{number}.md", f"d{number}",
+                                              f"## Part {number}\n{' '.join(words)} done.\n"),
+                               f"/tmp/d{number}.md")
+    retriever = Bm25Retriever(store, match=match)
+    index = retriever.index()
+    for question in ["backup", "backup restore", "restore kettle backup", "kettle"]:
+        expression = fts_query(question, match)
+        assert expression is not None
+        scores = index.scores(query_phrases(question, match), store)
+        by_rowid = dict(zip(index.rowids.tolist(), scores.tolist(), strict=True))
+        expected = store.fts_scores(expression)
+        assert {rowid for rowid, score in by_rowid.items() if score > 0} == {
+            rowid for rowid, _ in expected}, question
+        for rowid, value in expected:
+            assert by_rowid[rowid] == pytest.approx(-value, rel=1e-12), question
+    kept = [index.term_cache.get((index.tokens.index(word),)) for word in ("backup", "kettle")]
+    assert kept[0] is not None and kept[0].whole is not None  # in every row: a whole array
+    assert kept[1] is not None and kept[1].whole is None and len(kept[1].rows) == 1
+    store.close()
+
+
 def test_the_index_follows_the_index_version(tmp_path: Path) -> None:
     store = Store(tmp_path / "x.db")
     retriever = Bm25Retriever(store)
@@ -102,6 +132,20 @@ def test_best_positions_is_a_stable_sort_cut_short() -> None:
     positive = np.flatnonzero(scores > 0)
     assert best_positions(scores, 500, among=positive) == [i for i in stable if scores[i] > 0]
     assert best_positions(np.zeros(0), 3) == []
+
+
+def test_best_positive_positions_are_best_positions_of_the_positive_scores() -> None:
+    """The sampled cut only shortens the race: same positions, same order, ties included,
+    whatever share of the scores is positive (all, some, fewer than asked, none)."""
+    rng = np.random.default_rng(2)
+    for size, positive_share in [(5000, 1.0), (5000, 0.9), (5000, 0.001), (300, 0.5), (40, 0.0)]:
+        scores = rng.integers(1, 6, size).astype(np.float64)  # many ties
+        scores[rng.random(size) >= positive_share] = 0.0
+        scores[:: 97] *= -1  # negative scores never win either
+        positive = np.flatnonzero(scores > 0)
+        for count in (0, 1, 5, 20, 200):
+            assert best_positive_positions(scores, count) == best_positions(
+                scores, count, among=positive), (size, positive_share, count)
 
 
 def test_a_chunk_of_punctuation_matches_nothing(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """The contract every store implements (core/ports.py), run against each implementation.
 
-Only SQLite exists today; a new store joins by adding its factory to `STORE_FACTORIES`
-(tests/storage/conftest.py).
-The tests talk to the protocols, never to SQL.
+SQLite and PostgreSQL (a throwaway cluster, tests/pg.py); a new store joins by adding its
+factory to `STORE_FACTORIES` (tests/storage/conformance.py). The tests talk to the
+protocols, never to SQL.
 """
 
 from __future__ import annotations
@@ -13,15 +13,29 @@ import numpy as np
 import pytest
 
 from docassist.core.documents import parse_document
-from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
+from docassist.core.errors import (
+    ConcurrentUpdateError,
+    ConfigurationError,
+    DuplicateEventError,
+    StorageError,
+)
+from docassist.core.messages import Notice
 from docassist.core.ports import (
     InboxBacklog,
     QuestionTrace,
 )
-from docassist.core.state import ConversationState
-from docassist.core.trace import ShadowRecord
+from docassist.core.results import TurnResult
+from docassist.core.sources import Source, SourceKind
+from docassist.core.state import ConversationState, HistoryMessage
+from docassist.core.trace import ShadowRecord, ToolCallRecord
+from docassist.storage.exports import trace_rows
 from tests.helpers import key, message
-from tests.storage.conformance import AnyStore, commit_turn
+from tests.storage.conformance import (
+    CONFORMANCE_RESULT,
+    AnyStore,
+    commit_turn,
+    conformance_turn,
+)
 
 
 def _guide(text: str) -> Any:
@@ -195,3 +209,153 @@ def test_conformance_question_vectors_are_purged_with_their_turn(any_store: AnyS
         "kept with save_raw"]
     assert any_store.erase_before("2026-01-01T00:00:00").question_vectors == 1
     assert any_store.gap_rows("2000-01-01") == []
+
+
+# --- what a second store could get wrong (added with the PostgreSQL store) ---------------
+
+
+def test_conformance_inbox_order_holds_per_conversation(any_store: AnyStore) -> None:
+    ids = [any_store.enqueue(message(text, thread=thread, event_id=f"E{number}"))
+           for number, (thread, text) in enumerate(
+               [("a", "one"), ("b", "uno"), ("a", "two"), ("b", "dos"), ("a", "three")])]
+    assert None not in ids and ids == sorted(ids)  # arrival order
+    events = any_store.unfinished()
+    by_thread: dict[str, list[str]] = {}
+    for event in events:
+        by_thread.setdefault(event.message.key.thread, []).append(event.message.text)
+    assert by_thread == {"a": ["one", "two", "three"], "b": ["uno", "dos"]}
+    assert any_store.inbox_seen("test", "E1", None) is True
+    assert any_store.inbox_seen("test", "E9", None) is False
+
+
+def test_conformance_a_dedupe_key_refuses_the_same_message_under_another_event_id(
+    any_store: AnyStore,
+) -> None:
+    assert any_store.enqueue(message("hi", event_id="E1"), dedupe_key="C1/1.0") is not None
+    assert any_store.enqueue(message("hi", event_id="E2"), dedupe_key="C1/1.0") is None
+    assert any_store.inbox_seen("test", "E2", "C1/1.0") is True
+    assert [event.event_id for event in any_store.unfinished()] == ["E1"]
+
+
+def test_conformance_a_finished_event_keeps_no_user_text(any_store: AnyStore) -> None:
+    inbox_id = any_store.enqueue(message("my secret question", event_id="E1"))
+    assert inbox_id is not None
+    any_store.finish(inbox_id, "done")
+    [row] = [row for row in any_store.inbox_rows() if row["id"] == inbox_id]
+    assert "my secret question" not in row["message"] and row["result"] is None
+    assert row["status"] == "done" and row["finished_at"]
+
+
+def test_conformance_commit_marks_its_inbox_event_answered(any_store: AnyStore) -> None:
+    any_store.enqueue(message("one", thread="c", event_id="Ev1"))
+    turn = conformance_turn("r1", event_id="Ev1")
+    result = TurnResult.model_validate({**CONFORMANCE_RESULT, "result_id": "r1"})
+    any_store.commit_turn(key("c"), ConversationState(next_turn_id=2), 0, turn, [], result)
+    [event] = any_store.unfinished()
+    assert event.status == "answered" and event.result is not None
+    assert event.result.result_id == "r1"
+
+
+def test_conformance_purge_empties_idle_conversations_and_drops_old_events(
+    any_store: AnyStore,
+) -> None:
+    history = ConversationState(next_turn_id=2).model_copy(update={"history": [
+        HistoryMessage(role="user", content="old question")]})
+    any_store.commit_turn(key("c"), history, 0, conformance_turn("old"), [])
+    any_store.enqueue(message("pending text", thread="x", event_id="E1"))
+    erased = any_store.erase_before("2999-01-01T00:00:00")
+    assert (erased.turns, erased.inbox_events, erased.conversations_emptied) == (1, 1, 1)
+    stored = any_store.load(key("c"))
+    assert stored.state.history == [] and stored.version == 2  # moved on: no stale save
+    assert stored.state.generation == 1
+    assert any_store.unfinished() == []
+    with pytest.raises(ConcurrentUpdateError):  # a turn that loaded the old history
+        commit_turn(any_store, "late", version=1)
+
+
+def test_conformance_exports_read_the_same_rows(any_store: AnyStore) -> None:
+    call = ToolCallRecord(
+        result_id="r1", conversation_id=key("c").conversation_id, generation=0, turn_id=1,
+        attempt=1, tool_name="answer_from_documents", status="tool_completed", error_code=None,
+        arguments={"question": {"sha256": "ab"}}, duration_ms=1.5,
+        created_at="2026-11-30T00:00:00", catalog_version="v")
+    any_store.commit_turn(key("c"), ConversationState(next_turn_id=2), 0,
+                          conformance_turn("r1", source_ids=["DOC-1-aa-0001"]), [call])
+    commit_turn(any_store, "r2", version=1, created_at="2026-11-30T00:00:00")  # same moment
+    any_store.record_feedback("r1", "U1", positive=True)
+    rows = trace_rows(any_store)
+    assert [row["result_id"] for row in rows] == ["r1", "r2"]  # insertion order on a tie
+    assert rows[0]["feedback"] == 1 and rows[0]["history_used"] is False
+    assert rows[0]["source_ids"] == ["DOC-1-aa-0001"]
+    assert rows[0]["tool_calls"][0]["arguments"] == {"question": {"sha256": "ab"}}
+    assert rows[0]["tool_calls"][0]["duration_ms"] == 1.5
+    assert [row["result_id"] for row in trace_rows(any_store, since="2026-11-30T00:00:00",
+                                                   until="2026-11-30T00:00:01")] == ["r1", "r2"]
+    assert trace_rows(any_store, since="2026-12-01") == []
+
+
+def test_conformance_a_lease_has_one_holder_until_it_expires(any_store: AnyStore) -> None:
+    assert any_store.claim_lease("sync:docs", "A", 60) is True
+    assert any_store.claim_lease("sync:docs", "B", 60) is False
+    assert any_store.claim_lease("sync:docs", "A", 60) is True  # renewed by its holder
+    any_store.release_lease("sync:docs", "A")
+    assert any_store.claim_lease("sync:docs", "B", -1) is True  # taken, already expired
+    assert any_store.claim_lease("sync:docs", "A", 60) is True  # so A may take it
+
+
+def test_conformance_sources_are_unique_and_report_their_documents(any_store: AnyStore) -> None:
+    any_store.add_source(Source(name="handbook", kind=SourceKind.FOLDER,
+                                settings={"path": "/srv/handbook"}))
+    with pytest.raises(ConfigurationError):
+        any_store.add_source(Source(name="handbook", kind=SourceKind.FOLDER,
+                                    settings={"path": "/elsewhere"}))
+    any_store.replace_document(_guide("## Renew\nRun renew."), "/srv/handbook/guide.md",
+                               source="handbook")
+    [status] = any_store.source_statuses()
+    assert (status.name, status.documents, status.last_success) == ("handbook", 1, None)
+    assert any_store.source_document_ids("handbook") == {"/srv/handbook/guide.md": "DOC-GUIDE"}
+    assert any_store.source_sync_state("handbook") == {}
+    any_store.save_source_sync_state("handbook", {"delta": "https://graph/delta?token=1"})
+    assert any_store.source_sync_state("handbook") == {"delta": "https://graph/delta?token=1"}
+
+
+def test_conformance_vectors_round_trip_in_the_int8_encoding(any_store: AnyStore) -> None:
+    parsed = _guide("## Renew\nRun renew.\n\n## Revoke\nRun revoke.")
+    any_store.replace_document(parsed, "guide.md")
+    ids = [chunk.chunk_id for chunk in parsed.chunks]
+    vectors = np.eye(len(ids), 8, dtype=np.float32)
+    assert [c.chunk_id for c in any_store.chunks_without_embedding("m")] == sorted(ids)
+    any_store.save_embeddings("m", ids, vectors)
+    chunk_ids, matrix = any_store.embedding_matrix("m")
+    assert chunk_ids == sorted(ids) and matrix.shape == (len(ids), 8)
+    assert np.allclose(matrix[chunk_ids.index(ids[0])], vectors[0], atol=0.01)
+    assert any_store.chunks_without_embedding("m") == []
+
+
+def test_conformance_searchable_rows_follow_the_index(any_store: AnyStore) -> None:
+    before = any_store.index_version()
+    any_store.replace_document(_guide("## Renew\nRun renew-old."), "guide.md")
+    assert any_store.index_version() > before
+    rows = any_store.fts_rows(0, 100)
+    assert {row[1] for row in rows} == {c.chunk_id for c in any_store.current_chunks()}
+    assert any(row[0] > 0 and "renew" in row[4] for row in rows)
+    [(chunk, document, value)] = any_store.search_fts('"renew" "old"', 5)
+    assert document.document_id == "DOC-GUIDE" and value < 0 and "renew-old" in chunk.text
+    any_store.replace_document(_guide("## Renew\nRun renew-new."), "guide.md")
+    assert any_store.search_fts('"old"', 5) == []
+    assert [row[0] for row in any_store.fts_scores('"new"')]
+
+
+def test_conformance_conversation_lookups(any_store: AnyStore) -> None:
+    conversation = key("c").conversation_id
+    assert any_store.conversation_known(conversation) is False
+    refused = message("hi", thread="c", event_id="E0").model_copy(update={
+        "notice": Notice(kind="rate_limited", language="en", seconds=30)})
+    any_store.enqueue(refused)
+    assert any_store.conversation_known(conversation) is False  # a refusal is not a turn
+    any_store.enqueue(message("one", thread="c", event_id="E1"))
+    assert any_store.conversation_known(conversation) is True  # an event that runs one
+    commit_turn(any_store, "r1")
+    assert any_store.conversation_of_result("r1") == [
+        {"platform": "test", "workspace": "w", "channel": "c", "thread": "c"}]
+    assert any_store.conversation_of_result("nope") == []

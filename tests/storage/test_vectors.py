@@ -69,6 +69,18 @@ def test_the_ivf_index_finds_what_exact_search_finds() -> None:
     assert np.mean(agreement) >= 0.98
 
 
+def test_the_index_holds_exactly_the_stored_rows_codes() -> None:
+    """Built a block of rows at a time, the re-ranking codes are byte for byte the rows the
+    store keeps (more rows than one block)."""
+    vectors = _clustered(6000, 60, seed=5)
+    vectors[17] = 0.0  # a zero vector keeps scale 1
+    index = build_index(vectors, min_rows=1000)
+    assert isinstance(index, IvfIndex)
+    for row in range(len(vectors)):
+        blob = index.codes[row].tobytes() + index.row_scales[row].tobytes()
+        assert blob == encode_vector(vectors[row]), row
+
+
 def test_exact_and_approximate_search_rank_the_demo_corpus_alike(store: Store) -> None:
     embedder = get_embedder("use")
     exact = DenseRetriever(store, embedder)

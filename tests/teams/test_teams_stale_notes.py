@@ -14,7 +14,7 @@ from docassist.bot.teams.stale import ASK_AGAIN
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
-from tests.conftest import EngineFactory
+from tests.conftest import STORES, EngineFactory
 from tests.stale_zebra import QUESTION, ZEBRA_V2
 from tests.teams.rig import ADMIN, CHANNEL, TeamsRig
 
@@ -67,6 +67,7 @@ def test_a_conversation_without_a_known_address_keeps_its_note_pending(
     assert CHANNEL  # (the channel constant is shared with the HTTP tests)
 
 
+@pytest.mark.parametrize("store", STORES, indirect=True)
 def test_admins_see_every_source_and_its_failure_in_teams(teams: TeamsRig, store: Store,
                                                           zebra: Path) -> None:
     store.add_source(Source(name="gone", kind=SourceKind.FOLDER,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from docassist.core import i18n
-from docassist.core.limits import INBOX_WORKERS
+from docassist.core.limits import INBOX_LEASE_SECONDS, MODEL_CONCURRENCY
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER
 
 MAX_BODY_BYTES: Final = 1_000_000
@@ -28,4 +28,7 @@ class AdapterConfig:
     """Platform user ids of those who may run the admin commands (`stats`, traces)."""
     per_user_per_minute: int = DEFAULT_PER_USER
     global_per_minute: int = DEFAULT_GLOBAL
-    inbox_workers: int = INBOX_WORKERS
+    inbox_workers: int = MODEL_CONCURRENCY
+    """Turns this process runs at once (Settings.turns_in_flight)."""
+    inbox_lease: float = INBOX_LEASE_SECONDS
+    """Seconds a claim on an inbox event lasts unless renewed (DOCASSIST_INBOX_LEASE)."""

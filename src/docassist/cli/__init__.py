@@ -7,8 +7,8 @@ server.py, the platform packages). stdout carries results (exactly one JSON docu
     servers.py    serve, slack, teams, teams-package
     evals.py      eval decisions|compare|answers|harvest|shadow|runs|retrieval|canary
     admin.py      doctor, traces export|purge, report, gaps
-    (sources and sync: ../cli_sources.py; scopes: ../cli_scopes.py; gaps and eval canary:
-    ../cli_gaps.py; output streams: ../cli_output.py)
+    (sources and sync: ../cli_sources.py; scopes: ../cli_scopes.py; db migrate|copy:
+    ../cli_db.py; gaps and eval canary: ../cli_gaps.py; output streams: ../cli_output.py)
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import typer
 
 from docassist.cli import admin, documents, evals, servers
+from docassist.cli_db import db_app
 from docassist.cli_scopes import scopes_app
 from docassist.cli_sources import sources_app, sync
 from docassist.logs import configure_logging
@@ -29,6 +30,7 @@ app.add_typer(evals.eval_app, name="eval")
 app.add_typer(admin.traces_app, name="traces")
 app.add_typer(sources_app, name="sources")
 app.add_typer(scopes_app, name="scopes")
+app.add_typer(db_app, name="db")
 syncing = typer.Typer()
 syncing.command("sync")(sync)
 app.add_typer(syncing)  # listed with the other commands, not before them

@@ -13,12 +13,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from docassist.core.errors import AckDeadlineError, StorageError
 from docassist.core.i18n import Language
 from docassist.core.inbox import InboxWorker, LateFailure
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Notice
 from docassist.core.ports import SeenEvents
-from docassist.core.ratelimit import RateLimiter
+from docassist.core.ratelimit import Limiter, seconds_until
 from docassist.core.statuses import Verdict
 from docassist.core.trace import sha256_text
 
@@ -46,7 +47,7 @@ class Arrival:
 
 
 class Admission:
-    def __init__(self, seen: SeenEvents, limiter: RateLimiter, worker: InboxWorker,
+    def __init__(self, seen: SeenEvents, limiter: Limiter, worker: InboxWorker,
                  deadline: float = ACK_DEADLINE_SECONDS) -> None:
         self.seen = seen
         self.limiter = limiter
@@ -55,27 +56,52 @@ class Admission:
 
     def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None) -> Verdict:
         """Decide and store; raises StorageUnavailableError when the event was not stored
-        (AckDeadlineError when not yet: answer 503, the platform retries)."""
+        (AckDeadlineError when not yet: answer 503, the platform retries). A limiter that
+        counts in the store counts the arrival in the event's own insert (one write)."""
         message = arrival.message
         if self.seen.inbox_seen(message.key.platform, str(message.event_id),
                                 arrival.dedupe_key):
             return "duplicate"  # a retry or the same message as another event
-        notice = self._notice(arrival)
-        if notice is not None and notice.replaces_turn:
-            # Nothing will read the text of a refused message: it is not stored.
-            message = message.model_copy(update={
-                "text": "", "command": None, "command_argument": None, "direct": None,
-                "notice": notice})
-        elif notice is not None:
-            message = message.model_copy(update={"notice": notice})
-        if not self.worker.submit(message, arrival.dedupe_key, deadline=self.deadline,
-                                  on_late_failure=on_late_failure):
+
+        def limited(retry_at: float) -> ChatMessage:
+            return self._with_notice(message, self._limited(
+                message.user, arrival.arrival_id, arrival.language, seconds_until(retry_at)))
+
+        rate = self.limiter.in_store(message.user, arrival.arrival_id, limited)
+        notice = self._notice(arrival, counted=rate is not None)
+        if not self.worker.submit(self._with_notice(message, notice), arrival.dedupe_key,
+                                  deadline=self.deadline, on_late_failure=on_late_failure,
+                                  rate=rate):
             return "duplicate"  # a concurrent delivery stored it first
+        if rate is not None and rate.retry_at:
+            return "refused"
         return "refused" if notice is not None and notice.replaces_turn else "admitted"
 
+    @staticmethod
+    def _with_notice(message: ChatMessage, notice: Notice | None) -> ChatMessage:
+        if notice is not None and notice.replaces_turn:
+            # Nothing will read the text of a refused message: it is not stored.
+            return message.model_copy(update={
+                "text": "", "command": None, "command_argument": None, "direct": None,
+                "notice": notice})
+        if notice is not None:
+            return message.model_copy(update={"notice": notice})
+        return message
+
     def limit(self, user: str, arrival_id: str, language: Language) -> Notice | None:
-        """For requests answered at once (commands, buttons): the rate-limit notice, if any."""
-        wait = self.limiter.check(user, arrival_id)
+        """For requests answered at once (commands, buttons): the rate-limit notice, if any.
+        A check the store cannot answer within the ack deadline (busy, read-only) admits the
+        request: the ack must not wait, and the request's own work meets the same store."""
+        try:
+            wait = self.worker.within_deadline(lambda: self.limiter.check(user, arrival_id),
+                                               self.deadline)
+        except (AckDeadlineError, StorageError) as error:
+            logger.warning("rate limit not checked for %s: %s", arrival_id, error)
+            return None
+        return self._limited(user, arrival_id, language, wait)
+
+    def _limited(self, user: str, arrival_id: str, language: Language,
+                 wait: int) -> Notice | None:
         if not wait:
             return None
         logger.warning("rate limit: %s from %s answered with a retry hint", arrival_id,
@@ -83,11 +109,15 @@ class Admission:
         self.worker.engine.observer.rate_limited()
         return Notice(kind="rate_limited", language=language, seconds=wait)
 
-    def _notice(self, arrival: Arrival) -> Notice | None:
+    def _notice(self, arrival: Arrival, counted: bool) -> Notice | None:
+        """The notice decided before storing (`counted`: the rate limit is counted with the
+        insert instead)."""
         message = arrival.message
-        limited = self.limit(message.user, arrival.arrival_id, arrival.language)
-        if limited is not None:
-            return limited
+        if not counted:
+            limited = self._limited(message.user, arrival.arrival_id, arrival.language,
+                                    self.limiter.check(message.user, arrival.arrival_id))
+            if limited is not None:
+                return limited
         if arrival.external_user:
             return Notice(kind="external_user", language=arrival.language)
         if arrival.attachments:

@@ -54,8 +54,9 @@ class StorageError(DocAssistError):
 
 
 class StoreClosedError(StorageError):
-    """Raised by a store used after `close()`, so callers outside storage need not know the
-    driver's own exception for it (sqlite3.ProgrammingError)."""
+    """Raised by a store used after `close()` (the process is ending: background threads
+    stop), so callers outside storage need not know the driver's own exception for it
+    (sqlite3.ProgrammingError, psycopg's)."""
 
 
 class ConcurrentUpdateError(StorageError):

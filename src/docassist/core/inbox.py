@@ -14,28 +14,48 @@ platform's retries; a refusal runs no turn.
 A process killed between a post and its `done` leaves an `answered` event whose reply may
 already be out: on resume, `already_delivered` (when the platform can tell) is asked first,
 so the reply is not posted twice.
+
+Several processes on one database share the inbox (issue 17): an event stored by any of them
+is answered by the one that claims it (`Inbox.claim`: only a conversation's oldest unfinished
+event, never while another claim on that conversation is live, so order holds across
+processes). A process claims as many events as it has free turn slots (`workers`, from
+DOCASSIST_MODEL_CONCURRENCY: turns wait for the model, not for each other), when an event
+arrives or a turn ends, and every INBOX_POLL_SECONDS otherwise (events stored by others,
+claims that expired). While a turn runs its claim is renewed every third of the lease; a
+process that dies stops renewing, and its events are claimed by another once the lease ends.
+Acks never wait for turns: storing an event is the ack path's only work here (its own
+threads and group commit), and claiming happens on the poller thread.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
-from collections import deque
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Final
 
 from docassist.core.errors import AckDeadlineError, StorageUnavailableError
-from docassist.core.limits import ACK_WRITERS, INBOX_WORKERS
+from docassist.core.limits import (
+    ACK_WRITERS,
+    INBOX_LEASE_SECONDS,
+    INBOX_POLL_SECONDS,
+    MODEL_CONCURRENCY,
+)
 from docassist.core.messages import ChatMessage
-from docassist.core.ports import Inbox, InboxEvent
+from docassist.core.ports import Inbox, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 
 logger = logging.getLogger(__name__)
 
 MAX_DELIVERY_ATTEMPTS: Final = 3
+PROCESS_HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+"""This process's name on the claims and leases it takes (unique per start)."""
 
 
 Deliver = Callable[[ChatMessage, TurnResult], None]
@@ -48,14 +68,16 @@ LateFailure = Callable[[StorageUnavailableError], None]
 
 class InboxWorker:
     def __init__(self, engine: TurnEngine, inbox: Inbox, deliver: Deliver,
-                 workers: int = INBOX_WORKERS,
+                 workers: int = MODEL_CONCURRENCY,
                  on_undeliverable: Callable[[ChatMessage, str], None] | None = None,
                  partial_sink: Callable[[ChatMessage], Callable[[str], None] | None]
                  | None = None,
                  already_delivered: AlreadyDelivered | None = None,
                  deliver_notice: DeliverNotice | None = None,
                  before_turn: Callable[[ChatMessage], None] | None = None,
-                 direct: DirectReply | None = None) -> None:
+                 direct: DirectReply | None = None,
+                 *, platform: str = "", lease_seconds: float = INBOX_LEASE_SECONDS,
+                 poll_seconds: float = INBOX_POLL_SECONDS) -> None:
         self.engine = engine
         self.direct = direct
         """Answers events marked `direct` (no turn); see `_process_direct`."""
@@ -68,30 +90,53 @@ class InboxWorker:
         self.inbox = inbox
         self.deliver = deliver
         self.on_undeliverable = on_undeliverable
+        self.platform = platform
+        self.holder = f"{PROCESS_HOLDER}:{platform}:{uuid.uuid4().hex[:6]}"
+        self.lease_seconds = lease_seconds
+        self.poll_seconds = poll_seconds
+        self.capacity = workers
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="inbox")
         self._writers = ThreadPoolExecutor(max_workers=ACK_WRITERS,
                                            thread_name_prefix="inbox-ack")
-        self._queues: dict[str, deque[InboxEvent]] = {}
-        self._active: set[str] = set()
+        self._running: dict[int, InboxEvent] = {}
+        """Events this process claimed and is answering (their claims are renewed)."""
+        self._lost: set[int] = set()
+        """Running events whose claim expired and was taken by another process."""
+        self._told: set[int] = set()
+        """Events whose user was told the turn could not be saved (told once per process)."""
+        self._left: set[int] = set()
+        """Events this process left unfinished and claimed (retried once the claim ends)."""
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._futures: list[Future[None]] = []
+        self._requested = 0
+        """Bumped by every reason to look for work (an arrival, a finished turn)."""
+        self._settled = -1
+        """The last request a look answered with nothing to claim and nothing running."""
+        self._wake = threading.Event()
+        self._stopped = threading.Event()
+        self._threads: list[threading.Thread] = []
 
     def submit(self, message: ChatMessage, dedupe_key: str | None = None,
                deadline: float | None = None,
-               on_late_failure: LateFailure | None = None) -> bool:
-        """Store the event (do this before acking the platform) and schedule it.
+               on_late_failure: LateFailure | None = None,
+               rate: RateCheck | None = None) -> bool:
+        """Store the event (do this before acking the platform); a process will claim it.
 
         False when it is a duplicate: ack it, it is (being) answered already. With a
         `deadline` (seconds), an event not stored by then raises AckDeadlineError; its write
-        goes on and, once stored, the event is scheduled (a failure goes to
-        `on_late_failure`), so the platform's retry finds it a duplicate.
+        goes on and, once stored, the event is answered (a failure goes to
+        `on_late_failure`), so the platform's retry finds it a duplicate. `rate` is counted
+        in the same transaction (see Inbox.enqueue).
         """
         if message.event_id is None:
             raise ValueError("inbox events need an event id")
+
+        def store() -> int | None:
+            return self.inbox.enqueue(message, dedupe_key, rate)
+
         if deadline is None:
-            return self._schedule_stored(message, self.inbox.enqueue(message, dedupe_key))
-        writing = self._writers.submit(self.inbox.enqueue, message, dedupe_key)
+            return self._schedule_stored(message, store())
+        writing = self._writers.submit(store)
         try:
             inbox_id = writing.result(timeout=deadline)
         except FutureTimeout:
@@ -101,13 +146,19 @@ class InboxWorker:
                                    f"{deadline:g} s") from None
         return self._schedule_stored(message, inbox_id)
 
+    def within_deadline(self, work: Callable[[], int], deadline: float) -> int:
+        """Run ack-path work that writes (a rate-limit check) on the writer threads; raises
+        AckDeadlineError when it has not finished within `deadline` (it goes on)."""
+        running = self._writers.submit(work)
+        try:
+            return running.result(timeout=deadline)
+        except FutureTimeout:
+            raise AckDeadlineError(f"not done within {deadline:g} s") from None
+
     def _schedule_stored(self, message: ChatMessage, inbox_id: int | None) -> bool:
         if inbox_id is None:
             return False
-        self._schedule(InboxEvent(id=inbox_id, platform=message.key.platform,
-                                  event_id=str(message.event_id),
-                                  conversation_id=message.key.conversation_id,
-                                  message=message, status="pending"))
+        self.poke()  # most likely this process claims it, on its next look (right away)
         return True
 
     def _stored_late(self, message: ChatMessage, done: Future[int | None],
@@ -127,35 +178,104 @@ class InboxWorker:
                                  message.event_id)
 
     def resume(self) -> int:
-        """Schedule every unfinished event, in arrival order; returns how many."""
+        """Start looking for work (events left unfinished included); returns how many events
+        are unfinished now, whichever process will answer them."""
+        with self._lock:
+            left = sorted(self._left - set(self._running))
+            self._left.clear()
+        try:  # what this process left claimed (a turn the database refused) is taken up now
+            self.inbox.release_claims(self.holder, left)
+        except Exception as error:  # its claims expire anyway
+            logger.warning("could not release inbox claims: %s", error)
         events = self.inbox.unfinished()
+        self.poke()
+        return len([event for event in events if event.platform == self.platform
+                    or not self.platform])
+
+    def poke(self) -> None:
+        """Look for claimable events now (starting the poller the first time)."""
+        with self._lock:
+            self._requested += 1
+            if not self._threads and not self._stopped.is_set():
+                self._threads = [threading.Thread(target=loop, name=name, daemon=True)
+                                 for loop, name in ((self._poll, "inbox-poll"),
+                                                    (self._renew, "inbox-renew"))]
+                for thread in self._threads:
+                    thread.start()
+        self._wake.set()
+
+    def _poll(self) -> None:
+        while not self._stopped.is_set():
+            self._wake.wait(self.poll_seconds)
+            self._wake.clear()
+            with self._lock:
+                request = self._requested
+            claimed = self._claim_free_slots()
+            with self._lock:
+                if not claimed and not self._running:
+                    self._settled = request
+                    self._idle.notify_all()
+
+    def _claim_free_slots(self) -> int:
+        with self._lock:
+            free = self.capacity - len(self._running)
+        if free <= 0 or self._stopped.is_set():
+            return 0
+        try:
+            events = self.inbox.claim(self.platform, self.holder, self.lease_seconds, free)
+        except Exception as error:  # a busy or unreachable database: the next look retries
+            logger.warning("could not claim inbox events: %s", error)
+            return 0
         for event in events:
-            self._schedule(event)
+            with self._lock:
+                self._running[event.id] = event
+            self._pool.submit(self._run, event)
         return len(events)
 
-    def _schedule(self, event: InboxEvent) -> None:
-        with self._lock:
-            queue = self._queues.setdefault(event.conversation_id, deque())
-            queue.append(event)
-            if event.conversation_id not in self._active:
-                self._active.add(event.conversation_id)
-                self._futures.append(self._pool.submit(self._drain, event.conversation_id))
-
-    def _drain(self, conversation_id: str) -> None:
-        """Answer one conversation's events one at a time, in order."""
-        while True:
+    def _run(self, event: InboxEvent) -> None:
+        try:
+            self._process(event)
+        except Exception:  # its claim expires, and the event is taken up again
+            logger.exception("inbox event %s failed; it stays unfinished", event.id)
             with self._lock:
-                queue = self._queues[conversation_id]
-                if not queue:
-                    self._active.discard(conversation_id)
-                    del self._queues[conversation_id]
-                    self._idle.notify_all()
-                    return
-                event = queue.popleft()
+                self._left.add(event.id)
+        finally:
+            with self._lock:
+                self._running.pop(event.id, None)
+                self._lost.discard(event.id)
+            self.poke()  # the conversation's next event may be claimable now
+
+    def _renew(self) -> None:
+        """Extend the claims of running turns every third of the lease."""
+        while not self._stopped.wait(self.lease_seconds / 3):
+            with self._lock:
+                ids = list(self._running)
+            if not ids:
+                continue
             try:
-                self._process(event)
-            except Exception:
-                logger.exception("inbox event %s failed; it stays unfinished", event.id)
+                held = self.inbox.renew_claims(self.holder, ids, self.lease_seconds)
+            except Exception as error:  # the next renewal tries again, within the lease
+                logger.warning("could not renew inbox claims: %s", error)
+                continue
+            lost = set(ids) - held
+            if lost:
+                logger.warning("inbox claims lost to another process: %s", sorted(lost))
+                with self._lock:
+                    self._lost |= lost & set(self._running)
+
+    def _still_mine(self, event: InboxEvent) -> bool:
+        """Right before delivering: is the claim still this process's? Renewing it answers,
+        and keeps another process from taking the event while the reply goes out (a claim
+        that lapsed while the database was away may have been taken)."""
+        with self._lock:
+            if event.id in self._lost:
+                return False
+        try:
+            return event.id in self.inbox.renew_claims(self.holder, [event.id],
+                                                       self.lease_seconds)
+        except Exception as error:  # cannot tell: its claim expires, and it is taken up
+            logger.warning("could not confirm the claim on inbox event %s: %s", event.id, error)
+            raise
 
     def _process(self, event: InboxEvent) -> None:
         result = event.result
@@ -180,16 +300,25 @@ class InboxWorker:
                 self._tell_not_saved(event, result)
                 return
             try:
-                self.inbox.record_answer(event.id, result)
+                if result is not None:  # None: answered elsewhere; keep the stored answer
+                    self.inbox.record_answer(event.id, result)
             except StorageUnavailableError as error:
                 # The turn is committed; only this mark failed. Deliver it now: resumed
                 # later, the event is found answered (event_seen) and not run again.
                 logger.error("inbox event %s answered, but not marked so: %s", event.id, error)
-        if result is None:  # answered before (a duplicate delivery of the same event)
-            self.inbox.finish(event.id, "done")
-            return
+        if result is None:
+            # Answered before: by another process that held this event before its claim
+            # expired (its answer is stored with the event, it may not have delivered it),
+            # or a duplicate delivery of the same event.
+            stored = self.inbox.stored_event(event.id)
+            if stored is None or stored.result is None:
+                self.inbox.finish(event.id, "done")
+                return
+            event, result = stored, stored.result
         if event.status == "answered" and self._delivered_before_restart(event, result):
             self.inbox.finish(event.id, "done")
+            return
+        if not self._still_mine(event):  # another process took the event: it delivers
             return
         answer = result
         if self._deliver_with_retries(event, lambda: self.deliver(event.message, answer)):
@@ -238,8 +367,14 @@ class InboxWorker:
 
     def _tell_not_saved(self, event: InboxEvent, result: TurnResult) -> None:
         """The database refused the turn (logged once by the engine): tell the user once, and
-        write nothing more. The event stays `pending`, so a start on a writable database
-        answers it; nothing is retried in a loop meanwhile."""
+        write nothing more. The event stays `pending` and claimed: once the claim expires
+        (not renewed any more), a process takes it up again, so nothing is retried in a loop
+        and the turn runs when the database is back."""
+        with self._lock:
+            self._left.add(event.id)
+            if event.id in self._told:
+                return
+            self._told.add(event.id)
         try:
             self.deliver(event.message, result)
         except Exception as error:
@@ -258,10 +393,18 @@ class InboxWorker:
             return False
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
-        """Block until no event is queued or running (tests, shutdown)."""
+        """Block until this process has no turn running and a look found nothing it could
+        claim (tests, shutdown)."""
+        self.poke()
         with self._idle:
-            return self._idle.wait_for(lambda: not self._active, timeout=timeout)
+            target = self._requested
+            return self._idle.wait_for(
+                lambda: self._settled >= target and not self._running, timeout=timeout)
 
     def close(self) -> None:
+        self._stopped.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
         self._writers.shutdown(wait=True)
         self._pool.shutdown(wait=True)

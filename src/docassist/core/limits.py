@@ -108,13 +108,48 @@ few pages, and a full disk found only at commit would come after the tool ran.""
 STORAGE_MIN_FREE_BYTES: Final = 1_000_000
 """Likewise for the file system holding the database (and its WAL)."""
 
+PG_POOL_MAX: Final = 16
+"""Connections one process keeps to PostgreSQL at most: the inbox workers, the ack path and
+the index warmer each hold one briefly; 3 replicas use at most 48 of the default 100."""
+
+PG_CHUNK_CACHE: Final = 20_000
+"""Chunks a PostgreSQL store keeps in memory by id (a chunk id names one version of one
+section, so its text never changes): a hybrid question reads ~20 candidates, each a round
+trip otherwise."""
+
+PG_CHECK_IDLE_SECONDS: Final = 1.0
+"""A pooled PostgreSQL connection idle longer than this is checked before use (a server
+restart cuts them all; busy ones are used at once)."""
+
+PG_CONNECT_TIMEOUT_SECONDS: Final = 5.0
+"""How long a PostgreSQL operation waits for a connection (the server restarting, the pool
+exhausted) before the turn fails with `storage_unavailable`."""
+
 LEXICAL_INDEX_PAGE_ROWS: Final = 8192
 """FTS rows read (and tokenized) at a time when the in-memory BM25 index is rebuilt; bounds
 the memory the rebuild needs on top of the index."""
-LEXICAL_TERM_CACHE_POSTINGS: Final = 8_000_000
-"""Postings whose BM25 term scores are kept between questions (16 bytes each: 128 MB)."""
+LEXICAL_TERM_CACHE_BYTES: Final = 256_000_000
+"""Memory for BM25 term scores kept between questions (storage.term_scores): a common
+word's scores take 8 bytes a row, so at 1M chunks this holds the 32 most recently used
+common words (the synthetic benchmark's 30-word vocabulary all fits)."""
 INBOX_WORKERS: Final = 4
-"""Default number of conversations whose turns run at once (DOCASSIST_INBOX_WORKERS)."""
+"""Turns one process ran at once before issue 25 (DOCASSIST_INBOX_WORKERS was required to be
+raised by hand); now it is an optional per-process cap below MODEL_CONCURRENCY."""
+MODEL_CONCURRENCY: Final = 32
+"""Default of DOCASSIST_MODEL_CONCURRENCY: model requests one process keeps in flight, and so
+turns (a turn has one request out at a time). A hosted model serves dozens at once; with
+4 turns at a time a 200 ms model answered ~9 messages a second (README, Benchmarks)."""
+MAX_MODEL_CONCURRENCY: Final = 512
+INBOX_LEASE_SECONDS: Final = 30.0
+"""Default of DOCASSIST_INBOX_LEASE: how long a process's claim on an inbox event lasts
+unless renewed. A process renews its claims every third of it while their turns run, so an
+event acked by a process that died is taken by another within a lease (+ a poll)."""
+INBOX_POLL_SECONDS: Final = 0.5
+"""How often an idle process looks for events it can claim (stored by another process, or
+whose claim expired); its own arrivals and finished turns wake it at once."""
+SCHEDULE_LEASE_SECONDS: Final = 86_400.0
+"""Scheduled jobs (trace retention) run under a lease this long: one process per day runs
+them, whichever claims it first."""
 
 MAX_EXPANDED_BYTES: Final = 10_000_000
 """What a packed file (a DOCX is a zip) may unpack to, all members together, checked from the
@@ -148,7 +183,7 @@ sent its headers (or sends nothing on an idle kept-alive connection) is disconne
 
 ANN_MIN_ROWS: Final = 50_000
 """From this many chunk vectors the dense side searches an approximate index (faiss IVF,
-8-bit); below it an exact matrix product is as fast and exact (bench/ann_candidates.py)."""
+4-bit codes); below it an exact matrix product is as fast and exact (bench/ann_candidates.py)."""
 ANN_LISTS_PER_SQRT: Final = 2.0
 """IVF groups: this many times the square root of the vector count (632 at 100k, 2,000 at
 1M). With half as many, a third of them agreed on 0.974 of the top 10, not 0.984."""
@@ -157,8 +192,13 @@ ANN_PROBE_SHARE: Final = 1 / 3
 on ≥ 0.98 of real embeddings (bench/run.py `ann_agreement_at_10`: 1/16 → 0.91, 1/8 → 0.95,
 1/4 → 0.974, 1/3 → 0.984 on 298 real questions over 61k chunks). Questions sit far from
 their passages in USE's space, so their neighbours spread over many groups."""
-ANN_RERANK_CANDIDATES: Final = 50
-"""Candidates the IVF index finds for a question, ranked again by the stored int8 vectors."""
+ANN_RERANK_CANDIDATES: Final = 800
+"""Candidates the IVF index finds for a question, ranked again by the stored int8 vectors.
+The 4-bit codes it scans are coarse, so it takes many (61k real chunks: top-10 agreement
+0.975 with 200, 0.981 with 400, 0.983 with 800; 1,600 left faiss's fast path, 50 ms)."""
+ANN_FAST_SCAN_MIN_TRAIN: Final = 1000
+"""Below this many training vectors the IVF groups hold 8-bit vectors instead of 4-bit
+codes (each of the codes' 16 centroids per part wants many points; tiny indexes in tests)."""
 EMBED_WORKERS: Final = 2
 """Threads embedding batches at once while the indexer stores finished ones."""
 WARM_POLL_SECONDS: Final = 1.0

@@ -7,7 +7,7 @@ Optional abilities are declared as flags (`Answerer.can_stream`), never probed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
@@ -287,9 +287,28 @@ class InboxEvent(BaseModel):
     attempts: int = 0
 
 
+@dataclass
+class RateCheck:
+    """An arrival to count against the rate limits in the same transaction that stores its
+    event (one write on the ack path). `limited` gives the message to store instead when
+    the arrival is over a limit (given the epoch second a retry would be); `retry_at` is
+    the verdict once counted (0.0 = admitted)."""
+
+    user_key: str
+    arrival_id: str
+    per_user: int
+    global_limit: int
+    window: float
+    limited: Callable[[float], ChatMessage]
+    retry_at: float = 0.0
+
+
 class Inbox(Protocol):
-    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
-        """Store an event; its inbox id, or None when the event (or dedupe key) was seen."""
+    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None,
+                rate: RateCheck | None = None) -> int | None:
+        """Store an event; its inbox id, or None when the event (or dedupe key) was seen.
+        With `rate`, the arrival is counted first, in the same transaction, and a limited
+        arrival is stored as `rate.limited(retry_at)`."""
         ...
 
     def unfinished(self) -> list[InboxEvent]:
@@ -302,6 +321,36 @@ class Inbox(Protocol):
 
     def delivery_failed(self, inbox_id: int, error: str) -> int:
         """Count a failed delivery; returns the attempts so far."""
+        ...
+
+    def claim(self, platform: str, holder: str, lease_seconds: float,
+              limit: int) -> list[InboxEvent]:
+        """Claim up to `limit` unfinished events of `platform` for `holder` until now +
+        `lease_seconds`, oldest first: only the oldest unfinished event of a conversation,
+        and none of a conversation with a live claim (so turns stay in order across
+        processes). `finish` releases the claim."""
+        ...
+
+    def renew_claims(self, holder: str, ids: list[int], lease_seconds: float) -> set[int]:
+        """Extend `holder`'s claims on `ids`; the ids it still holds."""
+        ...
+
+    def stored_event(self, inbox_id: int) -> InboxEvent | None:
+        """One event as stored now (its status and answer)."""
+        ...
+
+    def release_claims(self, holder: str, ids: list[int]) -> None:
+        """Give up `holder`'s claims on `ids` (unfinished events it will not run now)."""
+        ...
+
+
+class RateCounter(Protocol):
+    """Rate limits counted where every process sees them."""
+
+    def count_arrival(self, user_key: str, arrival_id: str, per_user: int,
+                      global_limit: int, window: float) -> float:
+        """Count an arrival in one atomic step: 0.0 when admitted (counted), else the epoch
+        second when a retry would be; an arrival id seen before gets its first verdict."""
         ...
 
 
@@ -401,6 +450,7 @@ class TeamAddresses(Protocol):
 
 class AdapterStore(Catalog, Inbox, SeenEvents, ConversationLookup, FeedbackLog, TraceLog,
                    StaleNotes, SourceLog, PostedReplies, TeamAddresses, Shares, ScopeAdmin,
+                   RateCounter,
                    Protocol):
     """Everything a platform adapter reads or writes itself (turns go through the engine;
     the stale-note couriers also read a conversation's state)."""

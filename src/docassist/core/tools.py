@@ -32,6 +32,7 @@ from docassist.core.documents import DOCUMENT_ID_PATTERN
 from docassist.core.errors import (
     ModelResponseError,
     ModelUnavailableError,
+    StorageUnavailableError,
     ToolStateError,
     ToolValidationError,
 )
@@ -375,6 +376,11 @@ class ToolExecutor:
         except ModelResponseError:
             logger.warning("tool %s: unusable model response", name)
             return finish("tool_error", code="model_bad_response")
+        except StorageUnavailableError:
+            # The database went away mid-turn (a restart, a lost connection): the turn
+            # cannot be recorded either, so it ends as storage_unavailable, not a tool error
+            # that a commit after the database came back would keep.
+            raise
         except Exception:
             logger.exception("tool %s failed", name)
             return finish("tool_error", code="tool_execution_failed")

@@ -28,7 +28,7 @@ from docassist.sources.remote import (
     remote_document_id,
 )
 from docassist.sources.web_sync import OnItem
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.formats import read_html
 
 
@@ -52,7 +52,7 @@ def page_text(page: ConfluencePage) -> str:
 
 @dataclass
 class ConfluenceSync:
-    store: Store
+    store: AnyStore
     source: Source
     api: ConfluenceApi
     on_item: OnItem | None = None

@@ -32,7 +32,7 @@ from docassist.core.limits import (
     WEB_REQUEST_ATTEMPTS,
 )
 from docassist.core.sources import Source, SyncOutcome
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.formats import READERS, SUPPORTED_SUFFIXES, TooMuchText
 from docassist.storage.source_rows import WebItem
 
@@ -208,7 +208,7 @@ class ItemLedger:
     """The items one source holds (key → document and version marker), as the store keeps
     them, and this sync's outcome. Keys are the system's ids (`page:123`, a drive item id)."""
 
-    store: Store
+    store: AnyStore
     source: Source
     outcome: SyncOutcome
     items: dict[str, WebItem] = field(init=False)

@@ -4,14 +4,12 @@ store), each kind incremental, every outcome recorded on the source (never silen
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from docassist.core.errors import ConfigurationError, DocAssistError
+from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import SYNC_LEASE_SECONDS
 from docassist.core.sources import Source, SourceKind, SyncOutcome
 from docassist.core.stale import DocumentChange
@@ -20,22 +18,22 @@ from docassist.sources.confluence_sync import ConfluenceSync
 from docassist.sources.sharepoint import SharePointSync, graph_client
 from docassist.sources.web import WebFetcher
 from docassist.sources.web_sync import OnItem, WebSync
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.indexer import index_paths
 
 logger = logging.getLogger(__name__)
 
-HOLDER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+HOLDER = PROCESS_HOLDER
 """This process's name on the leases it takes."""
 
-AfterSync = Callable[[Store], None]
+AfterSync = Callable[[AnyStore], None]
 
 
 def lease_name(source: str) -> str:
     return f"sync:{source}"
 
 
-def sync_folder(store: Store, source: Source, on_item: OnItem | None = None) -> SyncOutcome:
+def sync_folder(store: AnyStore, source: Source, on_item: OnItem | None = None) -> SyncOutcome:
     """Today's `index PATH` as a source: the same incremental indexer, its documents tagged."""
     outcome = SyncOutcome(source.name, source.kind)
     folder = Path(source.folder().path)
@@ -55,7 +53,7 @@ def sync_folder(store: Store, source: Source, on_item: OnItem | None = None) -> 
     return outcome
 
 
-def _sync_one(store: Store, source: Source, on_item: OnItem | None) -> SyncOutcome:
+def _sync_one(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOutcome:
     if source.kind is SourceKind.FOLDER:
         return sync_folder(store, source, on_item)
     if source.kind is SourceKind.CONFLUENCE:
@@ -69,7 +67,7 @@ def _sync_one(store: Store, source: Source, on_item: OnItem | None) -> SyncOutco
         fetcher.close()
 
 
-def sync_confluence(store: Store, source: Source, on_item: OnItem | None) -> SyncOutcome:
+def sync_confluence(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOutcome:
     api = ConfluenceApi(source.confluence())
     try:
         return ConfluenceSync(store, source, api, on_item).run()
@@ -77,7 +75,7 @@ def sync_confluence(store: Store, source: Source, on_item: OnItem | None) -> Syn
         api.close()
 
 
-def sync_sharepoint(store: Store, source: Source, on_item: OnItem | None) -> SyncOutcome:
+def sync_sharepoint(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOutcome:
     graph = graph_client()
     try:
         return SharePointSync(store, source, graph, on_item).run()
@@ -85,7 +83,7 @@ def sync_sharepoint(store: Store, source: Source, on_item: OnItem | None) -> Syn
         graph.close()
 
 
-def selected_sources(store: Store, name: str | None) -> list[Source]:
+def selected_sources(store: AnyStore, name: str | None) -> list[Source]:
     sources = store.sources()
     if name is None:
         return sources
@@ -95,7 +93,7 @@ def selected_sources(store: Store, name: str | None) -> list[Source]:
     return chosen
 
 
-def note_stale_threads(store: Store, outcome: SyncOutcome, active_days: int) -> int:
+def note_stale_threads(store: AnyStore, outcome: SyncOutcome, active_days: int) -> int:
     """Pending notes for threads whose latest answer cited a version this sync replaced or
     removed (delivered later by the serving processes)."""
     changes = dict.fromkeys(outcome.updated, DocumentChange.UPDATED)
@@ -105,7 +103,7 @@ def note_stale_threads(store: Store, outcome: SyncOutcome, active_days: int) -> 
     return store.record_stale_notes(changes, titles, active_days)
 
 
-def sync_source(store: Store, source: Source, *, every_seconds: float | None = None,
+def sync_source(store: AnyStore, source: Source, *, every_seconds: float | None = None,
                 on_item: OnItem | None = None, stale_days: int | None = None) -> SyncOutcome:
     """Sync one source under its lease; the outcome (errors included) is recorded on it."""
     lease = lease_name(source.name)
@@ -132,7 +130,7 @@ def sync_source(store: Store, source: Source, *, every_seconds: float | None = N
     return outcome
 
 
-def sync_all(store: Store, name: str | None = None, *, every_seconds: float | None = None,
+def sync_all(store: AnyStore, name: str | None = None, *, every_seconds: float | None = None,
              on_item: OnItem | None = None, after: AfterSync | None = None,
              stale_days: int | None = None) -> list[SyncOutcome]:
     """Sync the named source or every source; `after` runs once (e.g. embedding new chunks);

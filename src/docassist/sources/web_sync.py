@@ -19,7 +19,7 @@ from docassist.core.documents import document_id_from_path, parse_document, path
 from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT, WEB_MAX_DEPTH, WEB_MAX_PAGES
 from docassist.core.sources import Source, SyncOutcome
 from docassist.sources.web import FetchError, Page, WebFetcher, same_site_links
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.formats import read_html, read_pdf, read_text_file
 from docassist.storage.source_rows import WebItem
 
@@ -50,7 +50,7 @@ def _page_text(page: Page) -> str:
 
 @dataclass
 class WebSync:
-    store: Store
+    store: AnyStore
     source: Source
     fetcher: WebFetcher
     on_item: OnItem | None = None

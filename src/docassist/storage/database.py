@@ -36,11 +36,12 @@ from docassist.core.limits import (
     STORAGE_WRITE_ATTEMPTS,
 )
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.ports import InboxBacklog, InboxEvent, StoredConversation
+from docassist.core.ports import InboxBacklog, InboxEvent, RateCheck, StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
 from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
+from docassist.storage.claims import ClaimRows
 from docassist.storage.connection import connect
 from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.gap_rows import GapRows
@@ -65,7 +66,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows):
+class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, ClaimRows, GapRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed
@@ -96,15 +97,21 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows):
         self._lock = threading.RLock()
         self._seen_lock = threading.Lock() if separate else self._lock
         self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
+        self._arrivals = GroupCommit(self._count_arrivals)
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
 
     def _connect(self) -> sqlite3.Connection:
         return connect(self.path, BUSY_TIMEOUT_MS / 1000)
 
     def close(self) -> None:
-        if self._seen_connection is not self.db.conn:
-            self._seen_connection.close()
-        self.db.close()
+        """Close both connections, each under its lock: a background thread still using the
+        store (an inbox poller) then gets an error, never a connection closed under it
+        (that crashes the interpreter)."""
+        with self._seen_lock:
+            if self._seen_connection is not self.db.conn:
+                self._seen_connection.close()
+        with self._lock:
+            self.db.close()
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -438,24 +445,28 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows):
 
     # --- the durable inbox ------------------------------------------------------------
 
-    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None) -> int | None:
+    def enqueue(self, message: ChatMessage, dedupe_key: str | None = None,
+                rate: RateCheck | None = None) -> int | None:
         """The ack path: returns once the row is committed, in a transaction shared with the
-        events that arrived meanwhile (one fsync for a burst)."""
-        key = message.key
-        notice = message.notice
-        refusal = notice.kind if notice is not None and notice.replaces_turn else None
-        return self._acks.submit([key.platform, message.event_id, dedupe_key,
-                                  key.conversation_id, message.model_dump_json(), _now(),
-                                  refusal])
+        events that arrived meanwhile (one fsync for a burst). With `rate`, the arrival is
+        counted in that transaction too (see ClaimRows.count_in)."""
+        return self._acks.submit([message, dedupe_key, rate])
 
     def _insert_inbox_rows(self, rows: list[list[Any]]) -> list[int | None]:
         ids: list[int | None] = []
         with self._transaction() as connection:
-            for row in rows:
+            for message, dedupe_key, rate in rows:
+                if rate is not None:
+                    message = self.count_in(connection, rate, message)
+                key = message.key
+                notice = message.notice
+                refusal = notice.kind if notice is not None and notice.replaces_turn else None
                 cursor = connection.execute(
                     "INSERT OR IGNORE INTO inbox (platform, event_id, dedupe_key, "
                     "conversation_id, message, status, attempts, received_at, refusal) "
-                    "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)", row)
+                    "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
+                    [key.platform, message.event_id, dedupe_key, key.conversation_id,
+                     message.model_dump_json(), _now(), refusal])
                 ids.append(cursor.lastrowid if cursor.rowcount == 1 else None)
         return ids
 
@@ -504,11 +515,13 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows):
                 [result.model_dump_json() if result else None, inbox_id])
 
     def finish(self, inbox_id: int, status: str, error: str | None = None) -> None:
-        """Mark an event done or failed; without `save_raw` it keeps ids and hashes only."""
+        """Mark an event done or failed, and release its claim (the conversation's next
+        event becomes claimable); without `save_raw` it keeps ids and hashes only."""
         with self._transaction() as connection:
             connection.execute(
-                "UPDATE inbox SET status = ?, error = COALESCE(?, error), finished_at = ? "
-                "WHERE id = ?", [status, error, _now(), inbox_id])
+                "UPDATE inbox SET status = ?, error = COALESCE(?, error), finished_at = ?, "
+                "claimed_by = NULL, claim_expires = NULL WHERE id = ?",
+                [status, error, _now(), inbox_id])
             if not self.save_raw:
                 redact_inbox_event(connection, inbox_id)
 
@@ -687,6 +700,12 @@ def _storage_error(error: sqlite3.Error) -> StorageError:
 
 
 def _supersede(connection: sqlite3.Connection, document_id: str, when: str) -> None:
+    # chunk_id is not indexed in chunks_fts, so this DELETE reads every FTS row (0.1 s at
+    # 100k chunks): skipped for a new document, which made indexing quadratic (a 1M-chunk
+    # corpus took most of an hour, bench/run.py --size 1000000).
+    if connection.execute("SELECT 1 FROM chunks WHERE document_id = ? AND superseded_at IS NULL "
+                          "LIMIT 1", [document_id]).fetchone() is None:
+        return
     connection.execute(
         "DELETE FROM chunks_fts WHERE chunk_id IN (SELECT chunk_id FROM chunks "
         "WHERE document_id = ? AND superseded_at IS NULL)", [document_id])

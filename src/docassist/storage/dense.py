@@ -32,7 +32,7 @@ from docassist.core.limits import (
 )
 from docassist.core.ports import Embedder, SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.fusion import Fusion, Vote, comb_mnz, weighted_rrf
 from docassist.storage.ranking import RowCollections, best_positions
 from docassist.storage.search import Bm25Retriever
@@ -40,12 +40,10 @@ from docassist.storage.vectors import ExactIndex, VectorIndex, build_index
 
 _EMPTY: Final = np.zeros((0, 0), dtype=np.float32)
 _BLAS: Final = ThreadpoolController()  # finds the BLAS numpy loaded (once: it scans libraries)
-_LEXICAL_POOL: Final = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm25")
-"""Runs the BM25 half of hybrid questions (a few at once: the inbox answers several)."""
 
 
 def embed_missing(
-    store: Store,
+    store: AnyStore,
     embedder: Embedder,
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
@@ -74,7 +72,7 @@ def embed_missing(
     return len(chunks)
 
 
-def _store_batch(store: Store, embedder: Embedder, batch: list[Chunk], vectors: Future[Any],
+def _store_batch(store: AnyStore, embedder: Embedder, batch: list[Chunk], vectors: Future[Any],
                  on_batch: Callable[[int], None] | None) -> None:
     store.save_embeddings(embedder.name, [chunk.chunk_id for chunk in batch], vectors.result())
     if on_batch is not None:
@@ -123,7 +121,7 @@ class DenseRetriever:
     name = "dense"
     default_threshold = DENSE_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: Store, embedder: Embedder, *,
+    def __init__(self, store: AnyStore, embedder: Embedder, *,
                  ann_min_rows: int = ANN_MIN_ROWS) -> None:
         self.store = store
         self.embedder = embedder
@@ -205,24 +203,21 @@ class HybridRetriever:
 
     def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
         """Both rankings restricted to the scope, so the fused candidates are too."""
-        # BM25 runs on a second thread while this one embeds the question and searches the
-        # vectors: most of both is numpy and SQLite, which release the GIL.
-        lexical_future = _LEXICAL_POOL.submit(self.bm25.ranked, query, HYBRID_CANDIDATES,
-                                              coverage=False, scope=scope)
+        # One side after the other: with BM25 at ~1 ms (100k chunks) a second thread saved
+        # nothing on two loaded cores and added a hand-over (A/B in the same process: p95
+        # 77 vs 81 ms at load average 15, within noise; README).
+        lexical = self.bm25.ranked_ids(query, HYBRID_CANDIDATES, scope=scope)
         dense = self.dense.nearest(query, HYBRID_CANDIDATES, scope)
-        ranked = lexical_future.result()
         # Every hit of both rankings votes: no gate drops one retriever's evidence, so a word
         # only one page holds (a library's name) keeps what BM25 makes of it. BM25's votes
         # weigh as much of the question as the corpus knows: a question in another language
         # than the pages, most of whose words no page holds, leans on dense (measured on the
         # tune split, README).
-        weight = self.bm25_weight * self.bm25.vocabulary_share(query) if ranked else 0.0
-        lexical = [(hit.chunk.chunk_id, raw) for hit, raw in ranked]
+        weight = self.bm25_weight * self.bm25.vocabulary_share(query) if lexical else 0.0
         nearest = [(chunk_id, dense.scores[chunk_id]) for chunk_id in dense.chunk_ids]
         votes = [Vote(1.0, nearest), Vote(weight, lexical, depth=HYBRID_CANDIDATES)]
         fused = comb_mnz(votes) if self.fusion == "combmnz" else weighted_rrf(votes, self.rrf_k)
-        return _hits(self.dense.store, dense, fused[:top_k],
-                     {hit.chunk.chunk_id: hit for hit, _ in ranked})
+        return _hits(self.dense.store, dense, fused[:top_k], {})
 
 
 def _nearest_in(snapshot: DenseSnapshot, query: npt.NDArray[np.float32], count: int,
@@ -235,7 +230,7 @@ def _nearest_in(snapshot: DenseSnapshot, query: npt.NDArray[np.float32], count: 
     return allowed[best], scores[best]
 
 
-def _hits(store: Store, dense: DenseResult, chunk_ids: list[str],
+def _hits(store: AnyStore, dense: DenseResult, chunk_ids: list[str],
           known: dict[str, SearchHit]) -> list[SearchHit]:
     """Hits scored by their cosine (0 for a chunk without a vector); chunks are read only for
     the few returned."""

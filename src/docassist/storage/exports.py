@@ -19,9 +19,10 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel
 
 from docassist.core.errors import StorageUnavailableError
-from docassist.core.limits import MAX_RETENTION_DAYS
+from docassist.core.inbox import PROCESS_HOLDER
+from docassist.core.limits import MAX_RETENTION_DAYS, SCHEDULE_LEASE_SECONDS
 from docassist.core.ports import TraceLog
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.privacy import Erasure
 
 logger = logging.getLogger(__name__)
@@ -164,13 +165,19 @@ def write_export(rows: list[dict[str, Any]], fmt: ExportFormat, out: Path) -> No
 RETENTION_PERIOD_SECONDS: Final = 24 * 60 * 60
 
 
+RETENTION_LEASE: Final = "schedule:trace-retention"
+
+
 class RetentionScheduler:
     """Applies the retention setting now and then once a day (long-running processes): every
-    copy of user text older than it is erased (see purge_older_than)."""
+    copy of user text older than it is erased (see purge_older_than). Several processes on one
+    database run it once a day between them: a run takes the day's lease (a row in the store)
+    first, and a process that finds it held by another skips that run."""
 
-    def __init__(self, store: Store, days: int) -> None:
+    def __init__(self, store: AnyStore, days: int, holder: str = PROCESS_HOLDER) -> None:
         self.store = store
         self.age = timedelta(days=days)
+        self.holder = holder
         self._timer: threading.Timer | None = None
         self._stopped = False
 
@@ -186,6 +193,10 @@ class RetentionScheduler:
         """A database that takes no writes now (busy, read-only, full) skips this run with one
         log line; it must not stop the bot at start (a restart loop) nor end the schedule."""
         try:
+            if not self.store.claim_lease(RETENTION_LEASE, self.holder,
+                                          SCHEDULE_LEASE_SECONDS):
+                logger.info("trace retention ran in another process today; skipped here")
+                return Erasure()
             return self.run_once()
         except StorageUnavailableError as error:
             logger.error("trace retention skipped until the next run: %s", error)
@@ -210,7 +221,7 @@ class RetentionScheduler:
             self._timer.cancel()
 
 
-def purge_older_than(store: Store, age: timedelta) -> Erasure:
+def purge_older_than(store: AnyStore, age: timedelta) -> Erasure:
     """Erase every stored copy of user text older than `age`: traces, inbox events, shadow
     records, votes, and the history of conversations idle since then (privacy.py)."""
     cutoff = (datetime.now(UTC) - age).isoformat(timespec="milliseconds")

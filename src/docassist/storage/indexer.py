@@ -23,7 +23,7 @@ from docassist.core.documents import (
     path_hash,
 )
 from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT, SUPERSEDED_RETENTION_DAYS
-from docassist.storage.database import Store
+from docassist.storage.backends import AnyStore
 from docassist.storage.formats import read_document
 
 
@@ -85,7 +85,7 @@ def _same_file(first: Path, second: Path) -> bool:
 
 
 def index_paths(
-    store: Store,
+    store: AnyStore,
     paths: Iterable[Path],
     on_file: Callable[[Path], None] | None = None,
     on_start: Callable[[int], None] | None = None,
@@ -126,7 +126,7 @@ def index_paths(
 class _Run:
     """One indexing run: the ids handed out so far, by the file that holds them."""
 
-    store: Store
+    store: AnyStore
     report: IndexReport
     sizes: ChunkSizes
     source: str | None = None

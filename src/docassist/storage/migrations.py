@@ -368,6 +368,23 @@ def m013_scopes(db: Database) -> None:
 
 
 @migrations()
+def m014_replicas(db: Database) -> None:
+    """Several processes on one database (issues 17, 25): an inbox event is claimed by one
+    process for a lease (epoch seconds; renewed while its turn runs, so a dead process's
+    claims expire), and rate limits count arrivals in the store, so every process sees the
+    same minute."""
+    db.table("inbox").add_column("claimed_by", str)
+    db.table("inbox").add_column("claim_expires", float)
+    # The claim looks for the oldest unfinished event of each conversation.
+    db.table("inbox").create_index(["conversation_id", "status", "id"])
+    db.table("rate_arrivals").create(
+        {"arrival_id": str, "user_key": str, "at": float, "retry_at": float},
+        pk="arrival_id")
+    db.table("rate_arrivals").create_index(["user_key", "at"])
+    db.table("rate_arrivals").create_index(["at"])
+
+
+@migrations()
 def m015_gaps(db: Database) -> None:
     """Questions kept for `docassist gaps`: the embedding (int8 codes + scale, as chunk
     vectors) and the closest documents; the text only with save_raw. Purged with traces."""

@@ -13,13 +13,19 @@ the vote). The SQL helpers here run inside the Store's transactions; the Store t
 from __future__ import annotations
 
 import json
-import sqlite3
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from docassist.core.state import ConversationState
 from docassist.core.trace import sha256_text
+
+
+class Executes(Protocol):
+    """A connection taking `?` placeholders: sqlite3's, or the PostgreSQL store's adapter
+    (postgres/connection.py: Qmark). The SQL here is plain enough for both."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
 
 
 class Erasure(BaseModel):
@@ -53,7 +59,7 @@ def redacted_message(message_json: str) -> str:
     })
 
 
-def redact_inbox_event(connection: sqlite3.Connection, inbox_id: int) -> None:
+def redact_inbox_event(connection: Executes, inbox_id: int) -> None:
     """Drop the raw text, user id, reply address and stored reply of a finished event."""
     row = connection.execute("SELECT message FROM inbox WHERE id = ?", [inbox_id]).fetchone()
     if row is None or row[0] is None:
@@ -62,7 +68,7 @@ def redact_inbox_event(connection: sqlite3.Connection, inbox_id: int) -> None:
                        [redacted_message(row[0]), inbox_id])
 
 
-def erase_before(connection: sqlite3.Connection, cutoff: str, now: str) -> Erasure:
+def erase_before(connection: Executes, cutoff: str, now: str) -> Erasure:
     """Delete every copy of user text written before `cutoff` (ISO UTC text, as stored).
 
     Traces and what hangs on them (tool attempts, shadow records, votes) older than the
@@ -98,8 +104,8 @@ def _holds_text(state: ConversationState) -> bool:
     return bool(state.history or state.pending_clarification or state.last_result)
 
 
-def _delete(connection: sqlite3.Connection, table: str, cutoff: str) -> int:
+def _delete(connection: Executes, table: str, cutoff: str) -> int:
     """Rows of `table` written before the cutoff, or belonging to a turn that was."""
-    return connection.execute(
+    return int(connection.execute(
         f"DELETE FROM {table} WHERE created_at < ? OR result_id IN "
-        "(SELECT result_id FROM turns WHERE created_at < ?)", [cutoff, cutoff]).rowcount
+        "(SELECT result_id FROM turns WHERE created_at < ?)", [cutoff, cutoff]).rowcount)

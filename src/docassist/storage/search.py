@@ -35,13 +35,15 @@ from docassist.core.documents import DocumentInfo
 from docassist.core.limits import (
     BM25_SIMILARITY_THRESHOLD,
     LEXICAL_INDEX_PAGE_ROWS,
-    LEXICAL_TERM_CACHE_POSTINGS,
+    LEXICAL_TERM_CACHE_BYTES,
 )
 from docassist.core.ports import SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
 from docassist.core.text import Stemmer, is_cyrillic, prefix_stem, stem, terms
-from docassist.storage.database import FTS_COLUMN_WEIGHTS, Store
-from docassist.storage.ranking import RowCollections, best_positions
+from docassist.storage.backends import AnyStore
+from docassist.storage.database import FTS_COLUMN_WEIGHTS
+from docassist.storage.ranking import RowCollections, best_positions, best_positive_positions
+from docassist.storage.term_scores import TermCache, TermScores
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -163,11 +165,11 @@ class LexicalIndex:
     posting_frequencies: npt.NDArray[np.float32]
     documents: dict[str, DocumentInfo]
     collections: RowCollections
-    term_cache: TermCache = field(default_factory=lambda: TermCache(LEXICAL_TERM_CACHE_POSTINGS),
+    term_cache: TermCache = field(default_factory=lambda: TermCache(LEXICAL_TERM_CACHE_BYTES),
                                   compare=False, repr=False)
 
     @classmethod
-    def build(cls, store: Store, stemmer: Stemmer = stem) -> LexicalIndex:
+    def build(cls, store: AnyStore, stemmer: Stemmer = stem) -> LexicalIndex:
         version = store.index_version()  # read first: a change while reading reloads later
         documents = {document.document_id: document for document in store.documents()}
         vocabulary: dict[str, int] = {}
@@ -204,48 +206,51 @@ class LexicalIndex:
             posting_rows=rows[order], posting_frequencies=frequencies[order],
             documents=documents, collections=collections)
 
-    def scores(self, phrases: list[Phrase], store: Store) -> Floats:
+    def scores(self, phrases: list[Phrase], store: AnyStore) -> Floats:
         """FTS5's bm25 of every row for the OR of `phrases`, positive (0 = no match)."""
         total = np.zeros(len(self.chunk_ids), dtype=np.float64)
         for phrase in phrases:
             if len(phrase.tokens) == 1 and _is_one_token(phrase.tokens[0]):
-                rows, weights = self._term_scores(phrase)
-                if len(rows):
-                    total[rows] += weights
+                self._term_scores(phrase).add_to(total)
             elif self._may_match(phrase):
                 self._add_fts_scores(phrase, store, total)
         return total
 
-    def _term_scores(self, phrase: Phrase) -> tuple[Ints, Floats]:
-        """Rows holding the word (stem, prefix) and its bm25 term score in each. A term's
-        scores depend only on the index, so they are computed once per index and kept
-        (bounded): a question no longer gathers and divides every posting of a common word
-        (100k synthetic chunks: most of BM25's time). Same operations, same numbers."""
-        key = (phrase.tokens, phrase.match)
+    def _term_scores(self, phrase: Phrase) -> TermScores:
+        """The bm25 term score of the word (stem, prefix) in each row holding it. A term's
+        scores depend only on the words it matches, so they are computed once per index and
+        kept (bounded; a stem and a prefix matching the same words share them): a question
+        no longer gathers and divides every posting of a common word (100k synthetic chunks:
+        most of BM25's time). Same operations, same numbers."""
+        positions = self._positions(phrase)
+        key = tuple(positions)
         cached = self.term_cache.get(key)
         if cached is not None:
             return cached
-        rows, frequencies = self._postings(phrase)
+        rows, frequencies = self._postings(positions)
         weights = np.zeros(0, dtype=np.float64)
         if len(rows):
             hits = len(rows)
             idf = math.log((len(self.chunk_ids) - hits + 0.5) / (hits + 0.5))
             idf = idf if idf > 0.0 else 1e-6  # as FTS5: common words still count a bit
             weights = idf * ((frequencies * (K1 + 1.0)) / (frequencies + self.length_norm[rows]))
-        self.term_cache.put(key, (rows, weights))
-        return rows, weights
+        found = TermScores.of(rows, weights, len(self.chunk_ids))
+        self.term_cache.put(key, found)
+        return found
 
-    def _postings(self, phrase: Phrase) -> tuple[Ints, Floats]:
-        """Rows holding the token (or any token with the stem) and its weighted count."""
+    def _positions(self, phrase: Phrase) -> list[int]:
+        """Positions in `tokens` of the words the phrase (one token) matches."""
         [token] = phrase.tokens
         if phrase.match == "stem":
-            positions = self.stem_tokens.get(token, [])
-        elif phrase.match == "prefix":
+            return self.stem_tokens.get(token, [])
+        if phrase.match == "prefix":
             start = bisect.bisect_left(self.tokens, token)
-            positions = list(range(start, bisect.bisect_right(self.tokens, token + _LAST_TOKEN)))
-        else:
-            at = bisect.bisect_left(self.tokens, token)
-            positions = [at] if at < len(self.tokens) and self.tokens[at] == token else []
+            return list(range(start, bisect.bisect_right(self.tokens, token + _LAST_TOKEN)))
+        at = bisect.bisect_left(self.tokens, token)
+        return [at] if at < len(self.tokens) and self.tokens[at] == token else []
+
+    def _postings(self, positions: list[int]) -> tuple[Ints, Floats]:
+        """Rows holding any of the tokens at `positions` and their weighted count there."""
         spans = [(int(self.offsets[p]), int(self.offsets[p + 1])) for p in positions]
         rows = _joined([self.posting_rows[low:high] for low, high in spans],
                        np.int32).astype(np.int64)
@@ -257,7 +262,7 @@ class LexicalIndex:
                                      dtype=np.float64)
         return rows, frequencies
 
-    def _add_fts_scores(self, phrase: Phrase, store: Store, total: Floats) -> None:
+    def _add_fts_scores(self, phrase: Phrase, store: AnyStore, total: Floats) -> None:
         matches = store.fts_scores(phrase.fts())
         if not matches:
             return
@@ -290,30 +295,6 @@ class LexicalIndex:
     def has(self, token: str) -> bool:
         at = bisect.bisect_left(self.tokens, token)
         return at < len(self.tokens) and self.tokens[at] == token
-
-
-class TermCache:
-    """Terms' (rows, scores), oldest dropped first beyond `limit` postings in all."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._lock = threading.Lock()
-        self._entries: dict[object, tuple[Ints, Floats]] = {}
-        self._size = 0
-
-    def get(self, key: object) -> tuple[Ints, Floats] | None:
-        with self._lock:
-            return self._entries.get(key)
-
-    def put(self, key: object, value: tuple[Ints, Floats]) -> None:
-        with self._lock:
-            if key in self._entries or len(value[0]) > self.limit:
-                return
-            self._entries[key] = value
-            self._size += len(value[0])
-            while self._size > self.limit:
-                oldest = next(iter(self._entries))
-                self._size -= len(self._entries.pop(oldest)[0])
 
 
 def _is_one_token(text: str) -> bool:
@@ -353,7 +334,7 @@ class Bm25Retriever:
     name = "bm25"
     default_threshold = BM25_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: Store, *, match: Match = "stem+prefix",
+    def __init__(self, store: AnyStore, *, match: Match = "stem+prefix",
                  stemmer: Stemmer = stem) -> None:
         self.store = store
         self.match = match  # others only to measure what stems buy (bench/)
@@ -382,9 +363,9 @@ class Bm25Retriever:
         return sum(1 for phrase in phrases if index.knows(phrase)) / len(phrases)
 
     def search(self, query: str, top_k: int, *, coverage: bool = True) -> list[SearchHit]:
-        """The best hits, best first. Without `coverage` their score is left 0 (hybrid
-        search scores them by cosine and skips reading every hit's words: ~40% of BM25's
-        time for 20 hits)."""
+        """The best hits, best first. Without `coverage` their score is left 0 (skips
+        reading every hit's words: ~40% of BM25's time for 20 hits; hybrid search needs
+        neither, see `ranked_ids`)."""
         return [hit for hit, _ in self.ranked(query, top_k, coverage=coverage)]
 
     def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
@@ -394,27 +375,36 @@ class Bm25Retriever:
                scope: Scope = EVERYTHING) -> list[tuple[SearchHit, float]]:
         """The best hits (scored by coverage) with their raw BM25 scores, best first; only
         rows of the scope's collections are candidates (before ranking and `top_k`)."""
-        phrases = query_phrases(query, self.match, self.stemmer)
-        if not phrases or top_k <= 0:
-            return []
         index = self.index()
-        scores = index.scores(phrases, self.store)
         stemmer = self.stemmer
         wanted = {stemmer(term) for term in terms(query)}
         hits: list[tuple[SearchHit, float]] = []
-        candidates = scores > 0
-        if not index.collections.covers(scope):
-            candidates &= index.collections.mask(scope)
-        for position in best_positions(scores, top_k, among=np.flatnonzero(candidates)):
-            chunk = self.store.chunk(index.chunk_ids[position])
+        for chunk_id, raw in self.ranked_ids(query, top_k, index, scope=scope):
+            chunk = self.store.chunk(chunk_id)
             document = index.documents.get(chunk.document_id) if chunk else None
             if chunk is None or document is None:  # pruned or removed since the index was read
                 continue
             present = wanted & _stems_of(f"{document.title} {chunk.section} {chunk.text}",
                                          stemmer) if coverage else set()
             hits.append((SearchHit(chunk=chunk, document=document,
-                                   score=len(present) / len(wanted)), float(scores[position])))
+                                   score=len(present) / len(wanted)), raw))
         return hits
+
+    def ranked_ids(self, query: str, top_k: int, index: LexicalIndex | None = None, *,
+                   scope: Scope = EVERYTHING) -> list[tuple[str, float]]:
+        """The best chunks' ids and raw BM25 scores, best first, without reading a chunk
+        (hybrid search reads only the few it returns: 20 reads were ~1 ms a question)."""
+        phrases = query_phrases(query, self.match, self.stemmer)
+        if not phrases or top_k <= 0:
+            return []
+        index = index or self.index()
+        scores = index.scores(phrases, self.store)
+        if index.collections.covers(scope):
+            best = best_positive_positions(scores, top_k)
+        else:  # only the scope's rows are candidates, before ranking and top_k
+            allowed = np.flatnonzero((scores > 0) & index.collections.mask(scope))
+            best = best_positions(scores, top_k, among=allowed)
+        return [(index.chunk_ids[position], float(scores[position])) for position in best]
 
 
 def _stems_of(text: str, stemmer: Stemmer) -> set[str]:

@@ -39,7 +39,7 @@ from docassist.core.inbox import InboxWorker
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import AdapterStore
-from docassist.core.ratelimit import RateLimiter
+from docassist.core.ratelimit import SharedRateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.statuses import Verdict
@@ -106,6 +106,16 @@ class SlackStream:
             logger.info("streaming unavailable, falling back to a post: %s", error)
             self.broken = True
 
+    def abandon(self) -> None:
+        """Stop a started stream without the answer's blocks (no buttons for an answer that
+        was not saved)."""
+        if self.ts is None or self.broken:
+            return
+        try:
+            self.client.chat_stopStream(channel=self.channel, ts=self.ts)
+        except Exception as error:
+            logger.info("could not stop the stream: %s", error)
+
     def finish(self, result: TurnResult) -> bool:
         """Stop the stream with the final blocks; False when the answer must be posted."""
         if self.ts is None or self.broken:
@@ -139,8 +149,10 @@ class SlackAdapter:
                                   partial_sink=self.stream_for,
                                   already_delivered=self.already_delivered,
                                   deliver_notice=self.deliver_notice,
-                                  before_turn=self.before_turn)
-        self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
+                                  before_turn=self.before_turn, platform=PLATFORM,
+                                  lease_seconds=config.inbox_lease)
+        self.limiter = SharedRateLimiter(store, config.per_user_per_minute,
+                                         config.global_per_minute)
         self.admission = Admission(store, self.limiter, self.worker)
         self._background = ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS,
                                               thread_name_prefix="slack-work")
@@ -329,7 +341,11 @@ class SlackAdapter:
     def deliver(self, message: ChatMessage, result: TurnResult) -> None:
         with self._streams_lock:
             stream = self._streams.pop(str(message.event_id), None)
-        if stream is not None and stream.finish(result):
+        if stream is not None and result.status == "storage_unavailable":
+            # Sentences were streamed, then the turn could not be saved: end the stream as
+            # it stands and say so in a post of its own (a stream's stop carries no text).
+            stream.abandon()
+        elif stream is not None and stream.finish(result):
             return  # the answer was streamed; the stream now carries sources and buttons
         if self.private.applies(message.key):
             self.private.deliver(message, result)

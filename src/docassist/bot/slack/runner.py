@@ -43,7 +43,8 @@ def slack_adapter(runtime: Runtime, settings: SlackSettings) -> SlackAdapter:
         private_channels=settings.private(),
         per_user_per_minute=config.rate_per_user,
         global_per_minute=config.rate_global,
-        inbox_workers=config.inbox_workers))
+        inbox_workers=config.turns_in_flight(),
+        inbox_lease=config.inbox_lease))
 
 
 def use_slack_groups(runtime: Runtime, adapter: SlackAdapter) -> None:

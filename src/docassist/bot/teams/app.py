@@ -52,7 +52,7 @@ from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavail
 from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.ports import AdapterStore
-from docassist.core.ratelimit import RateLimiter
+from docassist.core.ratelimit import SharedRateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
@@ -130,10 +130,12 @@ class TeamsAdapter:
                                   deliver_notice=self.deliver_notice,
                                   partial_sink=self.stream_for,
                                   already_delivered=self.already_delivered,
-                                  direct=self.direct)
+                                  direct=self.direct, platform=PLATFORM,
+                                  lease_seconds=config.inbox_lease)
         self._streams: dict[str, TeamsStream | TeamsUpdates] = {}
         self._streams_lock = threading.Lock()
-        self.limiter = RateLimiter(config.per_user_per_minute, config.global_per_minute)
+        self.limiter = SharedRateLimiter(store, config.per_user_per_minute,
+                                         config.global_per_minute)
         self.admission = Admission(store, self.limiter, self.worker)
         self.cloud = CloudAdapter(connection_manager=connections)
         # The SDK's default handler posts the exception text into the conversation; ours
@@ -306,6 +308,12 @@ class TeamsAdapter:
         self.stale_notes.remember(message)
         with self._streams_lock:
             stream = self._streams.pop(str(message.event_id), None)
+        if result.status == "storage_unavailable":
+            # Not the answer: the event is answered once the database takes it (its claim
+            # ends, another look runs it), so this note is not recorded as its posted reply.
+            self._deliver_activities(message, [reply_activity(card)
+                                               for card in cards.render(result)], record=False)
+            return
         if stream is not None:
             posted = (stream.finish(cards.trailer(result)) if isinstance(stream, TeamsStream)
                       else stream.finish(cards.render(result)))
@@ -329,9 +337,10 @@ class TeamsAdapter:
         event would have been marked done (Teams history cannot be read back)."""
         return self.store.posted_id(PLATFORM, str(message.event_id)) is not None
 
-    def _deliver_activities(self, message: ChatMessage, activities: list[Activity]) -> None:
-        """Inline when the caller waits (expectReplies); otherwise sent, and the posted id
-        stored before the inbox marks the event done."""
+    def _deliver_activities(self, message: ChatMessage, activities: list[Activity],
+                            record: bool = True) -> None:
+        """Inline when the caller waits (expectReplies); otherwise sent, and (`record`) the
+        posted id stored before the inbox marks the event done."""
         with self._waiting_lock:
             waiting = self._waiting.pop(str(message.event_id), None)
         if waiting is not None:
@@ -339,7 +348,7 @@ class TeamsAdapter:
                                                       waiting.notes + activities)
             return
         posted = self._send_from_thread(message, activities)
-        if posted:
+        if posted and record:
             self.store.record_posted(PLATFORM, str(message.event_id), posted[-1])
 
     def deliver_notice(self, message: ChatMessage, text: str) -> None:

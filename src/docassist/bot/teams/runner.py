@@ -61,7 +61,8 @@ class TeamsEndpoint:
             default_language=config.language, admin_users=settings.admins(),
             per_user_per_minute=config.rate_per_user,
             global_per_minute=config.rate_global,
-            inbox_workers=config.inbox_workers), self.connections)
+            inbox_workers=config.turns_in_flight(),
+            inbox_lease=config.inbox_lease), self.connections)
         if settings.anonymous:
             logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
             # Without an app id the SDK warns on every request; anonymous mode expects it.

@@ -1,0 +1,216 @@
+"""Acks under a burst beside their floor, and how busy the bot keeps the model (issue 25).
+
+    python bench/burst.py [--window 10] [--floor-server http.server|aiohttp] [--json]
+
+For 10 and then 50 concurrent connections (each sends its next signed event as soon as its
+previous ack returns; 500 events in all: 10 × 50 or 50 × 10 turns):
+- `docassist slack --http` as a process on a fresh copy of the indexed demo corpus, with a
+  stand-in model that serves at most MODEL_CAPACITY requests at once, each after
+  MODEL_DELAY_SECONDS (the turns run while the burst is acked), then
+- the floor: a bare Bolt app that only acks (bench/bolt_floor.py: same Bolt, same server
+  kind, same fake Web API), sent the same burst.
+Reported: ack p99 of both (`ack_burst_ms_p99`, `ack_floor_ms_p99`, and `…50…` for 50
+connections) and, over the 50-connection run's first `--window` seconds (or until every
+turn's requests are done, if sooner), model requests completed per second ÷ the stand-in's capacity
+(`model_capacity_ratio`), the machine's CPU busy share then (/proc/stat) and what limited
+it (`cpu` only when that share is ≥ CPU_BOUND_SHARE, else `model`). Figures, not tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Final
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from load import demo_database, percentile  # noqa: E402
+
+from tests.fakes.loopback import free_port, wait_healthy  # noqa: E402
+from tests.fakes.model_server import ModelServer, Reply  # noqa: E402
+from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
+from tests.slack_load import (  # noqa: E402
+    EventSender,
+    LoadRun,
+    model_env,
+    model_responder,
+    send_load,
+    start_bot,
+)
+
+SECRET: Final = "bench-signing-secret"
+EVENTS: Final = 500
+CONNECTIONS: Final = (10, 50)
+MODEL_CAPACITY: Final = 32
+MODEL_DELAY_SECONDS: Final = 0.2
+CAPACITY_PER_SECOND: Final = MODEL_CAPACITY / MODEL_DELAY_SECONDS
+"""160 requests/s: what the stand-in serves when it is never idle."""
+REQUESTS_PER_TURN: Final = 2
+"""Selection, then the answer."""
+CPU_BOUND_SHARE: Final = 0.9
+WINDOW_SECONDS: Final = 10.0
+
+
+class CapacityModel:
+    """The stand-in model's responder with a hosted model's limit: MODEL_CAPACITY requests
+    are served at once (each takes MODEL_DELAY_SECONDS), the rest wait; completions are
+    timed."""
+
+    def __init__(self) -> None:
+        self._slots = threading.BoundedSemaphore(MODEL_CAPACITY)
+        self._answer = model_responder(0.0)
+        self._lock = threading.Lock()
+        self.completed: list[float] = []
+
+    def __call__(self, body: Any) -> Reply:
+        with self._slots:
+            time.sleep(MODEL_DELAY_SECONDS)
+            reply = self._answer(body)
+        with self._lock:
+            self.completed.append(time.monotonic())
+        return reply
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self.completed)
+
+    def completed_between(self, start: float, end: float) -> int:
+        with self._lock:
+            return sum(1 for at in self.completed if start <= at < end)
+
+
+def cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs since boot, from /proc/stat."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def burst(url: str, connections: int) -> list[float]:
+    """The burst's ack times (ms) of the acked events."""
+    sender = EventSender(url, SECRET)
+    run = LoadRun(connections, EVENTS // connections)
+    try:
+        send_load(sender, run)
+    finally:
+        sender.close()
+    return run.ack_ms()
+
+
+def start_floor(api: FakeSlackApi, port: int, server: str, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, str(REPO / "bench" / "bolt_floor.py"), "--port", str(port),
+             "--api-url", api.url, "--server", server],
+            env={**os.environ, "SLACK_SIGNING_SECRET": SECRET}, cwd=REPO,
+            stdout=subprocess.DEVNULL, stderr=stderr)
+    return wait_healthy(process, port, lambda: log.read_text(errors="replace"))
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
+
+
+def bot_burst(demo: Path, folder: Path, connections: int, window: float
+              ) -> tuple[list[float], dict[str, Any]]:
+    """The product's acks for one burst and, over `window` seconds from its start (less
+    when every turn is done sooner), the model requests it completed and the CPU busy
+    share."""
+    db = folder / f"bot-{connections}.db"
+    shutil.copy(demo, db)
+    model = CapacityModel()
+    with FakeSlackApi() as api, ModelServer() as server:
+        server.respond("/v1/chat/completions", model)
+        port = free_port()
+        bot = start_bot(db, api, port, SECRET, model_env(server.url))
+        try:
+            began, (busy, total) = time.monotonic(), cpu_times()
+            acks = burst(f"http://127.0.0.1:{port}/slack/events", connections)
+            # Until the window ends or every turn's two requests are done (then the model
+            # would sit idle for the rest of the window, which is not the bot's capacity).
+            while (time.monotonic() < began + window
+                   and model.count() < REQUESTS_PER_TURN * EVENTS):
+                time.sleep(0.05)
+            ended, (busy_end, total_end) = time.monotonic(), cpu_times()
+        finally:
+            stop(bot)
+    completed = model.completed_between(began, ended)
+    return acks, {"requests": completed, "seconds": round(ended - began, 2),
+                  "cpu_busy": (busy_end - busy) / max(1, total_end - total)}
+
+
+def floor_burst(folder: Path, connections: int, server: str) -> list[float]:
+    with FakeSlackApi() as api:
+        port = free_port()
+        floor = start_floor(api, port, server, folder / f"floor-{connections}.log")
+        try:
+            return burst(f"http://127.0.0.1:{port}/slack/events", connections)
+        finally:
+            stop(floor)
+
+
+def p99(acks: list[float]) -> float:
+    return round(percentile(acks, 0.99), 1)
+
+
+def measure(folder: Path, window: float = WINDOW_SECONDS,
+            floor_server: str = "http.server") -> dict[str, Any]:
+    demo = demo_database(folder)
+    figures: dict[str, Any] = {"ack_floor_server": floor_server}
+    details: dict[str, Any] = {}
+    for connections in CONNECTIONS:
+        acks, capacity = bot_burst(demo, folder, connections, window)
+        floor = floor_burst(folder, connections, floor_server)
+        suffix = "" if connections == 10 else str(connections)
+        figures[f"ack_burst{suffix}_ms_p99"] = p99(acks)
+        figures[f"ack_floor{suffix}_ms_p99"] = p99(floor)
+        details[str(connections)] = {
+            "acked": len(acks), "floor_acked": len(floor),
+            "ack_ms_p50": round(statistics.median(acks), 1) if acks else None,
+            "floor_ms_p50": round(statistics.median(floor), 1) if floor else None,
+            "model_requests_per_s": round(capacity["requests"] / capacity["seconds"], 1),
+            "cpu_busy": round(capacity["cpu_busy"], 3)}
+        if connections == max(CONNECTIONS):  # the most conversations: the most turns at once
+            rate = capacity["requests"] / capacity["seconds"]
+            figures["model_capacity_ratio"] = round(rate / CAPACITY_PER_SECOND, 3)
+            figures["model_capacity_cpu_busy"] = round(capacity["cpu_busy"], 3)
+            figures["model_capacity_limited_by"] = (
+                "cpu" if capacity["cpu_busy"] >= CPU_BOUND_SHARE else "model")
+    figures["ack_burst_details"] = details
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--window", type=float, default=WINDOW_SECONDS)
+    parser.add_argument("--floor-server", choices=("http.server", "aiohttp"),
+                        default="http.server")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as name:
+        figures = measure(Path(name), args.window, args.floor_server)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for key, value in figures.items():
+            print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()

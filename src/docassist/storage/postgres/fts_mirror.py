@@ -1,0 +1,82 @@
+"""The searchable rows of a PostgreSQL store, mirrored into an in-memory SQLite FTS5 table.
+
+Search on PostgreSQL uses the same in-process index as on SQLite (storage/search.py: BM25
+from the FTS rows, phrases scored by FTS5; measured against PostgreSQL's own full text,
+README "Scaling out"). That index asks its store for FTS rows by rowid and for FTS5's bm25
+of a phrase; this mirror answers both exactly as the SQLite store does, from a copy of
+`chunks_fts` kept in step with the database: when the index version moved, rows deleted
+there are deleted here and rows added there are read (only those), so a replica that did
+not index catches up without a restart and reads each row once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from docassist.core.errors import StorageError
+
+Rows = Callable[[str, list[Any]], list[tuple[Any, ...]]]
+"""Runs a query on PostgreSQL and returns its rows."""
+
+
+
+class FtsMirror:
+    def __init__(self, read: Rows, weights: tuple[float, ...]) -> None:
+        self._read = read
+        self._bm25 = f"bm25(chunks_fts, {', '.join(map(str, weights))})"
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5("
+                         "chunk_id UNINDEXED, title, section, body, tokenize = 'unicode61')")
+        self._version = -1
+
+    def sync(self, version: int) -> None:
+        """Bring the copy to `version` (read by the caller before the rows, so a change made
+        meanwhile is caught by the next call)."""
+        with self._lock:
+            if version == self._version:
+                return
+            wanted = {int(row[0]) for row in self._read("SELECT rowid FROM chunks_fts", [])}
+            held = {int(row[0]) for row in self._db.execute("SELECT rowid FROM chunks_fts")}
+            gone = sorted(held - wanted)
+            self._db.executemany("DELETE FROM chunks_fts WHERE rowid = ?",
+                                 [(rowid,) for rowid in gone])
+            new = sorted(wanted - held)
+            for start in range(0, len(new), 5000):
+                rows = self._read("SELECT rowid, chunk_id, title, section, body FROM chunks_fts "
+                                  "WHERE rowid = ANY(%s)", [new[start:start + 5000]])
+                self._db.executemany("INSERT INTO chunks_fts (rowid, chunk_id, title, section, "
+                                     "body) VALUES (?, ?, ?, ?, ?)", rows)
+            self._version = version
+
+    def rows(self, after_rowid: int, limit: int) -> list[tuple[int, str, str, str, str]]:
+        with self._lock:
+            return [tuple(row) for row in self._db.execute(
+                "SELECT rowid, chunk_id, title, section, body FROM chunks_fts WHERE rowid > ? "
+                "ORDER BY rowid LIMIT ?", [after_rowid, limit]).fetchall()]
+
+    def scores(self, match: str) -> list[tuple[int, float]]:
+        with self._lock:
+            try:
+                return [(int(rowid), float(value)) for rowid, value in self._db.execute(
+                    f"SELECT rowid, {self._bm25} FROM chunks_fts WHERE chunks_fts MATCH ?",
+                    [match]).fetchall()]
+            except sqlite3.OperationalError as error:
+                raise StorageError(f"search failed: {error}") from error
+
+    def ranked(self, match: str, limit: int) -> list[tuple[str, float]]:
+        """Chunk ids matching an FTS5 expression, best bm25 first, with the raw value."""
+        with self._lock:
+            try:
+                return [(str(chunk_id), float(value)) for chunk_id, value in self._db.execute(
+                    f"SELECT chunk_id, {self._bm25} AS rank_value FROM chunks_fts "
+                    "WHERE chunks_fts MATCH ? ORDER BY rank_value LIMIT ?",
+                    [match, limit]).fetchall()]
+            except sqlite3.OperationalError as error:
+                raise StorageError(f"search failed: {error}") from error
+
+    def close(self) -> None:
+        self._db.close()

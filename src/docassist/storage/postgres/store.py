@@ -1,0 +1,85 @@
+"""The PostgreSQL store: every store protocol of core/ports.py (and the source, stale-note and
+lease rows of sources/ and bot/stale_courier.py) on one PostgreSQL database, shared by any
+number of replicas. Selected by `DOCASSIST_DB=postgresql://…` (storage/backends.py).
+
+Opening it applies the pending migrations (schema.py, under an advisory lock). Reads and
+writes take a pooled connection each (psycopg_pool); the catalog's searchable rows are
+mirrored in memory for the search index (fts_mirror.py), and vectors are read into the
+dense index of each process, both refreshed when the shared index version moves.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import psycopg
+
+from docassist.core.documents import Chunk, DocumentInfo
+from docassist.core.errors import StorageError
+from docassist.storage.database import FTS_COLUMN_WEIGHTS
+from docassist.storage.group_commit import GroupCommit
+from docassist.storage.postgres.catalog import CatalogRows
+from docassist.storage.postgres.chat_rows import ChatRows
+from docassist.storage.postgres.claims import ClaimRowsPg
+from docassist.storage.postgres.connection import PgBase, storage_error
+from docassist.storage.postgres.conversations import ConversationRows
+from docassist.storage.postgres.fts_mirror import FtsMirror
+from docassist.storage.postgres.gap_rows import GapRowsPg
+from docassist.storage.postgres.inbox import InboxRows
+from docassist.storage.postgres.schema import migrate, pending
+from docassist.storage.postgres.scope_rows import ScopeRowsPg
+from docassist.storage.postgres.sources import SourceRowsPg, StaleRowsPg
+
+
+class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRowsPg,
+                    StaleRowsPg, ChatRows, ScopeRowsPg, GapRowsPg, PgBase):
+    backend = "postgresql"
+
+    def __init__(self, url: str, *, save_raw: bool = False, migrate_now: bool = True) -> None:
+        super().__init__(url)
+        self.save_raw = save_raw
+        """With it off, a finished inbox event keeps ids and hashes only (see privacy.py)."""
+        self._catalog_lock = threading.Lock()
+        self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
+        self._chunk_cache: dict[str, Chunk] = {}
+        self._chunk_cache_version = -1
+        self._fts = FtsMirror(self._fetch, FTS_COLUMN_WEIGHTS)
+        self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
+        if migrate_now:
+            try:
+                self.migrate()
+            except StorageError:
+                self.close()
+                raise
+
+    def migrate(self) -> list[str]:
+        """Apply pending migrations (waiting for another process that is applying them);
+        returns the names applied here."""
+        try:
+            with self.pool.connection() as connection:
+                connection.autocommit = True
+                try:
+                    return migrate(connection)
+                finally:
+                    connection.autocommit = False
+        except psycopg.Error as error:
+            raise StorageError(f"cannot migrate database {self.path}: {error}") from error
+
+    def pending_migrations(self) -> list[str]:
+        try:
+            with self.pool.connection() as connection:
+                return pending(connection)
+        except psycopg.Error as error:
+            raise storage_error(error) from error
+
+    def close(self) -> None:
+        self._fts.close()
+        super().close()
+
+    def _fetch(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        try:
+            with self.pool.connection() as connection:
+                return list(connection.execute(sql, params).fetchall())
+        except psycopg.Error as error:
+            raise storage_error(error) from error

@@ -1,0 +1,146 @@
+"""Work shared by processes, at the store: inbox claims, rate limits, the retention lease.
+Two `Store` objects on one file stand for two processes (each has its own connections)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from docassist.core.ratelimit import SharedRateLimiter
+from docassist.storage import Store
+from docassist.storage.backends import AnyStore
+from docassist.storage.exports import RetentionScheduler
+from docassist.storage.postgres import PostgresStore
+from tests.conftest import STORES
+from tests.helpers import message
+
+LEASE = 30.0
+
+
+@pytest.fixture(params=STORES)
+def pair(request: pytest.FixtureRequest, db_path: Path) -> Iterator[tuple[AnyStore, AnyStore]]:
+    """One database opened twice: two processes, on each store."""
+    if request.param == "postgresql":
+        url = str(request.getfixturevalue("pg_demo_url"))
+        opened: list[AnyStore] = [PostgresStore(url), PostgresStore(url)]
+    else:
+        opened = [Store(db_path), Store(db_path)]
+    yield opened[0], opened[1]
+    for store in opened:
+        store.close()
+
+
+def execute(store: AnyStore, sql: str, params: list[object]) -> None:
+    """Raw SQL as a test's own hand on the database (SQLite `?` placeholders)."""
+    if isinstance(store, Store):
+        store.db.execute(sql, params)
+        return
+    with store._transaction() as connection:
+        connection.execute(sql.replace("?", "%s"), params)
+
+
+def test_only_the_oldest_event_of_a_conversation_is_claimed_and_only_once(
+        pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
+    first = store.enqueue(message("one", thread="a", event_id="A1"))
+    second = store.enqueue(message("two", thread="a", event_id="A2"))
+    elsewhere = store.enqueue(message("three", thread="b", event_id="B1"))
+    claimed = store.claim("", "p1", LEASE, 10)
+    assert [event.id for event in claimed] == [first, elsewhere]  # A2 waits for A1
+    assert other.claim("", "p2", LEASE, 10) == []  # live claims: nothing for another process
+    store.finish(first, "done")
+    # A1 done, its claim released: A2 is next, for whoever looks first.
+    assert [event.id for event in other.claim("", "p2", LEASE, 10)] == [second]
+    assert store.claim("", "p1", LEASE, 10) == []
+
+
+def test_an_expired_claim_is_taken_over_and_the_old_holder_learns_it_lost(
+        pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
+    event_id = store.enqueue(message("one", thread="a", event_id="A1"))
+    assert [event.id for event in store.claim("", "dead", 0.2, 10)] == [event_id]
+    assert other.claim("", "alive", LEASE, 10) == []
+    time.sleep(0.3)  # the holder stopped renewing
+    [taken] = other.claim("", "alive", LEASE, 10)
+    assert taken.id == event_id and taken.message.text == "one"
+    assert store.renew_claims("dead", [event_id], LEASE) == set()
+    assert other.renew_claims("alive", [event_id], LEASE) == {event_id}
+
+
+def test_no_event_of_a_conversation_is_claimed_while_another_claim_on_it_is_live(
+        pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
+    """A PostgreSQL sequence can commit an older id after a newer one was claimed."""
+    first = store.enqueue(message("one", thread="a", event_id="A1"))
+    [claimed] = store.claim("", "p1", LEASE, 10)
+    execute(store, "UPDATE inbox SET id = 1000 WHERE id = ?", [first])  # now the newest
+    store.enqueue(message("two", thread="a", event_id="A2"))  # older id than the claimed
+    assert claimed.id == first
+    assert other.claim("", "p2", LEASE, 10) == []
+
+
+def test_claims_are_per_platform(pair: tuple[AnyStore, AnyStore]) -> None:
+    store = pair[0]
+    store.enqueue(message("one", thread="a", event_id="A1"))
+    assert store.claim("slack", "p1", LEASE, 10) == []
+    assert len(store.claim("test", "p1", LEASE, 10)) == 1
+
+
+def test_concurrent_claimers_never_share_an_event(pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
+    for index in range(40):
+        store.enqueue(message(f"m{index}", thread=f"t{index}", event_id=f"E{index}"))
+
+    def claim_all(claimer: tuple[AnyStore, str]) -> list[int]:
+        db, holder = claimer
+        taken: list[int] = []
+        for _ in range(20):
+            taken += [event.id for event in db.claim("", holder, LEASE, 3)]
+        return taken
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(claim_all, [(store, "a"), (other, "b"), (store, "c"),
+                                            (other, "d")]))
+    everything = [event for taken in results for event in taken]
+    assert len(everything) == len(set(everything)) == 40
+
+
+def test_rate_limits_count_across_processes(pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
+    here, there = SharedRateLimiter(store, 2, 0), SharedRateLimiter(other, 2, 0)
+    assert here.check("U1", "a1") == 0
+    assert there.check("U1", "a2") == 0
+    wait = here.check("U1", "a3")
+    assert 1 <= wait <= 60  # the third of the minute, whichever process counts it
+    assert there.check("U1", "a3") == wait  # the same arrival again: its first verdict
+    assert there.check("U1", "a1") == 0  # (a repeat of an admitted one is not counted)
+    assert there.check("U2", "b1") == 0  # another user has a budget of their own
+    rows = store._rows("SELECT user_key FROM rate_arrivals") if isinstance(
+        store, PostgresStore) else list(store.db.query("SELECT user_key FROM rate_arrivals"))
+    assert rows and all(len(row["user_key"]) == 64 for row in rows)  # hashed, never the id
+
+
+def test_concurrent_checks_admit_exactly_the_limit(pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
+    limiters = [SharedRateLimiter(db, 0, 7) for db in (store, other)]
+    with ThreadPoolExecutor(8) as pool:
+        verdicts = list(pool.map(lambda n: limiters[n % 2].check(f"U{n}", f"x{n}"), range(30)))
+    assert verdicts.count(0) == 7
+
+
+def test_retention_runs_in_one_process_a_day(pair: tuple[AnyStore, AnyStore]) -> None:
+    store, other = pair
+    first = RetentionScheduler(store, 30, holder="process-1")
+    second = RetentionScheduler(other, 30, holder="process-2")
+    try:
+        first.start()
+        second.start()
+    finally:
+        first.stop()
+        second.stop()
+    [lease] = [row for row in store.lease_rows() if row["name"].startswith("schedule:")]
+    assert lease["holder"] == "process-1"
