@@ -1,5 +1,5 @@
 """The store contract for issue 23 (reasons, shares, posted reply ids, team addresses), run
-against every store of `STORE_FACTORIES` (tests/storage/conftest.py) through the protocols."""
+against every store of `STORE_FACTORIES` (tests/storage/conformance.py) through the protocols."""
 
 from __future__ import annotations
 
