@@ -1,14 +1,16 @@
 """Acks under a burst beside their floor, and how busy the bot keeps the model (issue 25).
 
-    python bench/burst.py [--window 10] [--floor-server http.server|aiohttp] [--json]
+    python bench/burst.py [--window 10] [--floor-server aiohttp+threads|aiohttp|http.server]
+        [--json]
 
 For 10 and then 50 concurrent connections (each sends its next signed event as soon as its
 previous ack returns; 500 events in all: 10 × 50 or 50 × 10 turns):
 - `docassist slack --http` as a process on a fresh copy of the indexed demo corpus, with a
   stand-in model that serves at most MODEL_CAPACITY requests at once, each after
   MODEL_DELAY_SECONDS (the turns run while the burst is acked), then
-- the floor: a bare Bolt app that only acks (bench/bolt_floor.py: same Bolt, same server
-  kind, same fake Web API), sent the same burst.
+- the floor: a bare Bolt app that only acks (bench/bolt_floor.py: same Bolt, same fake Web
+  API, and by default the same server kind — the sync App behind the product's own aiohttp
+  route and dispatch thread pool), sent the same burst.
 Reported: ack p99 of both (`ack_burst_ms_p99`, `ack_floor_ms_p99`, and `…50…` for 50
 connections) and, over the 50-connection run's first `--window` seconds (or until every
 turn's requests are done, if sooner), model requests completed per second ÷ the stand-in's capacity
@@ -35,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from bolt_floor import DEFAULT_SERVER, SERVER_KINDS  # noqa: E402
 from load import demo_database, percentile  # noqa: E402
 
 from tests.loopback import free_port, wait_healthy  # noqa: E402
@@ -170,7 +173,7 @@ def p99(acks: list[float]) -> float:
 
 
 def measure(folder: Path, window: float = WINDOW_SECONDS,
-            floor_server: str = "http.server") -> dict[str, Any]:
+            floor_server: str = DEFAULT_SERVER) -> dict[str, Any]:
     demo = demo_database(folder)
     figures: dict[str, Any] = {"ack_floor_server": floor_server}
     details: dict[str, Any] = {}
@@ -199,8 +202,7 @@ def measure(folder: Path, window: float = WINDOW_SECONDS,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--window", type=float, default=WINDOW_SECONDS)
-    parser.add_argument("--floor-server", choices=("http.server", "aiohttp"),
-                        default="http.server")
+    parser.add_argument("--floor-server", choices=SERVER_KINDS, default=DEFAULT_SERVER)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
