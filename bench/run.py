@@ -51,6 +51,7 @@ from docassist.core.messages import ChatMessage, ConversationKey  # noqa: E402
 from docassist.core.ports import SearchHit  # noqa: E402
 from docassist.core.retrieval_eval import load_retrieval_cases  # noqa: E402
 from docassist.core.rules import RulesSelector  # noqa: E402
+from docassist.core.scopes import Scope  # noqa: E402
 from docassist.core.tools import default_registry  # noqa: E402
 from docassist.core.turn import TurnEngine  # noqa: E402
 from docassist.models.embedders import get_embedder  # noqa: E402
@@ -74,6 +75,11 @@ class FixedRetriever:
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
         return self.hits[:top_k]
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        # The engine searches through its scope (core/scoping.py); without this the search
+        # tool raised in every turn and the figure timed failing turns (7.9 ms, not ~2.3).
+        return [hit for hit in self.hits if scope.allows(hit.document.collection)][:top_k]
 
 
 def turn_overhead(folder: Path, turns: int) -> dict[str, float]:
