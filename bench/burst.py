@@ -75,11 +75,19 @@ class CapacityModel:
         self._answer = model_responder(0.0)
         self._lock = threading.Lock()
         self.completed: list[float] = []
+        self.in_flight = 0
+        self.peak = 0
+        """The most requests served at once: how many turns the bot kept on the model."""
 
     def __call__(self, body: Any) -> Reply:
         with self._slots:
+            with self._lock:
+                self.in_flight += 1
+                self.peak = max(self.peak, self.in_flight)
             time.sleep(MODEL_DELAY_SECONDS)
             reply = self._answer(body)
+            with self._lock:
+                self.in_flight -= 1
         with self._lock:
             self.completed.append(time.monotonic())
         return reply
@@ -155,7 +163,8 @@ def bot_burst(demo: Path, folder: Path, connections: int, window: float
             stop(bot)
     completed = model.completed_between(began, ended)
     return acks, {"requests": completed, "seconds": round(ended - began, 2),
-                  "cpu_busy": (busy_end - busy) / max(1, total_end - total)}
+                  "cpu_busy": (busy_end - busy) / max(1, total_end - total),
+                  "peak": model.peak}
 
 
 def floor_burst(folder: Path, connections: int, server: str) -> list[float]:
@@ -188,7 +197,8 @@ def measure(folder: Path, window: float = WINDOW_SECONDS,
             "ack_ms_p50": round(statistics.median(acks), 1) if acks else None,
             "floor_ms_p50": round(statistics.median(floor), 1) if floor else None,
             "model_requests_per_s": round(capacity["requests"] / capacity["seconds"], 1),
-            "cpu_busy": round(capacity["cpu_busy"], 3)}
+            "cpu_busy": round(capacity["cpu_busy"], 3),
+            "model_peak_in_flight": capacity["peak"]}
         if connections == max(CONNECTIONS):  # the most conversations: the most turns at once
             rate = capacity["requests"] / capacity["seconds"]
             figures["model_capacity_ratio"] = round(rate / CAPACITY_PER_SECOND, 3)
