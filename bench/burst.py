@@ -108,6 +108,12 @@ def cpu_times() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def burst(url: str, connections: int) -> list[float]:
     """The burst's ack times (ms) of the acked events."""
     sender = EventSender(url, SECRET)
@@ -152,6 +158,7 @@ def bot_burst(demo: Path, folder: Path, connections: int, window: float
         bot = start_bot(db, api, port, SECRET, model_env(server.url))
         try:
             began, (busy, total) = time.monotonic(), cpu_times()
+            bot_cpu, bench_cpu = process_cpu_seconds(bot.pid), process_cpu_seconds(os.getpid())
             acks = burst(f"http://127.0.0.1:{port}/slack/events", connections)
             # Until the window ends or every turn's two requests are done (then the model
             # would sit idle for the rest of the window, which is not the bot's capacity).
@@ -159,12 +166,16 @@ def bot_burst(demo: Path, folder: Path, connections: int, window: float
                    and model.count() < REQUESTS_PER_TURN * EVENTS):
                 time.sleep(0.05)
             ended, (busy_end, total_end) = time.monotonic(), cpu_times()
+            bot_cpu = process_cpu_seconds(bot.pid) - bot_cpu
+            bench_cpu = process_cpu_seconds(os.getpid()) - bench_cpu
         finally:
             stop(bot)
     completed = model.completed_between(began, ended)
     return acks, {"requests": completed, "seconds": round(ended - began, 2),
                   "cpu_busy": (busy_end - busy) / max(1, total_end - total),
-                  "peak": model.peak}
+                  "peak": model.peak, "bot_cpu_cores": bot_cpu / max(0.001, ended - began),
+                  # the load generator, fake Slack API and stand-in model (one process)
+                  "bench_cpu_cores": bench_cpu / max(0.001, ended - began)}
 
 
 def floor_burst(folder: Path, connections: int, server: str) -> list[float]:
@@ -198,7 +209,9 @@ def measure(folder: Path, window: float = WINDOW_SECONDS,
             "floor_ms_p50": round(statistics.median(floor), 1) if floor else None,
             "model_requests_per_s": round(capacity["requests"] / capacity["seconds"], 1),
             "cpu_busy": round(capacity["cpu_busy"], 3),
-            "model_peak_in_flight": capacity["peak"]}
+            "model_peak_in_flight": capacity["peak"],
+            "bot_cpu_cores": round(capacity["bot_cpu_cores"], 2),
+            "bench_cpu_cores": round(capacity["bench_cpu_cores"], 2)}
         if connections == max(CONNECTIONS):  # the most conversations: the most turns at once
             rate = capacity["requests"] / capacity["seconds"]
             figures["model_capacity_ratio"] = round(rate / CAPACITY_PER_SECOND, 3)
