@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,8 @@ def serve_http_server(secret: str, api_url: str, host: str, port: int) -> None:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            headers = {name.lower(): value for name, value in self.headers.items()}
+            headers: dict[str, str | Sequence[str]] = {
+                name.lower(): value for name, value in self.headers.items()}
             response = bolt.dispatch(BoltRequest(body=body.decode("utf-8"), headers=headers))
             self.answer(response.status, (response.body or "").encode("utf-8"),
                         {name: values[0] for name, values in response.headers.items() if values})
