@@ -1,15 +1,22 @@
 """The ack floor: a bare Bolt app that only acks, as a process (bench/burst.py starts it).
 
     python bench/bolt_floor.py --port 3000 --api-url http://127.0.0.1:PORT \\
-        [--server http.server|aiohttp]
+        [--server aiohttp+threads|aiohttp|http.server]
 
 Same Bolt version as the product (it is the installed `slack_bolt`), the same fake Web API
-(`--api-url`), the same signing secret check, and the same server kind as `docassist slack
---http` (`--server`): `http.server` serves the app through the product's own
-`bot/slack/server.make_server` (a ThreadingHTTPServer, what HTTP mode runs today);
-`aiohttp` serves a Bolt `AsyncApp` through Bolt's aiohttp adapter (what HTTP mode runs once
-it moves to aiohttp). Its listeners do nothing but ack: whatever the product adds on the
-ack path (storing the event, admission, turns running beside it) is the difference.
+(`--api-url`), the same signing secret check, and by default the same server kind as
+`docassist slack --http`:
+- `aiohttp+threads` (default, ours): a synchronous Bolt `App` mounted exactly as
+  `bot/slack/runner.serve` mounts the product's — the product's own `SlackEvents` route
+  (its request checks, Bolt's `dispatch` on its thread pool of SLACK_DISPATCH_THREADS)
+  added by `bot/web.add_routes` to `bot/web.new_application()` and served by
+  `bot/web.run_forever` (same read timeout, backlog and keep-alive). The code is reused,
+  not copied, so the floor follows the product's server when it changes.
+- `aiohttp`: a Bolt `AsyncApp` through Bolt's own aiohttp adapter (no thread pool).
+- `http.server`: the sync `App` behind a `ThreadingHTTPServer`, a thread per connection
+  (what HTTP mode ran before it moved to aiohttp).
+Its listeners do nothing but ack: whatever the product adds on the ack path (storing the
+event, admission, turns running beside it) is the difference.
 """
 
 from __future__ import annotations
@@ -18,22 +25,25 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-SERVER_KINDS = ("http.server", "aiohttp")
+SERVER_KINDS = ("aiohttp+threads", "aiohttp", "http.server")
+DEFAULT_SERVER = SERVER_KINDS[0]
 SECRET_ENV = "SLACK_SIGNING_SECRET"
 HEALTH_PATH = "/healthz"
+EVENTS_PATH = "/slack/events"
 
 
-def serve_http_server(secret: str, api_url: str, host: str, port: int) -> None:
+def sync_app(secret: str, api_url: str) -> Any:
+    """A synchronous Bolt App configured as the product's (bot/slack/app.py) that only acks."""
     from slack_bolt import App
     from slack_sdk import WebClient
-
-    from docassist.bot.slack.server import make_server
 
     app = App(signing_secret=secret, client=WebClient(token="xoxb-floor", base_url=api_url),
               process_before_response=True)
@@ -46,10 +56,55 @@ def serve_http_server(secret: str, api_url: str, host: str, port: int) -> None:
     def message(ack: Any) -> None:
         ack()
 
-    make_server(app, host, port, signing_secret=secret).serve_forever()
+    return app
 
 
-def serve_aiohttp(secret: str, api_url: str, host: str, port: int) -> None:
+def serve_aiohttp_threads(secret: str, api_url: str, host: str, port: int) -> None:
+    from docassist.bot.slack.server import SlackEvents
+    from docassist.bot.web import add_routes, new_application, run_forever
+
+    app = new_application()
+    add_routes(app, SlackEvents(sync_app(secret, api_url), secret).routes())
+    run_forever(app, host, port, lambda _port: None)
+
+
+def serve_http_server(secret: str, api_url: str, host: str, port: int) -> None:
+    from slack_bolt.request import BoltRequest
+
+    bolt = sync_app(secret, api_url)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the load's clients expect
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def answer(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+            self.send_response(status)
+            for name, value in headers.items():
+                if name.lower() != "content-length":
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            self.answer(200, b'{"ok": true}', {"Content-Type": "application/json"})
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            headers: dict[str, str | Sequence[str]] = {
+                name.lower(): value for name, value in self.headers.items()}
+            response = bolt.dispatch(BoltRequest(body=body.decode("utf-8"), headers=headers))
+            self.answer(response.status, (response.body or "").encode("utf-8"),
+                        {name: values[0] for name, values in response.headers.items() if values})
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    server.serve_forever()
+
+
+def serve_aiohttp_async(secret: str, api_url: str, host: str, port: int) -> None:
     from aiohttp import web
     from slack_bolt.async_app import AsyncApp
     from slack_sdk.web.async_client import AsyncWebClient
@@ -69,9 +124,13 @@ def serve_aiohttp(secret: str, api_url: str, host: str, port: int) -> None:
     async def healthz(_: web.Request) -> web.Response:
         return web.json_response({"ok": True})
 
-    web_app = app.web_app(path="/slack/events")
+    web_app = app.web_app(path=EVENTS_PATH)
     web_app.router.add_get(HEALTH_PATH, healthz)
     web.run_app(web_app, host=host, port=port, print=None)
+
+
+SERVERS = {"aiohttp+threads": serve_aiohttp_threads, "aiohttp": serve_aiohttp_async,
+           "http.server": serve_http_server}
 
 
 def main() -> None:
@@ -79,12 +138,11 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--api-url", required=True)
-    parser.add_argument("--server", choices=SERVER_KINDS, default="http.server")
+    parser.add_argument("--server", choices=SERVER_KINDS, default=DEFAULT_SERVER)
     args = parser.parse_args()
     secret = os.environ[SECRET_ENV]  # secrets from the environment only
     print(json.dumps({"floor": args.server, "port": args.port}), file=sys.stderr, flush=True)
-    serve = serve_http_server if args.server == "http.server" else serve_aiohttp
-    serve(secret, args.api_url, args.host, args.port)
+    SERVERS[args.server](secret, args.api_url, args.host, args.port)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
 """Acks under a burst beside their floor, and how busy the bot keeps the model (issue 25).
 
-    python bench/burst.py [--window 10] [--floor-server http.server|aiohttp] [--json]
+    python bench/burst.py [--window 10] [--floor-server aiohttp+threads|aiohttp|http.server]
+        [--json]
 
 For 10 and then 50 concurrent connections (each sends its next signed event as soon as its
 previous ack returns; 500 events in all: 10 × 50 or 50 × 10 turns):
 - `docassist slack --http` as a process on a fresh copy of the indexed demo corpus, with a
   stand-in model that serves at most MODEL_CAPACITY requests at once, each after
   MODEL_DELAY_SECONDS (the turns run while the burst is acked), then
-- the floor: a bare Bolt app that only acks (bench/bolt_floor.py: same Bolt, same server
-  kind, same fake Web API), sent the same burst.
+- the floor: a bare Bolt app that only acks (bench/bolt_floor.py: same Bolt, same fake Web
+  API, and by default the same server kind — the sync App behind the product's own aiohttp
+  route and dispatch thread pool), sent the same burst.
 Reported: ack p99 of both (`ack_burst_ms_p99`, `ack_floor_ms_p99`, and `…50…` for 50
 connections) and, over the 50-connection run's first `--window` seconds (or until every
 turn's requests are done, if sooner), model requests completed per second ÷ the stand-in's capacity
@@ -35,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from bolt_floor import DEFAULT_SERVER, SERVER_KINDS  # noqa: E402
 from load import demo_database, percentile  # noqa: E402
 
 from tests.fakes.loopback import free_port, wait_healthy  # noqa: E402
@@ -72,11 +75,19 @@ class CapacityModel:
         self._answer = model_responder(0.0)
         self._lock = threading.Lock()
         self.completed: list[float] = []
+        self.in_flight = 0
+        self.peak = 0
+        """The most requests served at once: how many turns the bot kept on the model."""
 
     def __call__(self, body: Any) -> Reply:
         with self._slots:
+            with self._lock:
+                self.in_flight += 1
+                self.peak = max(self.peak, self.in_flight)
             time.sleep(MODEL_DELAY_SECONDS)
             reply = self._answer(body)
+            with self._lock:
+                self.in_flight -= 1
         with self._lock:
             self.completed.append(time.monotonic())
         return reply
@@ -95,6 +106,12 @@ def cpu_times() -> tuple[int, int]:
     fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
     return sum(fields) - idle, sum(fields)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def burst(url: str, connections: int) -> list[float]:
@@ -141,6 +158,7 @@ def bot_burst(demo: Path, folder: Path, connections: int, window: float
         bot = start_bot(db, api, port, SECRET, model_env(server.url))
         try:
             began, (busy, total) = time.monotonic(), cpu_times()
+            bot_cpu, bench_cpu = process_cpu_seconds(bot.pid), process_cpu_seconds(os.getpid())
             acks = burst(f"http://127.0.0.1:{port}/slack/events", connections)
             # Until the window ends or every turn's two requests are done (then the model
             # would sit idle for the rest of the window, which is not the bot's capacity).
@@ -148,11 +166,16 @@ def bot_burst(demo: Path, folder: Path, connections: int, window: float
                    and model.count() < REQUESTS_PER_TURN * EVENTS):
                 time.sleep(0.05)
             ended, (busy_end, total_end) = time.monotonic(), cpu_times()
+            bot_cpu = process_cpu_seconds(bot.pid) - bot_cpu
+            bench_cpu = process_cpu_seconds(os.getpid()) - bench_cpu
         finally:
             stop(bot)
     completed = model.completed_between(began, ended)
     return acks, {"requests": completed, "seconds": round(ended - began, 2),
-                  "cpu_busy": (busy_end - busy) / max(1, total_end - total)}
+                  "cpu_busy": (busy_end - busy) / max(1, total_end - total),
+                  "peak": model.peak, "bot_cpu_cores": bot_cpu / max(0.001, ended - began),
+                  # the load generator, fake Slack API and stand-in model (one process)
+                  "bench_cpu_cores": bench_cpu / max(0.001, ended - began)}
 
 
 def floor_burst(folder: Path, connections: int, server: str) -> list[float]:
@@ -170,7 +193,7 @@ def p99(acks: list[float]) -> float:
 
 
 def measure(folder: Path, window: float = WINDOW_SECONDS,
-            floor_server: str = "http.server") -> dict[str, Any]:
+            floor_server: str = DEFAULT_SERVER) -> dict[str, Any]:
     demo = demo_database(folder)
     figures: dict[str, Any] = {"ack_floor_server": floor_server}
     details: dict[str, Any] = {}
@@ -185,7 +208,10 @@ def measure(folder: Path, window: float = WINDOW_SECONDS,
             "ack_ms_p50": round(statistics.median(acks), 1) if acks else None,
             "floor_ms_p50": round(statistics.median(floor), 1) if floor else None,
             "model_requests_per_s": round(capacity["requests"] / capacity["seconds"], 1),
-            "cpu_busy": round(capacity["cpu_busy"], 3)}
+            "cpu_busy": round(capacity["cpu_busy"], 3),
+            "model_peak_in_flight": capacity["peak"],
+            "bot_cpu_cores": round(capacity["bot_cpu_cores"], 2),
+            "bench_cpu_cores": round(capacity["bench_cpu_cores"], 2)}
         if connections == max(CONNECTIONS):  # the most conversations: the most turns at once
             rate = capacity["requests"] / capacity["seconds"]
             figures["model_capacity_ratio"] = round(rate / CAPACITY_PER_SECOND, 3)
@@ -199,8 +225,7 @@ def measure(folder: Path, window: float = WINDOW_SECONDS,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--window", type=float, default=WINDOW_SECONDS)
-    parser.add_argument("--floor-server", choices=("http.server", "aiohttp"),
-                        default="http.server")
+    parser.add_argument("--floor-server", choices=SERVER_KINDS, default=DEFAULT_SERVER)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:

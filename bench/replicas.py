@@ -2,6 +2,7 @@
 
     python bench/replicas.py                  # 50 conversations × 10 turns per configuration
     python bench/replicas.py --quick --json   # 10 × 3, one JSON document on stdout
+    python bench/replicas.py --retrieval-only --json   # only retrieval at 100k chunks
 
 Each configuration starts its replicas on a fresh copy of the indexed demo corpus (SQLite
 file, or a PostgreSQL database in a throwaway cluster started here with fsync on, as a
@@ -11,7 +12,8 @@ spreads signed events over the replicas as a load balancer would. Prints answere
 per second, ack p99, the machine's CPU busy share (/proc/stat) during the run, and whether
 every message was answered exactly once, in order, with its state stored. On one machine
 this measures what coordination costs, not hardware scaling: every replica shares the same
-two cores (and, here, other people's work). Figures, not assertions.
+two cores (and, here, other people's work). Then hybrid retrieval p50/p95 at 100k chunks on
+PostgreSQL, after the index loads (bench/pg_retrieval.py). Figures, not assertions.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.load import DRAIN_SECONDS, demo_database, percentile  # noqa: E402
+from bench.pg_retrieval import pg_retrieval  # noqa: E402
 from docassist.storage import Store  # noqa: E402
 from tests.fakes.loopback import free_port  # noqa: E402
 from tests.fakes.model_server import ModelServer  # noqa: E402
@@ -146,52 +149,69 @@ def run_configuration(db: str, replicas: int, workers: int | None, conversations
             "problems": problems[:5]}
 
 
+def load_runs(postgres: Postgres, folder: Path, conversations: int, turns: int
+              ) -> list[dict[str, Any]]:
+    template = demo_database(folder)
+    runs: list[dict[str, Any]] = []
+    for index, (store, replicas, workers) in enumerate(CONFIGURATIONS):
+        if store == "sqlite":
+            db = str(folder / f"run{index}.db")
+            shutil.copy(template, db)
+        else:
+            db = postgres.database(f"bench_{index}", template)
+        print(f"{store} × {replicas} …", file=sys.stderr, flush=True)
+        figures = run_configuration(db, replicas, workers, conversations, turns, folder)
+        runs.append({"store": store, **figures})
+        print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+    return runs
+
+
+def summarize(runs: list[dict[str, Any]], conversations: int, turns: int) -> dict[str, Any]:
+    one = next(r for r in runs if r["store"] == "postgresql" and r["replicas"] == 1)
+    three = next(r for r in runs if r["store"] == "postgresql" and r["replicas"] == 3)
+    uncapped = next(r for r in runs if r["turns_per_replica"] != WORKERS_PER_REPLICA)
+    return {"conversations": conversations, "turns": turns,
+            "workers_per_replica": WORKERS_PER_REPLICA, "model_latency_s": MODEL_LATENCY,
+            "model_capacity": MODEL_CAPACITY, "runs": runs,
+            "scaling_3_vs_1": round(three["msgs_per_s"] / one["msgs_per_s"], 2),
+            "one_process_default_concurrency_msgs_per_s": uncapped["msgs_per_s"],
+            "ack_ms_p99_max": max(r["ack_ms_p99"] for r in runs),
+            "problems": sum(r["problem_count"] for r in runs)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-c", "--conversations", type=int, default=50)
     parser.add_argument("-t", "--turns", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="10 conversations × 3 turns")
+    parser.add_argument("--retrieval-only", action="store_true",
+                        help="only hybrid retrieval at 100k chunks on PostgreSQL")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     conversations, turns = (10, 3) if args.quick else (args.conversations, args.turns)
-    runs: list[dict[str, Any]] = []
+    summary: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        template = demo_database(folder)
         postgres = Postgres()
         try:
-            for index, (store, replicas, workers) in enumerate(CONFIGURATIONS):
-                if store == "sqlite":
-                    db = str(folder / f"run{index}.db")
-                    shutil.copy(template, db)
-                else:
-                    db = postgres.database(f"bench_{index}", template)
-                print(f"{store} × {replicas} …", file=sys.stderr, flush=True)
-                figures = run_configuration(db, replicas, workers, conversations, turns,
-                                            folder)
-                runs.append({"store": store, **figures})
-                print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+            if not args.retrieval_only:
+                summary = summarize(load_runs(postgres, folder, conversations, turns),
+                                    conversations, turns)
+            print("postgresql retrieval …", file=sys.stderr, flush=True)
+            summary["pg_retrieval"] = pg_retrieval(postgres.database, folder, cpu_times)
         finally:
             postgres.close()
-    one = next(r for r in runs if r["store"] == "postgresql" and r["replicas"] == 1)
-    three = next(r for r in runs if r["store"] == "postgresql" and r["replicas"] == 3)
-    uncapped = next(r for r in runs if r["turns_per_replica"] != WORKERS_PER_REPLICA)
-    summary = {"conversations": conversations, "turns": turns,
-               "workers_per_replica": WORKERS_PER_REPLICA, "model_latency_s": MODEL_LATENCY,
-               "model_capacity": MODEL_CAPACITY, "runs": runs,
-               "scaling_3_vs_1": round(three["msgs_per_s"] / one["msgs_per_s"], 2),
-               "one_process_default_concurrency_msgs_per_s": uncapped["msgs_per_s"],
-               "ack_ms_p99_max": max(r["ack_ms_p99"] for r in runs),
-               "problems": sum(r["problem_count"] for r in runs)}
     if args.json:
         print(json.dumps(summary))
-    else:
-        for run in runs:
-            print(f"{run['store']:>10} × {run['replicas']} ({run['turns_per_replica']} turns "
-                  f"each): {run['msgs_per_s']:6.2f} msgs/s, "
-                  f"ack p99 {run['ack_ms_p99']:7.1f} ms, CPU busy {run['cpu_busy']:.2f}, "
-                  f"problems {run['problem_count']}")
+        return
+    for run in summary.get("runs", []):
+        print(f"{run['store']:>10} × {run['replicas']} ({run['turns_per_replica']} turns "
+              f"each): {run['msgs_per_s']:6.2f} msgs/s, "
+              f"ack p99 {run['ack_ms_p99']:7.1f} ms, CPU busy {run['cpu_busy']:.2f}, "
+              f"problems {run['problem_count']}")
+    if "scaling_3_vs_1" in summary:
         print(f"3 replicas ÷ 1: {summary['scaling_3_vs_1']}")
+    print(f"postgresql retrieval: {json.dumps(summary['pg_retrieval'])}")
 
 
 if __name__ == "__main__":
