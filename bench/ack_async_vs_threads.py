@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from docassist.bot.slack.server import make_server
 from docassist.bot.web import AppServer
-from tests.slack_api import FakeSlackApi
+from tests.fakes.slack_api import FakeSlackApi
 from tests.slack_load import EventSender, LoadRun, send_load
 
 SECRET = "bench-secret"

@@ -67,7 +67,7 @@ def main() -> None:
     from docassist.core.tools import default_registry
     from docassist.core.turn import TurnEngine
     from docassist.storage import Bm25Retriever, Store, index_paths
-    from tests.slack_api import FakeSlackApi
+    from tests.fakes.slack_api import FakeSlackApi
 
     with tempfile.TemporaryDirectory() as folder, FakeSlackApi() as api:
         path = Path(folder) / "bench.db"

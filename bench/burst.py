@@ -40,9 +40,9 @@ sys.path.insert(0, str(REPO / "bench"))
 from bolt_floor import DEFAULT_SERVER, SERVER_KINDS  # noqa: E402
 from load import demo_database, percentile  # noqa: E402
 
-from tests.loopback import free_port, wait_healthy  # noqa: E402
-from tests.model_server import ModelServer, Reply  # noqa: E402
-from tests.slack_api import FakeSlackApi  # noqa: E402
+from tests.fakes.loopback import free_port, wait_healthy  # noqa: E402
+from tests.fakes.model_server import ModelServer, Reply  # noqa: E402
+from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
 from tests.slack_load import (  # noqa: E402
     EventSender,
     LoadRun,

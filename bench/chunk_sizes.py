@@ -15,7 +15,7 @@ from pathlib import Path
 
 from docassist.core.documents import ChunkSizes
 from docassist.core.ports import Retriever
-from docassist.core.retrieval_eval import evaluate_retrieval, load_retrieval_cases
+from docassist.evaluation.retrieval import evaluate_retrieval, load_retrieval_cases
 from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever, Store, index_paths
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing

@@ -28,9 +28,9 @@ sys.path.insert(0, str(REPO))
 from docassist.models.embedders import get_embedder  # noqa: E402
 from docassist.storage import Store, index_paths  # noqa: E402
 from docassist.storage.dense import embed_missing  # noqa: E402
-from tests.loopback import free_port  # noqa: E402
-from tests.model_server import ModelServer  # noqa: E402
-from tests.slack_api import FakeSlackApi  # noqa: E402
+from tests.fakes.loopback import free_port  # noqa: E402
+from tests.fakes.model_server import ModelServer  # noqa: E402
+from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
 from tests.slack_load import (  # noqa: E402
     EventSender,
     LoadRun,

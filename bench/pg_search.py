@@ -26,7 +26,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from docassist.core.ports import Retriever
-from docassist.core.retrieval_eval import (
+from docassist.evaluation.retrieval import (
     RetrievalCase,
     evaluate_retrieval,
     load_retrieval_cases,

@@ -34,10 +34,10 @@ sys.path.insert(0, str(REPO))
 from bench.load import DRAIN_SECONDS, demo_database, percentile  # noqa: E402
 from bench.pg_retrieval import pg_retrieval  # noqa: E402
 from docassist.storage import Store  # noqa: E402
-from tests.loopback import free_port  # noqa: E402
+from tests.fakes.loopback import free_port  # noqa: E402
+from tests.fakes.model_server import ModelServer  # noqa: E402
+from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
 from tests.model_capacity import CapacityModel  # noqa: E402
-from tests.model_server import ModelServer  # noqa: E402
-from tests.slack_api import FakeSlackApi  # noqa: E402
 from tests.slack_load import (  # noqa: E402
     LoadRun,
     ReplicaSender,

@@ -20,16 +20,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from docassist.core.ports import Retriever, SearchHit
-from docassist.core.retrieval_eval import (
+from docassist.core.text import fold
+from docassist.evaluation.baseline import Bm25sRetriever
+from docassist.evaluation.retrieval import (
     RetrievalCase,
     evaluate_retrieval,
     load_retrieval_cases,
     with_documents_by_path,
 )
-from docassist.core.text import fold
 from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever, Store, index_paths
-from docassist.storage.baseline import Bm25sRetriever
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 
 OFF_TOPIC = [

@@ -49,11 +49,11 @@ from synthetic import WORDS, SyntheticEmbedder, synthetic_store  # noqa: E402
 from docassist.core.answering import ExtractiveAnswerer  # noqa: E402
 from docassist.core.messages import ChatMessage, ConversationKey  # noqa: E402
 from docassist.core.ports import SearchHit  # noqa: E402
-from docassist.core.retrieval_eval import load_retrieval_cases  # noqa: E402
 from docassist.core.rules import RulesSelector  # noqa: E402
 from docassist.core.scopes import Scope  # noqa: E402
 from docassist.core.tools import default_registry  # noqa: E402
 from docassist.core.turn import TurnEngine  # noqa: E402
+from docassist.evaluation.retrieval import load_retrieval_cases  # noqa: E402
 from docassist.models.embedders import get_embedder  # noqa: E402
 from docassist.storage import Bm25Retriever, Store, index_paths  # noqa: E402
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing  # noqa: E402
@@ -228,7 +228,7 @@ def slack_path(folder: Path, messages: int) -> dict[str, float]:
     concurrent events, each a new thread, sent over one pooled client."""
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
     from docassist.bot.slack.server import make_server, serve_in_thread
-    from tests.slack_api import FakeSlackApi
+    from tests.fakes.slack_api import FakeSlackApi
     from tests.slack_load import EventSender, LoadRun, send_load
 
     store = Store(folder / "slack.db")

@@ -18,8 +18,8 @@ from docassist.core.sources import Source, SourceKind
 from docassist.sources.confluence import EMAIL_ENV, TOKEN_ENV
 from docassist.sources.sync import sync_all
 from docassist.storage import Store
-from tests.confluence_site import FakeConfluence, FakePage
-from tests.graph_site import FakeGraph
+from tests.fakes.confluence_site import FakeConfluence, FakePage
+from tests.fakes.graph_site import FakeGraph
 
 
 def body(number: int) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Store
-from tests.web_site import WebSite, page
+from tests.fakes.web_site import WebSite, page
 
 
 def main(pages: int = 200) -> None:

@@ -18,3 +18,9 @@ def rows(db: Path | str, sql: str, params: list[Any] | None = None) -> list[dict
     with sqlite3.connect(db) as connection:
         connection.row_factory = sqlite3.Row
         return [dict(row) for row in connection.execute(sql, params or []).fetchall()]
+
+
+def unclaimed_and_done(db: Path | str) -> bool:
+    """Every inbox event finished and no claim left (the replica tests' end state)."""
+    return rows(db, "SELECT count(*) AS n FROM inbox WHERE status != 'done' "
+                    "OR claimed_by IS NOT NULL")[0]["n"] == 0

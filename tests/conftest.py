@@ -1,11 +1,22 @@
 from __future__ import annotations
 
+import itertools
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from docassist.bot.slack.app import SlackAdapter, SlackConfig
+from docassist.bot.slack.server import make_server, serve_in_thread
+from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
+from docassist.bot.teams.server import (
+    TeamsCredentials,
+    TeamsServer,
+    connections_for,
+    make_app,
+)
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.ports import Answerer, Retriever, SelectorModel
 from docassist.core.rules import RulesSelector
@@ -18,13 +29,19 @@ from docassist.storage import Bm25Retriever, Store, index_paths
 from docassist.storage.backends import AnyStore
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.postgres import PostgresStore
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.teams_connector import FakeConnector
 from tests.pg import (  # noqa: F401  (fixtures: a throwaway PostgreSQL)
     pg_cluster,
     pg_demo_template,
     pg_demo_url,
     pg_url,
 )
+from tests.slack.rig import READ_TIMEOUT, SECRET, SlackRig
 from tests.stale_zebra import ZEBRA_V1
+from tests.storage.conformance import STORE_FACTORIES
+from tests.storage.conformance import AnyStore as ConformingStore
+from tests.teams.rig import ADMIN, TeamsRig
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_DOCS = REPO / "samples" / "docs"
@@ -123,3 +140,74 @@ def zebra(tmp_path: Path, store: Store) -> Path:
     [outcome] = sync_all(store)
     assert outcome.added == ["DOC-ZEBRA"]
     return folder / "zebra.md"
+
+
+@pytest.fixture
+def rig_factory(store: Store) -> Iterator[Any]:
+    servers = []
+    apis: list[FakeSlackApi] = []
+
+    def build(engine: TurnEngine, **config: Any) -> SlackRig:
+        api = FakeSlackApi().__enter__()
+        apis.append(api)
+        adapter = SlackAdapter(engine, store, SlackConfig(
+            bot_token="xoxb-test", signing_secret=SECRET, api_url=api.url,
+            admin_users=frozenset({"UADMIN"}), human_channel="C-HUMANS", **config))
+        server = make_server(adapter.app, "127.0.0.1", 0, signing_secret=SECRET,
+                             read_timeout=READ_TIMEOUT)
+        serve_in_thread(server)
+        servers.append((server, adapter))
+        port = server.server_address[1]
+        return SlackRig(api, adapter, f"http://127.0.0.1:{port}/slack/events", store, server)
+
+    yield build
+    for server, adapter in servers:
+        server.shutdown()
+        server.server_close()
+        adapter.close()
+    for api in apis:
+        api.__exit__()
+
+
+@pytest.fixture
+def rig(rig_factory: Any, engine: TurnEngine) -> SlackRig:
+    built: SlackRig = rig_factory(engine)
+    return built
+
+
+@pytest.fixture
+def teams_factory(store: Store) -> Iterator[Any]:
+    started: list[tuple[TeamsServer, TeamsAdapter, FakeConnector]] = []
+
+    def build(engine: TurnEngine, credentials: TeamsCredentials | None = None,
+              **config: Any) -> TeamsRig:
+        connector = FakeConnector().__enter__()
+        connections = connections_for(credentials)
+        adapter = TeamsAdapter(engine, store, TeamsConfig(
+            app_id=credentials.app_id if credentials else "",
+            admin_users=frozenset({ADMIN}), **config), connections)
+        server = TeamsServer(make_app(adapter, connections, read_timeout=1.0))
+        port = server.start()
+        started.append((server, adapter, connector))
+        return TeamsRig(connector, adapter, f"http://127.0.0.1:{port}/api/messages", store,
+                        itertools.count(1))
+
+    yield build
+    for server, adapter, connector in started:
+        server.stop()
+        adapter.worker.close()
+        connector.__exit__()
+
+
+@pytest.fixture
+def teams(teams_factory: Any, engine: TurnEngine) -> TeamsRig:
+    rig: TeamsRig = teams_factory(engine)
+    return rig
+
+
+@pytest.fixture(params=sorted(STORE_FACTORIES))
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ConformingStore]:
+    """Each store implementation in turn, empty (the conformance suites)."""
+    store = STORE_FACTORIES[request.param](request, tmp_path)
+    yield store
+    store.close()

@@ -1,4 +1,5 @@
-"""Test helpers: a scripted selector stands in for a model (an external system)."""
+"""Test helpers: a scripted selector stands in for a model (an external system); tools
+swapped through the real registry; keys, messages and trace rows for tests."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from typing import Any
 from docassist.core.errors import ModelError
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.selection import SelectionRequest
-from docassist.core.tools import ToolContext, ToolRegistry
+from docassist.core.tools import (
+    ToolContext,
+    ToolOutcome,
+    ToolRegistry,
+)
+from docassist.core.trace import TurnRecord
 
 
 class ScriptedSelector:
@@ -84,3 +90,18 @@ def message(text: object, thread: str = "t1", *, command: Command | None = None,
             argument: str | None = None, event_id: str | None = None) -> ChatMessage:
     return ChatMessage(key=key(thread), user="U1", text=text, command=command,
                        command_argument=argument, event_id=event_id)
+
+
+def turn_record(result_id: str, turn_id: int, outcomes: list[ToolOutcome]) -> TurnRecord:
+    return TurnRecord(
+        result_id=result_id, conversation_id=key("matrix").conversation_id, generation=0,
+        turn_id=turn_id, platform="test", created_at="2026-11-30T00:00:00", status="tool_error",
+        decision_status="action_proposed", decision_reason=None, decided_by="selector",
+        action=outcomes[0].name if outcomes else None,
+        tool_name=outcomes[-1].name if outcomes else None,
+        tool_status=outcomes[-1].status if outcomes else None,
+        error_code=outcomes[-1].error_code if outcomes else None, language="en",
+        question_sha256=None,
+        standalone_sha256=None, answer_sha256=None, resolution_status=None, history_used=False,
+        source_ids=[], source_turn_id=None, warnings=[], duration_ms=0.0, backend="test",
+        model="test", catalog_version="v", prompt_sha256=None, user_sha256=None, event_id=None)

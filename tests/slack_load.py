@@ -28,10 +28,10 @@ from slack_sdk.signature import SignatureVerifier
 
 from docassist.core.messages import ConversationKey
 from tests.any_db import rows
+from tests.fakes.loopback import wait_healthy
+from tests.fakes.model_server import Reply, openai_chat, openai_stream
+from tests.fakes.slack_api import FakeSlackApi
 from tests.helpers import proposal
-from tests.loopback import wait_healthy
-from tests.model_server import Reply, openai_chat, openai_stream
-from tests.slack_api import FakeSlackApi
 
 REPO: Final = Path(__file__).resolve().parents[1]
 TEAM: Final = "T1"

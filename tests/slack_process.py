@@ -13,8 +13,8 @@ import httpx
 from slack_sdk.signature import SignatureVerifier
 
 from tests.conftest import REPO
-from tests.loopback import wait_healthy
-from tests.slack_api import FakeSlackApi
+from tests.fakes.loopback import wait_healthy
+from tests.fakes.slack_api import FakeSlackApi
 
 SECRET = "process-signing-secret"
 

@@ -5,27 +5,24 @@ from __future__ import annotations
 import ast
 import re
 import string
+import typing
 from pathlib import Path
 
 import pytest
 
 from docassist.core import i18n
+from docassist.core.statuses import TurnStatus
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "docassist"
 FORBIDDEN_IN_CORE = ("docassist.storage", "docassist.bot", "docassist.models", "docassist.cli",
+                     "docassist.evaluation",
                      "sqlite3", "sqlite_utils", "httpx", "slack_bolt", "slack_sdk", "aiohttp",
                      "typer", "rich", "microsoft_agents", "prometheus_client", "docassist.metrics")
 """The core reports to operators through the Observer protocol (core/ports.py) only."""
 
 
 def imports_of(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    return names
+    return imports_of_source(path.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("path", sorted((SRC / "core").glob("*.py")), ids=lambda p: p.name)
@@ -194,3 +191,80 @@ def test_the_core_package_docstring_maps_every_module() -> None:
     mapped = set(re.findall(r"^\s{4}(\w+)\s", docstring, flags=re.MULTILINE))
     modules = {path.stem for path in (SRC / "core").glob("*.py") if path.stem != "__init__"}
     assert modules - mapped == set()
+
+
+RENDERERS = [*(SRC / "bot").rglob("*.py"), *(SRC / "cli").rglob("*.py"), SRC / "report.py",
+             SRC / "cli_output.py"]
+
+
+def status_sets(source: str, name: str) -> list[str]:
+    """Where a module spells out a set of turn statuses itself (two or more in one literal)."""
+    statuses = set(typing.get_args(TurnStatus))
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        elements = node.elts if isinstance(node, ast.Set | ast.Tuple | ast.List) else []
+        values = [e.value for e in elements if isinstance(e, ast.Constant)]
+        if len(values) >= 2 and len(values) == len(elements) and set(values) <= statuses:
+            found.append(f"{name}:{node.lineno}")
+        if isinstance(node, ast.FunctionDef) and node.name == "_language":
+            found.append(f"{name}:{node.lineno} _language()")
+    return found
+
+
+def test_renderers_take_statuses_and_languages_from_the_one_leaf_module() -> None:
+    assert [hit for path in RENDERERS for hit in status_sets(
+        path.read_text(encoding="utf-8"), str(path.relative_to(SRC)))] == []
+    # The checker sees a renderer's own copy, as Slack and Teams each had one.
+    copy = ('ANSWER_STATUSES = frozenset({"answered", "no_answer"})\n'
+            'def _language(result):\n    return "pl" if result.language == "pl" else "en"\n')
+    assert sorted(status_sets(copy, "copy.py")) == ["copy.py:1", "copy.py:2 _language()"]
+
+
+def test_statuses_is_a_leaf() -> None:
+    assert import_graph()["docassist.core.statuses"] == set()
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def imports_of_test_modules(source: str) -> list[str]:
+    """The test modules (`test_*.py`) a module imports: shared fixtures belong in a
+    conftest.py, shared helpers in a module that is not itself a test module."""
+    return sorted(name for name in imports_of_source(source)
+                  if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_"))
+
+
+def imports_of_source(source: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_no_test_module_imports_from_another_test_module() -> None:
+    found = {str(path.relative_to(TESTS)): imports_of_test_modules(path.read_text())
+             for path in TESTS.rglob("*.py") if "node_modules" not in path.parts}
+    assert {path: names for path, names in found.items() if names} == {}
+    # The checker sees both spellings.
+    assert imports_of_test_modules("from tests.slack.test_slack_http import rig\n"
+                                   "import tests.bot.test_cli\n") == [
+        "tests.bot.test_cli", "tests.slack.test_slack_http"]
+
+
+def test_fake_http_servers_start_only_through_the_one_base() -> None:
+    """Every fake of an external HTTP system subclasses tests/fakes/loopback.FakeServer
+    (port 0, a thread, url, stop, recorded requests) instead of repeating that plumbing."""
+    def serves_http_itself(path: Path) -> bool:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        return bool({"http.server", "socketserver"} & imports_of(path)) or any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "LoopbackServer" for node in ast.walk(tree))
+
+    base = TESTS / "fakes" / "loopback.py"
+    assert serves_http_itself(base)  # the checker sees it where it is
+    assert {str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
+            if path != base and "node_modules" not in path.parts
+            and serves_http_itself(path)} == set()

@@ -16,11 +16,11 @@ import httpx
 import pytest
 
 from docassist.storage import Store
-from tests.loopback import free_port, wait_until
-from tests.slack_api import FakeSlackApi
+from tests.fakes.loopback import free_port, wait_until
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.teams_connector import FakeConnector
 from tests.slack_process import signed_event, start_bot
-from tests.teams.test_teams_process import activity, start_teams
-from tests.teams_connector import FakeConnector
+from tests.teams.process import activity, start_teams
 
 
 @dataclass(frozen=True)

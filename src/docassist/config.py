@@ -94,6 +94,16 @@ class Settings(BaseSettings):
         description="Delete traces older than this many days, daily, while the bot runs "
         "(0 keeps them)")
     save_raw: bool = Field(default=False, description="Store raw text and prompts in traces")
+    canary_sets: str = Field(
+        default="samples/decisions_dev.jsonl,samples/answers_dev.jsonl",
+        description="Comma-separated labelled sets `docassist eval canary` runs (paths "
+        "relative to the working directory)")
+    gaps_digest_channel: str = Field(
+        default="", description="A Slack channel id: `docassist slack` posts the week's "
+        "gaps there once a week (empty = off)")
+    canary_after_sync: bool = Field(
+        default=False, description="Run `eval canary` after every sync that changed "
+        "documents; regressions are logged as warnings and show in the report")
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")
     sync_every: int = Field(default=0, ge=0,

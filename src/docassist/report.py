@@ -6,12 +6,15 @@ import html
 import json
 import statistics
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from docassist.core.documents import document_of_chunk
-from docassist.core.evaluation import DecisionReport
+from docassist.core.gaps import Gap, GapGroup, group_gaps
+from docassist.core.limits import GAP_DAYS
 from docassist.core.sources import SourceStatus, health
+from docassist.evaluation.canary import CanaryReport
+from docassist.evaluation.decisions import DecisionReport
 from docassist.storage.backends import AnyStore
 from docassist.storage.exports import scoped_turns
 
@@ -19,6 +22,11 @@ BAR_WIDTH: Final = 420
 ROW_HEIGHT: Final = 22
 LATEST_RUNS: Final = 3
 TOP_DOCUMENTS: Final = 10
+TOP_GAPS: Final = 10
+
+
+def _days_ago(days: int) -> str:
+    return (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="milliseconds")
 
 
 def _bars(title: str, counts: list[tuple[str, int]], chart_id: str) -> str:
@@ -82,6 +90,47 @@ def _sources_table(statuses: list[SourceStatus], now: datetime) -> str:
     return f'<table class="sources"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
+def _gaps_table(groups: list[GapGroup]) -> str:
+    """The biggest gap groups of the last GAP_DAYS days: what the documents miss, and whom
+    to ask (the closest documents' owners)."""
+    if not groups:
+        return '<p class="empty" id="gaps">no gaps</p>'
+    rows = []
+    for group in groups[:TOP_GAPS]:
+        kinds = ", ".join(f"{kind} {count}" for kind, count in group.kinds.items())
+        documents = "; ".join(f"{d.document_id} ({d.owner or 'no owner'})"
+                              for d in group.documents) or "none close"
+        examples = " · ".join(example.text or f"sha256:{(example.sha256 or '')[:12]}"
+                              for example in group.examples)
+        rows.append("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in (
+            str(group.count), kinds, documents, examples, ", ".join(group.reasons)))
+            + "</tr>")
+    head = "".join(f"<th>{name}</th>" for name in (
+        "questions", "kinds", "closest documents (owner)", "examples", "reasons"))
+    return f'<table class="gaps" id="gaps"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def _canary_html(store: AnyStore) -> str:
+    """The latest canary run and its regressions (cases that passed in the run before)."""
+    row = store.latest_eval_run("canary")
+    if row is None:
+        return '<p class="empty" id="canary">no canary run</p>'
+    report = CanaryReport.model_validate_json(row["report"])
+    items = "".join(f"<li>{html.escape(case.set)}: {html.escape(case.id)}</li>"
+                    for case in report.regressions)
+    summary = (f'{html.escape(row["run_id"])}: {len(report.regressions)} regression(s) '
+               f'against {html.escape(report.baseline or "nothing (baseline)")}')
+    return f'<div id="canary"><p>{summary}</p><ul class="regressions">{items}</ul></div>'
+
+
+def _gaps(store: AnyStore, turns: list[dict[str, Any]], scoped: bool) -> list[GapGroup]:
+    """The gap groups of the last GAP_DAYS days; of the report's turns only when scoped."""
+    kept = {turn["result_id"] for turn in turns}
+    rows = [row for row in store.gap_rows(_days_ago(GAP_DAYS))
+            if not scoped or row["result_id"] in kept]
+    return group_gaps(map(Gap.from_row, rows), store)
+
+
 def gather(store: AnyStore, audience: str | None = None,
            collection: str | None = None) -> dict[str, Any]:
     turns = scoped_turns(store.turns(), audience, collection)
@@ -108,6 +157,7 @@ def gather(store: AnyStore, audience: str | None = None,
                            if vote.get("reason")).most_common(),
         "cited": cited.most_common(TOP_DOCUMENTS),
         "sources": store.source_statuses(),
+        "gaps": _gaps(store, turns, scoped=audience is not None or collection is not None),
         "runs": [(row, DecisionReport.model_validate_json(
             (store.eval_run(row["run_id"]) or {})["report"])) for row in runs],
     }
@@ -144,8 +194,10 @@ svg rect {{ fill: #2563eb; }} svg .label, svg .value {{ font-size: 12px; }}
 table.confusion {{ border-collapse: collapse; }}
 table.confusion td, table.confusion th {{ border: 1px solid #ddd; padding: 4px 8px; }}
 td.hit {{ background: #dcfce7; }} .empty {{ color: #777; }}
-table.sources {{ border-collapse: collapse; }}
-table.sources td, table.sources th {{ border: 1px solid #ddd; padding: 4px 8px; }}
+table.sources, table.gaps {{ border-collapse: collapse; }}
+table.sources td, table.sources th, table.gaps td, table.gaps th {{
+  border: 1px solid #ddd; padding: 4px 8px; }}
+ul.regressions li {{ color: #b91c1c; }}
 tr.failing {{ background: #fee2e2; }} tr.stale {{ background: #fef9c3; }}
 </style></head><body>
 <h1>DocAssist report</h1><p>Generated {generated}.</p>
@@ -156,6 +208,8 @@ tr.failing {{ background: #fee2e2; }} tr.stale {{ background: #fef9c3; }}
 {_bars("Most-cited documents", data["cited"], "chart-cited")}
 {_bars("Why answers did not help", data["reasons"], "chart-reasons")}
 <h2>Document sources</h2>{_sources_table(data["sources"], datetime.now(UTC))}
+<h2>Top gaps (last {GAP_DAYS} days)</h2>{_gaps_table(data["gaps"])}
+<h2>Canary</h2>{_canary_html(store)}
 <h2>Latest evaluation runs</h2>{runs_html}
 </body></html>
 """

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -14,12 +13,14 @@ from pathlib import Path
 from docassist.config import Settings
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
+from docassist.core.gaps import QuestionRecorder
 from docassist.core.limits import WARM_POLL_SECONDS
 from docassist.core.ports import NULL_OBSERVER, MembershipLookup, Observer, Retriever
 from docassist.core.scoping import ScopeResolver
 from docassist.core.sources import SyncOutcome
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
+from docassist.evaluation.canary import canary_sets, run_canary
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
 from docassist.models.registry import RULES
 from docassist.sources.sync import sync_all
@@ -85,6 +86,9 @@ def open_runtime(settings: Settings, record_path: Path | None = None,
         shadow=shadow,
         scopes=ScopeResolver(store, membership),
         observer=observer,
+        questions=QuestionRecorder(store, dense.embedder if isinstance(
+            dense := retrievers.get("dense"), DenseRetriever) else None,
+            save_raw=settings.save_raw),
         # A model selector may add the question in the documents' languages (README).
         registry=default_registry(translations=settings.model != RULES),
         options=EngineOptions(
@@ -158,8 +162,6 @@ class IndexWarmer(threading.Thread):
                 return
             except DocAssistError as error:  # a busy or unreachable store: the next look retries
                 log.debug("index warm-up skipped: %s", error)
-            except sqlite3.ProgrammingError:  # the SQLite store was closed
-                return
             if self.stopped.wait(WARM_POLL_SECONDS):
                 return
 
@@ -221,7 +223,26 @@ def sync_and_embed(runtime: Runtime, name: str | None = None,
                         stale_days=settings.stale_note_days if settings.stale_notes else None)
     for outcome in outcomes:
         runtime.engine.observer.sync_finished(outcome)
+    if settings.canary_after_sync and any(o.added or o.updated or o.deleted for o in outcomes):
+        canary_after_sync(runtime)
     return outcomes
+
+
+def canary_after_sync(runtime: Runtime) -> None:
+    """The canary on the synced index (DOCASSIST_CANARY_AFTER_SYNC): regressions are logged;
+    a canary that cannot run must not fail the sync."""
+    try:
+        run_id, report = run_canary(runtime.store, runtime.engine,
+                                    canary_sets(runtime.settings.canary_sets), Path.cwd(),
+                                    runtime.settings.language)
+    except (ValueError, DocAssistError) as error:
+        log.warning("canary after sync not run: %s", error)
+        return
+    for case in report.regressions:
+        log.warning("canary regression after sync: %s %s (run %s)", case.set, case.id, run_id)
+    log.info("canary after sync: %d/%d pass, %d regression(s) (run %s)",
+             sum(case.passed for case in report.cases), report.total,
+             len(report.regressions), run_id)
 
 
 FIRST_INDEX_KEY = "first_index"

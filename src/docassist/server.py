@@ -25,6 +25,7 @@ from docassist.bot.slack.runner import (
     slack_adapter,
     slack_routes,
     slack_settings,
+    start_gaps_digest,
 )
 from docassist.bot.slack.server import EVENTS_PATH
 from docassist.bot.stale_courier import Post
@@ -138,6 +139,8 @@ def start_platforms(runtime: Runtime, platforms: Platforms) -> None:
     if entra is not None:
         lookups["teams"] = entra
     use_membership(runtime, MembershipByPlatform(lookups))
+    if platforms.slack is not None:
+        start_gaps_digest(runtime, platforms.slack)
     resumers = [("Slack", platforms.slack.worker.resume)] if platforms.slack else []
     start_serving(runtime, platforms.couriers(), resumers)
 

@@ -3,32 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from docassist.storage.backends import open_store
+from tests.cli_run import one_json, run
 from tests.conftest import REPO
-
-RUN_TIMEOUT = 60
-
-
-def run(
-    *args: str, db: Path | str, stdin: str | None = None, **env: str
-) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "DOCASSIST_DB": str(db), "DOCASSIST_LANGUAGE": "en",
-                   "COLUMNS": "200", **env}
-    return subprocess.run([sys.executable, "-m", "docassist", *args], input=stdin,
-                          capture_output=True, text=True, env=environment, cwd=REPO,
-                          timeout=RUN_TIMEOUT, check=False)
-
-
-def one_json(stdout: str) -> Any:
-    return json.loads(stdout)  # raises unless stdout is exactly one JSON document
 
 
 def test_ask_json_on_a_fresh_database_indexes_the_demo_corpus(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 from tests.conftest import REPO
 
 

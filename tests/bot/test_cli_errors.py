@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from docassist.storage import Store
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 from tests.conftest import DEMO_DOCS, REPO
 
 BM25_ONLY = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}

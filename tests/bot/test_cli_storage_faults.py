@@ -14,7 +14,7 @@ from docassist.core import i18n
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
-from tests.bot.test_cli import run
+from tests.cli_run import run
 from tests.helpers import recording
 
 

@@ -27,10 +27,10 @@ from docassist.models.registry import ModelConfig, chat_model
 from docassist.readiness import ModelProbe, readiness
 from docassist.runtime import Runtime, sync_and_embed
 from docassist.storage import Bm25Retriever, Store
-from tests.loopback import free_port
-from tests.model_server import ModelServer, Reply, ollama_chat
-from tests.slack.test_slack_http import SECRET, SlackRig, mention
-from tests.slack_api import FakeSlackApi
+from tests.fakes.loopback import free_port
+from tests.fakes.model_server import ModelServer, Reply, ollama_chat
+from tests.fakes.slack_api import FakeSlackApi
+from tests.slack.rig import SECRET, SlackRig, mention
 
 
 def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

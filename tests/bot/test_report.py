@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from docassist.storage import Store
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 from tests.conftest import REPO
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -59,6 +59,10 @@ def test_chromium_renders_the_charts_and_numbers(report_file: Path, tmp_path: Pa
     assert re.search(r'id="card-unanswered">1<', dom)
     assert "DOC-TLS" in dom and "macro-F1 1.000" in dom
     assert '<table class="confusion">' in dom
+    # Top gaps: the unanswered question, grouped, with its closest documents and owners.
+    assert re.search(r'<table class="gaps" id="gaps">.*?<td>1</td><td>no_answer 1</td>'
+                     r'<td>DOC-[A-Z-]+ \([^)]+\)', dom, re.S)
+    assert 'id="canary"' in dom
     screenshot = tmp_path / "report.png"
     subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
                     "--window-size=1100,1400", f"--screenshot={screenshot}",

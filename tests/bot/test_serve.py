@@ -30,13 +30,11 @@ from docassist.runtime import Runtime
 from docassist.server import Platforms, build_app
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
-from tests.loopback import wait_until
-from tests.slack.test_slack_http import SECRET, SlackRig, mention
-from tests.slack.test_slack_http_edges import WriteLock, signed_head, status_of, timed_event
-from tests.slack_api import FakeSlackApi
-from tests.teams.test_teams_http import ADMIN, TeamsRig
-from tests.teams_connector import FakeConnector, card_text
-from tests.test_shared_scenario import (
+from tests.db_locks import WriteLock
+from tests.fakes.loopback import wait_until
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.teams_connector import FakeConnector, card_text
+from tests.shared_scenario import (
     EXPECTED_STATUSES,
     SCRIPT,
     outcomes,
@@ -44,6 +42,8 @@ from tests.test_shared_scenario import (
     run_slack,
     run_teams,
 )
+from tests.slack.rig import SECRET, SlackRig, mention, signed_head, status_of, timed_event
+from tests.teams.rig import ADMIN, TeamsRig
 
 READ_TIMEOUT = 1.0
 

@@ -16,9 +16,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from slack_sdk.signature import SignatureVerifier
 
 from tests.conftest import REPO
-from tests.loopback import free_port, wait_healthy, wait_until
-from tests.slack_api import FakeSlackApi
-from tests.teams_connector import FakeConnector, card_text
+from tests.fakes.loopback import free_port, wait_healthy, wait_until
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.teams_connector import FakeConnector, card_text
 
 BOT_TOKEN = "xoxb-serve-secret-token-1234"
 SIGNING_SECRET = "serve-signing-secret-5678"

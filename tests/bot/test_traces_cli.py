@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from docassist.storage.backends import open_store
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 
 
 @pytest.fixture

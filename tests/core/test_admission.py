@@ -18,9 +18,9 @@ from docassist.core.ratelimit import RateLimiter
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
+from tests.db_locks import LockHolder
+from tests.fakes.loopback import wait_until
 from tests.helpers import message
-from tests.loopback import wait_until
-from tests.storage.test_storage_faults import LockHolder
 
 
 class Outbox:

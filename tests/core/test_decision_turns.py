@@ -10,11 +10,11 @@ import pytest
 
 from docassist.core import i18n
 from docassist.core.answering import ExtractiveAnswerer
-from docassist.core.evaluation import evaluate_decisions, load_cases
 from docassist.core.nearest import BANK_PATH, NearestExamples, bank_digest, load_bank
 from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
+from docassist.evaluation.decisions import evaluate_decisions, load_cases
 from docassist.models.embedders import get_embedder
 from docassist.storage import Store
 from tests.conftest import REPO, EngineFactory

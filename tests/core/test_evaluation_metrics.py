@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from docassist.core.evaluation import (
+from docassist.core.tools import default_registry
+from docassist.evaluation.decisions import (
     CaseResult,
     DecisionCase,
     Expected,
@@ -12,7 +13,6 @@ from docassist.core.evaluation import (
     evaluate_decisions,
     macro_f1,
 )
-from docassist.core.tools import default_registry
 from docassist.storage import Store
 from tests.helpers import ScriptedSelector, proposal
 

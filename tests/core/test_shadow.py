@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from docassist.core.evaluation import shadow_report
 from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
+from docassist.evaluation.decisions import shadow_report
 from docassist.storage.backends import AnyStore
 from tests.conftest import STORES, EngineFactory
 from tests.helpers import MODEL_DOWN, ScriptedSelector, message, proposal, recording

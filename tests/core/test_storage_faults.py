@@ -23,8 +23,8 @@ from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
+from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
 from tests.helpers import key, message, recording, swapped
-from tests.storage.test_storage_faults import SHORT_BUSY_TIMEOUT_MS, LockHolder
 
 HOLD_SECONDS = 0.3
 """Well inside the default bound (3 attempts × 2 s busy timeout)."""

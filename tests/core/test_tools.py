@@ -18,14 +18,12 @@ from docassist.core.tools import (
     AnswerArguments,
     ToolContext,
     ToolExecutor,
-    ToolOutcome,
     ToolRegistry,
     default_registry,
 )
-from docassist.core.trace import TurnRecord
 from docassist.core.turn import tool_call_record
 from docassist.storage import Bm25Retriever, Store
-from tests.helpers import key, recording, swapped
+from tests.helpers import key, recording, swapped, turn_record
 
 
 def context(store: Store, state: ConversationState, message: str = "") -> ToolContext:
@@ -151,19 +149,6 @@ MATRIX = [
 ]
 
 
-def _turn_record(result_id: str, turn_id: int, outcomes: list[ToolOutcome]) -> TurnRecord:
-    return TurnRecord(
-        result_id=result_id, conversation_id=key("matrix").conversation_id, generation=0,
-        turn_id=turn_id, platform="test", created_at="2026-11-30T00:00:00", status="tool_error",
-        decision_status="action_proposed", decision_reason=None, decided_by="selector",
-        action=outcomes[0].name if outcomes else None,
-        tool_name=outcomes[-1].name if outcomes else None,
-        tool_status=outcomes[-1].status if outcomes else None,
-        error_code=outcomes[-1].error_code if outcomes else None, language="en",
-        question_sha256=None,
-        standalone_sha256=None, answer_sha256=None, resolution_status=None, history_used=False,
-        source_ids=[], source_turn_id=None, warnings=[], duration_ms=0.0, backend="test",
-        model="test", catalog_version="v", prompt_sha256=None, user_sha256=None, event_id=None)
 
 
 def test_executor_matrix_and_its_tool_trace(store: Store) -> None:
@@ -186,7 +171,7 @@ def test_executor_matrix_and_its_tool_trace(store: Store) -> None:
                                  catalog_version="v", save_raw=False)
                 for attempt, outcome in enumerate(outcomes, start=1)]
         version = store.commit_turn(conversation, state, version,
-                                    _turn_record(result_id, turn_id, outcomes), rows)
+                                    turn_record(result_id, turn_id, outcomes), rows)
 
     rows = store.tool_calls()
     assert len(rows) == len(MATRIX) + 1  # every attempt is a row, early returns included

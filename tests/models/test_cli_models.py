@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from docassist.storage import Store
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
+from tests.fakes.model_server import ModelServer, Reply, ollama_embed, openai_chat
 from tests.helpers import proposal
-from tests.model_server import ModelServer, Reply, ollama_embed, openai_chat
 
 SECRET = "sk-cli-secret-abcdef"
 

@@ -19,8 +19,7 @@ from docassist.models.openai import OpenAIModel
 from docassist.models.replay import ReplayModel
 from docassist.storage import Store
 from tests.conftest import EngineFactory
-from tests.helpers import message, proposal, recording
-from tests.model_server import (
+from tests.fakes.model_server import (
     ModelServer,
     Reply,
     ollama_chat,
@@ -28,6 +27,7 @@ from tests.model_server import (
     openai_chat,
     openai_stream,
 )
+from tests.helpers import message, proposal, recording
 
 FAST = RetryPolicy(attempts=2, backoff_seconds=0.01)
 API_KEY = "sk-live-very-secret-0123456789"

@@ -21,7 +21,7 @@ from docassist.core.tools import default_registry
 from docassist.models.adapters import ModelAnswerer, ModelSelector
 from docassist.models.openai import OpenAIModel
 from docassist.storage import Store
-from tests.llama_server import llama_server
+from tests.fakes.llama_server import llama_server
 
 pytestmark = pytest.mark.real_model
 

@@ -18,15 +18,12 @@ from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 from tests.conftest import EngineFactory
+from tests.fakes.model_server import ModelServer, openai_chat, openai_stream
+from tests.fakes.teams_connector import card_text
 from tests.helpers import message
-from tests.model_server import ModelServer, openai_chat, openai_stream
-from tests.slack.test_slack_http import mention, rig_factory
-from tests.teams.test_teams_http import teams_factory
-from tests.teams_connector import card_text
-
-__all__ = ["rig_factory", "teams_factory"]  # the loopback rigs as fixtures
+from tests.slack.rig import mention
 
 QUESTION = "How do I renew the TLS certificate?"
 FAKE = "DOC-FAKE-0123456789-0001"

@@ -9,9 +9,7 @@ from typing import Any
 from docassist.core.ports import ConversationStore, ScopeAdmin, TraceLog
 from docassist.core.state import ConversationState
 from tests.helpers import key
-from tests.storage.test_store_conformance import _turn, any_store
-
-__all__ = ["any_store"]
+from tests.storage.conformance import conformance_turn
 
 
 def test_conformance_a_new_store_has_no_mappings_and_only_default(any_store: Any) -> None:
@@ -51,7 +49,7 @@ def test_conformance_mappings_are_replaced_removed_and_logged(any_store: Any) ->
 def test_conformance_a_turn_keeps_its_audience_and_collections(any_store: Any) -> None:
     conversations: ConversationStore = any_store
     traces: TraceLog = any_store
-    turn = _turn("r1").model_copy(update={"audience": "channel:slack:C1",
+    turn = conformance_turn("r1").model_copy(update={"audience": "channel:slack:C1",
                                           "collections": ["default", "hr"]})
     conversations.commit_turn(key("c"), ConversationState(), 0, turn, [])
     [row] = traces.turns()

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from docassist.storage import Store
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 from tests.conftest import DEMO_DOCS
 from tests.scopes.scoped_corpus import TLS_QUESTION
 

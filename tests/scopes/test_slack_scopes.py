@@ -16,11 +16,9 @@ from docassist.sources.sync import sync_all
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
 from tests.scopes.scoped_corpus import TLS_QUESTION, scoped_engine, split_into_collections
-from tests.slack.test_slack_http import TEAM, SlackRig, mention, rig_factory
+from tests.slack.rig import TEAM, SlackRig, mention
 from tests.stale_zebra import QUESTION as ZEBRA_QUESTION
 from tests.stale_zebra import ZEBRA_V2
-
-__all__ = ["rig_factory"]
 
 
 @pytest.fixture

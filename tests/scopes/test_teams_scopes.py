@@ -11,9 +11,8 @@ import pytest
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
 from tests.scopes.scoped_corpus import TLS_QUESTION, scoped_engine, split_into_collections
-from tests.teams.test_teams_http import ADMIN, CHANNEL, TENANT, TeamsRig, teams_factory
+from tests.teams.rig import ADMIN, CHANNEL, TENANT, TeamsRig
 
-__all__ = ["teams_factory"]
 OTHER_CHANNEL = "19:random@thread.tacv2"
 
 

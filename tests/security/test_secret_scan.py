@@ -36,10 +36,10 @@ from docassist.models.openai import OpenAIModel
 from docassist.storage import Store
 from docassist.storage.exports import trace_rows, write_export
 from tests.conftest import REPO, EngineFactory
+from tests.fakes.loopback import free_port
+from tests.fakes.model_server import ModelServer, Reply, openai_chat, openai_stream
+from tests.fakes.slack_api import FakeSlackApi
 from tests.helpers import proposal
-from tests.loopback import free_port
-from tests.model_server import ModelServer, Reply, openai_chat, openai_stream
-from tests.slack_api import FakeSlackApi
 
 SECRETS = {
     "SLACK_BOT_TOKEN": "xoxb-scan-7f3a9c21-BOTTOKEN",

@@ -1,3 +1,27 @@
-from tests.slack.test_slack_http import rig, rig_factory
+"""Fixtures of the Slack tests (the rigs themselves are in the root conftest)."""
 
-__all__ = ["rig", "rig_factory"]
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from docassist.core.rules import RulesSelector
+from docassist.models.adapters import ModelAnswerer
+from docassist.models.base import RetryPolicy
+from docassist.models.openai import OpenAIModel
+from tests.conftest import EngineFactory
+from tests.fakes.model_server import ModelServer
+from tests.slack.rig import SlackRig
+
+
+@pytest.fixture
+def streaming_rig(rig_factory: Any, make_engine: EngineFactory) -> Iterator[
+        tuple[SlackRig, ModelServer]]:
+    with ModelServer() as server, httpx.Client(timeout=5) as client:
+        model = OpenAIModel("m", client, base_url=f"{server.url}/v1",
+                            policy=RetryPolicy(attempts=1))
+        engine = make_engine(RulesSelector(), answerer=ModelAnswerer(model))
+        yield rig_factory(engine), server

@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
-import httpx
-import pytest
-
-from docassist.core.rules import RulesSelector
-from docassist.models.adapters import ModelAnswerer
-from docassist.models.base import RetryPolicy
-from docassist.models.openai import OpenAIModel
-from tests.conftest import EngineFactory
-from tests.model_server import ModelServer, openai_stream
-from tests.slack.test_slack_http import SlackRig, mention
-
-PANE = {"channel": "D1", "channel_type": "im", "team": "T1", "user": "U1"}
+from tests.fakes.model_server import ModelServer, openai_stream
+from tests.slack.rig import PANE, SlackRig, mention
 
 
 def test_assistant_pane_prompts_title_status_and_answer(rig: SlackRig) -> None:
@@ -38,14 +25,6 @@ def test_assistant_pane_prompts_title_status_and_answer(rig: SlackRig) -> None:
     assert "[DOC-DB-" in answer["blocks"][0]["text"]["text"]
 
 
-@pytest.fixture
-def streaming_rig(rig_factory: Any, make_engine: EngineFactory) -> Iterator[
-        tuple[SlackRig, ModelServer]]:
-    with ModelServer() as server, httpx.Client(timeout=5) as client:
-        model = OpenAIModel("m", client, base_url=f"{server.url}/v1",
-                            policy=RetryPolicy(attempts=1))
-        engine = make_engine(RulesSelector(), answerer=ModelAnswerer(model))
-        yield rig_factory(engine), server
 
 
 def test_answers_stream_sentence_by_sentence(streaming_rig: tuple[SlackRig, ModelServer]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from docassist.bot.slack.render import CHOICES_BLOCK
-from tests.slack.test_slack_http import CHANNEL, TEAM, SlackRig, channel_message, mention
+from tests.slack.rig import CHANNEL, TEAM, SlackRig, channel_message, mention
 
 
 def choice_buttons(post: dict[str, Any]) -> list[dict[str, Any]]:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.loopback import free_port, wait_until
+from tests.any_db import unclaimed_and_done
+from tests.fakes.loopback import free_port, wait_until
+from tests.fakes.model_server import ModelServer
+from tests.fakes.slack_api import FakeSlackApi
 from tests.model_capacity import CapacityModel
-from tests.model_server import ModelServer
-from tests.slack.test_slack_http import SECRET
-from tests.slack.test_slack_replicas import unclaimed_and_done
-from tests.slack_api import FakeSlackApi
+from tests.slack.rig import SECRET
 from tests.slack_load import (
     EventSender,
     LoadRun,

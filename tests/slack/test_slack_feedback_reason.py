@@ -8,7 +8,7 @@ from typing import Any
 
 from docassist.bot.slack.feedback import FEEDBACK_REASON_VIEW
 from docassist.storage.exports import trace_rows
-from tests.slack.test_slack_http import CHANNEL, SlackRig, feedback_payload, mention
+from tests.slack.rig import CHANNEL, SlackRig, feedback_payload, mention
 
 
 def submission(view: dict[str, Any], reason: str | None, text: str | None = None,

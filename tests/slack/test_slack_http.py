@@ -5,123 +5,24 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
-import httpx
 import pytest
-from slack_sdk.signature import SignatureVerifier
 
-from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.slack.render import CLEAR_THREAD_ACTION, SHOW_SOURCES_ACTION, render, split_text
-from docassist.bot.slack.server import make_server, serve_in_thread
-from docassist.bot.web import AppServer
 from docassist.core.results import TurnResult
 from docassist.core.rules import RulesSelector
-from docassist.core.turn import TurnEngine
-from docassist.storage import Store
 from tests.conftest import EngineFactory
 from tests.helpers import MODEL_DOWN, ScriptedSelector
-from tests.slack_api import FakeSlackApi
-
-SECRET = "slack-signing-secret"
-READ_TIMEOUT = 1.0
-"""Short, so that the stalled-client tests end quickly."""
-TEAM = "T1"
-CHANNEL = "C1"
-
-
-@dataclass
-class SlackRig:
-    api: FakeSlackApi
-    adapter: SlackAdapter
-    url: str
-    store: Store
-    server: AppServer | None = None
-
-    def send(self, body: str, content_type: str, *, signature: str | None = None,
-             retry: int | None = None, wait: bool = True) -> httpx.Response:
-        timestamp = str(int(time.time()))
-        headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": timestamp,
-                   "X-Slack-Signature": signature or SignatureVerifier(SECRET)
-                   .generate_signature(timestamp=timestamp, body=body)}
-        if retry is not None:
-            headers["X-Slack-Retry-Num"] = str(retry)
-            headers["X-Slack-Retry-Reason"] = "http_timeout"
-        response = httpx.post(self.url, content=body.encode(), headers=headers, timeout=10)
-        if wait:
-            assert self.adapter.worker.wait_idle()
-        return response
-
-    def event(self, event: dict[str, Any], event_id: str, **options: Any) -> httpx.Response:
-        body = json.dumps({"token": "t", "team_id": TEAM, "api_app_id": "A1",
-                           "type": "event_callback", "event_id": event_id,
-                           "event_time": 1, "event": event})
-        return self.send(body, "application/json", **options)
-
-    def interactive(self, payload: dict[str, Any]) -> httpx.Response:
-        return self.send(urlencode({"payload": json.dumps(payload)}),
-                         "application/x-www-form-urlencoded")
-
-    def command(self, command: str, text: str, user: str = "U1") -> httpx.Response:
-        return self.send(urlencode({"command": command, "text": text, "team_id": TEAM,
-                                    "channel_id": CHANNEL, "user_id": user,
-                                    "response_url": "http://127.0.0.1:9/unused",
-                                    "trigger_id": "t"}),
-                         "application/x-www-form-urlencoded")
-
-
-def mention(text: str, ts: str, thread_ts: str | None = None, **extra: Any) -> dict[str, Any]:
-    event = {"type": "app_mention", "user": "U1", "text": f"<@UBOT> {text}", "ts": ts,
-             "channel": CHANNEL, "team": TEAM, **extra}
-    if thread_ts:
-        event["thread_ts"] = thread_ts
-    return event
-
-
-def channel_message(text: str, ts: str, thread_ts: str | None = None,
-                    **extra: Any) -> dict[str, Any]:
-    event = {"type": "message", "user": "U1", "text": text, "ts": ts, "channel": CHANNEL,
-             "channel_type": "channel", "team": TEAM, **extra}
-    if thread_ts:
-        event["thread_ts"] = thread_ts
-    return event
-
-
-@pytest.fixture
-def rig_factory(store: Store) -> Iterator[Any]:
-    servers = []
-    apis: list[FakeSlackApi] = []
-
-    def build(engine: TurnEngine, **config: Any) -> SlackRig:
-        api = FakeSlackApi().__enter__()
-        apis.append(api)
-        adapter = SlackAdapter(engine, store, SlackConfig(
-            bot_token="xoxb-test", signing_secret=SECRET, api_url=api.url,
-            admin_users=frozenset({"UADMIN"}), human_channel="C-HUMANS", **config))
-        server = make_server(adapter.app, "127.0.0.1", 0, signing_secret=SECRET,
-                             read_timeout=READ_TIMEOUT)
-        serve_in_thread(server)
-        servers.append((server, adapter))
-        port = server.server_address[1]
-        return SlackRig(api, adapter, f"http://127.0.0.1:{port}/slack/events", store, server)
-
-    yield build
-    for server, adapter in servers:
-        server.shutdown()
-        server.server_close()
-        adapter.close()
-    for api in apis:
-        api.__exit__()
-
-
-@pytest.fixture
-def rig(rig_factory: Any, engine: TurnEngine) -> SlackRig:
-    built: SlackRig = rig_factory(engine)
-    return built
+from tests.slack.rig import (
+    CHANNEL,
+    SECRET,
+    TEAM,
+    SlackRig,
+    channel_message,
+    feedback_payload,
+    mention,
+)
 
 
 def texts(rig: SlackRig) -> list[str]:
@@ -290,13 +191,6 @@ def test_a_clarification_is_completed_by_the_reply_in_the_thread(rig: SlackRig) 
 
 
 
-def feedback_payload(value: str, user: str = "U1") -> dict[str, Any]:
-    return {"type": "block_actions", "team": {"id": TEAM}, "user": {"id": user},
-            "container": {"type": "message", "channel_id": CHANNEL, "message_ts": "1.1",
-                          "thread_ts": "1000.1"},
-            "channel": {"id": CHANNEL}, "trigger_id": "tr",
-            "actions": [{"action_id": "docassist_feedback", "value": value,
-                         "action_ts": "1000.9"}]}
 
 
 def test_feedback_is_stored_and_a_bad_vote_offers_a_human(rig: SlackRig) -> None:

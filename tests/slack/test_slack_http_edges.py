@@ -4,37 +4,32 @@ never a traceback or a dropped connection, and nothing runs or is stored half.""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import socket
-import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
 import pytest
-from slack_sdk.signature import SignatureVerifier
 
 from docassist.core import i18n
 from docassist.core.tools import ToolRegistry
 from docassist.core.trace import sha256_text
 from docassist.storage import Store
+from tests.db_locks import WriteLock
+from tests.fakes.loopback import wait_until
 from tests.helpers import recording
-from tests.loopback import wait_until
-from tests.slack.test_slack_http import (
+from tests.slack.rig import (
     READ_TIMEOUT,
-    SECRET,
     SlackRig,
     channel_message,
     mention,
+    signed_head,
+    status_of,
+    timed_event,
 )
-
-SLACK_ACK_SECONDS = 3.0
-"""Slack gives up on a request after 3 s: a client with this timeout stands in for it."""
 
 
 def raw_request(rig: SlackRig, head: bytes, body: bytes = b"",
@@ -50,22 +45,6 @@ def raw_request(rig: SlackRig, head: bytes, body: bytes = b"",
         while chunk := client.recv(65536):
             chunks.append(chunk)
     return b"".join(chunks)
-
-
-def signed_head(body: bytes, content_type: str, *, length: str | None = None,
-                timestamp: str | None = None) -> bytes:
-    stamp = timestamp or str(int(time.time()))
-    signature = "v0=" + hmac.new(SECRET.encode(), b"v0:" + stamp.encode() + b":" + body,
-                                 hashlib.sha256).hexdigest()  # Slack's scheme, on any bytes
-    return (f"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n"
-            f"Content-Length: {length if length is not None else len(body)}\r\n"
-            f"X-Slack-Request-Timestamp: {stamp}\r\nX-Slack-Signature: {signature}\r\n"
-            "Connection: close\r\n\r\n").encode()
-
-
-def status_of(answer: bytes) -> int:
-    assert answer, "the connection was dropped without a response"
-    return int(answer.split(b" ", 2)[1])
 
 
 def nothing_happened(rig: SlackRig) -> None:
@@ -183,34 +162,6 @@ def test_a_stalled_client_is_let_go_and_holds_no_thread(rig: SlackRig) -> None:
     assert nothing_left == ["done"]
 
 
-class WriteLock:
-    """Another connection (an indexer, a backup, another process) holding the write lock
-    on the real database file: BEGIN IMMEDIATE, released on demand."""
-
-    def __init__(self, path: Path) -> None:
-        self.connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.connection.execute("BEGIN IMMEDIATE")
-
-    def release(self) -> None:
-        if self.connection.in_transaction:
-            self.connection.execute("ROLLBACK")
-        self.connection.close()
-
-
-def timed_event(rig: SlackRig, event: dict[str, Any], event_id: str,
-                retry: int | None = None) -> httpx.Response:
-    """Delivered as Slack does: it waits 3 s at most (httpx raises past that)."""
-    body = json.dumps({"token": "t", "team_id": "T1", "api_app_id": "A1",
-                       "type": "event_callback", "event_id": event_id, "event_time": 1,
-                       "event": event})
-    stamp = str(int(time.time()))
-    headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp,
-               "X-Slack-Signature": SignatureVerifier(SECRET).generate_signature(
-                   timestamp=stamp, body=body)}
-    if retry is not None:
-        headers["X-Slack-Retry-Num"] = str(retry)
-    return httpx.post(rig.url, content=body.encode(), headers=headers,
-                      timeout=SLACK_ACK_SECONDS)
 
 
 def test_acks_stay_within_slacks_3_s_while_another_connection_holds_the_lock(

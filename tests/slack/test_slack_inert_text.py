@@ -12,11 +12,8 @@ from docassist.bot.slack.render import SECTION_TEXT_LIMIT, SHOW_SOURCES_ACTION, 
 from docassist.core.results import TurnResult
 from docassist.storage import Store
 from tests import hostile
-from tests.model_server import ModelServer, openai_stream
-from tests.slack.test_slack_ai import streaming_rig
-from tests.slack.test_slack_http import CHANNEL, TEAM, SlackRig, mention
-
-__all__ = ["streaming_rig"]
+from tests.fakes.model_server import ModelServer, openai_stream
+from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
 
 
 @pytest.fixture

@@ -23,10 +23,10 @@ from docassist.models.adapters import ModelAnswerer, ModelSelector
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
-from tests.loopback import free_port
-from tests.model_server import ModelServer
-from tests.slack.test_slack_http import SECRET, SlackRig, mention
-from tests.slack_api import FakeSlackApi
+from tests.fakes.loopback import free_port
+from tests.fakes.model_server import ModelServer
+from tests.fakes.slack_api import FakeSlackApi
+from tests.slack.rig import SECRET, SlackRig, mention
 from tests.slack_load import (
     EventSender,
     LoadRun,

@@ -12,18 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from docassist.core.tools import ToolRegistry
+from tests.db_locks import LockHolder
+from tests.fakes.loopback import wait_until
 from tests.helpers import recording
-from tests.loopback import wait_until
-from tests.slack.test_slack_ai import PANE
-from tests.slack.test_slack_http import (
+from tests.slack.rig import (
     CHANNEL,
+    PANE,
     TEAM,
     SlackRig,
     channel_message,
     feedback_payload,
     mention,
 )
-from tests.storage.test_storage_faults import LockHolder
 
 TRY_AGAIN = "please try again in"
 

@@ -11,7 +11,7 @@ import pytest
 
 from docassist.bot.slack.render import SHARE_ACTION
 from docassist.core.turn import TurnEngine
-from tests.slack.test_slack_http import CHANNEL, TEAM, SlackRig, mention
+from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
 
 QUESTION = "How do I renew the TLS certificate?"
 

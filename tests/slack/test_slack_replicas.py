@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 
 from docassist.core import i18n
-from tests.any_db import rows
+from tests.any_db import rows, unclaimed_and_done
 from tests.conftest import STORES
-from tests.loopback import free_port
-from tests.model_server import ModelServer
+from tests.fakes.loopback import free_port
+from tests.fakes.model_server import ModelServer
+from tests.fakes.slack_api import FakeSlackApi
 from tests.pg import PgCluster
-from tests.slack.test_slack_http import SECRET
-from tests.slack_api import FakeSlackApi
+from tests.slack.rig import SECRET
 from tests.slack_load import (
     LoadRun,
     ReplicaSender,
@@ -95,11 +95,6 @@ def wait_for(condition: Callable[[], Any], seconds: float = SETTLE_SECONDS) -> b
             return True
         time.sleep(0.1)
     return bool(condition())
-
-
-def unclaimed_and_done(db: Path | str) -> bool:
-    return rows(db, "SELECT count(*) AS n FROM inbox WHERE status != 'done' "
-                    "OR claimed_by IS NOT NULL")[0]["n"] == 0
 
 
 def claims_of(db: Path | str, pid: int) -> int:

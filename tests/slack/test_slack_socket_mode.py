@@ -13,7 +13,7 @@ from websockets.sync.server import ServerConnection, serve
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
-from tests.slack_api import FakeSlackApi
+from tests.fakes.slack_api import FakeSlackApi
 
 ENVELOPE_ID = "env-1"
 

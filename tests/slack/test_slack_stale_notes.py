@@ -15,18 +15,12 @@ from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
 from tests.conftest import STORES, EngineFactory
-from tests.slack.test_slack_http import (  # noqa: F401 - rig_factory is a fixture
-    CHANNEL,
-    TEAM,
-    SlackRig,
-    mention,
-    rig_factory,
-)
+from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
 from tests.stale_zebra import QUESTION, ZEBRA_V1, ZEBRA_V2
 
 
 @pytest.fixture
-def rig(rig_factory: Any, make_engine: EngineFactory, store: Store) -> SlackRig:  # noqa: F811
+def rig(rig_factory: Any, make_engine: EngineFactory, store: Store) -> SlackRig:
     built: SlackRig = rig_factory(make_engine(retriever=Bm25Retriever(store)))
     return built
 

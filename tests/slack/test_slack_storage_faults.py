@@ -23,13 +23,13 @@ from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
 from tests.conftest import REPO
+from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
+from tests.fakes.loopback import free_port
+from tests.fakes.slack_api import FakeSlackApi
 from tests.helpers import recording
-from tests.loopback import free_port
-from tests.slack.test_slack_http import SECRET, SlackRig, mention
-from tests.slack_api import FakeSlackApi
+from tests.slack.rig import SECRET, SlackRig, mention
 from tests.slack_process import SECRET as PROCESS_SECRET
 from tests.slack_process import signed_event
-from tests.storage.test_storage_faults import SHORT_BUSY_TIMEOUT_MS, LockHolder
 
 UNLIMITED_PAGES = 1073741823
 START_SECONDS = 60

@@ -7,7 +7,7 @@ from typing import Any
 
 from docassist.bot.slack.render import SHOW_SOURCES_ACTION
 from tests.conftest import EngineFactory
-from tests.slack.test_slack_http import CHANNEL, TEAM, SlackRig, channel_message, mention
+from tests.slack.rig import CHANNEL, TEAM, SlackRig, channel_message, mention
 
 
 def languages(rig: SlackRig) -> list[str]:

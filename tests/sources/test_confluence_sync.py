@@ -15,7 +15,7 @@ from docassist.core.sources import Source, SourceKind
 from docassist.sources.confluence import EMAIL_ENV, TOKEN_ENV
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
-from tests.confluence_site import FakeConfluence, FakePage
+from tests.fakes.confluence_site import FakeConfluence, FakePage
 
 EMAIL = "bot@example.com"
 TOKEN = "confluence-s3cr3t-api-token"

@@ -13,7 +13,7 @@ import pytest
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
-from tests.graph_site import CLIENT_SECRET, DRIVE_ID, SITE_REF, TENANT, WEB, FakeGraph
+from tests.fakes.graph_site import CLIENT_SECRET, DRIVE_ID, SITE_REF, TENANT, WEB, FakeGraph
 
 RESTART = b"# Restart\n\n## Steps\n\nRun systemctl restart docassist-api and check health.\n"
 BACKUP = b"# Backup\n\n## Schedule\n\nLedger backups run nightly at two.\n"

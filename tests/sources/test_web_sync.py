@@ -11,7 +11,7 @@ import pytest
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import HOLDER, lease_name, sync_all
 from docassist.storage import Bm25Retriever, Store
-from tests.web_site import WebSite, page
+from tests.fakes.web_site import WebSite, page
 
 RESTART = page("Restart", ("Steps", "Run systemctl restart docassist-api and check health."))
 BACKUP = page("Backup", ("Schedule", "Backups of the ledger run nightly at two."))

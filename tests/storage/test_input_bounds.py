@@ -15,7 +15,7 @@ from docassist.core.limits import (
     MAX_EXPANDED_BYTES,
 )
 from docassist.storage import Store, index_paths
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 
 PARAGRAPH = ("<w:p><w:r><w:t>Restart the service and check the status page again.</w:t>"
              "</w:r></w:p>")

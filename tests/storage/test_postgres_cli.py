@@ -12,7 +12,7 @@ from docassist.storage.backends import open_store
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.copy import KINDS
 from docassist.storage.postgres.schema import MIGRATIONS
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 from tests.conftest import DEMO_DOCS
 
 QUESTION = "Co zrobić po zmianie konfiguracji docassist-api?"

@@ -11,10 +11,10 @@ from docassist.bot.terminal.chat import new_thread_key
 from docassist.core.turn import TurnEngine
 from docassist.storage.backends import AnyStore
 from docassist.storage.postgres import PostgresStore
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 from tests.conftest import STORES
 from tests.helpers import message
-from tests.storage.test_privacy import MARKER, QUESTION
+from tests.storage.privacy_case import MARKER, QUESTION
 
 
 def holding(url: str, needle: str) -> list[str]:

@@ -14,15 +14,11 @@ from docassist.core.trace import sha256_text
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
 from docassist.storage.exports import RetentionScheduler
-from tests.bot.test_cli import one_json, run
+from tests.cli_run import one_json, run
 from tests.helpers import key, message
-from tests.slack.test_slack_http import SlackRig, mention, rig, rig_factory
-from tests.teams.test_teams_http import TeamsRig, teams, teams_factory
-
-__all__ = ["rig", "rig_factory", "teams", "teams_factory"]  # the loopback rigs as fixtures
-
-QUESTION = "How do I renew the TLS certificate of quokka-7731?"
-MARKER = "quokka-7731"
+from tests.slack.rig import SlackRig, mention
+from tests.storage.privacy_case import MARKER, QUESTION
+from tests.teams.rig import TeamsRig
 
 
 def stored_values(db: Path) -> list[tuple[str, str, Any]]:

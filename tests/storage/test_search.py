@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from docassist.core.documents import parse_document
-from docassist.core.retrieval_eval import load_retrieval_cases
+from docassist.evaluation.retrieval import load_retrieval_cases
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
 from docassist.storage.ranking import best_positions, best_positive_positions

@@ -4,7 +4,6 @@ a full database. Each fault is SQLite's own, on a real file; nothing of ours is 
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,26 +12,8 @@ import pytest
 from docassist.core.errors import StorageBusyError, StorageFullError, StorageReadOnlyError
 from docassist.core.limits import STORAGE_RETRY_BACKOFF_SECONDS, STORAGE_WRITE_ATTEMPTS
 from docassist.storage import Store
+from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
 from tests.helpers import message
-
-SHORT_BUSY_TIMEOUT_MS = 50
-"""Tests shorten SQLite's busy wait so that the bounded retries end quickly."""
-
-
-class LockHolder:
-    """A second connection (as another process would have) holding the write lock."""
-
-    def __init__(self, path: Path) -> None:
-        self.connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.connection.execute("BEGIN EXCLUSIVE")
-
-    def release(self) -> None:
-        if self.connection.in_transaction:
-            self.connection.execute("ROLLBACK")
-
-    def close(self) -> None:
-        self.release()
-        self.connection.close()
 
 
 @pytest.fixture

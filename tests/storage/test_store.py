@@ -13,8 +13,7 @@ from docassist.core.state import ConversationState
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage import migrations as migration_module
 from docassist.storage.migrations import migrations
-from tests.core.test_tools import _turn_record
-from tests.helpers import key
+from tests.helpers import key, turn_record
 
 TABLES = {"documents", "chunks", "chunks_fts", "conversations", "turns", "tool_calls",
           "processed_events"}
@@ -44,9 +43,9 @@ def test_migrations_apply_to_an_in_memory_database() -> None:
 def test_commit_checks_the_version_and_writes_nothing_on_conflict(store: Store) -> None:
     conversation = key("v")
     state = ConversationState(next_turn_id=2)
-    assert store.commit_turn(conversation, state, 0, _turn_record("r1", 1, []), []) == 1
+    assert store.commit_turn(conversation, state, 0, turn_record("r1", 1, []), []) == 1
     with pytest.raises(ConcurrentUpdateError):
-        store.commit_turn(conversation, state, 0, _turn_record("r2", 2, []), [])
+        store.commit_turn(conversation, state, 0, turn_record("r2", 2, []), [])
     assert [row["result_id"] for row in store.turns()] == ["r1"]  # the conflict left no row
     loaded = store.load(conversation)
     assert (loaded.version, loaded.state.next_turn_id) == (1, 2)
@@ -54,16 +53,16 @@ def test_commit_checks_the_version_and_writes_nothing_on_conflict(store: Store) 
 
 def test_a_failed_commit_rolls_back_state_and_trace(store: Store) -> None:
     conversation = key("rollback")
-    store.commit_turn(conversation, ConversationState(), 0, _turn_record("same", 1, []), [])
+    store.commit_turn(conversation, ConversationState(), 0, turn_record("same", 1, []), [])
     with pytest.raises(Exception):  # noqa: B017 - the duplicate primary key of the turn row
         store.commit_turn(conversation, ConversationState(next_turn_id=9), 1,
-                          _turn_record("same", 2, []), [])
+                          turn_record("same", 2, []), [])
     assert store.load(conversation).state.next_turn_id == 1
     assert store.load(conversation).version == 1
 
 
 def test_an_event_id_is_recorded_with_its_turn_and_only_once(store: Store) -> None:
-    first = _turn_record("r1", 1, []).model_copy(update={"event_id": "Ev1", "platform": "slack"})
+    first = turn_record("r1", 1, []).model_copy(update={"event_id": "Ev1", "platform": "slack"})
     assert store.event_seen("slack", "Ev1") is False
     store.commit_turn(key("e"), ConversationState(), 0, first, [])
     assert store.event_seen("slack", "Ev1") is True
@@ -89,8 +88,8 @@ def test_feedback_needs_a_known_turn(store: Store) -> None:
 def test_retention_deletes_old_traces_daily(store: Store) -> None:
     from docassist.storage.exports import RetentionScheduler
 
-    old = _turn_record("old", 1, []).model_copy(update={"created_at": "2020-01-01T00:00:00"})
-    new = _turn_record("new", 2, []).model_copy(update={"created_at": "2999-01-01T00:00:00"})
+    old = turn_record("old", 1, []).model_copy(update={"created_at": "2020-01-01T00:00:00"})
+    new = turn_record("new", 2, []).model_copy(update={"created_at": "2999-01-01T00:00:00"})
     store.commit_turn(key("r"), ConversationState(), 0, old, [])
     store.commit_turn(key("r"), ConversationState(), 1, new, [])
     store.record_feedback("old", "U1", positive=False)

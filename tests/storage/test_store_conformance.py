@@ -1,14 +1,13 @@
 """The contract every store implements (core/ports.py), run against each implementation.
 
 SQLite and PostgreSQL (a throwaway cluster, tests/pg.py); a new store joins by adding its
-factory to `STORE_FACTORIES`. The tests talk to the protocols, never to SQL.
+factory to `STORE_FACTORIES` (tests/storage/conformance.py). The tests talk to the
+protocols, never to SQL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,109 +21,21 @@ from docassist.core.errors import (
 )
 from docassist.core.messages import Notice
 from docassist.core.ports import (
-    ConversationLookup,
-    ConversationStore,
-    DocumentIndex,
-    FeedbackLog,
-    Inbox,
     InboxBacklog,
-    InboxGauge,
-    SeenEvents,
-    ShadowLog,
-    TraceLog,
+    QuestionTrace,
 )
 from docassist.core.results import TurnResult
 from docassist.core.sources import Source, SourceKind
 from docassist.core.state import ConversationState, HistoryMessage
-from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
-from docassist.storage import Store
+from docassist.core.trace import ShadowRecord, ToolCallRecord
 from docassist.storage.exports import trace_rows
-from docassist.storage.postgres import PostgresStore
 from tests.helpers import key, message
-
-
-class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, InboxGauge, ShadowLog,
-               TraceLog, SeenEvents, ConversationLookup, Protocol):
-    """The protocols, plus the store rows sources/, exports and search use."""
-
-    def erase_before(self, cutoff: str) -> Any: ...
-
-    def inbox_rows(self) -> list[dict[str, Any]]: ...
-
-    def claim_lease(self, name: str, holder: str, seconds: float) -> bool: ...
-
-    def release_lease(self, name: str, holder: str) -> None: ...
-
-    def add_source(self, source: Source) -> None: ...
-
-    def source_statuses(self) -> list[Any]: ...
-
-    def source_document_ids(self, source: str) -> dict[str, str]: ...
-
-    def source_sync_state(self, source: str) -> dict[str, str]: ...
-
-    def save_source_sync_state(self, source: str, state: dict[str, str]) -> None: ...
-
-    def replace_document(self, parsed: Any, source_path: str, *, source: str | None = None,
-                         collection: str = ...) -> None: ...
-
-    def chunks_without_embedding(self, model: str) -> list[Any]: ...
-
-    def save_embeddings(self, model: str, chunk_ids: list[str], vectors: Any) -> None: ...
-
-    def embedding_matrix(self, model: str) -> tuple[list[str], Any]: ...
-
-    def index_version(self) -> int: ...
-
-    def fts_rows(self, after_rowid: int, limit: int) -> list[tuple[int, str, str, str, str]]: ...
-
-    def fts_scores(self, match: str) -> list[tuple[int, float]]: ...
-
-    def search_fts(self, match: str, limit: int) -> list[tuple[Any, Any, float]]: ...
-
-
-def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
-    return Store(tmp_path / "conformance.db")
-
-
-def _postgres(request: pytest.FixtureRequest, tmp_path: Path) -> PostgresStore:
-    return PostgresStore(request.getfixturevalue("pg_url"))
-
-
-STORE_FACTORIES: dict[str, Callable[[pytest.FixtureRequest, Path], Any]] = {
-    "sqlite": _sqlite, "postgresql": _postgres}
-
-
-@pytest.fixture(params=sorted(STORE_FACTORIES))
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AnyStore]:
-    store = STORE_FACTORIES[request.param](request, tmp_path)
-    yield store
-    store.close()
-
-
-def _turn(result_id: str, turn_id: int = 1, *, event_id: str | None = None,
-          created_at: str = "2026-11-30T00:00:00", thread: str = "c",
-          source_ids: list[str] | None = None) -> TurnRecord:
-    return TurnRecord(
-        result_id=result_id, conversation_id=key(thread).conversation_id, generation=0,
-        turn_id=turn_id, platform="test", created_at=created_at, status="answered",
-        decision_status="action_proposed", decision_reason=None, decided_by="selector",
-        action=None, tool_name=None, tool_status=None, error_code=None, language="en",
-        question_sha256=None, standalone_sha256=None, answer_sha256=None,
-        resolution_status=None, history_used=False, source_ids=source_ids or [],
-        source_turn_id=None,
-        warnings=[], duration_ms=0.0, backend="test", model="test", catalog_version="v",
-        prompt_sha256=None, user_sha256=None, event_id=event_id)
-
-
-_RESULT = {"conversation_id": key("c").conversation_id, "generation": 0, "turn_id": 1,
-           "status": "answered", "answer": "Run renew.", "language": "en"}
-
-
-def _commit(store: AnyStore, result_id: str, version: int = 0, **kwargs: Any) -> int:
-    turn = _turn(result_id, version + 1, **kwargs)
-    return store.commit_turn(key(kwargs.get("thread", "c")),
-                             ConversationState(next_turn_id=version + 2), version, turn, [])
+from tests.storage.conformance import (
+    CONFORMANCE_RESULT,
+    AnyStore,
+    commit_turn,
+    conformance_turn,
+)
 
 
 def _guide(text: str) -> Any:
@@ -139,8 +50,8 @@ def test_conformance_a_new_conversation_is_empty_at_version_zero(any_store: AnyS
 def test_conformance_commit_saves_state_and_returns_the_next_version(
     any_store: AnyStore,
 ) -> None:
-    assert _commit(any_store, "r1") == 1
-    assert _commit(any_store, "r2", version=1) == 2
+    assert commit_turn(any_store, "r1") == 1
+    assert commit_turn(any_store, "r2", version=1) == 2
     stored = any_store.load(key("c"))
     assert (stored.version, stored.state.next_turn_id) == (2, 3)
     assert [row["result_id"] for row in any_store.turns(key("c").conversation_id)] == [
@@ -150,9 +61,9 @@ def test_conformance_commit_saves_state_and_returns_the_next_version(
 def test_conformance_commit_with_a_stale_version_is_a_concurrent_update(
     any_store: AnyStore,
 ) -> None:
-    _commit(any_store, "r1")
+    commit_turn(any_store, "r1")
     with pytest.raises(ConcurrentUpdateError):
-        _commit(any_store, "r2", version=0)
+        commit_turn(any_store, "r2", version=0)
     assert [row["result_id"] for row in any_store.turns()] == ["r1"]  # nothing half-written
     assert any_store.load(key("c")).version == 1
 
@@ -161,11 +72,11 @@ def test_conformance_a_duplicate_event_is_refused_and_leaves_nothing(
     any_store: AnyStore,
 ) -> None:
     assert any_store.event_seen("test", "Ev1") is False
-    _commit(any_store, "r1", event_id="Ev1")
+    commit_turn(any_store, "r1", event_id="Ev1")
     assert any_store.event_seen("test", "Ev1") is True
     assert any_store.event_seen("other", "Ev1") is False  # event ids are per platform
     with pytest.raises(DuplicateEventError):
-        _commit(any_store, "r2", version=1, event_id="Ev1")
+        commit_turn(any_store, "r2", version=1, event_id="Ev1")
     assert [row["result_id"] for row in any_store.turns()] == ["r1"]
     assert any_store.load(key("c")).version == 1
 
@@ -234,7 +145,7 @@ def test_conformance_removed_documents_leave_the_catalog_and_prune_later(
 
 
 def test_conformance_one_vote_per_user_and_answer(any_store: AnyStore) -> None:
-    _commit(any_store, "r1")
+    commit_turn(any_store, "r1")
     any_store.record_feedback("r1", "U1", positive=True)
     any_store.record_feedback("r1", "U1", positive=False)  # a later click replaces
     any_store.record_feedback("r1", "U2", positive=True)
@@ -244,7 +155,7 @@ def test_conformance_one_vote_per_user_and_answer(any_store: AnyStore) -> None:
 
 
 def test_conformance_an_answer_is_escalated_once_until_withdrawn(any_store: AnyStore) -> None:
-    _commit(any_store, "r1")
+    commit_turn(any_store, "r1")
     assert any_store.record_escalation("r1", "U1") is True
     assert any_store.record_escalation("r1", "U2") is False
     any_store.withdraw_escalation("r1")
@@ -252,7 +163,7 @@ def test_conformance_an_answer_is_escalated_once_until_withdrawn(any_store: AnyS
 
 
 def test_conformance_shadow_records_are_kept_beside_their_turn(any_store: AnyStore) -> None:
-    _commit(any_store, "r1")
+    commit_turn(any_store, "r1")
     any_store.record_shadow(ShadowRecord(
         result_id="r1", conversation_id=key("c").conversation_id, turn_id=1,
         created_at="2026-11-30T00:00:01", active_backend="rules", active_model="rules-v1",
@@ -264,13 +175,40 @@ def test_conformance_shadow_records_are_kept_beside_their_turn(any_store: AnySto
 
 
 def test_conformance_purge_erases_traces_older_than_the_cutoff(any_store: AnyStore) -> None:
-    _commit(any_store, "old", created_at="2020-01-01T00:00:00")
-    _commit(any_store, "new", version=1, created_at="2999-01-01T00:00:00")
+    commit_turn(any_store, "old", created_at="2020-01-01T00:00:00")
+    commit_turn(any_store, "new", version=1, created_at="2999-01-01T00:00:00")
     any_store.record_feedback("old", "U1", positive=False)
     erased = any_store.erase_before("2026-01-01T00:00:00")
     assert erased.turns == 1
     assert [row["result_id"] for row in any_store.turns()] == ["new"]
     assert any_store.feedback() == []
+
+
+def test_conformance_a_question_vector_comes_back_with_its_gap(any_store: AnyStore) -> None:
+    commit_turn(any_store, "r1", created_at="2026-11-30T00:00:00")
+    commit_turn(any_store, "r2", version=1, created_at="2026-11-30T00:00:01")
+    vector = np.linspace(-1, 1, 8, dtype=np.float32)
+    any_store.record_question(QuestionTrace(
+        result_id="r1", created_at="2026-11-30T00:00:02", embedder="use", vector=vector,
+        document_ids=["DOC-A", "DOC-B"]))
+    any_store.record_feedback("r1", "U1", positive=False)  # r2 is no gap: no vote, answered
+    [row] = any_store.gap_rows("2026-01-01")
+    assert (row["result_id"], row["kinds"], row["document_ids"], row["question"]) == (
+        "r1", ["thumbs_down"], ["DOC-A", "DOC-B"], None)
+    assert np.allclose(row["vector"], vector, atol=0.01)  # int8 rows: close, not equal
+    assert any_store.gap_rows("2999-01-01") == []
+
+
+def test_conformance_question_vectors_are_purged_with_their_turn(any_store: AnyStore) -> None:
+    commit_turn(any_store, "old", created_at="2020-01-01T00:00:00")
+    any_store.record_question(QuestionTrace(
+        result_id="old", created_at="2020-01-01T00:00:01", embedder=None, vector=None,
+        document_ids=[], question="kept with save_raw"))
+    any_store.record_escalation("old", "U1")
+    assert [row["question"] for row in any_store.gap_rows("2000-01-01")] == [
+        "kept with save_raw"]
+    assert any_store.erase_before("2026-01-01T00:00:00").question_vectors == 1
+    assert any_store.gap_rows("2000-01-01") == []
 
 
 # --- what a second store could get wrong (added with the PostgreSQL store) ---------------
@@ -310,8 +248,8 @@ def test_conformance_a_finished_event_keeps_no_user_text(any_store: AnyStore) ->
 
 def test_conformance_commit_marks_its_inbox_event_answered(any_store: AnyStore) -> None:
     any_store.enqueue(message("one", thread="c", event_id="Ev1"))
-    turn = _turn("r1", event_id="Ev1")
-    result = TurnResult.model_validate({**_RESULT, "result_id": "r1"})
+    turn = conformance_turn("r1", event_id="Ev1")
+    result = TurnResult.model_validate({**CONFORMANCE_RESULT, "result_id": "r1"})
     any_store.commit_turn(key("c"), ConversationState(next_turn_id=2), 0, turn, [], result)
     [event] = any_store.unfinished()
     assert event.status == "answered" and event.result is not None
@@ -323,7 +261,7 @@ def test_conformance_purge_empties_idle_conversations_and_drops_old_events(
 ) -> None:
     history = ConversationState(next_turn_id=2).model_copy(update={"history": [
         HistoryMessage(role="user", content="old question")]})
-    any_store.commit_turn(key("c"), history, 0, _turn("old"), [])
+    any_store.commit_turn(key("c"), history, 0, conformance_turn("old"), [])
     any_store.enqueue(message("pending text", thread="x", event_id="E1"))
     erased = any_store.erase_before("2999-01-01T00:00:00")
     assert (erased.turns, erased.inbox_events, erased.conversations_emptied) == (1, 1, 1)
@@ -332,7 +270,7 @@ def test_conformance_purge_empties_idle_conversations_and_drops_old_events(
     assert stored.state.generation == 1
     assert any_store.unfinished() == []
     with pytest.raises(ConcurrentUpdateError):  # a turn that loaded the old history
-        _commit(any_store, "late", version=1)
+        commit_turn(any_store, "late", version=1)
 
 
 def test_conformance_exports_read_the_same_rows(any_store: AnyStore) -> None:
@@ -342,8 +280,8 @@ def test_conformance_exports_read_the_same_rows(any_store: AnyStore) -> None:
         arguments={"question": {"sha256": "ab"}}, duration_ms=1.5,
         created_at="2026-11-30T00:00:00", catalog_version="v")
     any_store.commit_turn(key("c"), ConversationState(next_turn_id=2), 0,
-                          _turn("r1", source_ids=["DOC-1-aa-0001"]), [call])
-    _commit(any_store, "r2", version=1, created_at="2026-11-30T00:00:00")  # same moment
+                          conformance_turn("r1", source_ids=["DOC-1-aa-0001"]), [call])
+    commit_turn(any_store, "r2", version=1, created_at="2026-11-30T00:00:00")  # same moment
     any_store.record_feedback("r1", "U1", positive=True)
     rows = trace_rows(any_store)
     assert [row["result_id"] for row in rows] == ["r1", "r2"]  # insertion order on a tie
@@ -417,7 +355,7 @@ def test_conformance_conversation_lookups(any_store: AnyStore) -> None:
     assert any_store.conversation_known(conversation) is False  # a refusal is not a turn
     any_store.enqueue(message("one", thread="c", event_id="E1"))
     assert any_store.conversation_known(conversation) is True  # an event that runs one
-    _commit(any_store, "r1")
+    commit_turn(any_store, "r1")
     assert any_store.conversation_of_result("r1") == [
         {"platform": "test", "workspace": "w", "channel": "c", "thread": "c"}]
     assert any_store.conversation_of_result("nope") == []

@@ -1,5 +1,5 @@
 """The store contract for issue 23 (reasons, shares, posted reply ids, team addresses), run
-against every store of `test_store_conformance.STORE_FACTORIES` through the protocols."""
+against every store of `STORE_FACTORIES` (tests/storage/conformance.py) through the protocols."""
 
 from __future__ import annotations
 
@@ -10,10 +10,7 @@ import pytest
 from docassist.core.errors import StorageError
 from docassist.core.ports import FeedbackLog, Inbox, PostedReplies, Shares, TeamAddresses
 from tests.helpers import message
-from tests.storage.test_store_conformance import (  # noqa: F401 - any_store is a fixture
-    _commit,
-    any_store,
-)
+from tests.storage.conformance import commit_turn
 
 
 class ChatStore(FeedbackLog, Inbox, PostedReplies, Shares, TeamAddresses, Protocol):
@@ -21,8 +18,8 @@ class ChatStore(FeedbackLog, Inbox, PostedReplies, Shares, TeamAddresses, Protoc
 
 
 def test_conformance_a_reason_is_a_bad_vote_and_needs_its_answer(
-        any_store: ChatStore) -> None:  # noqa: F811
-    _commit(any_store, "r1")  # type: ignore[arg-type]
+        any_store: ChatStore) -> None:
+    commit_turn(any_store, "r1")  # type: ignore[arg-type]
     any_store.record_feedback("r1", "U1", positive=True)
     any_store.record_feedback_reason("r1", "U1", "outdated", None)
     [vote] = any_store.feedback()
@@ -32,7 +29,7 @@ def test_conformance_a_reason_is_a_bad_vote_and_needs_its_answer(
 
 
 def test_conformance_an_answer_is_shared_once_until_withdrawn(
-        any_store: ChatStore) -> None:  # noqa: F811
+        any_store: ChatStore) -> None:
     assert any_store.record_share("r1", "U1") is True
     assert any_store.record_share("r1", "U1") is False
     any_store.withdraw_share("r1")
@@ -40,7 +37,7 @@ def test_conformance_an_answer_is_shared_once_until_withdrawn(
 
 
 def test_conformance_a_posted_reply_is_remembered_per_event(
-        any_store: ChatStore) -> None:  # noqa: F811
+        any_store: ChatStore) -> None:
     assert any_store.enqueue(message("one", event_id="E1")) is not None
     assert any_store.posted_id("test", "E1") is None
     any_store.record_posted("test", "E1", "reply-7")
@@ -49,7 +46,7 @@ def test_conformance_a_posted_reply_is_remembered_per_event(
 
 
 def test_conformance_a_team_channel_is_reached_at_its_team_newest_address(
-        any_store: ChatStore) -> None:  # noqa: F811
+        any_store: ChatStore) -> None:
     assert any_store.team_service_url("19:help") is None
     any_store.record_team_address(["19:team", "19:help"], "19:team", "https://a/")
     any_store.record_team_address(["19:team"], "19:team", "https://b/")

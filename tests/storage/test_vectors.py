@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docassist.core.retrieval_eval import load_retrieval_cases
+from docassist.evaluation.retrieval import load_retrieval_cases
 from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage.dense import DenseRetriever, HybridRetriever
@@ -112,7 +112,7 @@ def test_nearest_on_tiny_corpora(count: int) -> None:
 def test_the_warmer_rebuilds_both_indexes_before_a_question_asks(store: Store) -> None:
     from docassist.core.documents import parse_document
     from docassist.runtime import IndexWarmer
-    from tests.loopback import wait_until
+    from tests.fakes.loopback import wait_until
 
     bm25, dense = Bm25Retriever(store), DenseRetriever(store, get_embedder("use"))
     warmer = IndexWarmer(store, [bm25, dense])
@@ -132,3 +132,20 @@ def test_the_warmer_rebuilds_both_indexes_before_a_question_asks(store: Store) -
     finally:
         warmer.stopped.set()
         warmer.join(5)
+
+
+def test_a_closed_store_says_so_with_its_own_error_and_the_warmer_ends_quietly(
+        db_path: Path) -> None:
+    from docassist.core.errors import StoreClosedError
+    from docassist.runtime import IndexWarmer
+
+    closed = Store(db_path)
+    closed.close()
+    with pytest.raises(StoreClosedError):
+        closed.index_version()
+    with pytest.raises(StoreClosedError):
+        closed.documents()
+    warmer = IndexWarmer(closed, [Bm25Retriever(closed)])
+    warmer.start()
+    warmer.join(5)
+    assert not warmer.is_alive()  # it returned at once instead of retrying every poll

@@ -22,9 +22,9 @@ from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
-from tests.model_server import ModelServer, openai_stream
+from tests.fakes.model_server import ModelServer, openai_stream
 from tests.render import page
-from tests.teams.test_teams_http import TeamsRig
+from tests.teams.rig import TeamsRig
 
 STEPS_QUESTION = "How do I reload docassist-gateway after a certificate change?"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from docassist.core.turn import TurnEngine
-from tests.teams.test_teams_http import TENANT, TeamsRig, actions
+from tests.teams.rig import TENANT, TeamsRig, actions
 
 TEAM = "19:team-general@thread.tacv2"
 HELP = "19:helpdesk@thread.tacv2"

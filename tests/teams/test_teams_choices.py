@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from docassist.bot.teams import cards
-from tests.teams.test_teams_http import TeamsRig, actions
+from tests.teams.rig import TeamsRig, actions
 
 
 def choices(teams: TeamsRig) -> list[dict[str, Any]]:

@@ -15,12 +15,11 @@ import httpx
 import pytest
 
 from docassist.core.tools import ToolRegistry
+from tests.db_locks import LockHolder, WriteLock
+from tests.fakes.loopback import wait_until
 from tests.helpers import recording
-from tests.loopback import wait_until
-from tests.slack.test_slack_http import READ_TIMEOUT
-from tests.slack.test_slack_http_edges import SLACK_ACK_SECONDS, WriteLock
-from tests.storage.test_storage_faults import LockHolder
-from tests.teams.test_teams_http import TeamsRig, teams, teams_factory  # noqa: F401 (fixtures)
+from tests.slack.rig import READ_TIMEOUT, SLACK_ACK_SECONDS
+from tests.teams.rig import TeamsRig
 
 TRY_AGAIN = "please try again in"
 FILE = {"contentType": "application/vnd.microsoft.teams.file.download.info",
@@ -28,7 +27,7 @@ FILE = {"contentType": "application/vnd.microsoft.teams.file.download.info",
 
 
 def test_refusals_and_notes_reach_the_user_once_per_activity(
-        teams: TeamsRig, registry: ToolRegistry) -> None:  # noqa: F811 (fixture)
+        teams: TeamsRig, registry: ToolRegistry) -> None:
     teams.adapter.limiter.per_user = 2  # the file-only activity and the first question
     with recording(registry, *registry.names()) as recorders:
         file_only = {**teams.activity(None, activity_id="file-1"), "attachments": [FILE]}
@@ -54,7 +53,7 @@ def test_refusals_and_notes_reach_the_user_once_per_activity(
         "file-1": "done", "q-1": "done", "q-2": "done", "q-3": "done"}
 
 
-def test_concurrent_redeliveries_take_the_budget_once(teams: TeamsRig,  # noqa: F811
+def test_concurrent_redeliveries_take_the_budget_once(teams: TeamsRig,
                                                       db_path: Path) -> None:
     teams.adapter.limiter.per_user = 2
     activity = teams.activity("How do I renew the TLS certificate?", activity_id="dup-1")
@@ -75,7 +74,7 @@ def test_concurrent_redeliveries_take_the_budget_once(teams: TeamsRig,  # noqa: 
     assert len(teams.store.turns()) == 2
 
 
-def test_text_commands_obey_the_rate_limit(teams: TeamsRig) -> None:  # noqa: F811
+def test_text_commands_obey_the_rate_limit(teams: TeamsRig) -> None:
     teams.adapter.limiter.per_user = 2
     for text in ("docs", "help", "docs", "meta", "stats"):
         teams.post(teams.activity(text))
@@ -84,7 +83,7 @@ def test_text_commands_obey_the_rate_limit(teams: TeamsRig) -> None:  # noqa: F8
     assert TRY_AGAIN not in replies[0] and TRY_AGAIN not in replies[1]
 
 
-def test_one_vote_per_user_per_answer(teams: TeamsRig) -> None:  # noqa: F811
+def test_one_vote_per_user_per_answer(teams: TeamsRig) -> None:
     teams.post(teams.activity("How do I renew the TLS certificate?"))
     result_id = teams.store.turns()[0]["result_id"]
     for verdict in ("good", "good", "bad"):
@@ -110,7 +109,7 @@ def test_one_vote_per_user_per_answer(teams: TeamsRig) -> None:  # noqa: F811
      "sender not an object"),
 ], ids=lambda value: value if isinstance(value, str) else "")
 def test_a_malformed_activity_is_refused_and_nothing_runs(
-        teams: TeamsRig, registry: ToolRegistry, body: bytes,  # noqa: F811
+        teams: TeamsRig, registry: ToolRegistry, body: bytes,
         problem: str) -> None:
     with recording(registry, *registry.names()) as recorders:
         response = httpx.post(teams.url, content=body,
@@ -121,7 +120,7 @@ def test_a_malformed_activity_is_refused_and_nothing_runs(
     assert teams.store.inbox_rows() == [] and teams.store.turns() == []
 
 
-def test_a_lone_surrogate_in_the_text_still_gets_an_answer(teams: TeamsRig) -> None:  # noqa
+def test_a_lone_surrogate_in_the_text_still_gets_an_answer(teams: TeamsRig) -> None:
     body = json.dumps(teams.activity("How do I renew the TLS certificate? \\ud800")
                       ).replace("\\\\ud800", "\\ud800")
     response = httpx.post(teams.url, content=body.encode(),
@@ -132,7 +131,7 @@ def test_a_lone_surrogate_in_the_text_still_gets_an_answer(teams: TeamsRig) -> N
     assert "[DOC-TLS-" in answer.text
 
 
-def test_a_stalled_body_is_answered_408(teams: TeamsRig) -> None:  # noqa: F811
+def test_a_stalled_body_is_answered_408(teams: TeamsRig) -> None:
     address = urlsplit(teams.url)
     with socket.create_connection((address.hostname, address.port), timeout=30) as client:
         client.sendall(b"POST /api/messages HTTP/1.1\r\nHost: x\r\n"
@@ -145,7 +144,7 @@ def test_a_stalled_body_is_answered_408(teams: TeamsRig) -> None:  # noqa: F811
 
 
 def test_answers_stay_quick_while_another_connection_holds_the_lock(
-        teams: TeamsRig, db_path: Path) -> None:  # noqa: F811
+        teams: TeamsRig, db_path: Path) -> None:
     # `docs` goes through the inbox too (issue 23): under a held lock it is refused 503 as
     # quickly as a question, and its redelivery is answered once.
     lock = WriteLock(db_path)

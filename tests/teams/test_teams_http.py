@@ -4,112 +4,23 @@ replies captured by a fake connector at the activity's `serviceUrl` or returned 
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 
 from docassist.bot.teams import cards
-from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
 from docassist.bot.teams.server import (
     TeamsCredentials,
-    TeamsServer,
-    connections_for,
-    make_app,
 )
 from docassist.core.messages import ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.tools import ToolRegistry
-from docassist.core.turn import TurnEngine
-from docassist.storage import Store
 from tests.conftest import EngineFactory
+from tests.fakes.teams_connector import card_text
 from tests.helpers import MODEL_DOWN, ScriptedSelector, recording
-from tests.teams_connector import FakeConnector, Sent, card_text
-
-TENANT = "tenant-1"
-BOT = {"id": "28:docassist-bot", "name": "DocAssist"}
-ADMIN = "aad-admin"
-CHANNEL = "19:general@thread.tacv2"
-PERSONAL = "a:personal-chat-1"
-
-
-@dataclass
-class TeamsRig:
-    connector: FakeConnector
-    adapter: TeamsAdapter
-    url: str
-    store: Store
-    ids: Iterator[int]
-
-    def activity(self, text: str | None, *, conversation: str = PERSONAL,
-                 conversation_type: str = "personal", activity_id: str | None = None,
-                 user: str = "aad-user-1", mention: bool = False,
-                 value: dict[str, Any] | None = None) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "type": "message", "id": activity_id or f"act-{next(self.ids)}",
-            "channelId": "msteams", "serviceUrl": self.connector.url,
-            "from": {"id": f"29:{user}", "aadObjectId": user, "name": "Ada"},
-            "recipient": BOT, "locale": "en-US",
-            "conversation": {"id": conversation, "conversationType": conversation_type,
-                             "tenantId": TENANT},
-            "channelData": {"tenant": {"id": TENANT}}}
-        if text is not None:
-            body["text"] = f"<at>DocAssist</at> {text}" if mention else text
-        if mention:
-            body["entities"] = [{"type": "mention", "text": "<at>DocAssist</at>",
-                                 "mentioned": BOT}]
-        if value is not None:
-            body["value"] = value
-        return body
-
-    def post(self, activity: dict[str, Any], *, expect_replies: bool = False,
-             headers: dict[str, str] | None = None) -> httpx.Response:
-        if expect_replies:
-            activity = {**activity, "deliveryMode": "expectReplies"}
-        response = httpx.post(self.url, json=activity, headers=headers, timeout=30)
-        assert self.adapter.worker.wait_idle()
-        return response
-
-    def channel_thread(self, root: str) -> str:
-        return f"{CHANNEL};messageid={root}"
-
-
-@pytest.fixture
-def teams_factory(store: Store) -> Iterator[Any]:
-    started: list[tuple[TeamsServer, TeamsAdapter, FakeConnector]] = []
-
-    def build(engine: TurnEngine, credentials: TeamsCredentials | None = None,
-              **config: Any) -> TeamsRig:
-        connector = FakeConnector().__enter__()
-        connections = connections_for(credentials)
-        adapter = TeamsAdapter(engine, store, TeamsConfig(
-            app_id=credentials.app_id if credentials else "",
-            admin_users=frozenset({ADMIN}), **config), connections)
-        server = TeamsServer(make_app(adapter, connections, read_timeout=1.0))
-        port = server.start()
-        started.append((server, adapter, connector))
-        return TeamsRig(connector, adapter, f"http://127.0.0.1:{port}/api/messages", store,
-                        itertools.count(1))
-
-    yield build
-    for server, adapter, connector in started:
-        server.stop()
-        adapter.worker.close()
-        connector.__exit__()
-
-
-@pytest.fixture
-def teams(teams_factory: Any, engine: TurnEngine) -> TeamsRig:
-    rig: TeamsRig = teams_factory(engine)
-    return rig
-
-
-def actions(sent: Sent) -> list[dict[str, Any]]:
-    return [action["data"] for card in sent.cards for action in cards.actions(card)]
+from tests.teams.rig import ADMIN, BOT, CHANNEL, PERSONAL, TENANT, TeamsRig, actions
 
 
 def test_channel_mention_is_answered_in_its_thread_as_a_card(teams: TeamsRig) -> None:

@@ -12,7 +12,7 @@ import pytest
 from docassist.bot.teams import cards
 from docassist.storage import Store
 from tests import hostile
-from tests.teams.test_teams_http import TeamsRig
+from tests.teams.rig import TeamsRig
 
 
 @pytest.fixture

@@ -20,11 +20,11 @@ import httpx
 import pytest
 
 from tests.conftest import REPO
-from tests.loopback import free_port, wait_healthy, wait_until
-from tests.model_server import ModelServer
+from tests.fakes.loopback import free_port, wait_healthy, wait_until
+from tests.fakes.model_server import ModelServer
+from tests.fakes.teams_connector import FakeConnector
 from tests.slack_load import QUESTIONS, marker, model_env, model_responder
-from tests.teams.test_teams_process import teams_env
-from tests.teams_connector import FakeConnector
+from tests.teams.process import teams_env
 
 CHAT = "/v1/chat/completions"
 SETTLE_SECONDS = 120.0

@@ -16,16 +16,11 @@ from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
 from tests.conftest import STORES, EngineFactory
 from tests.stale_zebra import QUESTION, ZEBRA_V2
-from tests.teams.test_teams_http import (  # noqa: F401 - teams_factory is a fixture
-    ADMIN,
-    CHANNEL,
-    TeamsRig,
-    teams_factory,
-)
+from tests.teams.rig import ADMIN, CHANNEL, TeamsRig
 
 
 @pytest.fixture
-def teams(teams_factory: Any, make_engine: EngineFactory, store: Store  # noqa: F811
+def teams(teams_factory: Any, make_engine: EngineFactory, store: Store
           ) -> TeamsRig:
     rig: TeamsRig = teams_factory(make_engine(retriever=Bm25Retriever(store)))
     return rig

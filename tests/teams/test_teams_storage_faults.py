@@ -8,11 +8,11 @@ from docassist.core import i18n
 from docassist.core.tools import ToolRegistry
 from docassist.storage import Store
 from tests.helpers import recording
-from tests.teams.test_teams_http import TeamsRig, teams, teams_factory  # noqa: F401 (fixtures)
+from tests.teams.rig import TeamsRig
 
 
 def test_an_activity_the_database_cannot_store_is_answered_with_the_reason(
-        teams: TeamsRig, store: Store, registry: ToolRegistry) -> None:  # noqa: F811 (fixture)
+        teams: TeamsRig, store: Store, registry: ToolRegistry) -> None:
     store.db.execute("PRAGMA query_only = ON")  # SQLite refuses every write from here on
     with recording(registry, *registry.names()) as recorders:
         teams.post(teams.activity("Jak odnowić certyfikat TLS?"))

@@ -16,8 +16,8 @@ from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
-from tests.model_server import ModelServer, openai_chat, openai_stream
-from tests.teams.test_teams_http import CHANNEL, TeamsRig
+from tests.fakes.model_server import ModelServer, openai_chat, openai_stream
+from tests.teams.rig import CHANNEL, TeamsRig
 
 QUESTION = "How do I renew the TLS certificate?"
 

@@ -5,11 +5,10 @@ server.py, the platform packages). stdout carries results (exactly one JSON docu
     common.py     options, progress bars, opening the runtime
     documents.py  index, docs, ask, chat
     servers.py    serve, slack, teams, teams-package
-    evals.py      eval decisions|compare|answers|harvest|shadow|runs|retrieval
-    admin.py      doctor, traces export|purge, report
+    evals.py      eval decisions|compare|answers|harvest|shadow|runs|retrieval|canary
+    admin.py      doctor, traces export|purge, report, gaps
     (sources and sync: ../cli_sources.py; scopes: ../cli_scopes.py; db migrate|copy:
-    ../cli_db.py; output streams:
-    ../cli_output.py)
+    ../cli_db.py; gaps and eval canary: ../cli_gaps.py; output streams: ../cli_output.py)
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from docassist.cli.common import JsonOption, open_checked
+from docassist.cli_gaps import gaps
 from docassist.cli_output import emit_json, fail, out
 from docassist.cli_scopes import AudienceOption, CollectionFilterOption
 from docassist.config import Settings
@@ -135,3 +136,4 @@ def report(
         out.print(f"wrote {out_path}")
 
 
+app.command("gaps")(gaps)  # cli_gaps.py

@@ -10,28 +10,26 @@ import typer
 from rich.table import Table
 
 from docassist.cli.common import JsonOption, RecordOption, open_checked, progress_bars, read_cases
+from docassist.cli_gaps import eval_canary
 from docassist.cli_output import emit_json, err, fail, out
 from docassist.cli_scopes import CollectionsOption, operator_audience
-from docassist.core.answer_eval import evaluate_answers, harvest, load_answer_cases
-from docassist.core.evaluation import (
+from docassist.core.scoping import scoped
+from docassist.evaluation.answers import evaluate_answers, harvest, load_answer_cases
+from docassist.evaluation.baseline import Bm25sRetriever, bm25s_available
+from docassist.evaluation.canary import scratch_turns
+from docassist.evaluation.decisions import (
     DecisionReport,
     compare_runs,
     evaluate_decisions,
     load_cases,
     shadow_report,
 )
-from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.results import TurnResult
-from docassist.core.retrieval_eval import (
+from docassist.evaluation.retrieval import (
     evaluate_retrieval,
     load_retrieval_cases,
     with_documents_by_path,
 )
-from docassist.core.scoping import scoped
-from docassist.core.turn import TurnEngine
 from docassist.runtime import Runtime
-from docassist.storage import Store
-from docassist.storage.baseline import Bm25sRetriever, bm25s_available
 
 eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_help=True)
 
@@ -125,20 +123,7 @@ def eval_answers(
     runtime = open_checked(as_json)
     audience = operator_audience(collections, runtime.store, as_json)
     answer_cases = read_cases(file, load_answer_cases, as_json)
-    scratch = Store(":memory:")  # eval conversations stay out of the real traces
-    engine = TurnEngine(store=scratch, catalog=runtime.store, retriever=runtime.engine.retriever,
-                        selector=runtime.engine.selector, answerer=runtime.engine.answerer,
-                        registry=runtime.engine.registry, options=runtime.engine.options,
-                        scopes=runtime.engine.scopes)
-
-    def run_turn(case_id: str, question: str) -> TurnResult:
-        key = ConversationKey(platform="eval", workspace="answers", channel="eval",
-                              thread=case_id)
-        result = engine.handle(ChatMessage(key=key, user="eval", text=question,
-                                           audience=audience))
-        assert result is not None
-        return result
-
+    run_turn = scratch_turns(runtime.engine, audience)  # eval turns stay out of the traces
     with progress_bars() as progress:
         task = progress.add_task("answering", total=len(answer_cases))
         report = evaluate_answers(answer_cases, run_turn,
@@ -278,3 +263,4 @@ def _ids_by_path(runtime: Runtime, root: Path | None) -> dict[str, str]:
     return ids
 
 
+eval_app.command("canary")(eval_canary)  # cli_gaps.py: listed after the others

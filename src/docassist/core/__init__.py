@@ -2,6 +2,7 @@
 
 Seams
     ports        every protocol the core and the adapters talk through (a leaf module)
+    statuses     every status, kind and language code, defined once (a leaf module)
     errors       the exceptions
     limits       every numeric limit, named once
     i18n         every user-facing sentence, in Polish and English
@@ -41,13 +42,13 @@ Documents changing under answers
     sources      document sources: kind, name, collection, settings; what a sync reports
     stale        answers whose cited document changed: the note offering to ask again
 
+From gaps to better documents
+    gaps         questions kept as vectors after the commit; gap turns grouped by meaning
+
 Who may read what (issue 22)
     scopes       the audience of a reply and the scope (collections) it may be answered from
     scoping      audience → scope from the mappings; the catalog and retriever in a scope
     scope_commands  the `scopes` command shared by the CLI and the admin chat commands
 
-Evaluation (offline)
-    evaluation   decisions on labelled cases; the shadow selector's agreement
-    answer_eval  end-to-end answers, and draft cases harvested from traces
-    retrieval_eval  ranking quality of retrievers (recall@k, MRR)
+Evaluation (offline) lives in `docassist.evaluation`, outside the core: nothing here imports it.
 """

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Literal
 
 from docassist.core.errors import AckDeadlineError, StorageError
 from docassist.core.i18n import Language
@@ -21,11 +20,11 @@ from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Notice
 from docassist.core.ports import SeenEvents
 from docassist.core.ratelimit import Limiter, seconds_until
+from docassist.core.statuses import Verdict
 from docassist.core.trace import sha256_text
 
 logger = logging.getLogger(__name__)
 
-Verdict = Literal["duplicate", "refused", "admitted"]
 """`duplicate`: seen before, say nothing; `refused`: stored with a notice that replaces the
 turn; `admitted`: stored, a turn will run (after a note, if any)."""
 

@@ -19,6 +19,7 @@ from docassist.core.limits import (
 from docassist.core.ports import Answerer, Catalog, Embedder, Retriever, SearchHit
 from docassist.core.procedure import procedure_window
 from docassist.core.state import RagResult, Source
+from docassist.core.statuses import language_of
 from docassist.core.text import sentences, stems
 
 CITATION: Final = re.compile(r"\[([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*-[0-9a-f]{10}-\d{4})\]")
@@ -101,7 +102,8 @@ def answer_question(
         return RagResult(
             rag_id=rag_id, status="no_answer", answer=answer, sources=[],
             retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
-            similarity_threshold=threshold,
+            similarity_threshold=threshold, closest_document_ids=list(dict.fromkeys(
+                hit.document.document_id for hit in hits))[:CLOSEST_DOCUMENTS],
         )
     # A how-to question gets the whole run of steps of its best document, in order.
     window = procedure_window(question, kept, catalog.chunk)
@@ -134,6 +136,8 @@ def answer_question(
         retriever=retriever.name,
         top_k=top_k,
         similarity_threshold=threshold,
+        closest_document_ids=list(dict.fromkeys(
+            hit.document.document_id for hit in kept))[:CLOSEST_DOCUMENTS],
     )
 
 
@@ -238,7 +242,7 @@ class ExtractiveAnswerer:
         by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}
         steps = procedure_window(question, hits, by_id.get)
         if steps:
-            return compose_procedure(steps, "pl" if language == "pl" else "en")
+            return compose_procedure(steps, language_of(language))
         return self._quotes(question, hits, language)
 
     def _quotes(self, question: str, hits: list[SearchHit], language: str) -> str:
@@ -259,7 +263,7 @@ class ExtractiveAnswerer:
             scored = self._nearest_sentences(question, hits)
         chosen = sorted(scored, key=lambda item: -item[0])[:MAX_ANSWER_QUOTES]
         chosen.sort(key=lambda item: (item[1], item[2]))
-        intro = i18n.text("answer_intro", "pl" if language == "pl" else "en")
+        intro = i18n.text("answer_intro", language_of(language))
         lines = [f"• {sentence} [{chunk_id}]" for _, _, _, sentence, chunk_id in chosen]
         return "\n".join([intro, *lines])
 

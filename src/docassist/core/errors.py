@@ -7,6 +7,7 @@ DocAssistError
  │    ├── ModelUnavailableError  refused, timed out or 5xx after bounded retries -> handoff
  │    └── ModelResponseError     an answer that is not what the API promises (never retried)
  ├── StorageError            the database refused or failed
+ │    ├── StoreClosedError       the store was closed (the process is ending)
  │    ├── ConcurrentUpdateError  state changed under us (version check)
  │    ├── DuplicateEventError    the platform event was already answered
  │    └── StorageUnavailableError  writes are impossible now -> "can't save" reply, nothing runs
@@ -52,12 +53,14 @@ class StorageError(DocAssistError):
     pass
 
 
+class StoreClosedError(StorageError):
+    """Raised by a store used after `close()` (the process is ending: background threads
+    stop), so callers outside storage need not know the driver's own exception for it
+    (sqlite3.ProgrammingError, psycopg's)."""
+
+
 class ConcurrentUpdateError(StorageError):
     pass
-
-
-class StoreClosedError(StorageError):
-    """The store was closed (the process is ending): background threads stop."""
 
 
 class DuplicateEventError(StorageError):

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final
 
 from docassist.core.i18n import Language
 from docassist.core.intents import words
 from docassist.core.state import HistoryMessage, recent_history
+from docassist.core.statuses import ResolutionStatus
 from docassist.core.subjects import (
     BUILTIN_SUBJECTS,
     Gender,
@@ -32,7 +33,6 @@ from docassist.core.subjects import (
 __all__ = ["BUILTIN_SUBJECTS", "Resolution", "Subject", "SubjectVocabulary", "find_marker",
            "is_follow_up", "resolve_follow_up", "resolve_with_subject", "service_subject"]
 
-ResolutionStatus = Literal["unchanged", "resolved", "clarification_needed"]
 ELLIPSIS_MAX_WORDS: Final = 10
 """An elliptical continuation ("a na produkcji?") is short; longer messages stand alone."""
 MAX_WORDS_BEFORE_REFERENCE: Final = 1

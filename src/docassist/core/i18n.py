@@ -7,10 +7,11 @@ Add a language by adding a column to every entry.
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from typing import Final
 
-Language = Literal["pl", "en"]
-LANGUAGES: Final[tuple[Language, ...]] = ("pl", "en")
+# Defined in statuses (the leaf every layer reads); re-exported: `i18n.Language` reads well.
+from docassist.core.statuses import LANGUAGES as LANGUAGES
+from docassist.core.statuses import Language as Language
 
 _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "stale_note_updated": {
@@ -359,6 +360,18 @@ _TEXTS: Final[dict[str, dict[Language, str]]] = {
     "stats_header": {"pl": "DocAssist — ostatnie 7 dni", "en": "DocAssist — last 7 days"},
     "slack_status_searching": {"pl": "Szukam w dokumentach…", "en": "Searching documents…"},
     "slack_status_writing": {"pl": "Piszę odpowiedź…", "en": "Writing the answer…"},
+    "gaps_digest_title": {
+        "pl": "Luki w dokumentach z ostatnich {days} dni (pytania bez odpowiedzi, 👎, "
+        "przekazania do ludzi):",
+        "en": "Gaps in the documents over the last {days} days (unanswered questions, 👎, "
+        "handoffs):",
+    },
+    "gaps_digest_group": {
+        "pl": "• {count}× ({kinds}) — najbliższe dokumenty: {documents}{example}",
+        "en": "• {count}× ({kinds}) — closest documents: {documents}{example}",
+    },
+    "gaps_digest_none": {"pl": "Brak luk w tym tygodniu.", "en": "No gaps this week."},
+    "gaps_digest_no_document": {"pl": "brak", "en": "none"},
     "slack_prompt": {"pl": "Co mówi dokument „{title}”?", "en": "What does “{title}” say?"},
     "slack_prompts_title": {"pl": "Na przykład:", "en": "For example:"},
     "rate_limited": {

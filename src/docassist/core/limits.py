@@ -255,3 +255,20 @@ Data Center caps expanded bodies lower; the `next` link is followed either way).
 MEMBERSHIP_CACHE_SECONDS: Final = 900
 """How long a user's groups (Entra ID, Slack user groups) are reused before they are asked
 again: a removed member keeps group-scoped collections at most this long."""
+
+GAP_SIMILARITY: Final = 0.55
+"""Cosine similarity at which `docassist gaps` puts a question in an existing group. Measured
+with USE on paraphrases (English and Polish): the same question reworded scores 0.66-0.87,
+different topics 0.01-0.39 (README, "Gaps")."""
+
+GAP_DAYS: Final = 7
+"""The period `docassist gaps` looks at without --since."""
+
+GAP_EXAMPLES: Final = 3
+"""Example questions shown per group."""
+
+GAP_DOCUMENTS: Final = 3
+"""Closest documents kept per question (and shown per group)."""
+
+GAP_DIGEST_GROUPS: Final = 5
+"""Groups listed in the weekly gaps digest (the rest are in `docassist gaps`)."""

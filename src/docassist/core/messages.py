@@ -6,7 +6,7 @@ import hashlib
 import json
 import unicodedata
 from enum import StrEnum
-from typing import Final, Literal
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,11 +14,10 @@ from docassist.core import i18n
 from docassist.core.i18n import Language
 from docassist.core.limits import MAX_MESSAGE_CHARS
 from docassist.core.scopes import UNSET, Audience
+from docassist.core.statuses import MessageProblem, NoticeKind
 
 _ALLOWED_CONTROL: Final = frozenset("\n\t\r")
 
-MessageProblem = Literal["empty_message", "message_too_long", "invalid_message"]
-NoticeKind = Literal["external_user", "rate_limited", "attachments_only", "attachments_ignored"]
 """Replies the admission step decides before any turn (see core/admission.py)."""
 _NOTICE_TEXT: Final[dict[str, str]] = {
     "external_user": "external_user", "rate_limited": "rate_limited",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,7 @@ from docassist.core.results import TurnResult
 from docassist.core.scopes import Scope
 from docassist.core.sources import SourceStatus, SyncOutcome
 from docassist.core.state import ConversationState, HistoryMessage
+from docassist.core.statuses import InboxStatus, Language
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord
 
 
@@ -173,6 +174,32 @@ class ShadowLog(Protocol):
     def record_shadow(self, record: ShadowRecord) -> None: ...
 
 
+@dataclass(frozen=True)
+class QuestionTrace:
+    """What `docassist gaps` keeps of a question: its embedding (no text) and the closest
+    documents; the text itself only with save_raw. Purged with the turn's trace."""
+
+    result_id: str
+    created_at: str
+    embedder: str | None
+    vector: npt.NDArray[np.float32] | None
+    document_ids: list[str]
+    question: str | None = None
+
+
+class QuestionLog(Protocol):
+    """Where the questions of turns go for `docassist gaps`; written after the commit."""
+
+    def record_question(self, trace: QuestionTrace) -> None: ...
+
+
+class GapLog(Protocol):
+    """What `docassist gaps` reads: the gap turns of a period with their question traces,
+    votes (with a `reason` when stored) and escalations, as rows keyed by column name."""
+
+    def gap_rows(self, since: str) -> list[dict[str, Any]]: ...
+
+
 class TurnStore(ConversationStore, ShadowLog, Protocol):
     """Everything `TurnEngine` writes: the turn's commit, and the shadow proposals."""
 
@@ -199,7 +226,7 @@ class SelectionRequest(BaseModel):
     history: list[HistoryMessage]
     state_summary: StateSummary
     tool_specs: list[dict[str, Any]]
-    language: Literal["pl", "en"]
+    language: Language
 
 
 class SelectorModel(Protocol):
@@ -248,9 +275,6 @@ class ChatModel(Protocol):
 
 
 # --- the durable inbox (adapters) ----------------------------------------------------------
-
-InboxStatus = Literal["pending", "answered", "done", "failed"]
-
 
 class InboxEvent(BaseModel):
     id: int

@@ -20,8 +20,9 @@ from docassist.core.followup import SubjectVocabulary
 from docassist.core.limits import MAX_CLARIFICATION_CHOICES, MAX_CLARIFICATIONS_WITHOUT_PROGRESS
 from docassist.core.planning import Plan
 from docassist.core.ports import Catalog
-from docassist.core.results import Choice, Clarification, TurnStatus
+from docassist.core.results import Choice, Clarification
 from docassist.core.state import ConversationState, MissingField, RagResult, Source
+from docassist.core.statuses import TurnStatus
 from docassist.core.tools import ToolOutcome
 
 DOCUMENT_ID_ERRORS = frozenset(

@@ -2,39 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from docassist.core.state import Source
-
-TurnStatus = Literal[
-    "answered",
-    "no_answer",
-    "clarification_needed",
-    "rejected",
-    "no_suitable_tool",
-    "sources_shown",
-    "metadata_shown",
-    "handoff",
-    "parse_error",
-    "tool_error",
-    "empty_message",
-    "message_too_long",
-    "invalid_message",
-    "cleared",
-    "storage_unavailable",
-]
+from docassist.core.statuses import (
+    DecidedBy,
+    DecisionStatus,
+    Language,
+    ResolutionStatus,
+    ToolStatus,
+    TurnStatus,
+)
 
 
 class DecisionView(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    status: str | None = None
+    status: DecisionStatus | None = None
     reason: str | None = None
     action: str | None = None
     arguments: dict[str, Any] = Field(default_factory=dict)
-    decided_by: str | None = None
+    decided_by: DecidedBy | None = None
 
 
 class ToolView(BaseModel):
@@ -43,7 +33,7 @@ class ToolView(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str | None = None
-    status: str | None = None
+    status: ToolStatus | None = None
     error_code: str | None = None
     duration_ms: float | None = None
     attempts: int = 0
@@ -54,7 +44,7 @@ class ConversationView(BaseModel):
 
     original_question: str | None = None
     standalone_question: str | None = None
-    resolution_status: str | None = None
+    resolution_status: ResolutionStatus | None = None
     history_used: bool = False
 
 
@@ -87,7 +77,7 @@ class TurnResult(BaseModel):
     turn_id: int
     status: TurnStatus
     answer: str
-    language: str
+    language: Language
     sources: list[Source] = Field(default_factory=list)
     source_turn_id: int | None = None
     metadata: dict[str, Any] | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,15 +21,10 @@ from docassist.core.limits import (
 )
 from docassist.core.ports import SelectionRequest, SelectorModel, StateSummary
 from docassist.core.state import recent_history
+from docassist.core.statuses import DecidedBy, DecisionStatus
 
 __all__ = ["SelectionRequest", "StateSummary"]  # their home is ports; kept importable here
 
-ModelDecision = Literal["tool_call", "clarification_needed", "no_suitable_tool", "rejected"]
-DecisionStatus = Literal[
-    "action_proposed", "clarification_needed", "no_suitable_tool", "rejected", "parse_error",
-    "handoff",  # decided by code (the model is unreachable), never a normalized proposal
-]
-DecidedBy = Literal["selector", "resolver", "command", "pending", "handoff", "validation"]
 PROPOSAL_KEYS: Final = frozenset({"decision", "action", "arguments", "message"})
 NON_TOOL_DECISIONS: Final = ("clarification_needed", "no_suitable_tool", "rejected")
 

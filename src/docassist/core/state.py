@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from docassist.core.limits import MAX_HISTORY_TURNS, MAX_TURN_LOG
 from docassist.core.scopes import Audience
+from docassist.core.statuses import AnswerStatus, DecisionStatus, Language, ToolStatus, TurnStatus
 
 Role = Literal["user", "assistant"]
 MissingField = Literal["subject", "document_id", "last_sources"]
@@ -43,10 +44,12 @@ class RagResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     rag_id: str
-    status: Literal["answered", "no_answer"]
+    status: AnswerStatus
     answer: str
     sources: list[Source]
     retrieved_chunk_ids: list[str]
+    closest_document_ids: list[str] = Field(default_factory=list)
+    """The nearest documents, also when none scored above the threshold (gaps)."""
     warnings: list[str] = Field(default_factory=list)
     retriever: str
     top_k: int
@@ -60,7 +63,7 @@ class PendingClarification(BaseModel):
 
     missing_field: MissingField
     original_message: str
-    language: Literal["pl", "en"]
+    language: Language
     attempts: int = 1
     options: list[str] = Field(default_factory=list)
     result_id: str | None = None
@@ -73,9 +76,9 @@ class TurnSummary(BaseModel):
 
     turn_id: int
     result_id: str
-    status: str
-    decision_status: str | None
-    tool_status: str | None
+    status: TurnStatus
+    decision_status: DecisionStatus | None
+    tool_status: ToolStatus | None
     source_ids: list[str]
 
 

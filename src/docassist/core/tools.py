@@ -48,18 +48,9 @@ from docassist.core.messages import InvalidMessage, validate_message
 from docassist.core.ports import Answerer, Catalog, Retriever
 from docassist.core.retrieval import TranslatedSearch
 from docassist.core.state import ConversationState
+from docassist.core.statuses import ToolStatus
 
 logger = logging.getLogger(__name__)
-
-ToolStatus = Literal[
-    "unknown_tool",
-    "invalid_arguments",
-    "clarification_needed",
-    "tool_completed",
-    "tool_error",
-    "tool_rejected",
-]
-
 
 @dataclass
 class ToolContext:

@@ -10,6 +10,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from docassist.core.statuses import (
+    DecidedBy,
+    DecisionStatus,
+    Language,
+    ResolutionStatus,
+    ToolStatus,
+    TurnStatus,
+)
+
 
 def sha256_text(value: str | None) -> str | None:
     return None if value is None else hashlib.sha256(value.encode("utf-8")).hexdigest()
@@ -24,19 +33,19 @@ class TurnRecord(BaseModel):
     turn_id: int
     platform: str
     created_at: str
-    status: str
-    decision_status: str | None
+    status: TurnStatus
+    decision_status: DecisionStatus | None
     decision_reason: str | None
-    decided_by: str | None
+    decided_by: DecidedBy | None
     action: str | None
     tool_name: str | None
-    tool_status: str | None
+    tool_status: ToolStatus | None
     error_code: str | None
-    language: str
+    language: Language
     question_sha256: str | None
     standalone_sha256: str | None
     answer_sha256: str | None
-    resolution_status: str | None
+    resolution_status: ResolutionStatus | None
     history_used: bool
     source_ids: list[str]
     source_turn_id: int | None
@@ -66,7 +75,7 @@ class ToolCallRecord(BaseModel):
     turn_id: int
     attempt: int
     tool_name: str | None
-    status: str
+    status: ToolStatus
     error_code: str | None
     arguments: dict[str, Any]
     duration_ms: float
@@ -85,11 +94,11 @@ class ShadowRecord(BaseModel):
     created_at: str
     active_backend: str
     active_model: str
-    active_status: str
+    active_status: DecisionStatus
     active_action: str | None
     candidate_backend: str
     candidate_model: str
-    candidate_status: str
+    candidate_status: DecisionStatus
     candidate_action: str | None
     agree: bool
     candidate_error: str | None = None

@@ -28,6 +28,7 @@ from docassist.core.errors import (
     StorageUnavailableError,
 )
 from docassist.core.followup import Resolution
+from docassist.core.gaps import QuestionRecorder
 from docassist.core.limits import MAX_MESSAGE_CHARS
 from docassist.core.locks import KeyedLocks
 from docassist.core.messages import ChatMessage, Command, ConversationKey, InvalidMessage
@@ -130,6 +131,7 @@ class TurnEngine:
         shadow: SelectorModel | None = None,
         scopes: ScopeResolver | None = None,
         observer: Observer = NULL_OBSERVER,
+        questions: QuestionRecorder | None = None,
     ) -> None:
         self.store = store
         self.catalog = catalog
@@ -143,6 +145,8 @@ class TurnEngine:
         """Decides each message's collections from its audience (issue 22)."""
         self.shadow = shadow
         """A candidate selector asked beside the active one; its proposals are only recorded."""
+        self.questions = questions
+        """Keeps each question as a vector for `docassist gaps`, after the commit."""
         self.observer = observer
         """Told of every turn (status, decision, duration) and search (metrics.py)."""
         self._locks = KeyedLocks()
@@ -179,6 +183,9 @@ class TurnEngine:
             return None
         turn, result = done
         self._ask_shadow_later(turn, result)
+        if self.questions is not None:
+            self.questions.after_turn(result.conversation.standalone_question or turn.text,
+                                      result, turn.rag)
         return self._observed(result, started)
 
     def _observed(self, result: TurnResult, started: float) -> TurnResult:

@@ -42,7 +42,9 @@ from docassist.core.state import ConversationState
 from docassist.core.text import fold
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
 from docassist.storage.claims import ClaimRows
+from docassist.storage.connection import connect
 from docassist.storage.feedback_rows import FeedbackRows
+from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.migrations import migrations
 from docassist.storage.privacy import Erasure, erase_before, redact_inbox_event
@@ -64,7 +66,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, ClaimRows):
+class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, ClaimRows, GapRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed
@@ -99,9 +101,7 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, ClaimRows
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
-                               timeout=BUSY_TIMEOUT_MS / 1000,
-                               uri=self.path.startswith("file:"))  # e.g. file:/x.db?mode=ro
+        return connect(self.path, BUSY_TIMEOUT_MS / 1000)
 
     def close(self) -> None:
         """Close both connections, each under its lock: a background thread still using the
@@ -568,6 +568,12 @@ class Store(SourceRows, StaleRows, FeedbackRows, TeamsRows, ScopeRows, ClaimRows
     def eval_run(self, run_id: str) -> dict[str, Any] | None:
         with self._lock:
             rows = list(self.db.query("SELECT * FROM eval_runs WHERE run_id = ?", [run_id]))
+        return rows[0] if rows else None
+
+    def latest_eval_run(self, kind: str) -> dict[str, Any] | None:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM eval_runs WHERE kind = ? "
+                                      "ORDER BY created_at DESC, rowid DESC LIMIT 1", [kind]))
         return rows[0] if rows else None
 
     def eval_runs(self) -> list[dict[str, Any]]:

@@ -382,3 +382,22 @@ def m014_replicas(db: Database) -> None:
         pk="arrival_id")
     db.table("rate_arrivals").create_index(["user_key", "at"])
     db.table("rate_arrivals").create_index(["at"])
+
+
+@migrations()
+def m015_gaps(db: Database) -> None:
+    """Questions kept for `docassist gaps`: the embedding (int8 codes + scale, as chunk
+    vectors) and the closest documents; the text only with save_raw. Purged with traces."""
+    db.table("question_vectors").create(
+        {
+            "result_id": str,
+            "created_at": str,
+            "embedder": str,
+            "dimensions": int,
+            "vector": bytes,
+            "document_ids": str,
+            "question": str,
+        },
+        pk="result_id",
+    )
+    db.table("question_vectors").create_index(["created_at"])

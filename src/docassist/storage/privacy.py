@@ -36,6 +36,7 @@ class Erasure(BaseModel):
     shadow_decisions: int = 0
     feedback: int = 0
     escalations: int = 0
+    question_vectors: int = 0
     shares: int = 0
     inbox_events: int = 0
     conversations_emptied: int = 0
@@ -81,6 +82,7 @@ def erase_before(connection: Executes, cutoff: str, now: str) -> Erasure:
     erased.shadow_decisions = _delete(connection, "shadow_decisions", cutoff)
     erased.feedback = _delete(connection, "feedback", cutoff)
     erased.escalations = _delete(connection, "escalations", cutoff)
+    erased.question_vectors = _delete(connection, "question_vectors", cutoff)
     erased.shares = _delete(connection, "shares", cutoff)
     erased.turns = _delete(connection, "turns", cutoff)
     erased.inbox_events = connection.execute(

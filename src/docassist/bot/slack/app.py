@@ -33,7 +33,7 @@ from docassist.bot.slack.private import PrivateAnswers
 from docassist.bot.slack.render import escape, prompt_title, render, unescape
 from docassist.bot.slack.stale import SlackStaleNotes
 from docassist.core import i18n
-from docassist.core.admission import Admission, Arrival, Verdict
+from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
 from docassist.core.limits import ACK_DEADLINE_SECONDS
@@ -42,6 +42,7 @@ from docassist.core.ports import AdapterStore
 from docassist.core.ratelimit import SharedRateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
+from docassist.core.statuses import Verdict
 from docassist.core.turn import TurnEngine
 
 logger = logging.getLogger(__name__)

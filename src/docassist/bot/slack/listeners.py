@@ -34,13 +34,14 @@ from docassist.bot.slack.render import (
     mrkdwn,
 )
 from docassist.core import i18n
-from docassist.core.admission import Admission, Verdict
+from docassist.core.admission import Admission
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import Catalog, FeedbackLog
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.scopes import Audience
+from docassist.core.statuses import Verdict
 
 logger = logging.getLogger(__name__)
 

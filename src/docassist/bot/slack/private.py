@@ -20,6 +20,7 @@ from docassist.core.ports import AdapterStore, Catalog
 from docassist.core.results import TurnResult
 from docassist.core.scopes import Audience
 from docassist.core.sharing import cited_document_ids, may_share, shareable_answer
+from docassist.core.statuses import language_of
 from docassist.core.trace import sha256_text
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ class PrivateAnswers:
         cited = cited_document_ids(result.answer, result.sources)
         channel = self._channel(key, message.user)
         if result.status == "answered" and cited and may_share(cited, channel):
-            parts[-1]["blocks"].append(share_block(result.result_id, _language(result)))
+            parts[-1]["blocks"].append(share_block(result.result_id, result.language))
         posted: str | None = None
         for part in parts:
             answer = adapter.client.chat_postEphemeral(
@@ -86,7 +87,7 @@ class PrivateAnswers:
         if result is None:
             self._tell(channel, user, refusal or "share_gone", language)
             return
-        language = _language(result)
+        language = result.language
         try:
             first = self.adapter.store.record_share(result_id, user)
         except StorageError as error:
@@ -127,7 +128,7 @@ class PrivateAnswers:
         return None, TurnResult(
             result_id=result_id, conversation_id=key.conversation_id,
             generation=state.generation, turn_id=int(turn["turn_id"]), status="answered",
-            answer=rag.answer, language=str(turn["language"]), sources=rag.sources)
+            answer=rag.answer, language=language_of(str(turn["language"])), sources=rag.sources)
 
     def _channel(self, key: ConversationKey, user: str) -> Catalog:
         """The catalog as everyone in the channel sees it (a thread once seen shared with
@@ -141,6 +142,3 @@ class PrivateAnswers:
         self.adapter.client.chat_postEphemeral(channel=channel, user=user,
                                                text=i18n.text(text_key, language))
 
-
-def _language(result: TurnResult) -> i18n.Language:
-    return "pl" if result.language == "pl" else "en"

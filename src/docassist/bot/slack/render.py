@@ -16,6 +16,7 @@ from docassist.core import i18n
 from docassist.core.answering import CITATION
 from docassist.core.documents import DocumentInfo
 from docassist.core.results import TurnResult
+from docassist.core.statuses import ANSWER_STATUSES, NOTHING_TO_ACT_ON
 from docassist.core.text import split_text
 
 SECTION_TEXT_LIMIT: Final = 3000
@@ -41,7 +42,6 @@ SHARE_ACTION: Final = "docassist_share"
 """A private answer's "Share in channel" button; the value is the result id."""
 BUTTON_TEXT_LIMIT: Final = 75
 """Slack's limit for a button's text."""
-ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
 _FENCE: Final = "```"
 
 Message = dict[str, Any]
@@ -141,17 +141,13 @@ def _sources_context(result: TurnResult) -> dict[str, Any] | None:
 
 
 def _buttons(result: TurnResult) -> dict[str, Any]:
-    language = _language(result)
+    language = result.language
     return {"type": "actions", "elements": [
         {"type": "button", "action_id": SHOW_SOURCES_ACTION, "value": "show_sources",
          "text": {"type": "plain_text", "text": i18n.text("button_show_sources", language)}},
         {"type": "button", "action_id": CLEAR_THREAD_ACTION, "value": "clear",
          "text": {"type": "plain_text", "text": i18n.text("button_clear_thread", language)}},
     ]}
-
-
-def _language(result: TurnResult) -> i18n.Language:
-    return "pl" if result.language == "pl" else "en"
 
 
 def _section(text: str) -> dict[str, Any]:
@@ -173,7 +169,7 @@ def render(result: TurnResult) -> list[Message]:
     context = _sources_context(result)
     if context is not None:
         last.append(context)
-    if result.status not in ("cleared", "storage_unavailable"):  # nothing to act on
+    if result.status not in NOTHING_TO_ACT_ON:
         last.append(_buttons(result))
     if result.status in ANSWER_STATUSES:
         last.append(feedback_block(result))
@@ -206,7 +202,7 @@ def shared(result: TurnResult, user: str) -> list[Message]:
         message["blocks"] = [b for b in message["blocks"]
                              if b["type"] not in ("actions", "context_actions")]
     messages[-1]["blocks"].append({"type": "context", "elements": [{
-        "type": "mrkdwn", "text": i18n.text("shared_by", _language(result),
+        "type": "mrkdwn", "text": i18n.text("shared_by", result.language,
                                             user=f"<@{escape(user)}>")}]})
     return messages
 
@@ -232,7 +228,7 @@ def prompt_title(text: str) -> str:
 
 def feedback_block(result: TurnResult) -> dict[str, Any]:
     """👍/👎 on an answer; the value carries the turn's result id."""
-    language = _language(result)
+    language = result.language
     return {"type": "context_actions", "elements": [{
         "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
         "positive_button": {"text": {"type": "plain_text",

@@ -8,7 +8,9 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
+from docassist.bot.gaps_digest import GapsDigest
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
+from docassist.bot.slack.digest import slack_poster
 from docassist.bot.slack.server import SlackEvents
 from docassist.bot.web import Route, add_routes, new_application, run_forever
 from docassist.config import SlackSettings
@@ -51,6 +53,14 @@ def use_slack_groups(runtime: Runtime, adapter: SlackAdapter) -> None:
     use_membership(runtime, SlackUserGroups(adapter.client))
 
 
+def start_gaps_digest(runtime: Runtime, adapter: SlackAdapter) -> None:
+    """The weekly gaps digest to DOCASSIST_GAPS_DIGEST_CHANNEL, when it is set."""
+    channel = runtime.settings.gaps_digest_channel
+    if channel:
+        GapsDigest(runtime.store, slack_poster(adapter.app.client, channel),
+                   runtime.settings.language).start()
+
+
 def slack_routes(adapter: SlackAdapter) -> list[Route]:
     """POST /slack/events for any server of bot/web.py."""
     return SlackEvents(adapter.app, adapter.config.signing_secret).routes()
@@ -58,6 +68,7 @@ def slack_routes(adapter: SlackAdapter) -> list[Route]:
 
 def _start(runtime: Runtime, adapter: SlackAdapter) -> None:
     use_slack_groups(runtime, adapter)
+    start_gaps_digest(runtime, adapter)
     start_serving(runtime, {"slack": adapter.stale_notes.post},
                   [("Slack", adapter.worker.resume)])
 

@@ -24,6 +24,7 @@ from docassist.core.feedback import FEEDBACK_REASONS, reason_label
 from docassist.core.limits import MAX_FEEDBACK_TEXT_CHARS
 from docassist.core.results import TurnResult
 from docassist.core.sources import SourceStatus, describe_sources
+from docassist.core.statuses import ANSWER_STATUSES, NOTHING_TO_ACT_ON
 from docassist.core.text import split_text
 from docassist.storage.exports import ActivitySummary
 
@@ -45,13 +46,8 @@ REASON_INPUT: Final = "reason"
 REASON_TEXT_INPUT: Final = "reason_text"
 CHOICE: Final = "choice"
 """A clarification's candidate: data `{docassist: choice, result_id, reply}`."""
-ANSWER_STATUSES: Final = frozenset({"answered", "no_answer"})
 
 Card = dict[str, Any]
-
-
-def _language(result: TurnResult) -> i18n.Language:
-    return "pl" if result.language == "pl" else "en"
 
 
 def attachment(card: Card) -> dict[str, Any]:
@@ -174,7 +170,7 @@ def _sources_blocks(result: TurnResult) -> list[dict[str, Any]]:
     for line in lines:
         for run in line["inlines"]:
             run.update(size="Small", isSubtle=True)
-    return [text_block(i18n.text("sources_label", _language(result)), weight="Bolder",
+    return [text_block(i18n.text("sources_label", result.language), weight="Bolder",
                        spacing="Medium"), *lines]
 
 
@@ -186,9 +182,9 @@ def _submit(title: str, **data: str) -> dict[str, Any]:
 def _action_rows(result: TurnResult) -> list[list[dict[str, Any]]]:
     """Two buttons a row: four in one row are cut to "Pokaż źró…" on a phone (and in
     Teams' narrow panes); two fit."""
-    language = _language(result)
+    language = result.language
     rows = _choice_rows(result)
-    if result.status not in ("cleared", "storage_unavailable"):  # nothing to act on
+    if result.status not in NOTHING_TO_ACT_ON:
         rows.append([
             _submit(i18n.text("button_show_sources", language), action=SHOW_SOURCES),
             _submit(i18n.text("button_clear_thread", language), action=CLEAR_THREAD)])

@@ -16,10 +16,11 @@ from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.scopes import OPERATOR, Audience
+from docassist.core.statuses import TurnStatus
 from docassist.core.turn import TurnEngine
 
 PLATFORM = "cli"
-STATUS_STYLE = {
+STATUS_STYLE: dict[TurnStatus, str] = {
     "answered": "green",
     "no_answer": "yellow",
     "clarification_needed": "cyan",
@@ -66,7 +67,7 @@ def render_result(result: TurnResult, *, debug: bool = False,
     if not answer_shown:
         parts.append(styled(result.answer, style if result.status != "answered" else ""))
     if result.sources and result.status == "answered":  # sources_shown lists them already
-        label = i18n.text("sources_label", "pl" if result.language == "pl" else "en")
+        label = i18n.text("sources_label", result.language)
         lines = Text()
         lines.append(f"{label}:", style="bold")
         for source in result.sources:

@@ -49,6 +49,7 @@ KINDS: Final = {
     "shareable_collections": ("shareable_collections", "collection", "(collection)"),
     "scope_changes": ("scope_changes", "id", "(id)"),
     "rate_arrivals": ("rate_arrivals", "arrival_id", "(arrival_id)"),
+    "question_vectors": ("question_vectors", "result_id", "(result_id)"),
 }
 """Tables with several unique keys (inbox, feedback, stale notes) skip a row that conflicts
 on any of them."""

@@ -208,6 +208,19 @@ def p005_replicas(connection: Connection) -> None:
         connection.execute(statement)
 
 
+@migration
+def p006_gaps(connection: Connection) -> None:
+    """m015_gaps: questions kept for `docassist gaps` (the embedding in the int8 encoding,
+    the closest documents; the text only with save_raw), purged with the traces."""
+    for statement in (
+        _table("question_vectors", {"result_id": f"{T} PRIMARY KEY", "created_at": T,
+                                    "embedder": T, "dimensions": "integer", "vector": "bytea",
+                                    "document_ids": T, "question": T}),
+        "CREATE INDEX ON question_vectors (created_at)",
+    ):
+        connection.execute(statement)
+
+
 def pending(connection: Connection) -> list[str]:
     """Names of the migrations not applied yet, in order."""
     return [name for name, _ in MIGRATIONS if name not in _applied(connection)]

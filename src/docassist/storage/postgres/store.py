@@ -25,6 +25,7 @@ from docassist.storage.postgres.claims import ClaimRowsPg
 from docassist.storage.postgres.connection import PgBase, storage_error
 from docassist.storage.postgres.conversations import ConversationRows
 from docassist.storage.postgres.fts_mirror import FtsMirror
+from docassist.storage.postgres.gap_rows import GapRowsPg
 from docassist.storage.postgres.inbox import InboxRows
 from docassist.storage.postgres.schema import migrate, pending
 from docassist.storage.postgres.scope_rows import ScopeRowsPg
@@ -32,7 +33,7 @@ from docassist.storage.postgres.sources import SourceRowsPg, StaleRowsPg
 
 
 class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRowsPg,
-                    StaleRowsPg, ChatRows, ScopeRowsPg, PgBase):
+                    StaleRowsPg, ChatRows, ScopeRowsPg, GapRowsPg, PgBase):
     backend = "postgresql"
 
     def __init__(self, url: str, *, save_raw: bool = False, migrate_now: bool = True) -> None:

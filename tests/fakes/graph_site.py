@@ -10,7 +10,6 @@ import base64
 import hashlib
 import itertools
 import json
-import socket
 import ssl
 import threading
 from dataclasses import dataclass, field
@@ -20,8 +19,14 @@ from urllib.parse import parse_qs, urlsplit
 
 import trustme
 
-from tests.confluence_site import OneWriteHandler
-from tests.loopback import LoopbackServer, QuietHandler
+from tests.fakes.loopback import (
+    FakeServer,
+    LoopbackServer,
+    OneWriteHandler,
+    QuietHandler,
+    Request,
+    TlsLoopbackServer,
+)
 
 TENANT = "11111111-2222-3333-4444-555555555555"
 CLIENT_ID = "docassist-graph-app"
@@ -31,16 +36,6 @@ SITE_REF = "contoso.sharepoint.com:/sites/ops"
 DRIVE_ID = "b!DOCS"
 ROOT_ID = "01ROOT"
 WEB = "https://contoso.sharepoint.com/sites/ops/Shared%20Documents"
-
-
-class TlsLoopbackServer(LoopbackServer):
-    """A loopback server whose accepted connections speak TLS with a test CA's certificate."""
-
-    tls: ssl.SSLContext
-
-    def get_request(self) -> tuple[socket.socket, Any]:
-        connection, address = super().get_request()
-        return self.tls.wrap_socket(connection, server_side=True), address
 
 
 @dataclass
@@ -126,14 +121,12 @@ class FakeGraph:
         self.state.changed[ROOT_ID] = next(self.state.clock)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
-        token_server = type("TokenServer", (TlsLoopbackServer,), {"tls": context})
-        self.login = token_server(_token_handler(self.state))
-        self.graph = LoopbackServer(_graph_handler(self.state))
+        self.login = EntraTokenService(self.state, context).start()
+        self.graph = GraphApi(self.state).start()
 
     @property
     def authority_host(self) -> str:
-        host, port = self.login.server_address[:2]
-        return f"https://{host!s}:{port}"
+        return self.login.base_url
 
     @property
     def graph_url(self) -> str:
@@ -151,77 +144,87 @@ class FakeGraph:
         self.graph.stop()
 
 
-def _token_handler(state: GraphState) -> type[QuietHandler]:
-    class Handler(OneWriteHandler):
-        def _base(self) -> str:
-            host, port = self.server.server_address[:2]
-            return f"https://{host!s}:{port}/{TENANT}"
+class EntraTokenService(FakeServer):
+    """The token service (OpenID configuration, client-credentials tokens) over TLS."""
 
-        def do_GET(self) -> None:
-            state.requests.append(("login", self.path, dict(self.headers)))
-            if self.path == f"/{TENANT}/v2.0/.well-known/openid-configuration":
-                base = self._base()
-                self.reply(200, json.dumps({
+    handler = OneWriteHandler
+
+    def __init__(self, state: GraphState, tls: ssl.SSLContext) -> None:
+        super().__init__()
+        self.state = state
+        self.tls = tls
+
+    def make_server(self, handler: type[QuietHandler]) -> LoopbackServer:  # type: ignore[override]
+        return TlsLoopbackServer(handler, self.tls)
+
+    @property
+    def base_url(self) -> str:
+        return super().base_url.replace("http://", "https://", 1)
+
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
+        state = self.state
+        state.requests.append(("login", request.path, request.headers))
+        if request.method != "POST":
+            if request.path == f"/{TENANT}/v2.0/.well-known/openid-configuration":
+                base = f"{self.base_url}/{TENANT}"
+                exchange.reply(200, json.dumps({
                     "token_endpoint": f"{base}/oauth2/v2.0/token",
                     "authorization_endpoint": f"{base}/oauth2/v2.0/authorize",
                     "issuer": f"{base}/v2.0", "token_endpoint_auth_methods_supported": [
                         "client_secret_post"]}).encode())
             else:
-                self.reply(404, b'{"error": "not_found"}')
-
-        def do_POST(self) -> None:
-            form = {key: values[0] for key, values in
-                    parse_qs(self.read_body().decode()).items()}
-            state.requests.append(("login", self.path, dict(self.headers)))
-            state.token_forms.append(form)
-            if form.get("client_secret") != CLIENT_SECRET or state.secret_expired:
-                self.reply(401, json.dumps({
-                    "error": "invalid_client", "error_description": "AADSTS7000222: The "
-                    "provided client secret keys for app are expired.\r\nTrace ID: 1"}).encode())
-                return
-            token = f"graph-access-token-{len(state.issued) + 1}"
-            state.issued.append(token)
-            self.reply(200, json.dumps({"token_type": "Bearer", "expires_in": 3599,
+                exchange.reply(404, b'{"error": "not_found"}')
+            return
+        form = {key: values[0] for key, values in parse_qs(request.raw.decode()).items()}
+        state.token_forms.append(form)
+        if form.get("client_secret") != CLIENT_SECRET or state.secret_expired:
+            exchange.reply(401, json.dumps({
+                "error": "invalid_client", "error_description": "AADSTS7000222: The "
+                "provided client secret keys for app are expired.\r\nTrace ID: 1"}).encode())
+            return
+        token = f"graph-access-token-{len(state.issued) + 1}"
+        state.issued.append(token)
+        exchange.reply(200, json.dumps({"token_type": "Bearer", "expires_in": 3599,
                                         "access_token": token}).encode())
 
-    return Handler
 
+class GraphApi(FakeServer):
+    """Microsoft Graph: sites, drives, driveItem delta, downloads, group membership."""
 
-def _graph_handler(state: GraphState) -> type[QuietHandler]:
-    class Handler(OneWriteHandler):
-        def _base(self) -> str:
-            host, port = self.server.server_address[:2]
-            return f"http://{host!s}:{port}"
+    handler = OneWriteHandler
 
-        def do_GET(self) -> None:
-            parts = urlsplit(self.path)
-            query = {key: values[0] for key, values in parse_qs(parts.query).items()}
-            with state.lock:
-                state.requests.append(("graph", self.path, dict(self.headers)))
-                scripted = state.failures.get(parts.path)
-                failure = scripted.pop(0) if scripted else None
-            if failure is not None:
-                self.reply(failure[0], b'{"error": {"code": "TooManyRequests"}}',
+    def __init__(self, state: GraphState) -> None:
+        super().__init__()
+        self.state = state
+
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
+        state = self.state
+        parts = urlsplit(request.path)
+        query = {key: values[0] for key, values in parse_qs(parts.query).items()}
+        with state.lock:
+            state.requests.append(("graph", request.path, request.headers))
+            scripted = state.failures.get(parts.path)
+            failure = scripted.pop(0) if scripted else None
+        if failure is not None:
+            exchange.reply(failure[0], b'{"error": {"code": "TooManyRequests"}}',
                            extra=failure[1])
-            elif parts.path.startswith("/download/"):
-                entry = state.entries.get(parts.path.removeprefix("/download/"))
-                if entry is None or entry.data is None:
-                    self.reply(404, b"{}")
-                else:
-                    self.reply(200, entry.data, "application/octet-stream")
-            elif (self.headers.get("Authorization", "").removeprefix("Bearer ")
-                  not in state.issued) or state.revoked:
-                self.reply(401, json.dumps({"error": {
-                    "code": "InvalidAuthenticationToken",
-                    "message": "Access token has expired or is not yet valid."}}).encode())
+        elif parts.path.startswith("/download/"):
+            entry = state.entries.get(parts.path.removeprefix("/download/"))
+            if entry is None or entry.data is None:
+                exchange.reply(404, b"{}")
             else:
-                answer = _route(state, parts.path.removeprefix("/v1.0"), query, self._base())
-                if isinstance(answer, int):
-                    self.reply(answer, b'{"error": {"code": "resyncRequired"}}')
-                else:
-                    self.reply(200, json.dumps(answer).encode())
-
-    return Handler
+                exchange.reply(200, entry.data, "application/octet-stream")
+        elif (request.headers.get("Authorization", "").removeprefix("Bearer ")
+              not in state.issued) or state.revoked:
+            exchange.reply(401, json.dumps({"error": {
+                "code": "InvalidAuthenticationToken",
+                "message": "Access token has expired or is not yet valid."}}).encode())
+        else:
+            answer = _route(state, parts.path.removeprefix("/v1.0"), query, self.base_url)
+            if isinstance(answer, int):
+                exchange.reply(answer, b'{"error": {"code": "resyncRequired"}}')
+            else:
+                exchange.reply(200, json.dumps(answer).encode())
 
 
 def _route(state: GraphState, path: str, query: dict[str, str], base: str

@@ -1,8 +1,8 @@
 """A loopback HTTP server speaking the Ollama and OpenAI APIs, scripted per path.
 
 Stand-in for model servers (external systems): it records every request (path, headers,
-JSON body) and answers with scripted replies — JSON, raw bodies, errors, slow replies,
-NDJSON or SSE streams. Port 0, so tests never collide.
+JSON body; `requests`, as every fake) and answers with scripted replies — JSON, raw bodies,
+errors, slow replies, NDJSON or SSE streams. Port 0, so tests never collide.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.loopback import LoopbackServer, QuietHandler
+from tests.fakes.loopback import FakeServer, QuietHandler, Request
 
 
 @dataclass
@@ -28,16 +28,8 @@ class Reply:
 
 
 @dataclass
-class Recorded:
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-
-@dataclass
-class ModelServer:
+class ModelServer(FakeServer):
     replies: dict[str, deque[Reply]] = field(default_factory=lambda: defaultdict(deque))
-    requests: list[Recorded] = field(default_factory=list)
     fallback: dict[str, Reply] = field(default_factory=dict)
     responders: dict[str, Callable[[Any], Reply]] = field(default_factory=dict)
 
@@ -56,59 +48,37 @@ class ModelServer:
     def bodies(self, path: str) -> list[Any]:
         return [r.body for r in self.requests if r.path.split("?")[0] == path]
 
-    def __enter__(self) -> ModelServer:
-        owner = self
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
+        path = request.path.split("?")[0]
+        queue = self.replies.get(path)
+        responder = self.responders.get(path)
+        if queue:
+            reply = queue.popleft()
+        elif responder is not None:
+            reply = responder(request.body)
+        else:
+            reply = self.fallback.get(
+                path, Reply(status=404, json={"error": f"no scripted reply for {path}"}))
+        if reply.delay:
+            time.sleep(reply.delay)
+        if reply.lines is not None:
+            _stream(exchange, reply)
+            return
+        data = reply.body if reply.body is not None else (
+            json.dumps(reply.json).encode() if reply.json is not None else b"")
+        exchange.reply(reply.status, data, reply.content_type)
 
-        class Handler(QuietHandler):
-            def do_GET(self) -> None:
-                self.do_POST()
 
-            def do_POST(self) -> None:
-                raw = self.read_body()
-                try:
-                    body = json.loads(raw) if raw else None
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-                owner.requests.append(Recorded(self.path, dict(self.headers), body))
-                path = self.path.split("?")[0]
-                queue = owner.replies.get(path)
-                responder = owner.responders.get(path)
-                if queue:
-                    reply = queue.popleft()
-                elif responder is not None:
-                    reply = responder(body)
-                else:
-                    reply = owner.fallback.get(
-                        path, Reply(status=404, json={"error": f"no scripted reply for {path}"}))
-                if reply.delay:
-                    time.sleep(reply.delay)
-                if reply.lines is not None:
-                    self._stream(reply)
-                    return
-                data = reply.body if reply.body is not None else (
-                    json.dumps(reply.json).encode() if reply.json is not None else b"")
-                self.reply(reply.status, data, reply.content_type)
-
-            def _stream(self, reply: Reply) -> None:
-                self.send_response(reply.status)
-                self.send_header("Content-Type", reply.content_type)
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for line in reply.lines or []:
-                    data = (line + "\n").encode()
-                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-
-        self._server = LoopbackServer(Handler)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.stop()
-
-    @property
-    def url(self) -> str:
-        return self._server.base_url
+def _stream(exchange: QuietHandler, reply: Reply) -> None:
+    exchange.send_response(reply.status)
+    exchange.send_header("Content-Type", reply.content_type)
+    exchange.send_header("Transfer-Encoding", "chunked")
+    exchange.end_headers()
+    for line in reply.lines or []:
+        data = (line + "\n").encode()
+        exchange.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        exchange.wfile.flush()
+    exchange.wfile.write(b"0\r\n\r\n")
 
 
 # --- reply builders ----------------------------------------------------------------------

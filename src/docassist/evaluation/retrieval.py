@@ -14,8 +14,8 @@ from typing import Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from docassist.core.evaluation import load_jsonl
 from docassist.core.ports import Retriever
+from docassist.evaluation.decisions import load_jsonl
 
 RANK_DEPTH: Final = 10
 """Chunks looked at per question; MRR counts a first hit below this as 0."""

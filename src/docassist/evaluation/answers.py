@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from docassist.core.answering import CITATION
 from docassist.core.documents import document_of_chunk
-from docassist.core.evaluation import load_jsonl
 from docassist.core.results import TurnResult
+from docassist.evaluation.decisions import load_jsonl
 
 
 class AnswerCase(BaseModel):

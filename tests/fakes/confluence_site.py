@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
-from tests.loopback import LoopbackServer, QuietHandler
+from tests.fakes.loopback import FakeServer, OneWriteHandler, QuietHandler, Request
 
 CLOUD_BASE = "/wiki"
 DC_CONTEXT = "/confluence"
@@ -45,90 +45,74 @@ class ConfluenceState:
         return [path for path, _headers in self.requests]
 
 
-class OneWriteHandler(QuietHandler):
-    def reply(self, status: int, data: bytes, content_type: str = "application/json",
-              extra: dict[str, str] | None = None) -> None:
-        """Headers and body in one write: two writes meet the client's delayed ACK (~40 ms
-        a response), which would be the fake's time, not the sync's (as tests/web_site.py)."""
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (extra or {}).items():
-            self.send_header(name, value)
-        self._headers_buffer.append(b"\r\n" + data)  # type: ignore[attr-defined]
-        self.flush_headers()
+class FakeConfluence(FakeServer):
+    """Started when made (as the sync tests use it); `stop()` ends it."""
 
+    handler = OneWriteHandler
 
-class FakeConfluence:
     def __init__(self) -> None:
+        super().__init__()
         self.state = ConfluenceState()
+        self.start()
+
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
         state = self.state
+        parts = urlsplit(request.path)
+        query = {key: values[0] for key, values in parse_qs(parts.query).items()}
+        with state.lock:
+            state.requests.append((request.path, request.headers))
+            scripted = state.failures.get(parts.path)
+            failure = scripted.pop(0) if scripted else None
+        if failure is not None:
+            exchange.reply(failure[0], b'{"message": "busy"}', extra=failure[1])
+        elif request.headers.get("Authorization") != state.authorization:
+            exchange.reply(401, b'{"message": "Unauthorized"}')
+        else:
+            self._route(exchange, parts.path, query)
 
-        class Handler(OneWriteHandler):
-            def do_GET(self) -> None:
-                parts = urlsplit(self.path)
-                query = {key: values[0] for key, values in parse_qs(parts.query).items()}
-                with state.lock:
-                    state.requests.append((self.path, dict(self.headers)))
-                    scripted = state.failures.get(parts.path)
-                    failure = scripted.pop(0) if scripted else None
-                if failure is not None:
-                    self.reply(failure[0], b'{"message": "busy"}', extra=failure[1])
-                elif self.headers.get("Authorization") != state.authorization:
-                    self.reply(401, b'{"message": "Unauthorized"}')
-                else:
-                    self._route(parts.path, query)
-
-            def _route(self, path: str, query: dict[str, str]) -> None:
-                for prefix in (CLOUD_BASE, DC_CONTEXT):
-                    if path.startswith(prefix + "/download/attachments/"):
-                        self._download(path.removeprefix(prefix))
-                        return
-                cloud = path.startswith(CLOUD_BASE + "/")
-                rest = path.removeprefix(CLOUD_BASE if cloud else DC_CONTEXT)
-                if rest == "/rest/api/content/search":
-                    answer = _search(state, query, cloud)
-                elif cloud:
-                    answer = _cloud(state, rest, query)
-                else:
-                    answer = _datacenter(state, rest, query)
-                if answer is None:
-                    self.reply(404, b'{"message": "No content found"}')
-                else:
-                    answer.setdefault("_links", {})["base"] = self._base() + (
-                        CLOUD_BASE if path.startswith(CLOUD_BASE) else DC_CONTEXT)
-                    self.reply(200, json.dumps(answer).encode())
-
-            def _download(self, path: str) -> None:
-                _, _, _, page_id, name = path.split("/", 4)
-                for pages in state.spaces.values():
-                    page = pages.get(page_id)
-                    for file_name, data, _version in (page.attachments.values() if page else ()):
-                        if quote(file_name) == name:
-                            self.reply(200, data, "application/octet-stream")
-                            return
-                self.reply(404, b"{}")
-
-            def _base(self) -> str:
-                host, port = self.server.server_address[:2]
-                return f"http://{host!s}:{port}"
-
-        self.server = LoopbackServer(Handler)
+    def _route(self, exchange: QuietHandler, path: str, query: dict[str, str]) -> None:
+        state = self.state
+        for prefix in (CLOUD_BASE, DC_CONTEXT):
+            if path.startswith(prefix + "/download/attachments/"):
+                _download(exchange, state, path.removeprefix(prefix))
+                return
+        cloud = path.startswith(CLOUD_BASE + "/")
+        rest = path.removeprefix(CLOUD_BASE if cloud else DC_CONTEXT)
+        if rest == "/rest/api/content/search":
+            answer = _search(state, query, cloud)
+        elif cloud:
+            answer = _cloud(state, rest, query)
+        else:
+            answer = _datacenter(state, rest, query)
+        if answer is None:
+            exchange.reply(404, b'{"message": "No content found"}')
+        else:
+            answer.setdefault("_links", {})["base"] = self.base_url + (
+                CLOUD_BASE if path.startswith(CLOUD_BASE) else DC_CONTEXT)
+            exchange.reply(200, json.dumps(answer).encode())
 
     @property
     def cloud_url(self) -> str:
-        return self.server.base_url + CLOUD_BASE
+        return self.base_url + CLOUD_BASE
 
     @property
     def datacenter_url(self) -> str:
-        return self.server.base_url + DC_CONTEXT
+        return self.base_url + DC_CONTEXT
 
     def add_space(self, key: str, pages: dict[str, FakePage]) -> None:
         self.state.spaces[key] = pages
         self.state.space_ids[key] = str(1000 + len(self.state.space_ids))
 
-    def stop(self) -> None:
-        self.server.stop()
+
+def _download(exchange: QuietHandler, state: ConfluenceState, path: str) -> None:
+    _, _, _, page_id, name = path.split("/", 4)
+    for pages in state.spaces.values():
+        page = pages.get(page_id)
+        for file_name, data, _version in (page.attachments.values() if page else ()):
+            if quote(file_name) == name:
+                exchange.reply(200, data, "application/octet-stream")
+                return
+    exchange.reply(404, b"{}")
 
 
 def _window(state: ConfluenceState, items: list[Any], start: int) -> tuple[list[Any], int | None]:

@@ -1,0 +1,88 @@
+"""A fake of an external documentation web site on 127.0.0.1 port 0: pages, a sitemap,
+robots.txt, ETag validators, and scripted failures (429, 5xx) per path."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tests.fakes.loopback import FakeServer, OneWriteHandler, QuietHandler, Request
+
+
+@dataclass
+class SiteState:
+    pages: dict[str, str] = field(default_factory=dict)
+    """Path → HTML."""
+    robots: str = ""
+    files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    """Path → (content type, bytes): what is not a page (an archive, plain text)."""
+    failures: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
+    """Path → statuses (with headers) to answer before the page, one per request."""
+    sitemap: bool = True
+    hits: Counter[str] = field(default_factory=Counter)
+    headers_seen: list[dict[str, str]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def page(title: str, *sections: tuple[str, str], stamp: str = "", links: str = "") -> str:
+    """HTML with navigation and a footer (both dropped by the reader) around the sections."""
+    body = "".join(f"<h2>{heading}</h2><p>{text}</p>" for heading, text in sections)
+    return (f"<html lang='en'><head><title>{title}</title></head><body>"
+            f"<nav><a href='/'>Home</a>{links}</nav><h1>{title}</h1>{body}"
+            f"<footer>Generated {stamp}</footer></body></html>")
+
+
+class WebSite(FakeServer):
+    """Started when made (as the web-sync tests use it); `stop()` ends it."""
+
+    handler = OneWriteHandler
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state = SiteState()
+        self.start()
+
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
+        state = self.state
+        path = request.path.split("?", 1)[0]
+        with state.lock:
+            state.hits[path] += 1
+            state.headers_seen.append(request.headers)
+            scripted = state.failures.get(path)
+            failure = scripted.pop(0) if scripted else None
+        if failure is not None:
+            exchange.reply(failure[0], b"busy", "text/plain", failure[1])
+        elif path == "/robots.txt":
+            _robots(exchange, state.robots)
+        elif path == "/sitemap.xml" and state.sitemap:
+            exchange.reply(200, _sitemap(self.base_url, list(state.pages)), "application/xml")
+        elif path in state.pages:
+            _page(exchange, state.pages[path])
+        elif path in state.files:
+            exchange.reply(200, state.files[path][1], state.files[path][0])
+        else:
+            exchange.reply(404, b"not found", "text/plain")
+
+
+def _robots(exchange: QuietHandler, robots: str) -> None:
+    if robots:
+        exchange.reply(200, robots.encode(), "text/plain")
+    else:
+        exchange.reply(404, b"", "text/plain")
+
+
+def _page(exchange: QuietHandler, html: str) -> None:
+    data = html.encode()
+    etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
+    if exchange.headers.get("If-None-Match") == etag:
+        exchange.reply(304, b"", "text/html", {"ETag": etag})
+    else:
+        exchange.reply(200, data, "text/html; charset=utf-8", {"ETag": etag})
+
+
+def _sitemap(base: str, paths: list[str]) -> bytes:
+    entries = "".join(f"<url><loc>{base}{path}</loc></url>" for path in paths)
+    return ('<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/'
+            f'schemas/sitemap/0.9">{entries}</urlset>').encode()
