@@ -126,13 +126,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-KNOWN_CYCLES = [
-    # Merged from issue 20 after the rule was written: the stale-note couriers import their
-    # adapter back (TYPE_CHECKING and in functions). To go: a protocol of what they use, as
-    # bot/slack/listeners.py does. Nothing may join this list.
-    ["docassist.bot.slack.app", "docassist.bot.slack.stale"],
-    ["docassist.bot.teams.app", "docassist.bot.teams.stale"],
-]
+KNOWN_CYCLES: list[list[str]] = []
+"""Nothing may join this list (the stale-note couriers now see their adapter through a
+protocol, as bot/slack/listeners.py does)."""
 
 
 def test_no_import_cycle_in_src_function_level_imports_included() -> None:

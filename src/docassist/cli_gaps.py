@@ -22,7 +22,7 @@ from docassist.core.errors import DocAssistError
 from docassist.core.gaps import Gap, GapGroup, group_gaps
 from docassist.core.limits import GAP_DAYS
 from docassist.evaluation.canary import CanaryReport, canary_sets, run_canary
-from docassist.runtime import Runtime, open_runtime
+from docassist.runtime import Runtime, canary_configuration, open_runtime
 from docassist.storage.exports import parse_age, parse_time
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
@@ -90,7 +90,7 @@ def eval_canary(as_json: JsonOption = False) -> None:
     try:
         run_id, report = run_canary(runtime.store, runtime.engine,
                                     canary_sets(settings.canary_sets), Path.cwd(),
-                                    settings.language)
+                                    settings.language, canary_configuration(runtime))
     except ValueError as error:
         raise fail(str(error), as_json) from error
     _show_canary(run_id, report, as_json)

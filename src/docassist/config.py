@@ -104,6 +104,10 @@ class Settings(BaseSettings):
     canary_after_sync: bool = Field(
         default=False, description="Run `eval canary` after every sync that changed "
         "documents; regressions are logged as warnings and show in the report")
+    canary_after_model_change: bool = Field(
+        default=False, description="When `serve`, `slack` or `teams` starts with other "
+        "models (selection, answers, embeddings) or tools than the latest canary run, run "
+        "`eval canary` in the background; regressions are logged and show in the report")
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")
     sync_every: int = Field(default=0, ge=0,

@@ -20,7 +20,7 @@ from docassist.core.scoping import ScopeResolver
 from docassist.core.sources import SyncOutcome
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
-from docassist.evaluation.canary import canary_sets, run_canary
+from docassist.evaluation.canary import canary_sets, configuration_changed, run_canary
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
 from docassist.models.registry import RULES
 from docassist.sources.sync import sync_all
@@ -229,18 +229,40 @@ def sync_and_embed(runtime: Runtime, name: str | None = None,
 
 
 def canary_after_sync(runtime: Runtime) -> None:
-    """The canary on the synced index (DOCASSIST_CANARY_AFTER_SYNC): regressions are logged;
-    a canary that cannot run must not fail the sync."""
+    """The canary on the synced index (DOCASSIST_CANARY_AFTER_SYNC)."""
+    _logged_canary(runtime, "after sync")
+
+
+def canary_configuration(runtime: Runtime) -> str:
+    """What a canary run is compared by besides the index: the models and the tools."""
+    settings = runtime.settings
+    return (f"selection={settings.model} answers={settings.answer_model or settings.model} "
+            f"embeddings={settings.embedder} tools={runtime.engine.tool_catalog_version}")
+
+
+def canary_after_model_change(runtime: Runtime) -> bool:
+    """DOCASSIST_CANARY_AFTER_MODEL_CHANGE, at the start of a serving process: the canary
+    runs when the models or tools differ from the latest canary run's (the first run is the
+    baseline). Whether it was due (a canary that cannot run is logged, not raised)."""
+    if not configuration_changed(runtime.store, canary_configuration(runtime)):
+        return False
+    _logged_canary(runtime, "after a model change")
+    return True
+
+
+def _logged_canary(runtime: Runtime, reason: str) -> None:
+    """Regressions are logged (and show in the report); a canary that cannot run must not
+    fail the sync or the start that asked for it."""
     try:
         run_id, report = run_canary(runtime.store, runtime.engine,
                                     canary_sets(runtime.settings.canary_sets), Path.cwd(),
-                                    runtime.settings.language)
+                                    runtime.settings.language, canary_configuration(runtime))
     except (ValueError, DocAssistError) as error:
-        log.warning("canary after sync not run: %s", error)
+        log.warning("canary %s not run: %s", reason, error)
         return
     for case in report.regressions:
-        log.warning("canary regression after sync: %s %s (run %s)", case.set, case.id, run_id)
-    log.info("canary after sync: %d/%d pass, %d regression(s) (run %s)",
+        log.warning("canary regression %s: %s %s (run %s)", reason, case.set, case.id, run_id)
+    log.info("canary %s: %d/%d pass, %d regression(s) (run %s)", reason,
              sum(case.passed for case in report.cases), report.total,
              len(report.regressions), run_id)
 

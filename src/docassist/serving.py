@@ -1,14 +1,15 @@
 """The background work of a serving process (`serve`, `slack`, `teams`), started once per
 process whatever platforms it serves: trace retention, scheduled source syncs
-(`DOCASSIST_SYNC_EVERY`, reusing sources/schedule.py) and one stale-note courier per
-platform."""
+(`DOCASSIST_SYNC_EVERY`, reusing sources/schedule.py), the canary after a model change
+(`DOCASSIST_CANARY_AFTER_MODEL_CHANGE`) and one stale-note courier per platform."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 
 from docassist.bot.stale_courier import Post, StaleNoteCourier
-from docassist.runtime import Runtime, sync_and_embed
+from docassist.runtime import Runtime, canary_after_model_change, sync_and_embed
 from docassist.sources.schedule import SyncScheduler
 from docassist.storage.exports import RetentionScheduler
 
@@ -20,6 +21,9 @@ def start_background(runtime: Runtime, couriers: Mapping[str, Post]) -> None:
         RetentionScheduler(runtime.store, settings.trace_retention_days).start()
     if settings.sync_every:
         SyncScheduler(lambda: sync_and_embed(runtime), settings.sync_every).start()
+    if settings.canary_after_model_change:  # off the start's path: the port opens first
+        threading.Thread(target=canary_after_model_change, args=(runtime,), name="canary",
+                         daemon=True).start()
     if settings.stale_notes:
         for platform, post in couriers.items():
             StaleNoteCourier(runtime.store, platform, post).start()

@@ -50,6 +50,9 @@ class CanaryReport(BaseModel):
     """The run compared against (None on the first run)."""
     regressions: list[CanaryCase] = Field(default_factory=list)
     fixed: list[CanaryCase] = Field(default_factory=list)
+    configuration: str | None = None
+    """The models and tools it ran with (runtime.canary_configuration); a serving process
+    whose configuration differs from the latest run's runs the canary again."""
 
 
 def scratch_turns(engine: TurnEngine, audience: Audience = OPERATOR
@@ -131,7 +134,8 @@ class CanaryLog(Protocol):
 
 
 def run_canary(log: CanaryLog, engine: TurnEngine, sets: list[str], root: Path,
-               language: i18n.Language) -> tuple[str, CanaryReport]:
+               language: i18n.Language, configuration: str | None = None
+               ) -> tuple[str, CanaryReport]:
     """Run the sets, compare with the previous canary run, store this one; (run id, report).
     ValueError (nothing stored) for a set that cannot be read or holds no valid case."""
     lines = read_sets(sets, root)
@@ -140,7 +144,16 @@ def run_canary(log: CanaryLog, engine: TurnEngine, sets: list[str], root: Path,
     previous = log.latest_eval_run(CANARY)
     report = compare(cases, engine, (previous["run_id"], previous["report"])
                      if previous else None)
+    report.configuration = configuration
     return log.save_eval_run(CANARY, ",".join(sets), report), report
+
+
+def configuration_changed(log: CanaryLog, configuration: str) -> bool:
+    """True when no canary has run yet, or the latest ran with other models or tools."""
+    previous = log.latest_eval_run(CANARY)
+    if previous is None:
+        return True
+    return CanaryReport.model_validate_json(previous["report"]).configuration != configuration
 
 
 def canary_sets(setting: str) -> list[str]:

@@ -4,14 +4,21 @@ which re-runs the thread's last question as a new turn through the inbox."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable
+from typing import Any, Final, Protocol
+
+from slack_bolt import App
+from slack_sdk import WebClient
 
 from docassist.bot.slack.audience import slack_audience
+from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.payloads import Interaction, interaction
 from docassist.bot.slack.render import escape
 from docassist.core import i18n
+from docassist.core.inbox import InboxWorker
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, ConversationKey
+from docassist.core.ports import AdapterStore
 from docassist.core.scopes import UNSET
 from docassist.core.stale import (
     StaleNote,
@@ -20,9 +27,35 @@ from docassist.core.stale import (
     note_text,
     note_visible,
 )
+from docassist.core.turn import TurnEngine
 
-if TYPE_CHECKING:
-    from docassist.bot.slack.app import SlackAdapter
+
+class NoteHost(Protocol):
+    """What the notes need of the adapter (`app.SlackAdapter` is the one implementation); a
+    protocol, so this module does not import the adapter back."""
+
+    @property
+    def app(self) -> App: ...
+
+    @property
+    def config(self) -> SlackConfig: ...
+
+    @property
+    def client(self) -> WebClient: ...
+
+    @property
+    def store(self) -> AdapterStore: ...
+
+    @property
+    def engine(self) -> TurnEngine: ...
+
+    @property
+    def worker(self) -> InboxWorker: ...
+
+    def thread_ts(self, key: ConversationKey) -> str | None: ...
+
+    def soon(self, task: Callable[[], None], what: str) -> None: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +72,7 @@ def note_message(note: StaleNote, language: i18n.Language) -> dict[str, Any]:
 
 
 class SlackStaleNotes:
-    def __init__(self, adapter: SlackAdapter) -> None:
+    def __init__(self, adapter: NoteHost) -> None:
         self.adapter = adapter
         adapter.app.action(ASK_AGAIN_ACTION)(self._on_ask_again)
 

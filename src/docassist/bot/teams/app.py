@@ -34,7 +34,11 @@ from microsoft_agents.hosting.core.authorization import Connections
 from docassist.bot.hygiene import without_lone_surrogates
 from docassist.bot.limits import AdapterConfig
 from docassist.bot.teams import cards
-from docassist.bot.teams.audience import PLATFORM, THREAD_MARKER, teams_audience
+from docassist.bot.teams.audience import (
+    PLATFORM,
+    teams_audience,
+    thread_address,
+)
 from docassist.bot.teams.direct import (
     READ_ONLY_REQUESTS,
     DirectReplies,
@@ -50,7 +54,7 @@ from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
 from docassist.core.inbox import InboxWorker
-from docassist.core.messages import ChatMessage, ConversationKey
+from docassist.core.messages import ChatMessage
 from docassist.core.ports import AdapterStore
 from docassist.core.ratelimit import SharedRateLimiter
 from docassist.core.replies import storage_problem_text
@@ -59,8 +63,6 @@ from docassist.core.turn import TurnEngine
 
 logger = logging.getLogger(__name__)
 
-CHAT_THREAD: Final = "chat"
-"""Personal and group chats have no threads: one conversation per chat."""
 READABLE_ATTACHMENTS: Final = frozenset({"text/html"})
 """Teams adds the message itself as `text/html`; anything else (files, images) is not read."""
 EXPECT_REPLIES_TIMEOUT_SECONDS: Final = 60.0
@@ -79,28 +81,6 @@ class TeamsConfig(AdapterConfig):
     """Where users are sent while the Teams help channel cannot be reached."""
     teams_human_channel: str = ""
     """The help channel's conversation id (`DOCASSIST_TEAMS_HUMAN_CHANNEL`); empty = none."""
-
-
-def thread_address(activity: Activity) -> tuple[ConversationKey, str]:
-    """The conversation key and the conversation id replies go to. A channel thread's
-    conversation id carries `;messageid=<root>`; a top-level channel post is its own root."""
-    conversation = activity.conversation
-    base, _, root = str(conversation.id).partition(THREAD_MARKER)
-    if not root and conversation.conversation_type == "channel":
-        root = str(activity.id)
-    tenant = conversation.tenant_id or _channel_data_tenant(activity) or ""
-    key = ConversationKey(platform=PLATFORM, workspace=tenant, channel=base,
-                          thread=root or CHAT_THREAD)
-    return key, f"{base}{THREAD_MARKER}{root}" if root else base
-
-
-def _channel_data_tenant(activity: Activity) -> str | None:
-    data = activity.channel_data
-    if isinstance(data, dict):
-        tenant = data.get("tenant")
-        if isinstance(tenant, dict) and tenant.get("id"):
-            return str(tenant["id"])
-    return None
 
 
 def user_id(activity: Activity) -> str:
@@ -208,7 +188,7 @@ class TeamsAdapter:
             audience=teams_audience(activity, key, user, self.config.tenant_id))
         attachments = any(a.content_type not in READABLE_ATTACHMENTS
                           for a in activity.attachments or [])
-        await self._submit(context, Arrival(message, language, attachments=attachments))
+        await self.submit(context, Arrival(message, language, attachments=attachments))
 
     async def _remember_team(self, activity: Activity) -> None:
         """Where this team's channels are reached (for "Ask a human"), from any activity or
@@ -227,7 +207,7 @@ class TeamsAdapter:
         except StorageError as error:  # learnt again from the next activity
             logger.warning("team address not stored: %s", error)
 
-    async def _submit(self, context: TurnContext, arrival: Arrival) -> None:
+    async def submit(self, context: TurnContext, arrival: Arrival) -> None:
         """Admit the message (stored before the request is answered); wait for the turn when
         the caller expects the replies inline."""
         message = arrival.message
@@ -344,7 +324,7 @@ class TeamsAdapter:
         with self._waiting_lock:
             waiting = self._waiting.pop(str(message.event_id), None)
         if waiting is not None:
-            self._require_loop().call_soon_threadsafe(_settle, waiting.future,
+            self.require_loop().call_soon_threadsafe(_settle, waiting.future,
                                                       waiting.notes + activities)
             return
         posted = self._send_from_thread(message, activities)
@@ -368,7 +348,7 @@ class TeamsAdapter:
         self._send_from_thread(message, [text_activity(
             i18n.text("post_failed", self.config.default_language))])
 
-    def _require_loop(self) -> asyncio.AbstractEventLoop:
+    def require_loop(self) -> asyncio.AbstractEventLoop:
         return self.outbound.require_loop()
 
     def _send_from_thread(self, message: ChatMessage, activities: list[Activity]

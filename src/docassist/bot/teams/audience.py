@@ -13,6 +13,8 @@ from docassist.core.scopes import Audience, AudienceKind
 PLATFORM: Final = "teams"
 THREAD_MARKER: Final = ";messageid="
 """What a channel thread's conversation id carries after the channel's id."""
+CHAT_THREAD: Final = "chat"
+"""The one thread of a personal or group chat."""
 
 
 def teams_audience(activity: Activity, key: ConversationKey, user: str,
@@ -30,3 +32,25 @@ def teams_audience(activity: Activity, key: ConversationKey, user: str,
     other_tenant = bool(our_tenant and key.workspace and key.workspace != our_tenant)
     kind: AudienceKind = "shared" if guest or other_tenant else "channel"
     return Audience(kind=kind, platform=PLATFORM, channel=key.channel, user=user)
+
+
+def thread_address(activity: Activity) -> tuple[ConversationKey, str]:
+    """The conversation key and the conversation id replies go to. A channel thread's
+    conversation id carries `;messageid=<root>`; a top-level channel post is its own root."""
+    conversation = activity.conversation
+    base, _, root = str(conversation.id).partition(THREAD_MARKER)
+    if not root and conversation.conversation_type == "channel":
+        root = str(activity.id)
+    tenant = conversation.tenant_id or _channel_data_tenant(activity) or ""
+    key = ConversationKey(platform=PLATFORM, workspace=tenant, channel=base,
+                          thread=root or CHAT_THREAD)
+    return key, f"{base}{THREAD_MARKER}{root}" if root else base
+
+
+def _channel_data_tenant(activity: Activity) -> str | None:
+    data = activity.channel_data
+    if isinstance(data, dict):
+        tenant = data.get("tenant")
+        if isinstance(tenant, dict) and tenant.get("id"):
+            return str(tenant["id"])
+    return None

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
-from microsoft_agents.activity import ConversationReference
+from microsoft_agents.activity import Activity, ConversationReference
 from microsoft_agents.hosting.core import TurnContext
 
 from docassist.bot.teams import cards
@@ -21,11 +21,39 @@ from docassist.core.admission import Arrival
 from docassist.core.errors import StorageError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.core.messages import ChatMessage
+from docassist.core.ports import AdapterStore
 from docassist.core.scopes import UNSET
 from docassist.core.stale import StaleNote, last_question, note_language, note_text, note_visible
+from docassist.core.turn import TurnEngine
 
-if TYPE_CHECKING:
-    from docassist.bot.teams.app import TeamsAdapter
+
+class NoteConfig(Protocol):
+    @property
+    def default_language(self) -> i18n.Language: ...
+
+    @property
+    def tenant_id(self) -> str: ...
+
+
+class NoteHost(Protocol):
+    """What the notes need of the adapter (`app.TeamsAdapter` is the one implementation); a
+    protocol, so this module does not import the adapter back."""
+
+    @property
+    def store(self) -> AdapterStore: ...
+
+    @property
+    def engine(self) -> TurnEngine: ...
+
+    @property
+    def config(self) -> NoteConfig: ...
+
+    async def send(self, reference: ConversationReference, activities: list[Activity]
+                   ) -> list[str]: ...
+
+    def require_loop(self) -> asyncio.AbstractEventLoop: ...
+
+    async def submit(self, context: TurnContext, arrival: Arrival) -> None: ...
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +67,7 @@ def note_card(note: StaleNote, language: i18n.Language) -> cards.Card:
 
 
 class TeamsStaleNotes:
-    def __init__(self, adapter: TeamsAdapter) -> None:
+    def __init__(self, adapter: NoteHost) -> None:
         self.adapter = adapter
 
     def remember(self, message: ChatMessage) -> None:
@@ -71,13 +99,12 @@ class TeamsStaleNotes:
         language = note_language(state, self.adapter.config.default_language)
         activity = reply_activity(note_card(note, language))
         future = asyncio.run_coroutine_threadsafe(
-            self.adapter.send(reference, [activity]), self.adapter._require_loop())
+            self.adapter.send(reference, [activity]), self.adapter.require_loop())
         future.result(timeout=HTTP_READ_TIMEOUT_SECONDS)
 
     async def ask_again(self, context: TurnContext, value: dict[str, Any], user: str,
                         language: i18n.Language) -> None:
-        from docassist.bot.teams.app import thread_address
-        from docassist.bot.teams.audience import teams_audience
+        from docassist.bot.teams.audience import teams_audience, thread_address
         from docassist.bot.teams.direct import text_activity
 
         key, reply_conversation = thread_address(context.activity)
@@ -101,5 +128,5 @@ class TeamsStaleNotes:
                                                                  exclude_none=True),
                               audience=teams_audience(context.activity, key, user,
                                                       self.adapter.config.tenant_id))
-        await self.adapter._submit(context, Arrival(
+        await self.adapter.submit(context, Arrival(
             message, i18n.detect_language(question, language)))
