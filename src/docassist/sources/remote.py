@@ -26,14 +26,13 @@ from docassist.core.limits import (
     MAX_CHUNKS_PER_DOCUMENT,
     MAX_DOCUMENT_BYTES,
     MAX_DOCUMENT_ID_CHARS,
-    MAX_DOCUMENT_TEXT_CHARS,
     WEB_BACKOFF_SECONDS,
     WEB_MAX_RETRY_AFTER_SECONDS,
     WEB_REQUEST_ATTEMPTS,
 )
 from docassist.core.sources import Source, SyncOutcome
 from docassist.storage.backends import AnyStore
-from docassist.storage.formats import READERS, SUPPORTED_SUFFIXES, TooMuchText
+from docassist.storage.formats import SUPPORTED_SUFFIXES, read_bytes
 from docassist.storage.source_rows import WebItem
 
 logger = logging.getLogger(__name__)
@@ -165,21 +164,7 @@ def readable(name: str) -> bool:
 def read_file_bytes(name: str, data: bytes) -> str:
     """A downloaded file as text with `#` headings, like an indexed file; ValueError says why
     not."""
-    suffix = PurePosixPath(name).suffix.lower()
-    reader = READERS.get(suffix)
-    if reader is None:
-        raise ValueError(f"unsupported format {suffix or '(none)'}")
-    try:
-        text = reader(data)
-    except ValueError:
-        raise
-    except Exception as error:  # third-party parsers raise their own types on broken files
-        raise ValueError(f"unreadable {suffix} file ({error})") from error
-    if not text.strip():
-        raise ValueError("empty")
-    if len(text) > MAX_DOCUMENT_TEXT_CHARS:
-        raise TooMuchText()
-    return text
+    return read_bytes(data, PurePosixPath(name).suffix.lower())
 
 
 def remote_document(text: str, *, name: str, document_id: str, url: str | None,

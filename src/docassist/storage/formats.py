@@ -190,21 +190,29 @@ READERS: Final[dict[str, Callable[[bytes], str]]] = {
 
 def read_document(path: Path) -> tuple[str, bytes]:
     """The document as markdown-like text, and its raw bytes; ValueError says why not."""
-    reader = READERS.get(path.suffix.lower())
-    if reader is None:
+    if path.suffix.lower() not in READERS:
         raise ValueError(f"unsupported format {path.suffix or '(none)'}")
     size = path.stat().st_size
     if size > MAX_DOCUMENT_BYTES:
         raise ValueError(f"too large ({size} bytes, limit {MAX_DOCUMENT_BYTES})")
     data = path.read_bytes()
+    return read_bytes(data, path.suffix.lower()), data
+
+
+def read_bytes(data: bytes, suffix: str) -> str:
+    """A file's bytes (a file on disk, or one a source downloaded) as markdown-like text, by
+    its name's suffix; ValueError says why not."""
+    reader = READERS.get(suffix)
+    if reader is None:
+        raise ValueError(f"unsupported format {suffix or '(none)'}")
     try:
         text = reader(data)
     except ValueError:
         raise
     except Exception as error:  # third-party parsers raise their own types on broken files
-        raise ValueError(f"unreadable {path.suffix.lower()} file ({error})") from error
+        raise ValueError(f"unreadable {suffix} file ({error})") from error
     if not text.strip():
         raise ValueError("empty")
     if len(text) > MAX_DOCUMENT_TEXT_CHARS:
         raise TooMuchText()
-    return text, data
+    return text
