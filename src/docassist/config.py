@@ -13,6 +13,7 @@ from docassist.core.limits import (
     INBOX_LEASE_SECONDS,
     MAX_MODEL_CONCURRENCY,
     MAX_RETENTION_DAYS,
+    MAX_TURN_PROCESSES,
     MODEL_CONCURRENCY,
     STALE_NOTE_ACTIVE_DAYS,
     SUPERSEDED_RETENTION_DAYS,
@@ -79,11 +80,16 @@ class Settings(BaseSettings):
                                description="Turns per minute per user (0 = unlimited)")
     model_concurrency: int = Field(default=MODEL_CONCURRENCY, ge=1, le=MAX_MODEL_CONCURRENCY,
                                    description="Model requests (and so Slack/Teams turns) one "
-                                   "process keeps in flight: its share of the model server's "
-                                   "capacity")
+                                   "replica keeps in flight (shared by its turn processes): "
+                                   "its share of the model server's capacity")
     inbox_workers: int | None = Field(default=None, ge=1, le=MAX_MODEL_CONCURRENCY,
                                       description="Optional cap on the turns one process "
                                       "runs at once, below DOCASSIST_MODEL_CONCURRENCY")
+    turn_processes: int | None = Field(
+        default=None, ge=0, le=MAX_TURN_PROCESSES,
+        description="Processes that run Slack turns beside the process that serves HTTP, so "
+        "acks never wait for turns (0 = turns in the serving process; default: one per CPU "
+        "core)")
     inbox_lease: float = Field(default=INBOX_LEASE_SECONDS, gt=0, le=3600,
                                description="Seconds a process's claim on an inbox event "
                                "lasts unless renewed (renewed while its turn runs)")
@@ -121,8 +127,19 @@ class Settings(BaseSettings):
                                  "such a note")
 
     def turns_in_flight(self) -> int:
-        """Turns one process runs at once: the model's share, or less when capped."""
+        """Turns one replica runs at once: the model's share, or less when capped."""
         return min(self.model_concurrency, self.inbox_workers or self.model_concurrency)
+
+    def turn_process_count(self) -> int:
+        """DOCASSIST_TURN_PROCESSES, or one per CPU core this process may use."""
+        if self.turn_processes is not None:
+            return self.turn_processes
+        return max(1, len(os.sched_getaffinity(0)))
+
+    def turns_per_process(self) -> int:
+        """A turn process's share of the replica's turns in flight (rounded up)."""
+        count = max(1, self.turn_process_count())
+        return -(-self.turns_in_flight() // count)
 
     @field_validator("db", mode="before")
     @classmethod

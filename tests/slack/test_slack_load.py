@@ -7,7 +7,6 @@ Slack Web API records the posts. No timing is asserted: bench/load.py prints the
 
 from __future__ import annotations
 
-import signal
 import sqlite3
 import threading
 import time
@@ -23,7 +22,7 @@ from docassist.models.adapters import ModelAnswerer, ModelSelector
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
-from tests.fakes.loopback import free_port
+from tests.fakes.loopback import free_port, kill_replica
 from tests.fakes.model_server import ModelServer
 from tests.fakes.slack_api import FakeSlackApi
 from tests.slack.rig import SECRET, SlackRig, mention
@@ -116,8 +115,7 @@ def test_killed_mid_load_every_acked_event_is_answered_once_after_restart(
             # Kill once answers are going out while events are still arriving.
             assert _wait(lambda: len(answers(api)) >= 3 and run.acked() >= 10, SETTLE_SECONDS)
         finally:
-            first.send_signal(signal.SIGKILL)
-            first.wait(10)
+            kill_replica(first)
         loader.join(SETTLE_SECONDS)
         acked_before = {sent.event_id for sent in run.sent if sent.status == 200}
         unfinished_at_kill = _unfinished(db_path)

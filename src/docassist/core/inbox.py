@@ -24,7 +24,9 @@ arrives or a turn ends, and every INBOX_POLL_SECONDS otherwise (events stored by
 claims that expired). While a turn runs its claim is renewed every third of the lease; a
 process that dies stops renewing, and its events are claimed by another once the lease ends.
 Acks never wait for turns: storing an event is the ack path's only work here (its own
-threads and group commit), and claiming happens on the poller thread.
+threads and group commit), and claiming happens on the poller thread. A worker of capacity
+0 only stores (the serving process when turn processes answer, see turn_processes.py): it
+claims nothing, and `on_stored` tells the processes that do.
 """
 
 from __future__ import annotations
@@ -77,7 +79,9 @@ class InboxWorker:
                  before_turn: Callable[[ChatMessage], None] | None = None,
                  direct: DirectReply | None = None,
                  *, platform: str = "", lease_seconds: float = INBOX_LEASE_SECONDS,
-                 poll_seconds: float = INBOX_POLL_SECONDS) -> None:
+                 poll_seconds: float = INBOX_POLL_SECONDS,
+                 on_stored: Callable[[], None] | None = None,
+                 replica: str = PROCESS_HOLDER) -> None:
         self.engine = engine
         self.direct = direct
         """Answers events marked `direct` (no turn); see `_process_direct`."""
@@ -91,11 +95,14 @@ class InboxWorker:
         self.deliver = deliver
         self.on_undeliverable = on_undeliverable
         self.platform = platform
-        self.holder = f"{PROCESS_HOLDER}:{platform}:{uuid.uuid4().hex[:6]}"
+        self.holder = f"{replica}:{platform}:{uuid.uuid4().hex[:6]}"
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.capacity = workers
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="inbox")
+        """Turns this process runs at once; 0: it stores events and answers none."""
+        self.on_stored = on_stored
+        """Called once an event is stored (wakes the processes that claim it)."""
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="inbox")
         self._writers = ThreadPoolExecutor(max_workers=ACK_WRITERS,
                                            thread_name_prefix="inbox-ack")
         self._running: dict[int, InboxEvent] = {}
@@ -158,6 +165,8 @@ class InboxWorker:
     def _schedule_stored(self, message: ChatMessage, inbox_id: int | None) -> bool:
         if inbox_id is None:
             return False
+        if self.on_stored is not None:
+            self.on_stored()
         self.poke()  # most likely this process claims it, on its next look (right away)
         return True
 
@@ -194,6 +203,8 @@ class InboxWorker:
 
     def poke(self) -> None:
         """Look for claimable events now (starting the poller the first time)."""
+        if not self.capacity:
+            return  # it claims nothing: no poller
         with self._lock:
             self._requested += 1
             if not self._threads and not self._stopped.is_set():
@@ -395,6 +406,8 @@ class InboxWorker:
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until this process has no turn running and a look found nothing it could
         claim (tests, shutdown)."""
+        if not self.capacity:
+            return True  # it runs no turns
         self.poke()
         with self._idle:
             target = self._requested

@@ -144,6 +144,19 @@ INBOX_LEASE_SECONDS: Final = 30.0
 """Default of DOCASSIST_INBOX_LEASE: how long a process's claim on an inbox event lasts
 unless renewed. A process renews its claims every third of it while their turns run, so an
 event acked by a process that died is taken by another within a lease (+ a poll)."""
+MAX_TURN_PROCESSES: Final = 64
+"""Largest DOCASSIST_TURN_PROCESSES: processes that run Slack turns beside the one serving."""
+TURN_PROCESS_RESTART_SECONDS: Final = (1.0, 30.0)
+"""A turn process that exits is started again after the first delay, doubled per exit in a
+row up to the second (one that lived TURN_PROCESS_STABLE_SECONDS starts from the first)."""
+TURN_PROCESS_STABLE_SECONDS: Final = 60.0
+TURN_PROCESS_START_SECONDS: Final = 60.0
+"""How long the serving process waits for its first turn process to be ready before it opens
+its port anyway (loading the embedder and the indexes takes seconds)."""
+TURN_PROCESS_STOP_SECONDS: Final = 15.0
+"""On shutdown, how long turn processes may take to finish the turns they run before they
+are terminated (their events stay claimed until the lease ends, then are answered again);
+below systemd's TimeoutStopSec in deploy/docassist.service."""
 INBOX_POLL_SECONDS: Final = 0.5
 """How often an idle process looks for events it can claim (stored by another process, or
 whose claim expired); its own arrivals and finished turns wake it at once."""
