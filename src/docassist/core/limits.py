@@ -157,6 +157,9 @@ TURN_PROCESS_STOP_SECONDS: Final = 15.0
 """On shutdown, how long turn processes may take to finish the turns they run before they
 are terminated (their events stay claimed until the lease ends, then are answered again);
 below systemd's TimeoutStopSec in deploy/docassist.service."""
+QUERY_CACHE_ENTRIES: Final = 256
+"""Question vectors an embedder keeps (models/embedders.RecentQueries): ~0.5 MB at 512
+dimensions; a turn asks for its question's vector twice (search, then gaps)."""
 INBOX_POLL_SECONDS: Final = 0.5
 """How often an idle process looks for events it can claim (stored by another process, or
 whose claim expired); its own arrivals and finished turns wake it at once."""
