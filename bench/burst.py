@@ -148,8 +148,8 @@ def send_burst(url: str, connections: int) -> None:
 def process_tree_cpu_seconds(pid: int) -> float:
     """CPU time of a process and its children (the serving process and its turn
     processes)."""
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    kids = [int(child) for child in children.read_text().split()] if children.exists() else []
+    kids = [int(kid) for task in Path(f"/proc/{pid}/task").glob("*")
+            for kid in (task / "children").read_text().split()]
     return process_cpu_seconds(pid) + sum(process_cpu_seconds(kid) for kid in kids)
 
 
