@@ -17,6 +17,7 @@ from docassist.core.limits import (
     MODEL_CONCURRENCY,
     STALE_NOTE_ACTIVE_DAYS,
     SUPERSEDED_RETENTION_DAYS,
+    TURN_NICE,
 )
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS
 from docassist.models.ollama import DEFAULT_OLLAMA_URL
@@ -90,6 +91,10 @@ class Settings(BaseSettings):
         description="Processes that run Slack turns beside the process that serves HTTP, so "
         "acks never wait for turns (0 = turns in the serving process; default: one per CPU "
         "core)")
+    turn_nice: int = Field(
+        default=TURN_NICE, ge=0, le=19,
+        description="How much lower the turn processes' CPU priority is than the serving "
+        "process's (a nice increment): when both want a core, acks go first")
     inbox_lease: float = Field(default=INBOX_LEASE_SECONDS, gt=0, le=3600,
                                description="Seconds a process's claim on an inbox event "
                                "lasts unless renewed (renewed while its turn runs)")

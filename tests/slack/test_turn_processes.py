@@ -66,6 +66,10 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def nice_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
 def turns_counted(port: int) -> float:
     text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
     return sum(sample.value for family in text_string_to_metric_families(text)
@@ -87,6 +91,8 @@ def test_turns_run_in_turn_processes_and_are_counted_by_the_server(db_path: Path
         try:
             children = turn_processes(bot.pid)
             assert len(children) == 2
+            # Acks first when both want a core (DOCASSIST_TURN_NICE's default).
+            assert [nice_of(kid) - nice_of(bot.pid) for kid in children] == [10, 10]
             # The port opens once one is ready; the other follows.
             assert wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
                               .json()["checks"]["turn_processes"] == "2 of 2 ready", 30)

@@ -5,6 +5,7 @@ DOCASSIST_TURN_PROCESSES=0; Socket Mode stays with `docassist slack`, turns in-p
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Final
@@ -72,6 +73,7 @@ def slack_turn_processes(runtime: Runtime) -> TurnProcesses | None:
 def run_turns(runtime: Runtime, adapter: SlackAdapter) -> None:
     """A turn process (`docassist turn-worker`): answer Slack events from the inbox until
     stdin ends, then finish the turns running."""
+    os.nice(runtime.settings.turn_nice)  # acks first when both want a core
     use_slack_groups(runtime, adapter)
     warm_up(runtime)
     adapter.worker.resume()
