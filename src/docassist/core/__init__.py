@@ -15,6 +15,11 @@ Arrival (called by the adapters, before a turn)
 
 The turn
     turn         one turn top to bottom: begin, early reply, plan, execute once, reply, commit
+    turn_context what one turn has learnt so far, handed from step to step
+    early_replies  replies and plans that need no selector (clear, unreadable, commands)
+    turn_result  the result adapters render and the state the thread keeps
+    tracing      the trace rows a turn leaves (hashes unless raw saving is on)
+    shadow       the shadow selector, asked after the commit on its own thread
     locks        one lock per conversation, kept only while in use
     state        what a thread remembers between turns
     planning     everything a turn decides before it acts
