@@ -1,7 +1,8 @@
 """The core of DocAssist: platform-neutral, no SQL, no HTTP. The modules in pipeline order.
 
 Seams
-    ports        every protocol the core and the adapters talk through (a leaf module)
+    ports        every protocol the core and the adapters talk through (a leaf package:
+                 search, stores, models, inbox, adapters, observer; all re-exported)
     statuses     every status, kind and language code, defined once (a leaf module)
     errors       the exceptions
     limits       every numeric limit, named once
