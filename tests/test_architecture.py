@@ -52,6 +52,17 @@ def test_every_text_exists_in_every_language_with_the_same_placeholders() -> Non
         assert len({frozenset(names) for names in fields.values()}) == 1, key
 
 
+def test_each_text_key_lives_in_exactly_one_area_of_the_one_package() -> None:
+    areas = [set(table) for table in i18n.AREAS]
+    assert sum(map(len, areas)) == len(i18n.text_keys())  # no key in two areas
+    assert set().union(*areas) == i18n.text_keys()
+    # Text modules are the package's; nothing else in the core holds a table of sentences.
+    tables = {path.relative_to(SRC / "core").as_posix() for path in (SRC / "core").rglob("*.py")
+              if re.search(r"^TEXTS\b|^_TEXTS\b", path.read_text(encoding="utf-8"), re.M)}
+    assert tables == {"i18n/answers.py", "i18n/chat.py", "i18n/feedback.py",
+                      "i18n/sources.py", "i18n/__init__.py"}
+
+
 @pytest.mark.parametrize(("text", "language"), [
     ("Jak sprawdzić stan usługi?", "pl"), ("jak zrobic kopie zapasowa bazy danych", "pl"),
     ("How do I check the status?", "en"), ("DOC-TLS", "en")])

@@ -6,7 +6,8 @@ Seams
     statuses     every status, kind and language code, defined once (a leaf module)
     errors       the exceptions
     limits       every numeric limit, named once
-    i18n         every user-facing sentence, in Polish and English
+    i18n         every user-facing sentence, in Polish and English (a package: one table
+                 per area, merged; language detection)
 
 Arrival (called by the adapters, before a turn)
     messages     the platform-neutral chat message, its conversation key, validation
