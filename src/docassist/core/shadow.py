@@ -20,31 +20,23 @@ logger = logging.getLogger(__name__)
 
 class ShadowAsker:
     """Asks a candidate selector beside the active one (one worker thread, started on first
-    use); both are passed per turn, as the engine holds them."""
+    use); the selectors and the log are passed per turn, as the engine holds them then."""
 
-    def __init__(self, log: ShadowLog) -> None:
-        self.log = log
+    def __init__(self) -> None:
         self._worker: ThreadPoolExecutor | None = None
         self._pending: set[Future[None]] = set()
 
-    def ask_later(self, plan: Plan, result: TurnResult, *, active: SelectorModel,
-                  candidate: SelectorModel) -> None:
+    def ask_later(self, plan: Plan, result: TurnResult, *, log: ShadowLog,
+                  active: SelectorModel, candidate: SelectorModel) -> None:
         if self._worker is None:
             self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shadow")
-        future = self._worker.submit(self._record, plan, result, active, candidate)
+        future = self._worker.submit(_record, plan, result, log, active, candidate)
         self._pending.add(future)
         future.add_done_callback(self._pending.discard)
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until the proposals asked so far are recorded (tests, shutdown)."""
         wait_all(list(self._pending), timeout=timeout)
-
-    def _record(self, plan: Plan, result: TurnResult, active: SelectorModel,
-                candidate: SelectorModel) -> None:
-        try:
-            self.log.record_shadow(shadow_record(plan, result, active, candidate))
-        except Exception:  # a broken candidate or a busy database must not hurt anyone
-            logger.exception("shadow record of %s not saved", result.result_id)
 
 
 def shadow_record(plan: Plan, result: TurnResult, selector: SelectorModel,
@@ -68,3 +60,11 @@ def shadow_record(plan: Plan, result: TurnResult, selector: SelectorModel,
         agree=error is None and (candidate.status, candidate.action, candidate.arguments)
         == (active.status, active.action, active.arguments),
         candidate_error=error, catalog_version=result.catalog_version)
+
+
+def _record(plan: Plan, result: TurnResult, log: ShadowLog, active: SelectorModel,
+            candidate: SelectorModel) -> None:
+    try:
+        log.record_shadow(shadow_record(plan, result, active, candidate))
+    except Exception:  # a broken candidate or a busy database must not hurt anyone
+        logger.exception("shadow record of %s not saved", result.result_id)

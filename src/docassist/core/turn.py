@@ -111,7 +111,7 @@ class TurnEngine:
         self.observer = observer
         """Told of every turn (status, decision, duration) and search (metrics.py)."""
         self._locks = KeyedLocks()
-        self._shadows = ShadowAsker(store)
+        self._shadows = ShadowAsker()
 
     def catalog_for(self, audience: Audience) -> Catalog:
         """The catalog as this audience may see it (document lists, suggested prompts)."""
@@ -323,7 +323,8 @@ class TurnEngine:
         plan = turn.plan
         if self.shadow is None or plan is None or plan.request is None:
             return
-        self._shadows.ask_later(plan, result, active=self.selector, candidate=self.shadow)
+        self._shadows.ask_later(plan, result, log=self.store, active=self.selector,
+                                candidate=self.shadow)
 
     def wait_for_shadows(self, timeout: float | None = None) -> None:
         """Block until the shadow proposals asked so far are recorded (tests, shutdown)."""
