@@ -6,6 +6,7 @@ serving process posts each)."""
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,6 +63,41 @@ def last_question(state: ConversationState) -> str | None:
         if message.role == "user" and message.content.strip():
             return message.content
     return None
+
+
+AskAgainProblem = Literal["unknown_note", "no_question"]
+_ASK_AGAIN_TEXT: Final[dict[AskAgainProblem, str]] = {
+    "unknown_note": "stale_note_unknown", "no_question": "stale_no_question"}
+
+
+class NoteLookup(Protocol):
+    def stale_note(self, note_id: int) -> dict[str, Any] | None: ...
+
+
+class AskAgainRefused(ValueError):
+    """An "Ask again" that runs nothing; `problem` is the trace's decision reason."""
+
+    def __init__(self, problem: AskAgainProblem) -> None:
+        super().__init__(problem)
+        self.problem: AskAgainProblem = problem
+
+    def text(self, language: i18n.Language) -> str:
+        return i18n.text(_ASK_AGAIN_TEXT[self.problem], language)
+
+
+def question_to_ask_again(notes: NoteLookup, key: ConversationKey, note: str,
+                          state: ConversationState) -> str:
+    """What "Ask again" on note `note` (the id the button carried) re-runs in the thread
+    `key`: its last question, read when the turn runs (after the thread's earlier messages).
+    Raises AskAgainRefused for an id that is not a note of this thread (malformed, unknown,
+    another conversation's: indistinguishable to the user) or a thread with no question."""
+    row = notes.stale_note(int(note)) if note.isdigit() and len(note) < 19 else None
+    if row is None or row.get("conversation_id") != key.conversation_id:
+        raise AskAgainRefused("unknown_note")
+    question = last_question(state)
+    if question is None:
+        raise AskAgainRefused("no_question")
+    return question
 
 
 def note_text(note: StaleNote, language: i18n.Language) -> str:

@@ -66,6 +66,7 @@ from docassist.core.selection import (
     propose_action,
     tool_catalog_version,
 )
+from docassist.core.stale import AskAgainRefused, question_to_ask_again
 from docassist.core.state import (
     ConversationState,
     PendingClarification,
@@ -262,6 +263,8 @@ class TurnEngine:
         message, language = turn.message, turn.language
         if message.command is Command.CLEAR:
             return Reply("cleared", i18n.text("cleared", language), clear=True)
+        if message.command is Command.ASK_AGAIN:
+            return self._ask_again(turn)
         text = message.text
         if message.command is not None and not (isinstance(text, str) and text.strip()):
             text = f"/{message.command.value}"  # a button press carries no words
@@ -272,6 +275,22 @@ class TurnEngine:
                                limit=MAX_MESSAGE_CHARS)
             return Reply(problem.problem, answer, remember=False)
         return self._stale_choice(turn)
+
+    def _ask_again(self, turn: _Turn) -> Reply | None:
+        """"Ask again" on a stale note runs the thread's last question, resolved here (on
+        the worker, in the conversation's order); a note that is not this thread's, or a
+        thread with no question left, runs nothing and leaves the thread as it was."""
+        note = (turn.message.command_argument or "").strip()
+        try:
+            turn.text = question_to_ask_again(self.store, turn.message.key, note, turn.state)
+        except AskAgainRefused as refused:
+            text = f"/{Command.ASK_AGAIN.value} {note[:40]}".strip()
+            turn.plan = Plan(message=text, resolution=_unchanged(text),
+                             decision=Decision(status="rejected", reason=refused.problem,
+                                               decided_by="validation"))
+            return Reply("invalid_message", refused.text(turn.language), remember=False)
+        turn.language = i18n.detect_language(turn.text, turn.language)
+        return None
 
     def _stale_choice(self, turn: _Turn) -> Reply | None:
         """A clicked choice answers the question it was shown under, and only while that

@@ -48,7 +48,7 @@ from docassist.bot.teams.direct import (
 )
 from docassist.bot.teams.direct import card_activity as reply_activity
 from docassist.bot.teams.outbound import Outbound
-from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
+from docassist.bot.teams.stale import TeamsStaleNotes
 from docassist.bot.teams.streaming import TeamsStream, TeamsUpdates
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
@@ -168,9 +168,6 @@ class TeamsAdapter:
                                        if activity.text else "")
         language = i18n.detect_language(text, self.config.default_language)
         value = activity.value if isinstance(activity.value, dict) else {}
-        if value.get(cards.ACTION_KEY) == ASK_AGAIN:
-            await self.stale_notes.ask_again(context, value, user, language)
-            return
         routed = route(text, value, language)
         if routed is None:
             return  # another app's card data: not ours to act on
