@@ -137,12 +137,23 @@ class TeamsAdapter:
         self.agent.members_added()(self.on_members_added)
         self.agent.activity(ActivityTypes.installation_update)(self.on_installation)
         self.stale_notes = TeamsStaleNotes(self)  # notes about changed citations (stale.py)
+        self._on_start: list[Callable[[], None]] = []
 
     def start(self, loop: asyncio.AbstractEventLoop) -> int:
-        """Bind to the serving loop (replies are sent from it) and resume unfinished events."""
+        """Bind to the serving loop (replies are sent from it), start what waited for it and
+        resume unfinished events."""
         self.loop = loop
         self.outbound.loop = loop
+        for callback in self._on_start:
+            callback()
         return self.worker.resume()
+
+    def when_started(self, callback: Callable[[], None]) -> None:
+        """Run `callback` once the loop is bound (now, if it is): work that sends on its own
+        (the gaps digest, digest.py). It is called on the loop: it must not block."""
+        self._on_start.append(callback)
+        if self.loop is not None:
+            callback()
 
     # --- translation ------------------------------------------------------------------
 
