@@ -30,9 +30,6 @@ class NoteConfig(Protocol):
     @property
     def default_language(self) -> i18n.Language: ...
 
-    @property
-    def tenant_id(self) -> str: ...
-
 
 class NoteHost(Protocol):
     """What the notes need of the adapter (`app.TeamsAdapter` is the one implementation); a
