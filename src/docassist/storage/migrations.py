@@ -401,3 +401,11 @@ def m015_gaps(db: Database) -> None:
         pk="result_id",
     )
     db.table("question_vectors").create_index(["created_at"])
+
+
+@migrations()
+def m016_teams(db: Database) -> None:
+    """Each stale note keeps the collection of the version it is about (from the answer's
+    sources, else from the sync): a note about a removed document is posted only where that
+    collection may still be seen."""
+    db.table("stale_notes").add_column("collection", str)

@@ -221,6 +221,12 @@ def p006_gaps(connection: Connection) -> None:
         connection.execute(statement)
 
 
+@migration
+def p007_teams(connection: Connection) -> None:
+    """m016_teams: each stale note keeps the collection of the version it is about."""
+    connection.execute(f"ALTER TABLE stale_notes ADD COLUMN collection {T}")
+
+
 def pending(connection: Connection) -> list[str]:
     """Names of the migrations not applied yet, in order."""
     return [name for name, _ in MIGRATIONS if name not in _applied(connection)]
