@@ -18,8 +18,10 @@ from docassist.core.limits import (
     STALE_NOTE_ACTIVE_DAYS,
     SUPERSEDED_RETENTION_DAYS,
     TURN_NICE,
+    TURNS_PER_MODEL_REQUEST,
 )
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS
+from docassist.models.gate import ModelGate
 from docassist.models.ollama import DEFAULT_OLLAMA_URL
 from docassist.models.openai import DEFAULT_OPENAI_URL
 from docassist.models.registry import ModelConfig
@@ -80,9 +82,9 @@ class Settings(BaseSettings):
     rate_per_user: int = Field(default=20, ge=0,
                                description="Turns per minute per user (0 = unlimited)")
     model_concurrency: int = Field(default=MODEL_CONCURRENCY, ge=1, le=MAX_MODEL_CONCURRENCY,
-                                   description="Model requests (and so Slack/Teams turns) one "
-                                   "replica keeps in flight (shared by its turn processes): "
-                                   "its share of the model server's capacity")
+                                   description="Model requests one replica keeps in flight at "
+                                   "most (shared by its turn processes): its share of the "
+                                   "model server's capacity; it runs twice as many turns")
     inbox_workers: int | None = Field(default=None, ge=1, le=MAX_MODEL_CONCURRENCY,
                                       description="Optional cap on the turns one process "
                                       "runs at once, below DOCASSIST_MODEL_CONCURRENCY")
@@ -132,8 +134,11 @@ class Settings(BaseSettings):
                                  "such a note")
 
     def turns_in_flight(self) -> int:
-        """Turns one replica runs at once: the model's share, or less when capped."""
-        return min(self.model_concurrency, self.inbox_workers or self.model_concurrency)
+        """Turns one replica runs at once: TURNS_PER_MODEL_REQUEST per model request it may
+        keep in flight (a turn is outside the model part of the time), or fewer when
+        DOCASSIST_INBOX_WORKERS caps them."""
+        turns = TURNS_PER_MODEL_REQUEST * self.model_concurrency
+        return min(turns, self.inbox_workers or turns)
 
     def turn_process_count(self) -> int:
         """DOCASSIST_TURN_PROCESSES, or one per CPU core this process may use."""
@@ -143,8 +148,12 @@ class Settings(BaseSettings):
 
     def turns_per_process(self) -> int:
         """A turn process's share of the replica's turns in flight (rounded up)."""
-        count = max(1, self.turn_process_count())
-        return -(-self.turns_in_flight() // count)
+        return -(-self.turns_in_flight() // max(1, self.turn_process_count()))
+
+    def model_requests_per_process(self) -> int:
+        """A process's share of DOCASSIST_MODEL_CONCURRENCY (rounded up): each turn process
+        of a replica gets one (models/gate.py)."""
+        return -(-self.model_concurrency // max(1, self.turn_process_count()))
 
     @field_validator("db", mode="before")
     @classmethod
@@ -154,6 +163,7 @@ class Settings(BaseSettings):
     def model_config_for(self, record_path: Path | None = None) -> ModelConfig:
         key = self.openai_api_key.get_secret_value() if self.openai_api_key else None
         return ModelConfig(ollama_url=self.ollama_url, openai_base_url=self.openai_base_url,
+                           gate=ModelGate(self.model_requests_per_process()),
                            openai_api_key=key, azure_api_version=self.azure_api_version,
                            timeout_seconds=self.model_timeout, record_path=record_path)
 

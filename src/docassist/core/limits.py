@@ -140,6 +140,10 @@ MODEL_CONCURRENCY: Final = 32
 turns (a turn has one request out at a time). A hosted model serves dozens at once; with
 4 turns at a time a 200 ms model answered ~9 messages a second (README, Benchmarks)."""
 MAX_MODEL_CONCURRENCY: Final = 512
+TURNS_PER_MODEL_REQUEST: Final = 2
+"""Turns a replica runs per model request it may keep in flight: between its two model calls
+and after them a turn retrieves, stores and posts, and with one turn per request the model
+sat idle meanwhile (issue 25: ratio 0.53–0.59 of its capacity)."""
 INBOX_LEASE_SECONDS: Final = 30.0
 """Default of DOCASSIST_INBOX_LEASE: how long a process's claim on an inbox event lasts
 unless renewed. A process renews its claims every third of it while their turns run, so an
