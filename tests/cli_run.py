@@ -27,8 +27,9 @@ from tests.cli_zygote import HEADER
 from tests.conftest import REPO
 
 RUN_TIMEOUT = 60
-ZYGOTE_START_SECONDS = 60
-INTERPRETER_SETTINGS = ("PYTHON", "LANG", "LC_")
+INTERPRETER_SETTINGS = ("PYTHON", "LANG", "LC_", "TYPER_", "_TYPER_", "TERMINAL_WIDTH")
+"""Variables read when an interpreter starts or a preloaded library is imported (typer
+reads these at import): a command that changes one gets a fresh interpreter."""
 
 
 def run(
@@ -37,8 +38,8 @@ def run(
     environment = {**os.environ, "DOCASSIST_DB": str(db), "DOCASSIST_LANGUAGE": "en",
                    "COLUMNS": "200", **env}
     command = [sys.executable, "-m", "docassist", *args]
-    zygote = _Zygote.shared() if _forkable(environment) else None
-    if zygote is None:
+    zygote = None if os.environ.get("TESTS_CLI_SPAWN") == "1" else _Zygote.shared()
+    if zygote is None or not zygote.can_run(environment):
         return subprocess.run(command, input=stdin, capture_output=True, text=True,
                               env=environment, cwd=REPO, timeout=RUN_TIMEOUT, check=False)
     return zygote.run(command, stdin, environment)
@@ -46,14 +47,6 @@ def run(
 
 def one_json(stdout: str) -> Any:
     return json.loads(stdout)  # raises unless stdout is exactly one JSON document
-
-
-def _forkable(environment: dict[str, str]) -> bool:
-    if os.environ.get("TESTS_CLI_SPAWN") == "1":
-        return False
-    changed = {name for name in environment.keys() | os.environ.keys()
-               if environment.get(name) != os.environ.get(name)}
-    return not any(name.startswith(INTERPRETER_SETTINGS) for name in changed)
 
 
 def _text(stream: IO[bytes]) -> str:
@@ -68,11 +61,12 @@ class _Zygote:
     _lock = threading.Lock()
 
     def __init__(self) -> None:
+        self.environment = dict(os.environ)  # what the server's interpreter started with
         self.folder = tempfile.mkdtemp(prefix="docassist-cli-")
         self.address = os.path.join(self.folder, "zygote.sock")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.cli_zygote", self.address], cwd=REPO,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            env=self.environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.process.stdout is not None
         if self.process.stdout.readline() != b"ready\n":
             raise AssertionError("the CLI fork server did not start")
@@ -84,6 +78,12 @@ class _Zygote:
             if cls._instance is None or cls._instance.process.poll() is not None:
                 cls._instance = cls()
             return cls._instance
+
+    def can_run(self, environment: dict[str, str]) -> bool:
+        """False when the command's environment changes what an interpreter fixes at start."""
+        changed = {name for name in environment.keys() | self.environment.keys()
+                   if environment.get(name) != self.environment.get(name)}
+        return not any(name.startswith(INTERPRETER_SETTINGS) for name in changed)
 
     def stop(self) -> None:
         if self.process.stdin:
