@@ -3,6 +3,7 @@ the same exit code, stdout and stderr, stdin read as a file, its own process."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,11 +32,13 @@ def test_a_refused_argument_exits_the_same_way(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_usage_errors_and_stdin_match_a_fresh_interpreter(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_path: Path) -> None:
     forked, spawned = _both(monkeypatch, "no-such-command", folder=tmp_path)
     assert forked == spawned and forked[0] == 2  # type: ignore[index]
     assert "python -m docassist" in forked[2]  # type: ignore[index,operator]
-    (tmp_path / "forked").mkdir()
-    (tmp_path / "spawned").mkdir()
-    quit_at_once = _both(monkeypatch, "chat", folder=tmp_path, stdin="/quit\n")
+    for side in ("forked", "spawned"):  # the indexed demo corpus (no indexing on start)
+        (tmp_path / side).mkdir()
+        shutil.copy(db_path, tmp_path / side / "x.db")
+    quit_at_once = _both(monkeypatch, "chat", folder=tmp_path, stdin="/sources\n/quit\n")
     assert quit_at_once[0] == quit_at_once[1]
+    assert "no answer from the documents yet" in quit_at_once[0][1]  # type: ignore[index]
