@@ -68,19 +68,25 @@ class _Zygote:
             [sys.executable, "-m", "tests.cli_zygote", self.address], cwd=REPO,
             env=self.environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.process.stdout is not None
-        if self.process.stdout.readline() != b"ready\n":
+        said = self.process.stdout.readline()
+        if said not in (b"ready\n", b"threads\n"):
             raise AssertionError("the CLI fork server did not start")
+        self.usable = said == b"ready\n"
         atexit.register(self.stop)
 
     @classmethod
     def shared(cls) -> _Zygote:
         with cls._lock:
-            if cls._instance is None or cls._instance.process.poll() is not None:
+            if cls._instance is None or (cls._instance.usable
+                                         and cls._instance.process.poll() is not None):
                 cls._instance = cls()
             return cls._instance
 
     def can_run(self, environment: dict[str, str]) -> bool:
-        """False when the command's environment changes what an interpreter fixes at start."""
+        """False when the command's environment changes what an interpreter fixes at start
+        (or when the server could not fork safely)."""
+        if not self.usable:
+            return False
         changed = {name for name in environment.keys() | self.environment.keys()
                    if environment.get(name) != self.environment.get(name)}
         return not any(name.startswith(INTERPRETER_SETTINGS) for name in changed)

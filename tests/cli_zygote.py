@@ -15,7 +15,8 @@ code (`os.waitstatus_to_exitcode`: negative for a signal, as subprocess reports 
 
 Run as `python -m tests.cli_zygote SOCKET`: sys.path[0] is then the working directory, as for
 `python -m docassist`. The server exits when its stdin closes (the test session ended or
-died).
+died), and at once, saying "threads", when a preloaded library started a thread (a fork
+would copy it half-held): the client then spawns every command.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 from typing import Any
 
 HEADER = struct.Struct("!I")
@@ -125,6 +127,9 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
 
 def main() -> None:
     _preload()
+    if threading.active_count() > 1:  # a library started a thread on import: forking is unsafe
+        sys.stdout.write("threads\n")
+        return
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sys.argv[1])
     listener.listen(64)
