@@ -37,13 +37,12 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
-from docassist.core.errors import AckDeadlineError, StorageUnavailableError
+from docassist.core.ack_writes import AckWrites, LateFailure
+from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import (
-    ACK_WRITERS,
     INBOX_LEASE_SECONDS,
     INBOX_POLL_SECONDS,
     MODEL_CONCURRENCY,
@@ -65,7 +64,6 @@ AlreadyDelivered = Callable[[ChatMessage, TurnResult], bool]
 DeliverNotice = Callable[[ChatMessage, str], None]
 DirectReply = Callable[[ChatMessage], None]
 """Answers a `direct` event; one whose reply it finds posted before a restart it skips."""
-LateFailure = Callable[[StorageUnavailableError], None]
 
 
 class InboxWorker:
@@ -103,8 +101,7 @@ class InboxWorker:
         self.on_stored = on_stored
         """Called once an event is stored (wakes the processes that claim it)."""
         self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="inbox")
-        self._writers = ThreadPoolExecutor(max_workers=ACK_WRITERS,
-                                           thread_name_prefix="inbox-ack")
+        self._acks = AckWrites(self._schedule_stored)
         self._running: dict[int, InboxEvent] = {}
         """Events this process claimed and is answering (their claims are renewed)."""
         self._lost: set[int] = set()
@@ -143,24 +140,12 @@ class InboxWorker:
 
         if deadline is None:
             return self._schedule_stored(message, store())
-        writing = self._writers.submit(store)
-        try:
-            inbox_id = writing.result(timeout=deadline)
-        except FutureTimeout:
-            writing.add_done_callback(lambda done: self._stored_late(message, done,
-                                                                     on_late_failure))
-            raise AckDeadlineError(f"event {message.event_id} not stored within "
-                                   f"{deadline:g} s") from None
-        return self._schedule_stored(message, inbox_id)
+        return self._acks.store(message, store, deadline, on_late_failure)
 
     def within_deadline(self, work: Callable[[], int], deadline: float) -> int:
-        """Run ack-path work that writes (a rate-limit check) on the writer threads; raises
-        AckDeadlineError when it has not finished within `deadline` (it goes on)."""
-        running = self._writers.submit(work)
-        try:
-            return running.result(timeout=deadline)
-        except FutureTimeout:
-            raise AckDeadlineError(f"not done within {deadline:g} s") from None
+        """Ack-path work that writes (a rate-limit check), within `deadline` (see
+        AckWrites.within_deadline)."""
+        return self._acks.within_deadline(work, deadline)
 
     def _schedule_stored(self, message: ChatMessage, inbox_id: int | None) -> bool:
         if inbox_id is None:
@@ -169,22 +154,6 @@ class InboxWorker:
             self.on_stored()
         self.poke()  # most likely this process claims it, on its next look (right away)
         return True
-
-    def _stored_late(self, message: ChatMessage, done: Future[int | None],
-                     on_late_failure: LateFailure | None) -> None:
-        error = done.exception()
-        if error is None:
-            if self._schedule_stored(message, done.result()):
-                logger.warning("event %s stored after its ack deadline; answering it",
-                               message.event_id)
-            return
-        logger.error("event %s not stored after its ack deadline: %s", message.event_id, error)
-        if on_late_failure is not None and isinstance(error, StorageUnavailableError):
-            try:
-                on_late_failure(error)
-            except Exception:
-                logger.exception("could not report that event %s was not stored",
-                                 message.event_id)
 
     def resume(self) -> int:
         """Start looking for work (events left unfinished included); returns how many events
@@ -419,5 +388,5 @@ class InboxWorker:
         self._wake.set()
         for thread in self._threads:
             thread.join(timeout=5)
-        self._writers.shutdown(wait=True)
+        self._acks.close()
         self._pool.shutdown(wait=True)
