@@ -39,12 +39,14 @@ class GapsDigest:
         self.store = store
         self.post = post
         self.language = language
-        self.holder = uuid.uuid4().hex
         self._timer: threading.Timer | None = None
 
     def run_if_due(self) -> bool:
-        """Post the digest when no process has in the last GAP_DAYS days; whether it did."""
-        if not self.store.claim_lease(LEASE, self.holder, GAP_DAYS * 86_400.0):
+        """Post the digest when no process has in the last GAP_DAYS days; whether it did.
+        Each run claims as a holder of its own: the store lets a holder take its lease
+        again, so one holder per process would post again at each hourly tick."""
+        holder = uuid.uuid4().hex
+        if not self.store.claim_lease(LEASE, holder, GAP_DAYS * 86_400.0):
             return False
         since = (datetime.now(UTC) - timedelta(days=GAP_DAYS)).isoformat(
             timespec="milliseconds")
@@ -52,7 +54,7 @@ class GapsDigest:
             groups = group_gaps(map(Gap.from_row, self.store.gap_rows(since)), self.store)
             self.post(digest_text(groups, self.language, GAP_DAYS))
         except Exception:
-            self.store.release_lease(LEASE, self.holder)
+            self.store.release_lease(LEASE, holder)
             raise
         return True
 

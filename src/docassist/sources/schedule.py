@@ -1,7 +1,8 @@
 """Scheduled syncs in a serving process (`DOCASSIST_SYNC_EVERY` seconds, off by default).
 
-Every replica may run the schedule: the lease row of each source (sync.py) lets one of them
-sync it and makes the others skip it, so no coordinator is needed beside the store.
+Every replica runs the schedule; the store decides (sync.py, `sync_if_due`): a source is
+synced when no sync of it ended within the interval, by whichever replica looks first and
+takes its lease; the others skip it. No coordinator is needed beside the store.
 """
 
 from __future__ import annotations

@@ -401,3 +401,11 @@ def m015_gaps(db: Database) -> None:
         pk="result_id",
     )
     db.table("question_vectors").create_index(["created_at"])
+
+
+@migrations()
+def m016_sched(db: Database) -> None:
+    """Scheduled syncs shared by replicas: when the latest sync of a source started (its
+    end is `last_run`), so a replica skips a source another one synced within the interval
+    and a sync that never finished (its process died) shows."""
+    db.table("sources").add_column("sync_started", str)

@@ -221,6 +221,12 @@ def p006_gaps(connection: Connection) -> None:
         connection.execute(statement)
 
 
+@migration
+def p007_sched(connection: Connection) -> None:
+    """m016_sched: when the latest sync of a source started (its end is `last_run`)."""
+    connection.execute(f"ALTER TABLE sources ADD COLUMN sync_started {T}")
+
+
 def pending(connection: Connection) -> list[str]:
     """Names of the migrations not applied yet, in order."""
     return [name for name, _ in MIGRATIONS if name not in _applied(connection)]

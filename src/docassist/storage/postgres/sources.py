@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import STALE_NOTE_ATTEMPTS
 from docassist.core.messages import ConversationKey
-from docassist.core.sources import Source, SourceKind, SourceStatus, SyncOutcome
+from docassist.core.sources import Source, SourceKind, SourceStatus, SyncOutcome, SyncTimes
 from docassist.core.stale import DocumentChange, StaleNote, cited_sources, version_of
 from docassist.core.state import ConversationState
 from docassist.storage.postgres.connection import now_iso, upsert_sql
@@ -58,8 +58,22 @@ class SourceRowsPg:
         return [SourceStatus(name=row["name"], kind=SourceKind(row["kind"]),
                              collection=row["collection"], documents=row["docs"],
                              last_success=row["last_success"], last_error=row["last_error"],
-                             next_run=row["next_run"], last_run=row["last_run"])
+                             next_run=row["next_run"], last_run=row["last_run"],
+                             last_started=row["sync_started"])
                 for row in rows]
+
+    def sync_times(self: _Base, source: str) -> SyncTimes | None:
+        """When the source's latest sync began and ended; None for an unknown source."""
+        rows = self._rows("SELECT sync_started, last_run FROM sources WHERE name = %s",
+                          [source])
+        return SyncTimes(started=rows[0]["sync_started"], finished=rows[0]["last_run"]
+                         ) if rows else None
+
+    def record_sync_started(self: _Base, source: str) -> None:
+        """A sync of the source begins (under its lease)."""
+        with self._transaction() as connection:
+            connection.execute("UPDATE sources SET sync_started = %s WHERE name = %s",
+                               [now_iso(), source])
 
     def record_sync(self: _Base, outcome: SyncOutcome, next_run: str | None) -> None:
         now = now_iso()

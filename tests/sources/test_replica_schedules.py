@@ -1,0 +1,239 @@
+"""Scheduled work shared by replicas, on both stores: the sync schedule of several replicas
+on one database syncs a source once per interval (failed or not), a replica that died
+mid-sync leaves the source to another when its lease expires, and the weekly gaps digest is
+posted once, whichever replica and however many ticks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from docassist.bot.gaps_digest import GapsDigest
+from docassist.config import Settings
+from docassist.core.sources import Source, SourceKind, SourceStatus
+from docassist.metrics import Metrics
+from docassist.runtime import Runtime, open_runtime
+from docassist.serving import sync_scheduler
+from docassist.sources.schedule import SyncScheduler
+from docassist.sources.sync import lease_name
+from docassist.storage import Store
+from docassist.storage.backends import AnyStore, open_store
+from docassist.storage.postgres import PostgresStore
+from tests.conftest import REPO, STORES
+from tests.fakes.web_site import WebSite, page
+
+EVERY = 1
+"""DOCASSIST_SYNC_EVERY in these tests: one second instead of minutes."""
+LEASE = 2.0
+"""DOCASSIST_SYNC_LEASE of the replica killed mid-sync: two seconds instead of fifteen
+minutes."""
+SITEMAP = "/sitemap.xml"
+HELD_PAGE = "/ops/backup.html"
+WAIT = 30.0
+
+
+@pytest.fixture
+def site() -> Iterator[WebSite]:
+    web = WebSite()
+    web.state.pages.update({
+        "/ops/restart.html": page("Restart", ("Steps", "Run systemctl restart docassist-api.")),
+        HELD_PAGE: page("Backup", ("Schedule", "Backups of the ledger run nightly at two.")),
+        "/keys.html": page("Rotate keys", ("Rotation", "Rotate the signing keys quarterly."))})
+    yield web
+    for hold in web.state.held.values():
+        hold.set()
+    web.stop()
+
+
+@pytest.fixture(params=STORES)
+def db(request: pytest.FixtureRequest, tmp_path: Path, site: WebSite) -> str:
+    """An empty database of each store with a web source configured (a DOCASSIST_DB value)."""
+    url = (str(request.getfixturevalue("pg_url")) if request.param == "postgresql"
+           else str(tmp_path / "replicas.db"))
+    store = open_store(url)
+    store.add_source(Source(name="wiki", kind=SourceKind.WEB,
+                            settings={"url": f"{site.url}{SITEMAP}"}))
+    store.close()
+    return url
+
+
+class Replica:
+    """One serving process's runtime on the shared database: its own store connection, its
+    own metrics and the schedule `serve` starts (serving.sync_scheduler)."""
+
+    def __init__(self, db: str, lease: float = LEASE) -> None:
+        self.metrics = Metrics()
+        self.runtime: Runtime = open_runtime(
+            Settings(db=db, embedder="none", retriever="bm25", sync_every=EVERY,
+                     sync_lease=lease, stale_notes=False), observer=self.metrics)
+        self.schedule: SyncScheduler = sync_scheduler(self.runtime)
+
+    def sync_runs(self) -> dict[str, float]:
+        """docassist_sync_runs_total of this replica, by result."""
+        text = self.metrics.exposition().decode()
+        return {sample.labels["result"]: sample.value
+                for family in text_string_to_metric_families(text)
+                for sample in family.samples if sample.name == "docassist_sync_runs_total"}
+
+
+@pytest.fixture
+def replicas(db: str) -> Iterator[Callable[[int], list[Replica]]]:
+    started: list[Replica] = []
+
+    def start(count: int) -> list[Replica]:
+        """`count` replicas whose schedules tick out of step (a third of an interval)."""
+        for _ in range(count):
+            if started:
+                time.sleep(EVERY / count)
+            replica = Replica(db)
+            replica.schedule.start()
+            started.append(replica)
+        return started
+
+    yield start
+    for replica in started:
+        replica.schedule.stop()
+    for replica in started:
+        wait_for(lambda r=replica: no_sync_running(r.runtime.store))  # type: ignore[misc]
+        replica.runtime.store.close()
+
+
+def wait_for(condition: Callable[[], object], seconds: float = WAIT) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def no_sync_running(store: AnyStore) -> bool:
+    return all(row["holder"] == "" for row in store.lease_rows())
+
+
+def sitemap_times(site: WebSite) -> list[float]:
+    """When each sync began: every sync of a web source asks for the sitemap once."""
+    with site.state.lock:
+        return [at for at, path in site.state.arrivals if path == SITEMAP]
+
+
+def status(store: AnyStore) -> SourceStatus:
+    [wiki] = store.source_statuses()
+    return wiki
+
+
+def stop_all(running: list[Replica]) -> None:
+    for replica in running:
+        replica.schedule.stop()
+    for replica in running:
+        wait_for(lambda r=replica: no_sync_running(r.runtime.store))  # type: ignore[misc]
+
+
+def assert_once_per_interval(starts: list[float]) -> None:
+    gaps = [later - earlier for earlier, later in pairwise(starts)]
+    assert gaps and min(gaps) >= EVERY - 0.01, gaps  # three replicas: never a third apart
+
+
+def test_three_replicas_sync_a_source_once_per_interval(
+        replicas: Callable[[int], list[Replica]], site: WebSite) -> None:
+    running = replicas(3)
+    began = time.monotonic()
+    wait_for(lambda: len(sitemap_times(site)) >= 3)
+    stop_all(running)
+    starts = sitemap_times(site)
+    assert_once_per_interval(starts)
+    assert len(starts) <= (time.monotonic() - began) / EVERY + 2
+    runs = [replica.sync_runs() for replica in running]
+    assert sum(r.get("ok", 0) for r in runs) == len(starts)  # each sync counted once...
+    assert all("error" not in r for r in runs)  # ...and a replica that skipped counts nothing
+    wiki = status(running[0].runtime.store)
+    assert wiki.last_error is None and wiki.documents == 3
+    assert wiki.last_success == wiki.last_run and wiki.last_started and wiki.last_run
+    assert wiki.last_started <= wiki.last_run and wiki.next_run
+    due = datetime.fromisoformat(wiki.next_run) - datetime.fromisoformat(wiki.last_run)
+    assert EVERY <= due.total_seconds() < EVERY + 1
+
+
+def test_a_failing_source_is_tried_once_per_interval_not_by_every_replica(
+        replicas: Callable[[int], list[Replica]], site: WebSite) -> None:
+    site.state.sitemap = False  # the sitemap answers 404: every sync of the source fails
+    running = replicas(3)
+    wait_for(lambda: len(sitemap_times(site)) >= 3)
+    stop_all(running)
+    starts = sitemap_times(site)
+    assert_once_per_interval(starts)
+    runs = [replica.sync_runs() for replica in running]
+    assert sum(r.get("error", 0) for r in runs) == len(starts)
+    assert all("ok" not in r for r in runs)
+    wiki = status(running[0].runtime.store)
+    assert wiki.last_error and "sitemap" in wiki.last_error and wiki.last_success is None
+    assert wiki.documents == 0
+
+
+def test_a_replica_killed_mid_sync_leaves_the_source_to_another_after_its_lease(
+        db: str, replicas: Callable[[int], list[Replica]], site: WebSite) -> None:
+    site.state.held[HELD_PAGE] = hold = threading.Event()
+    dying = subprocess.Popen(  # a real process syncing by hand, stuck on the held page
+        [sys.executable, "-m", "docassist", "sync", "--json"], cwd=REPO,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "DOCASSIST_DB": db, "DOCASSIST_EMBEDDER": "none",
+             "DOCASSIST_RETRIEVER": "bm25", "DOCASSIST_SYNC_LEASE": str(LEASE)})
+    try:
+        wait_for(lambda: any(path == HELD_PAGE for _, path in site.state.arrivals))
+    finally:
+        dying.send_signal(signal.SIGKILL)
+        dying.wait()
+    hold.set()
+    watcher = open_store(db)
+    try:
+        [lease] = [row for row in watcher.lease_rows() if row["name"] == lease_name("wiki")]
+        assert lease["holder"]  # the dead process's lease, still held
+        expires = datetime.fromisoformat(lease["expires_at"]).timestamp()
+        died = status(watcher)
+        assert died.last_started and died.last_run is None and died.last_success is None
+        running = replicas(2)
+        wait_for(lambda: status(watcher).last_success is not None)
+        stop_all(running)
+        wiki = status(watcher)
+    finally:
+        watcher.close()
+    taken_over = sitemap_times(site)[1]  # the second sync: by a replica, after the lease
+    assert taken_over + (time.time() - time.monotonic()) >= expires - 0.01
+    assert wiki.documents == 3 and wiki.last_error is None
+    assert wiki.last_started and wiki.last_run and wiki.last_started > died.last_started
+    runs = [replica.sync_runs() for replica in running]
+    assert sum(r.get("ok", 0) for r in runs) == len(sitemap_times(site)) - 1
+    assert all("error" not in r for r in runs)
+
+
+@pytest.fixture(params=STORES)
+def two_processes(request: pytest.FixtureRequest, db_path: Path
+                  ) -> Iterator[tuple[AnyStore, AnyStore]]:
+    """The demo database opened twice: two replicas, on each store."""
+    if request.param == "postgresql":
+        url = str(request.getfixturevalue("pg_demo_url"))
+        opened: list[AnyStore] = [PostgresStore(url), PostgresStore(url)]
+    else:
+        opened = [Store(db_path), Store(db_path)]
+    yield opened[0], opened[1]
+    for store in opened:
+        store.close()
+
+
+def test_the_gaps_digest_is_posted_once_a_week_whatever_replica_and_tick(
+        two_processes: tuple[AnyStore, AnyStore]) -> None:
+    posted: list[str] = []  # the admin channel (Slack's or Teams' poster, external)
+    digests = [GapsDigest(store, posted.append, "en") for store in two_processes]
+    assert digests[0].run_if_due()
+    for _tick in range(3):  # the hourly ticks of the week, on both replicas
+        assert not any(digest.run_if_due() for digest in digests)
+    assert posted == ["No gaps this week."]  # the demo database has no gaps
