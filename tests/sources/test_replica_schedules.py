@@ -5,6 +5,7 @@ posted once, whichever replica and however many ticks."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import pairwise
 from pathlib import Path
 
@@ -72,31 +73,37 @@ class Replica:
     """One serving process's runtime on the shared database: its own store connection, its
     own metrics and the schedule `serve` starts (serving.sync_scheduler)."""
 
-    def __init__(self, db: str, lease: float = LEASE) -> None:
+    def __init__(self, db: str, canary: Path | None) -> None:
         self.metrics = Metrics()
         self.runtime: Runtime = open_runtime(
             Settings(db=db, embedder="none", retriever="bm25", sync_every=EVERY,
-                     sync_lease=lease, stale_notes=False), observer=self.metrics)
+                     sync_lease=LEASE, stale_notes=False, canary_after_sync=bool(canary),
+                     canary_sets=str(canary)), observer=self.metrics)
+        self.metrics.watch_store(self.runtime.store)  # as `serve` does
         self.schedule: SyncScheduler = sync_scheduler(self.runtime)
 
-    def sync_runs(self) -> dict[str, float]:
-        """docassist_sync_runs_total of this replica, by result."""
+    def samples(self, name: str) -> dict[str, float]:
+        """One metric of this replica's /metrics, by its only (or `result`) label's value."""
         text = self.metrics.exposition().decode()
-        return {sample.labels["result"]: sample.value
+        return {sample.labels.get("result", sample.labels.get("source", "")): sample.value
                 for family in text_string_to_metric_families(text)
-                for sample in family.samples if sample.name == "docassist_sync_runs_total"}
+                for sample in family.samples if sample.name == name}
+
+    def sync_runs(self) -> dict[str, float]:
+        """docassist_sync_runs_total{source="wiki"} of this replica, by result."""
+        return self.samples("docassist_sync_runs_total")
 
 
 @pytest.fixture
-def replicas(db: str) -> Iterator[Callable[[int], list[Replica]]]:
+def replicas(db: str) -> Iterator[Callable[..., list[Replica]]]:
     started: list[Replica] = []
 
-    def start(count: int) -> list[Replica]:
+    def start(count: int, canary: Path | None = None) -> list[Replica]:
         """`count` replicas whose schedules tick out of step (a third of an interval)."""
         for _ in range(count):
             if started:
                 time.sleep(EVERY / count)
-            replica = Replica(db)
+            replica = Replica(db, canary)
             replica.schedule.start()
             started.append(replica)
         return started
@@ -144,10 +151,15 @@ def assert_once_per_interval(starts: list[float]) -> None:
 
 
 def test_three_replicas_sync_a_source_once_per_interval(
-        replicas: Callable[[int], list[Replica]], site: WebSite) -> None:
-    running = replicas(3)
+        replicas: Callable[..., list[Replica]], site: WebSite, tmp_path: Path) -> None:
+    canary = tmp_path / "canary.jsonl"
+    canary.write_text(json.dumps({"id": "backup", "question": "When do ledger backups run?",
+                                  "expected_documents": ["DOC-OPS_BACKUP"]}) + "\n")
+    running = replicas(3, canary)
     began = time.monotonic()
-    wait_for(lambda: len(sitemap_times(site)) >= 3)
+    wait_for(lambda: status(running[0].runtime.store).last_success is not None)
+    site.state.pages[HELD_PAGE] = page("Backup", ("Schedule", "Backups run nightly at three."))
+    wait_for(lambda: len(sitemap_times(site)) >= 4)
     stop_all(running)
     starts = sitemap_times(site)
     assert_once_per_interval(starts)
@@ -155,16 +167,24 @@ def test_three_replicas_sync_a_source_once_per_interval(
     runs = [replica.sync_runs() for replica in running]
     assert sum(r.get("ok", 0) for r in runs) == len(starts)  # each sync counted once...
     assert all("error" not in r for r in runs)  # ...and a replica that skipped counts nothing
-    wiki = status(running[0].runtime.store)
+    store = running[0].runtime.store
+    wiki = status(store)
     assert wiki.last_error is None and wiki.documents == 3
     assert wiki.last_success == wiki.last_run and wiki.last_started and wiki.last_run
     assert wiki.last_started <= wiki.last_run and wiki.next_run
     due = datetime.fromisoformat(wiki.next_run) - datetime.fromisoformat(wiki.last_run)
     assert EVERY <= due.total_seconds() < EVERY + 1
+    last_success = datetime.fromisoformat(wiki.last_success).timestamp()
+    for replica in running:  # whichever replica ran the last sync, each one's /metrics says it
+        assert replica.samples("docassist_sync_last_success_timestamp_seconds") == {
+            "wiki": pytest.approx(last_success)}
+    # The canary follows the two syncs that changed documents (the first, the edit), once.
+    canaries = [run for run in store.eval_runs() if run["kind"] == "canary"]
+    assert len(canaries) == 2
 
 
 def test_a_failing_source_is_tried_once_per_interval_not_by_every_replica(
-        replicas: Callable[[int], list[Replica]], site: WebSite) -> None:
+        replicas: Callable[..., list[Replica]], site: WebSite) -> None:
     site.state.sitemap = False  # the sitemap answers 404: every sync of the source fails
     running = replicas(3)
     wait_for(lambda: len(sitemap_times(site)) >= 3)
@@ -180,7 +200,7 @@ def test_a_failing_source_is_tried_once_per_interval_not_by_every_replica(
 
 
 def test_a_replica_killed_mid_sync_leaves_the_source_to_another_after_its_lease(
-        db: str, replicas: Callable[[int], list[Replica]], site: WebSite) -> None:
+        db: str, replicas: Callable[..., list[Replica]], site: WebSite) -> None:
     site.state.held[HELD_PAGE] = hold = threading.Event()
     dying = subprocess.Popen(  # a real process syncing by hand, stuck on the held page
         [sys.executable, "-m", "docassist", "sync", "--json"], cwd=REPO,
@@ -213,6 +233,25 @@ def test_a_replica_killed_mid_sync_leaves_the_source_to_another_after_its_lease(
     runs = [replica.sync_runs() for replica in running]
     assert sum(r.get("ok", 0) for r in runs) == len(sitemap_times(site)) - 1
     assert all("error" not in r for r in runs)
+
+
+def test_a_sync_longer_than_its_lease_keeps_it_while_its_replica_lives(
+        replicas: Callable[..., list[Replica]], site: WebSite) -> None:
+    site.state.held[HELD_PAGE] = hold = threading.Event()
+    running = replicas(2)
+    wait_for(lambda: any(path == HELD_PAGE for _, path in site.state.arrivals))
+    store = running[0].runtime.store
+    syncing = status(store)
+    assert syncing.last_started and syncing.last_run is None  # running: began, not ended
+    time.sleep(2 * LEASE)  # the other replica ticks twice per lease meanwhile
+    [lease] = [row for row in store.lease_rows() if row["name"] == lease_name("wiki")]
+    assert datetime.fromisoformat(lease["expires_at"]) > datetime.now(UTC)  # renewed
+    assert len(sitemap_times(site)) == 1  # no second sync of the source began
+    hold.set()
+    wait_for(lambda: status(store).last_success is not None)
+    stop_all(running)
+    assert sum(replica.sync_runs().get("ok", 0) for replica in running) == len(
+        sitemap_times(site))
 
 
 @pytest.fixture(params=STORES)

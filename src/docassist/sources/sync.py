@@ -17,6 +17,7 @@ from docassist.core.sources import Source, SourceKind, SyncOutcome, sync_is_due
 from docassist.core.stale import DocumentChange
 from docassist.sources.confluence import ConfluenceApi
 from docassist.sources.confluence_sync import ConfluenceSync
+from docassist.sources.lease import LeaseKeeper
 from docassist.sources.sharepoint import SharePointSync, graph_client
 from docassist.sources.web import WebFetcher
 from docassist.sources.web_sync import OnItem, WebSync
@@ -115,14 +116,16 @@ def _holder() -> str:
 def sync_source(store: AnyStore, source: Source, *, every_seconds: float | None = None,
                 on_item: OnItem | None = None, stale_days: int | None = None,
                 lease_seconds: float = SYNC_LEASE_SECONDS) -> SyncOutcome:
-    """Sync one source under its lease; the outcome (errors included) is recorded on it."""
+    """Sync one source under its lease (renewed while the sync runs); the outcome (errors
+    included) is recorded on it."""
     lease, holder = lease_name(source.name), _holder()
     if not store.claim_lease(lease, holder, lease_seconds):
         outcome = SyncOutcome(source.name, source.kind)
         outcome.errors.append("a sync of this source is running in another process")
         return outcome
     try:
-        return _sync_leased(store, source, every_seconds, on_item, stale_days)
+        with LeaseKeeper(store, lease, holder, lease_seconds):
+            return _sync_leased(store, source, every_seconds, on_item, stale_days)
     finally:
         store.release_lease(lease, holder)
 
@@ -142,7 +145,8 @@ def sync_if_due(store: AnyStore, source: Source, *, every_seconds: float,
     try:
         if not sync_is_due(store.sync_times(source.name), every_seconds, datetime.now(UTC)):
             return None
-        return _sync_leased(store, source, every_seconds, on_item, stale_days)
+        with LeaseKeeper(store, lease, holder, lease_seconds):
+            return _sync_leased(store, source, every_seconds, on_item, stale_days)
     finally:
         store.release_lease(lease, holder)
 
