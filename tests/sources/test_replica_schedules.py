@@ -31,6 +31,7 @@ from docassist.sources.sync import lease_name
 from docassist.storage import Store
 from docassist.storage.backends import AnyStore, open_store
 from docassist.storage.postgres import PostgresStore
+from tests.cli_run import one_json, run
 from tests.conftest import REPO, STORES
 from tests.fakes.web_site import WebSite, page
 
@@ -233,6 +234,12 @@ def test_a_replica_killed_mid_sync_leaves_the_source_to_another_after_its_lease(
     runs = [replica.sync_runs() for replica in running]
     assert sum(r.get("ok", 0) for r in runs) == len(sitemap_times(site)) - 1
     assert all("error" not in r for r in runs)
+    shown = run("sources", "--json", db=db, DOCASSIST_EMBEDDER="none",
+                DOCASSIST_RETRIEVER="bm25")
+    assert shown.returncode == 0, shown.stderr
+    [listed] = one_json(shown.stdout)["sources"]
+    assert (listed["documents"], listed["last_error"]) == (3, None)
+    assert listed["last_success"] == wiki.last_success and listed["next_run"] == wiki.next_run
 
 
 def test_a_sync_longer_than_its_lease_keeps_it_while_its_replica_lives(
