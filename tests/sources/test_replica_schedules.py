@@ -262,14 +262,14 @@ def test_a_sync_longer_than_its_lease_keeps_it_while_its_replica_lives(
 
 
 @pytest.fixture(params=STORES)
-def two_processes(request: pytest.FixtureRequest, db_path: Path
+def two_processes(request: pytest.FixtureRequest, tmp_path: Path
                   ) -> Iterator[tuple[AnyStore, AnyStore]]:
-    """The demo database opened twice: two replicas, on each store."""
+    """An empty database opened twice: two replicas, on each store."""
     if request.param == "postgresql":
-        url = str(request.getfixturevalue("pg_demo_url"))
+        url = str(request.getfixturevalue("pg_url"))
         opened: list[AnyStore] = [PostgresStore(url), PostgresStore(url)]
     else:
-        opened = [Store(db_path), Store(db_path)]
+        opened = [Store(tmp_path / "digest.db"), Store(tmp_path / "digest.db")]
     yield opened[0], opened[1]
     for store in opened:
         store.close()
@@ -282,4 +282,4 @@ def test_the_gaps_digest_is_posted_once_a_week_whatever_replica_and_tick(
     assert digests[0].run_if_due()
     for _tick in range(3):  # the hourly ticks of the week, on both replicas
         assert not any(digest.run_if_due() for digest in digests)
-    assert posted == ["No gaps this week."]  # the demo database has no gaps
+    assert posted == ["No gaps this week."]  # no question was asked
