@@ -76,10 +76,12 @@ class Replica:
 
     def __init__(self, db: str, canary: Path | None) -> None:
         self.metrics = Metrics()
-        self.runtime: Runtime = open_runtime(
-            Settings(db=db, embedder="none", retriever="bm25", sync_every=EVERY,
-                     sync_lease=LEASE, stale_notes=False, canary_after_sync=bool(canary),
-                     canary_sets=str(canary)), observer=self.metrics)
+        settings = Settings(db=db, embedder="none", retriever="bm25", sync_every=EVERY,
+                            sync_lease=LEASE, stale_notes=False)
+        if canary is not None:
+            settings = settings.model_copy(update={"canary_after_sync": True,
+                                                   "canary_sets": str(canary)})
+        self.runtime: Runtime = open_runtime(settings, observer=self.metrics)
         self.metrics.watch_store(self.runtime.store)  # as `serve` does
         self.schedule: SyncScheduler = sync_scheduler(self.runtime)
 
@@ -100,7 +102,7 @@ def replicas(db: str) -> Iterator[Callable[..., list[Replica]]]:
     started: list[Replica] = []
 
     def start(count: int, canary: Path | None = None) -> list[Replica]:
-        """`count` replicas whose schedules tick out of step (a third of an interval)."""
+        """`count` replicas whose schedules tick out of step (1/count of an interval)."""
         for _ in range(count):
             if started:
                 time.sleep(EVERY / count)
@@ -113,7 +115,7 @@ def replicas(db: str) -> Iterator[Callable[..., list[Replica]]]:
     for replica in started:
         replica.schedule.stop()
     for replica in started:
-        wait_for(lambda r=replica: no_sync_running(r.runtime.store))  # type: ignore[misc]
+        wait_idle(replica.runtime.store)
         replica.runtime.store.close()
 
 
@@ -124,8 +126,9 @@ def wait_for(condition: Callable[[], object], seconds: float = WAIT) -> None:
         time.sleep(0.05)
 
 
-def no_sync_running(store: AnyStore) -> bool:
-    return all(row["holder"] == "" for row in store.lease_rows())
+def wait_idle(store: AnyStore) -> None:
+    """Until no sync runs (a stopped schedule finishes the sync it is in)."""
+    wait_for(lambda: all(row["holder"] == "" for row in store.lease_rows()))
 
 
 def sitemap_times(site: WebSite) -> list[float]:
@@ -143,7 +146,7 @@ def stop_all(running: list[Replica]) -> None:
     for replica in running:
         replica.schedule.stop()
     for replica in running:
-        wait_for(lambda r=replica: no_sync_running(r.runtime.store))  # type: ignore[misc]
+        wait_idle(replica.runtime.store)
 
 
 def assert_once_per_interval(starts: list[float]) -> None:
@@ -175,6 +178,7 @@ def test_three_replicas_sync_a_source_once_per_interval(
     assert wiki.last_started <= wiki.last_run and wiki.next_run
     due = datetime.fromisoformat(wiki.next_run) - datetime.fromisoformat(wiki.last_run)
     assert EVERY <= due.total_seconds() < EVERY + 1
+    assert wiki.last_success is not None
     last_success = datetime.fromisoformat(wiki.last_success).timestamp()
     for replica in running:  # whichever replica ran the last sync, each one's /metrics says it
         assert replica.samples("docassist_sync_last_success_timestamp_seconds") == {
