@@ -6,7 +6,7 @@ worst case) and random unit 512-d vectors, stored through the product's own stor
 What makes it fast: the words and vectors are drawn with numpy in blocks; documents of
 DOCUMENT_CHUNKS chunks; and the throwaway file is written without fsync (a crash loses a
 benchmark corpus, nothing else). Before, a 1M corpus took about 45 minutes, most of it in a
-quadratic delete (fixed in storage.database._supersede).
+quadratic delete (fixed in storage.catalog_rows._supersede).
 """
 
 from __future__ import annotations

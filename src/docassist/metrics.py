@@ -1,6 +1,6 @@
 """Prometheus metrics (`GET /metrics` of `docassist serve`): the one module that imports
 prometheus-client. The core and the adapters report through the `Observer` protocol
-(core/ports.py); `Metrics` is its implementation.
+(core/ports/observer.py); `Metrics` is its implementation.
 
 Every turn of the process is counted whichever inbox worker or thread ran it: they all share
 the engine's observer, and the server runs in one process (no multiprocess mode needed). The

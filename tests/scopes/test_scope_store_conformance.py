@@ -1,4 +1,4 @@
-"""The scope part of the store contract (core/ports.py `ScopeAdmin`, the turn's audience
+"""The scope part of the store contract (core/ports `ScopeAdmin`, the turn's audience
 and collections), run against every store of the conformance suite."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The contract every store implements (core/ports.py), run against each implementation.
+"""The contract every store implements (core/ports/), run against each implementation.
 
 SQLite and PostgreSQL (a throwaway cluster, tests/pg.py); a new store joins by adding its
 factory to `STORE_FACTORIES` (tests/storage/conformance.py). The tests talk to the

@@ -1,11 +1,13 @@
 """The core of DocAssist: platform-neutral, no SQL, no HTTP. The modules in pipeline order.
 
 Seams
-    ports        every protocol the core and the adapters talk through (a leaf module)
+    ports        every protocol the core and the adapters talk through (a leaf package:
+                 search, stores, models, inbox, adapters, observer; all re-exported)
     statuses     every status, kind and language code, defined once (a leaf module)
     errors       the exceptions
     limits       every numeric limit, named once
-    i18n         every user-facing sentence, in Polish and English
+    i18n         every user-facing sentence, in Polish and English (a package: one table
+                 per area, merged; language detection)
 
 Arrival (called by the adapters, before a turn)
     messages     the platform-neutral chat message, its conversation key, validation
@@ -15,6 +17,11 @@ Arrival (called by the adapters, before a turn)
 
 The turn
     turn         one turn top to bottom: begin, early reply, plan, execute once, reply, commit
+    turn_context what one turn has learnt so far, handed from step to step
+    early_replies  replies and plans that need no selector (clear, unreadable, commands)
+    turn_result  the result adapters render and the state the thread keeps
+    tracing      the trace rows a turn leaves (hashes unless raw saving is on)
+    shadow       the shadow selector, asked after the commit on its own thread
     locks        one lock per conversation, kept only while in use
     state        what a thread remembers between turns
     planning     everything a turn decides before it acts

@@ -1,14 +1,26 @@
-"""The SQLite connection the store uses: after `close()`, our StoreClosedError, not the
-driver's `sqlite3.ProgrammingError`, so code outside storage (the index warmer) can tell a
-closed store from a bug without importing sqlite3."""
+"""The SQLite connection the store uses, and what every part of the store does with it.
+
+After `close()`, our StoreClosedError, not the driver's `sqlite3.ProgrammingError`, so code
+outside storage (the index warmer) can tell a closed store from a bug without importing
+sqlite3. Also here, as the PostgreSQL store keeps them in postgres/connection.py: SQLite's
+errors mapped to ours, and the row writes every part of the store shares.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
-from docassist.core.errors import StoreClosedError
+from docassist.core.errors import (
+    StorageBusyError,
+    StorageError,
+    StorageFullError,
+    StorageReadOnlyError,
+    StorageUnavailableError,
+    StoreClosedError,
+)
 
 
 class ClosableConnection(sqlite3.Connection):
@@ -46,3 +58,51 @@ def connect(path: str, timeout_seconds: float) -> ClosableConnection:
                                  factory=ClosableConnection)  # uri: e.g. file:/x.db?mode=ro
     assert isinstance(connection, ClosableConnection)
     return connection
+
+
+_BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+_UNAVAILABLE_CODES = frozenset({sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN,
+                                sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def _primary_code(error: sqlite3.Error) -> int | None:
+    code = getattr(error, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    """Another connection holds the lock (worth waiting for and trying again)."""
+    return _primary_code(error) in _BUSY_CODES
+
+
+def storage_error(error: sqlite3.Error) -> StorageError:
+    """SQLite's error as ours, by its primary result code."""
+    code = _primary_code(error)
+    if code in _BUSY_CODES:
+        return StorageBusyError(f"database busy: another connection held the write lock past "
+                                f"the bounded wait ({error})")
+    if code == sqlite3.SQLITE_READONLY:
+        return StorageReadOnlyError(f"database is read-only: {error}")
+    if code == sqlite3.SQLITE_FULL:
+        return StorageFullError(f"database or disk is full: {error}")
+    if code in _UNAVAILABLE_CODES:
+        return StorageUnavailableError(f"database unavailable: {error}")
+    return StorageError(f"cannot save: {error}")
+
+
+def now_iso() -> str:
+    """A row's time: UTC ISO text with milliseconds, as every table stores it."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def insert_row(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
+    columns = ", ".join(f'"{name}"' for name in row)
+    marks = ", ".join("?" for _ in row)
+    connection.execute(f'INSERT INTO "{table}" ({columns}) VALUES ({marks})', list(row.values()))
+
+
+def upsert_row(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
+    columns = ", ".join(f'"{name}"' for name in row)
+    marks = ", ".join("?" for _ in row)
+    connection.execute(
+        f'INSERT OR REPLACE INTO "{table}" ({columns}) VALUES ({marks})', list(row.values()))

@@ -1,5 +1,5 @@
 """The PostgreSQL store's catalog: documents, chunks (current and superseded), the searchable
-rows, meta values and chunk vectors. Same semantics as the SQLite store's (database.py)."""
+rows, meta values and chunk vectors. Same semantics as the SQLite store's (catalog_rows.py)."""
 
 from __future__ import annotations
 

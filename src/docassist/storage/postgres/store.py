@@ -1,4 +1,4 @@
-"""The PostgreSQL store: every store protocol of core/ports.py (and the source, stale-note and
+"""The PostgreSQL store: every store protocol of core/ports/ (and the source, stale-note and
 lease rows of sources/ and bot/stale_courier.py) on one PostgreSQL database, shared by any
 number of replicas. Selected by `DOCASSIST_DB=postgresql://…` (storage/backends.py).
 

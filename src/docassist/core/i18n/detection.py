@@ -1,0 +1,41 @@
+"""Which language a message is in: Polish or English, by letters and common words.
+
+The word lists are not text users see; they live beside the tables, not in them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from docassist.core.statuses import Language
+
+_POLISH_LETTERS: Final = re.compile(r"[ąćęłńóśźż]", re.IGNORECASE)
+_WORD: Final = re.compile(r"[^\W\d_]+", re.UNICODE)
+_POLISH_WORDS: Final = frozenset(
+    "jak czy co jest się nie w z na do po dla jej jego ją go mój moja proszę pokaż źródła "
+    "gdzie kiedy dlaczego kto który która jaki jaka mogę możesz usługi usługa teraz stan "
+    "zrobić sprawdzić zmianie konfiguracji dokumentu metadane wyczyść też oraz albo lub "
+    "narysuj wykres zrób zrob pokaz podaj wiem mi mnie tak dobrze dzieki dzięki cześć czesc "
+    "jakie gdzie logi logów dostęp dostep baza bazy danych kopia kopii zapasowej usługę pomoc "
+    "dokumenty statystyki metadane".split()
+)
+_ENGLISH_WORDS: Final = frozenset(
+    "the how what is do does i to of an it its my me you can could should please show "
+    "sources where when why who which status service after before with for and or this that "
+    "restart check about document metadata clear help docs documents stats".split()
+)
+
+
+def detect_language(message: str, default: Language) -> Language:
+    """Polish or English by letters and common words; `default` when unsure."""
+    if _POLISH_LETTERS.search(message):
+        return "pl"
+    words = [word.casefold() for word in _WORD.findall(message)]
+    polish = sum(word in _POLISH_WORDS for word in words)
+    english = sum(word in _ENGLISH_WORDS for word in words)
+    if polish > english:
+        return "pl"
+    if english > polish:
+        return "en"
+    return default

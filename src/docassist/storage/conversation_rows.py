@@ -1,0 +1,213 @@
+"""The SQLite store's conversations and traces: turn commits (optimistic versions, event
+dedupe), shadow records, evaluation runs, feedback, escalations, purge (mixed into Store;
+postgres/conversations.py is its twin)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from sqlite_utils import Database
+
+from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
+from docassist.core.messages import ConversationKey
+from docassist.core.ports import StoredConversation
+from docassist.core.results import TurnResult
+from docassist.core.state import ConversationState
+from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
+from docassist.storage.connection import insert_row, now_iso, upsert_row
+from docassist.storage.privacy import Erasure, erase_before
+
+
+class _StoreParts(Protocol):
+    db: Database
+    _lock: threading.RLock
+
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+
+class ConversationRows:
+    """Conversation states, the trace, evaluation runs and votes (mixed into Store)."""
+
+    def load(self: _StoreParts, key: ConversationKey) -> StoredConversation:
+        with self._lock:
+            rows = list(self.db.query(
+                "SELECT state, version FROM conversations WHERE conversation_id = ?",
+                [key.conversation_id]))
+        if not rows:
+            return StoredConversation(ConversationState(), 0)
+        state = ConversationState.model_validate_json(rows[0]["state"])
+        return StoredConversation(state, int(rows[0]["version"]))
+
+    def commit_turn(
+        self: _StoreParts,
+        key: ConversationKey,
+        state: ConversationState,
+        expected_version: int,
+        turn: TurnRecord,
+        tool_calls: list[ToolCallRecord],
+        result: TurnResult | None = None,
+    ) -> int:
+        with self._transaction() as connection:
+            row = connection.execute(
+                "SELECT version FROM conversations WHERE conversation_id = ?",
+                [key.conversation_id]).fetchone()
+            current = int(row[0]) if row else 0
+            if current != expected_version:
+                raise ConcurrentUpdateError(
+                    f"conversation {key.conversation_id} is at version {current}, "
+                    f"expected {expected_version}")
+            new_version = current + 1
+            upsert_row(connection, "conversations", {
+                "conversation_id": key.conversation_id,
+                **key.model_dump(),
+                "state": state.model_dump_json(),
+                "version": new_version,
+                "generation": state.generation,
+                "updated_at": now_iso(),
+            })
+            if turn.event_id:
+                try:
+                    insert_row(connection, "processed_events", {
+                        "platform": turn.platform, "event_id": turn.event_id,
+                        "conversation_id": key.conversation_id, "created_at": now_iso()})
+                except sqlite3.IntegrityError as error:
+                    raise DuplicateEventError(
+                        f"event {turn.platform}/{turn.event_id} was already answered") from error
+            insert_row(connection, "turns", _json_columns(turn.model_dump()))
+            for call in tool_calls:
+                insert_row(connection, "tool_calls", _json_columns(call.model_dump()))
+            if result is not None and turn.event_id:  # see ConversationStore.commit_turn
+                connection.execute(
+                    "UPDATE inbox SET status = 'answered', result = ? WHERE platform = ? "
+                    "AND event_id = ? AND status = 'pending'",
+                    [result.model_dump_json(), turn.platform, turn.event_id])
+        return new_version
+
+    def record_shadow(self: _StoreParts, record: ShadowRecord) -> None:
+        with self._transaction() as connection:
+            insert_row(connection, "shadow_decisions", record.model_dump())
+
+    def shadow_decisions(self: _StoreParts) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query("SELECT * FROM shadow_decisions ORDER BY created_at"))
+
+    def event_seen(self: _StoreParts, platform: str, event_id: str) -> bool:
+        with self._lock:
+            row = self.db.execute(
+                "SELECT 1 FROM processed_events WHERE platform = ? AND event_id = ?",
+                [platform, event_id]).fetchone()
+        return row is not None
+
+    def turns(self: _StoreParts, conversation_id: str | None = None, since: str | None = None,
+              until: str | None = None) -> list[dict[str, Any]]:
+        """Assistant-trace rows, oldest first; optionally of one conversation, and created at
+        or after `since` and before `until` (ISO UTC text, as stored)."""
+        conditions: list[str] = []
+        params: list[str] = []
+        for condition, value in (("conversation_id = ?", conversation_id),
+                                 ("created_at >= ?", since), ("created_at < ?", until)):
+            if value is not None:
+                conditions.append(condition)
+                params.append(value)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        with self._lock:
+            return list(self.db.query(
+                f"SELECT * FROM turns {where} ORDER BY created_at, rowid", params))
+
+    def save_eval_run(self: _StoreParts, kind: str, source: str, report: Any) -> str:
+        """Store an evaluation report (a pydantic model); returns its run id."""
+        run_id = f"{kind}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+        with self._transaction() as connection:
+            insert_row(connection, "eval_runs", {
+                "run_id": run_id, "kind": kind, "created_at": now_iso(), "source": source,
+                "backend": report.backend, "model": report.model,
+                "catalog_version": report.catalog_version, "total": report.total,
+                "accuracy": report.accuracy, "report": report.model_dump_json()})
+        return run_id
+
+    def eval_run(self: _StoreParts, run_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM eval_runs WHERE run_id = ?", [run_id]))
+        return rows[0] if rows else None
+
+    def latest_eval_run(self: _StoreParts, kind: str) -> dict[str, Any] | None:
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM eval_runs WHERE kind = ? "
+                                      "ORDER BY created_at DESC, rowid DESC LIMIT 1", [kind]))
+        return rows[0] if rows else None
+
+    def eval_runs(self: _StoreParts) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query("SELECT run_id, kind, created_at, source, backend, model, "
+                                      "catalog_version, total, accuracy FROM eval_runs "
+                                      "ORDER BY created_at"))
+
+    def record_feedback(self: _StoreParts, result_id: str, user: str, positive: bool) -> None:
+        """A 👍 or 👎 on one answer; the user is stored as a hash. One vote per user per
+        answer: a later click replaces the earlier one."""
+        with self._transaction() as connection:
+            _require_turn(connection, result_id)
+            connection.execute(
+                "INSERT INTO feedback (result_id, user_sha256, value, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (result_id, user_sha256) DO UPDATE SET "
+                "value = excluded.value, created_at = excluded.created_at",
+                [result_id, sha256_text(user), 1 if positive else -1, now_iso()])
+
+    def record_escalation(self: _StoreParts, result_id: str, user: str) -> bool:
+        """An "Ask a human" request on one answer: True for the first, False when that
+        answer was escalated already (by anyone)."""
+        with self._transaction() as connection:
+            _require_turn(connection, result_id)
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO escalations (result_id, user_sha256, created_at) "
+                "VALUES (?, ?, ?)", [result_id, sha256_text(user), now_iso()])
+            return cursor.rowcount == 1
+
+    def withdraw_escalation(self: _StoreParts, result_id: str) -> None:
+        """The request could not be posted: the next click may try again."""
+        with self._transaction() as connection:
+            connection.execute("DELETE FROM escalations WHERE result_id = ?", [result_id])
+
+    def conversation_of_result(self: _StoreParts, result_id: str) -> list[dict[str, Any]]:
+        """The conversation key columns of the turn with this result id (zero or one row)."""
+        with self._lock:
+            return list(self.db.query(
+                "SELECT c.platform, c.workspace, c.channel, c.thread FROM turns t "
+                "JOIN conversations c ON c.conversation_id = t.conversation_id "
+                "WHERE t.result_id = ?", [result_id]))
+
+    def feedback(self: _StoreParts) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query("SELECT * FROM feedback ORDER BY id"))
+
+    def erase_before(self: _StoreParts, cutoff: str) -> Erasure:
+        """Every stored copy of user text written before `cutoff` (see privacy.py); then the
+        WAL is checkpointed and truncated, so no older page version keeps it either (a
+        reader in another process may hold the checkpoint back until the next one)."""
+        with self._transaction() as connection:
+            erased = erase_before(connection, cutoff, now_iso())
+        with self._lock:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return erased
+
+    def tool_calls(self: _StoreParts, result_id: str | None = None) -> list[dict[str, Any]]:
+        where, params = ("WHERE result_id = ?", [result_id]) if result_id else ("", [])
+        with self._lock:
+            return list(self.db.query(f"SELECT * FROM tool_calls {where} ORDER BY id", params))
+
+
+def _require_turn(connection: sqlite3.Connection, result_id: str) -> None:
+    if connection.execute("SELECT 1 FROM turns WHERE result_id = ?",
+                          [result_id]).fetchone() is None:
+        raise StorageError(f"no turn with result id {result_id}")
+
+
+def _json_columns(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v
+            for k, v in row.items()}
