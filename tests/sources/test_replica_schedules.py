@@ -112,10 +112,8 @@ def replicas(db: str) -> Iterator[Callable[..., list[Replica]]]:
         return started
 
     yield start
+    stop_all(started)
     for replica in started:
-        replica.schedule.stop()
-    for replica in started:
-        wait_idle(replica.runtime.store)
         replica.runtime.store.close()
 
 
@@ -126,9 +124,6 @@ def wait_for(condition: Callable[[], object], seconds: float = WAIT) -> None:
         time.sleep(0.05)
 
 
-def wait_idle(store: AnyStore) -> None:
-    """Until no sync runs (a stopped schedule finishes the sync it is in)."""
-    wait_for(lambda: all(row["holder"] == "" for row in store.lease_rows()))
 
 
 def sitemap_times(site: WebSite) -> list[float]:
@@ -143,10 +138,11 @@ def status(store: AnyStore) -> SourceStatus:
 
 
 def stop_all(running: list[Replica]) -> None:
+    """Stop every schedule, then wait for the runs under way (their metrics and canary)."""
     for replica in running:
         replica.schedule.stop()
     for replica in running:
-        wait_idle(replica.runtime.store)
+        replica.schedule.stop(timeout=WAIT)
 
 
 def assert_once_per_interval(starts: list[float]) -> None:

@@ -7,6 +7,7 @@ protocols, never to SQL.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -329,10 +330,14 @@ def test_conformance_a_sync_records_when_it_began_and_when_it_ended(any_store: A
     assert began is not None and began.started and began.finished is None
     [status] = any_store.source_statuses()
     assert (status.last_started, status.last_run) == (began.started, None)  # running (or died)
-    any_store.record_sync(SyncOutcome("docs", SourceKind.FOLDER, errors=["down"]), None)
+    any_store.record_sync(SyncOutcome("docs", SourceKind.FOLDER, errors=["down"]), 900)
     ended = any_store.sync_times("docs")
     assert ended is not None and ended.started == began.started
     assert ended.finished is not None and ended.finished >= began.started  # a failure ends it
+    [status] = any_store.source_statuses()
+    assert status.next_run is not None  # due 900 s after the end, to the millisecond
+    assert (datetime.fromisoformat(status.next_run) - datetime.fromisoformat(ended.finished)
+            ).total_seconds() == 900
 
 
 def test_conformance_vectors_round_trip_in_the_int8_encoding(any_store: AnyStore) -> None:

@@ -179,7 +179,19 @@ def sync_is_due(times: SyncTimes | None, every_seconds: float, now: datetime) ->
     process died) does not count: once its lease expires, the source is due."""
     if times is None or times.finished is None:
         return True
-    return now >= datetime.fromisoformat(times.finished) + timedelta(seconds=every_seconds)
+    return now >= _due_after(datetime.fromisoformat(times.finished), every_seconds)
+
+
+def next_run_after(finished: datetime, every_seconds: float | None) -> str | None:
+    """The `next_run` shown for a sync that ended at `finished`: when `sync_is_due` makes
+    the source due again (None when no schedule is set)."""
+    if not every_seconds:
+        return None
+    return _due_after(finished, every_seconds).isoformat(timespec="milliseconds")
+
+
+def _due_after(finished: datetime, every_seconds: float) -> datetime:
+    return finished + timedelta(seconds=every_seconds)
 
 
 class SourceHealth(StrEnum):

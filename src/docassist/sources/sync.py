@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from docassist.core.errors import ConfigurationError, DocAssistError
@@ -160,11 +160,7 @@ def _sync_leased(store: AnyStore, source: Source, every_seconds: float | None,
         outcome = SyncOutcome(source.name, source.kind, errors=[str(error)])
     if stale_days is not None:
         note_stale_threads(store, outcome, stale_days)
-    next_run = None
-    if every_seconds:
-        when = datetime.now(UTC) + timedelta(seconds=every_seconds)
-        next_run = when.isoformat(timespec="milliseconds")
-    store.record_sync(outcome, next_run)
+    store.record_sync(outcome, every_seconds)
     if outcome.error:
         logger.warning("source %s: %s", source.name, outcome.error)
     return outcome

@@ -19,7 +19,14 @@ from typing import Any, Protocol
 from sqlite_utils import Database
 
 from docassist.core.errors import ConfigurationError
-from docassist.core.sources import Source, SourceKind, SourceStatus, SyncOutcome, SyncTimes
+from docassist.core.sources import (
+    Source,
+    SourceKind,
+    SourceStatus,
+    SyncOutcome,
+    SyncTimes,
+    next_run_after,
+)
 
 
 def _now() -> str:
@@ -94,9 +101,13 @@ class SourceRows:
             connection.execute("UPDATE sources SET sync_started = ? WHERE name = ?",
                                [_now(), source])
 
-    def record_sync(self: _StoreParts, outcome: SyncOutcome, next_run: str | None) -> None:
-        """A finished sync: a success clears the last error, a failure keeps the last success."""
-        now = _now()
+    def record_sync(self: _StoreParts, outcome: SyncOutcome,
+                    every_seconds: float | None) -> None:
+        """A finished sync: a success clears the last error, a failure keeps the last success;
+        the next run is `every_seconds` after this end (none without a schedule)."""
+        ended = datetime.now(UTC)
+        now, next_run = ended.isoformat(timespec="milliseconds"), next_run_after(ended,
+                                                                                 every_seconds)
         with self._transaction() as connection:
             connection.execute(
                 "UPDATE sources SET last_run = ?, counts = ?, next_run = ?, last_error = ?, "

@@ -13,7 +13,14 @@ from typing import Any, Protocol
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import STALE_NOTE_ATTEMPTS
 from docassist.core.messages import ConversationKey
-from docassist.core.sources import Source, SourceKind, SourceStatus, SyncOutcome, SyncTimes
+from docassist.core.sources import (
+    Source,
+    SourceKind,
+    SourceStatus,
+    SyncOutcome,
+    SyncTimes,
+    next_run_after,
+)
 from docassist.core.stale import DocumentChange, StaleNote, cited_sources, version_of
 from docassist.core.state import ConversationState
 from docassist.storage.postgres.connection import now_iso, upsert_sql
@@ -75,8 +82,9 @@ class SourceRowsPg:
             connection.execute("UPDATE sources SET sync_started = %s WHERE name = %s",
                                [now_iso(), source])
 
-    def record_sync(self: _Base, outcome: SyncOutcome, next_run: str | None) -> None:
-        now = now_iso()
+    def record_sync(self: _Base, outcome: SyncOutcome, every_seconds: float | None) -> None:
+        ended = datetime.now(UTC)
+        now, next_run = _iso(ended), next_run_after(ended, every_seconds)
         with self._transaction() as connection:
             connection.execute(
                 "UPDATE sources SET last_run = %s, counts = %s, next_run = %s, last_error = %s, "
