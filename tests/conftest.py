@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,51 @@ def any_db(request: pytest.FixtureRequest, db_path: Path) -> str:
     if request.param == "postgresql":
         return str(request.getfixturevalue("pg_demo_url"))
     return str(db_path)
+
+
+@pytest.fixture(scope="module", params=STORES)
+def module_db(request: pytest.FixtureRequest,
+              tmp_path_factory: pytest.TempPathFactory, demo_template: Path) -> Iterator[str]:
+    """A module's own database holding the indexed demo corpus, once per store: for a
+    module-scoped fixture that prepares state once (costly, e.g. turns through the CLI),
+    which each test then gets a copy of with `clone_db`."""
+    if request.param == "postgresql":
+        cluster = request.getfixturevalue("pg_cluster")
+        name = f"m_{uuid.uuid4().hex[:12]}"
+        cluster.admin(f'CREATE DATABASE "{name}" TEMPLATE '
+                      f'"{request.getfixturevalue("pg_demo_template")}"')
+        yield cluster.url(name)
+        cluster.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        return
+    path = tmp_path_factory.mktemp("module-db") / "docassist.db"
+    shutil.copy(demo_template, path)
+    yield str(path)
+
+
+@pytest.fixture
+def clone_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[str], str]]:
+    """`clone_db(db)`: a copy of a prepared database for this test alone, on db's store: the
+    file for SQLite, CREATE DATABASE … TEMPLATE for PostgreSQL (dropped after the test)."""
+    dropped: list[tuple[Any, str]] = []
+
+    def clone(db: str) -> str:
+        if not db.startswith(("postgresql://", "postgres://")):
+            path = tmp_path / f"clone-{len(dropped)}.db"
+            shutil.copy(db, path)  # every process that wrote it has ended: no lock to honour
+            if Path(f"{db}-wal").exists():  # a writer that did not checkpoint
+                shutil.copy(f"{db}-wal", f"{path}-wal")
+            dropped.append((None, str(path)))
+            return str(path)
+        cluster = request.getfixturevalue("pg_cluster")
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        cluster.admin(f'CREATE DATABASE "{name}" TEMPLATE "{db.rsplit("/", 1)[1]}"')
+        dropped.append((cluster, name))
+        return str(cluster.url(name))
+
+    yield clone
+    for cluster, name in dropped:
+        if cluster is not None:
+            cluster.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

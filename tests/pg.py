@@ -107,10 +107,12 @@ def start_cluster() -> PgCluster:
     port = _free_port()
     with (data / "postgresql.conf").open("a") as conf:
         # Loopback only, no unix socket folder to own; fsync off: a crash test kills
-        # replicas, never the test server's host.
+        # replicas, never the test server's host. wal_level minimal (no replica reads this
+        # WAL): CREATE DATABASE … TEMPLATE, once per test, takes ~0.1 s instead of ~0.9 s.
         conf.write(f"\nlisten_addresses = '127.0.0.1'\nport = {port}\n"
                    "unix_socket_directories = ''\nfsync = off\nsynchronous_commit = off\n"
-                   "full_page_writes = off\nmax_connections = 200\n")
+                   "full_page_writes = off\nmax_connections = 200\n"
+                   "wal_level = minimal\nmax_wal_senders = 0\n")
     cluster = PgCluster(folder=folder, port=port, bin=server_bin)
     cluster.start()
     return cluster

@@ -100,8 +100,8 @@ class Settings(BaseSettings):
         description="Comma-separated labelled sets `docassist eval canary` runs (paths "
         "relative to the working directory)")
     gaps_digest_channel: str = Field(
-        default="", description="A Slack channel id: `docassist slack` posts the week's "
-        "gaps there once a week (empty = off)")
+        default="", description="Where the week's gaps are posted once a week: a Slack "
+        "channel id, or `slack:ID,teams:CONVERSATION_ID` (empty = off)")
     canary_after_sync: bool = Field(
         default=False, description="Run `eval canary` after every sync that changed "
         "documents; regressions are logged as warnings and show in the report")

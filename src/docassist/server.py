@@ -29,6 +29,7 @@ from docassist.bot.slack.runner import (
 )
 from docassist.bot.slack.server import EVENTS_PATH
 from docassist.bot.stale_courier import Post
+from docassist.bot.teams.digest import start_teams_gaps_digest
 from docassist.bot.teams.runner import TeamsEndpoint, teams_settings
 from docassist.bot.teams.server import MESSAGES_PATH
 from docassist.bot.web import (
@@ -141,6 +142,7 @@ def start_platforms(runtime: Runtime, platforms: Platforms) -> None:
     use_membership(runtime, MembershipByPlatform(lookups))
     if platforms.slack is not None:
         start_gaps_digest(runtime, platforms.slack)
+    start_teams_gaps_digest(runtime, platforms.teams.adapter if platforms.teams else None)
     resumers = [("Slack", platforms.slack.worker.resume)] if platforms.slack else []
     start_serving(runtime, platforms.couriers(), resumers)
 

@@ -27,15 +27,16 @@ def chromium() -> str:
     return path
 
 
-@pytest.fixture
-def report_file(any_db: str, tmp_path: Path) -> Path:
-    run("ask", "How do I renew the TLS certificate?", "--thread", "A", db=any_db)
-    run("ask", "What is the capital of Australia?", "--thread", "B", db=any_db)
-    run("ask", "Restart docassist-api now", "--thread", "C", db=any_db)
+@pytest.fixture(scope="module")
+def report_file(module_db: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of three turns and an eval run, once per store: its tests only read it."""
+    run("ask", "How do I renew the TLS certificate?", "--thread", "A", db=module_db)
+    run("ask", "What is the capital of Australia?", "--thread", "B", db=module_db)
+    run("ask", "Restart docassist-api now", "--thread", "C", db=module_db)
     run("eval", "decisions", str(REPO / "samples" / "decisions_dev.jsonl"), "--json",
-        db=any_db)
-    out = tmp_path / "report.html"
-    done = run("report", "--out", str(out), "--json", db=any_db)
+        db=module_db)
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    done = run("report", "--out", str(out), "--json", db=module_db)
     assert done.returncode == 0, done.stderr
     assert one_json(done.stdout) == {"out": str(out)}
     return out

@@ -15,6 +15,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from slack_sdk.signature import SignatureVerifier
 
+from docassist.storage import Store
 from tests.conftest import REPO
 from tests.fakes.loopback import free_port, wait_healthy, wait_until
 from tests.fakes.slack_api import FakeSlackApi
@@ -160,3 +161,30 @@ def test_slack_alone_serves_the_operator_routes_too(db_path: Path) -> None:
         finally:
             process.terminate()
             process.communicate(timeout=20)
+
+
+def test_serve_starts_the_gaps_digest_on_slack_and_teams(db_path: Path) -> None:
+    """DOCASSIST_GAPS_DIGEST_CHANNEL names a channel per platform and `serve` starts both
+    digests, the first look right at start: Slack's by chat.postMessage, Teams' as a new
+    message in the channel's conversation, through the service URL the store learnt from an
+    earlier activity of the channel's team."""
+    team, admins = "19:team-admins@thread.tacv2", "19:docassist-admins@thread.tacv2"
+    port = free_port()
+    with FakeSlackApi() as api, FakeConnector() as connector:
+        store = Store(db_path)
+        store.record_team_address([team, admins], team, connector.url)
+        store.close()
+        process = start_serve(serve_env(
+            str(db_path), SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            DOCASSIST_SLACK_API_URL=api.url, DOCASSIST_TEAMS_ANONYMOUS="true",
+            DOCASSIST_GAPS_DIGEST_CHANNEL=f"slack:C-ADMIN,teams:{admins}"), port)
+        try:
+            assert wait_until(lambda: api.posted() and connector.messages())
+        finally:
+            process.terminate()
+            process.communicate(timeout=20)
+    [slack] = api.posted()
+    assert (slack["channel"], slack["text"]) == ("C-ADMIN", "No gaps this week.")
+    [teams] = connector.messages()
+    assert (teams.conversation_id, teams.reply_to_id) == (admins, None)
+    assert teams.text == "No gaps this week."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,13 +13,19 @@ from docassist.storage.backends import open_store
 from tests.cli_run import one_json, run
 
 
+@pytest.fixture(scope="module")
+def traced_template(module_db: str) -> str:
+    """Three turns in the demo database, on each store (SQLite, PostgreSQL), run once."""
+    run("ask", "How do I renew the TLS certificate?", "--thread", "T1", db=module_db)
+    run("ask", "pokaż źródła", "--thread", "T1", db=module_db)
+    run("ask", "Restart docassist-api now", "--thread", "T2", db=module_db)
+    return module_db
+
+
 @pytest.fixture
-def traced_db(any_db: str) -> str:
-    """Three turns in the demo database, on each store (SQLite, PostgreSQL)."""
-    run("ask", "How do I renew the TLS certificate?", "--thread", "T1", db=any_db)
-    run("ask", "pokaż źródła", "--thread", "T1", db=any_db)
-    run("ask", "Restart docassist-api now", "--thread", "T2", db=any_db)
-    return any_db
+def traced_db(traced_template: str, clone_db: Callable[[str], str]) -> str:
+    """The three turns, in this test's own copy of the database."""
+    return clone_db(traced_template)
 
 
 def test_export_jsonl_with_tool_attempts_and_no_text(traced_db: str, tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ import pytest
 
 from docassist.bot.stale_courier import StaleNoteCourier
 from docassist.bot.teams import cards
-from docassist.bot.teams.stale import ASK_AGAIN
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
@@ -44,7 +43,7 @@ def test_a_changed_citation_gets_one_note_and_ask_again_answers_from_the_new_ver
     assert note.conversation_id == thread
     assert "Zebra alarm" in note.text and "has changed" in note.text
     [action] = [a for card in note.cards for a in cards.actions(card)]
-    assert action["data"][cards.ACTION_KEY] == ASK_AGAIN
+    assert action["data"][cards.ACTION_KEY] == cards.ASK_AGAIN
     teams.post(teams.activity(None, conversation=thread, conversation_type="channel",
                               value=action["data"]))
     again = teams.connector.messages()[-1]

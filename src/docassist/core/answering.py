@@ -47,6 +47,7 @@ def to_source(hit: SearchHit) -> Source:
         snippet=snippet,
         url=hit.document.url,
         indexed_at=hit.document.indexed_at,
+        collection=hit.document.collection,
     )
 
 

@@ -13,18 +13,22 @@ from docassist.core.limits import MAX_MESSAGE_CHARS
 from docassist.core.messages import Command, InvalidMessage
 from docassist.core.messages import validate_message as check_message
 from docassist.core.planning import Plan
+from docassist.core.ports import TurnStore
 from docassist.core.replies import Reply
 from docassist.core.selection import Decision
+from docassist.core.stale import AskAgainRefused, question_to_ask_again
 from docassist.core.statuses import Language
 from docassist.core.turn_context import TurnContext
 
 
-def early_reply(turn: TurnContext) -> Reply | None:
+def early_reply(turn: TurnContext, store: TurnStore) -> Reply | None:
     """The replies that need no plan: a cleared thread, a message that cannot be read.
     Sets `turn.text` (the checked message) when the turn goes on."""
     message, language = turn.message, turn.language
     if message.command is Command.CLEAR:
         return Reply("cleared", i18n.text("cleared", language), clear=True)
+    if message.command is Command.ASK_AGAIN:
+        return _ask_again(turn, store)
     text = message.text
     if message.command is not None and not (isinstance(text, str) and text.strip()):
         text = f"/{message.command.value}"  # a button press carries no words
@@ -35,6 +39,23 @@ def early_reply(turn: TurnContext) -> Reply | None:
                            limit=MAX_MESSAGE_CHARS)
         return Reply(problem.problem, answer, remember=False)
     return _stale_choice(turn)
+
+
+def _ask_again(turn: TurnContext, store: TurnStore) -> Reply | None:
+    """"Ask again" on a stale note runs the thread's last question, resolved here (on the
+    worker, in the conversation's order); a note that is not this thread's, or a thread with
+    no question left, runs nothing and leaves the thread as it was."""
+    note = (turn.message.command_argument or "").strip()
+    try:
+        turn.text = question_to_ask_again(store, turn.message.key, note, turn.state)
+    except AskAgainRefused as refused:
+        text = f"/{Command.ASK_AGAIN.value} {note[:40]}".strip()
+        turn.plan = Plan(message=text, resolution=_unchanged(text),
+                         decision=Decision(status="rejected", reason=refused.problem,
+                                           decided_by="validation"))
+        return Reply("invalid_message", refused.text(turn.language), remember=False)
+    turn.language = i18n.detect_language(turn.text, turn.language)
+    return None
 
 
 def _stale_choice(turn: TurnContext) -> Reply | None:

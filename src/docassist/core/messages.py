@@ -30,6 +30,9 @@ class Command(StrEnum):
     CLEAR = "clear"
     SHOW_SOURCES = "show_sources"
     METADATA = "metadata"
+    ASK_AGAIN = "ask_again"
+    """"Ask again" on a stale-answer note (core/stale.py): `command_argument` is the note
+    id; the thread's last question is read when the turn runs."""
 
 
 class ConversationKey(BaseModel):

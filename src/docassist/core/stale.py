@@ -6,6 +6,7 @@ serving process posts each)."""
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,6 +14,8 @@ from docassist.core import i18n
 from docassist.core.answering import CITATION
 from docassist.core.messages import ConversationKey
 from docassist.core.ports import Catalog
+from docassist.core.scopes import Audience
+from docassist.core.scoping import ScopeResolver, scoped_catalog
 from docassist.core.state import ConversationState, Source
 
 
@@ -32,13 +35,29 @@ class StaleNote(BaseModel):
     title: str
     change: DocumentChange
     changed_at: str
+    collection: str | None = None
+    """The collection of the version the answer cited (None: not known, notes recorded
+    before it was kept)."""
 
 
-def note_visible(note: StaleNote, catalog: Catalog) -> bool:
-    """Whether the thread may still see the document the note names (`catalog` as the
-    thread's audience sees it now: a scope may have narrowed since the answer). A removed
-    document's collection is gone with it: that note is posted as before."""
-    return note.change is DocumentChange.DELETED or catalog.document(note.document_id) is not None
+def note_visible(note: StaleNote, audience: Audience, scopes: ScopeResolver,
+                 catalog: Catalog) -> bool:
+    """Whether the thread may be told about the document the note names, by the scope its
+    audience has now (a scope may have narrowed since the answer; the answer itself could
+    only cite what the thread could see then): an updated document only if the thread may
+    see it now; a removed one, whose catalog entry is gone, only if the thread may still
+    see the collection the cited version was in (not known: never, it fails closed)."""
+    scope = scopes.scope_of(audience)
+    if note.change is DocumentChange.DELETED:
+        return note.collection is not None and scope.allows(note.collection)
+    return scoped_catalog(catalog, scope).document(note.document_id) is not None
+
+
+def note_collection(source: Source, known: dict[str, str] | None) -> str | None:
+    """The collection a note keeps: the cited version's, kept with the answer's sources;
+    for threads answered before that was kept, what the sync knew (the document's
+    collection, or its source's for a removed document)."""
+    return source.collection or (known or {}).get(source.document_id)
 
 
 def version_of(chunk_id: str) -> str:
@@ -62,6 +81,41 @@ def last_question(state: ConversationState) -> str | None:
         if message.role == "user" and message.content.strip():
             return message.content
     return None
+
+
+AskAgainProblem = Literal["unknown_note", "no_question"]
+_ASK_AGAIN_TEXT: Final[dict[AskAgainProblem, str]] = {
+    "unknown_note": "stale_note_unknown", "no_question": "stale_no_question"}
+
+
+class NoteLookup(Protocol):
+    def stale_note(self, note_id: int) -> dict[str, Any] | None: ...
+
+
+class AskAgainRefused(ValueError):
+    """An "Ask again" that runs nothing; `problem` is the trace's decision reason."""
+
+    def __init__(self, problem: AskAgainProblem) -> None:
+        super().__init__(problem)
+        self.problem: AskAgainProblem = problem
+
+    def text(self, language: i18n.Language) -> str:
+        return i18n.text(_ASK_AGAIN_TEXT[self.problem], language)
+
+
+def question_to_ask_again(notes: NoteLookup, key: ConversationKey, note: str,
+                          state: ConversationState) -> str:
+    """What "Ask again" on note `note` (the id the button carried) re-runs in the thread
+    `key`: its last question, read when the turn runs (after the thread's earlier messages).
+    Raises AskAgainRefused for an id that is not a note of this thread (malformed, unknown,
+    another conversation's: indistinguishable to the user) or a thread with no question."""
+    row = notes.stale_note(int(note)) if note.isdigit() and len(note) < 19 else None
+    if row is None or row.get("conversation_id") != key.conversation_id:
+        raise AskAgainRefused("unknown_note")
+    question = last_question(state)
+    if question is None:
+        raise AskAgainRefused("no_question")
+    return question
 
 
 def note_text(note: StaleNote, language: i18n.Language) -> str:

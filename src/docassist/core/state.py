@@ -36,6 +36,10 @@ class Source(BaseModel):
     url: str | None = None
     indexed_at: str | None = None
     """When the cited version was indexed (the version names what, this says when)."""
+    collection: str | None = None
+    """The collection the version was in when it was retrieved: a note about its removal is
+    posted only where that collection may still be seen (core/stale.py); None in threads
+    answered before it was kept."""
 
 
 class RagResult(BaseModel):

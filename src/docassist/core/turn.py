@@ -183,7 +183,7 @@ class TurnEngine:
     ) -> tuple[TurnContext, TurnResult]:
         """One turn, top to bottom."""
         turn = self._begin(message, on_partial)
-        reply = early_reply(turn)  # clear, invalid message, stale choice
+        reply = early_reply(turn, self.store)  # clear, ask again, invalid message, stale choice
         if reply is None:
             turn.plan, reply = self._plan(turn)  # a reply here: the selector's model is down
         if reply is None:

@@ -96,14 +96,21 @@ def selected_sources(store: AnyStore, name: str | None) -> list[Source]:
     return chosen
 
 
-def note_stale_threads(store: AnyStore, outcome: SyncOutcome, active_days: int) -> int:
+def note_stale_threads(store: AnyStore, outcome: SyncOutcome, active_days: int,
+                       collection: str | None = None) -> int:
     """Pending notes for threads whose latest answer cited a version this sync replaced or
-    removed (delivered later by the serving processes)."""
+    removed (delivered later by the serving processes). `collection` is the source's: where
+    its removed documents were (a note keeps the cited version's own when the answer
+    recorded it)."""
     changes = dict.fromkeys(outcome.updated, DocumentChange.UPDATED)
     changes.update(dict.fromkeys(outcome.deleted, DocumentChange.DELETED))
-    titles = {document_id: document.title for document_id in outcome.updated
-              if (document := store.document(document_id)) is not None}
-    return store.record_stale_notes(changes, titles, active_days)
+    current = {document_id: document for document_id in outcome.updated
+               if (document := store.document(document_id)) is not None}
+    titles = {document_id: document.title for document_id, document in current.items()}
+    collections = {document_id: document.collection for document_id, document in current.items()}
+    if collection is not None:
+        collections.update(dict.fromkeys(outcome.deleted, collection))
+    return store.record_stale_notes(changes, titles, active_days, collections)
 
 
 def _holder() -> str:
@@ -159,7 +166,7 @@ def _sync_leased(store: AnyStore, source: Source, every_seconds: float | None,
     except DocAssistError as error:
         outcome = SyncOutcome(source.name, source.kind, errors=[str(error)])
     if stale_days is not None:
-        note_stale_threads(store, outcome, stale_days)
+        note_stale_threads(store, outcome, stale_days, source.collection)
     store.record_sync(outcome, every_seconds)
     if outcome.error:
         logger.warning("source %s: %s", source.name, outcome.error)

@@ -404,7 +404,15 @@ def m015_gaps(db: Database) -> None:
 
 
 @migrations()
-def m016_sched(db: Database) -> None:
+def m016_teams(db: Database) -> None:
+    """Each stale note keeps the collection of the version it is about (from the answer's
+    sources, else from the sync): a note about a removed document is posted only where that
+    collection may still be seen."""
+    db.table("stale_notes").add_column("collection", str)
+
+
+@migrations()
+def m017_sched(db: Database) -> None:
     """Scheduled syncs shared by replicas: when the latest sync of a source started (its
     end is `last_run`), so a replica skips a source another one synced within the interval
     and a sync that never finished (its process died) shows."""

@@ -13,7 +13,13 @@ from sqlite_utils import Database
 
 from docassist.core.limits import STALE_NOTE_ATTEMPTS
 from docassist.core.messages import ConversationKey
-from docassist.core.stale import DocumentChange, StaleNote, cited_sources, version_of
+from docassist.core.stale import (
+    DocumentChange,
+    StaleNote,
+    cited_sources,
+    note_collection,
+    version_of,
+)
 from docassist.core.state import ConversationState
 
 
@@ -32,9 +38,11 @@ class StaleRows:
     """Stale-answer notes and Teams conversation addresses (mixed into Store)."""
 
     def record_stale_notes(self: _StoreParts, changes: dict[str, DocumentChange],
-                           titles: dict[str, str], active_days: int) -> int:
+                           titles: dict[str, str], active_days: int,
+                           collections: dict[str, str] | None = None) -> int:
         """A note for every thread active in the last `active_days` whose latest answer cited
-        a version of a changed document that is no longer current; returns how many are new."""
+        a version of a changed document that is no longer current; returns how many are new.
+        Each note keeps the cited version's collection (`note_collection`)."""
         if not changes:
             return 0
         now = datetime.now(UTC)
@@ -53,11 +61,12 @@ class StaleRows:
                     cursor = connection.execute(
                         "INSERT OR IGNORE INTO stale_notes (conversation_id, platform, "
                         "workspace, channel, thread, document_id, cited_version, title, change, "
-                        "changed_at, status, attempts) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)",
+                        "changed_at, collection, status, attempts) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)",
                         [conversation_id, platform, workspace, channel, thread,
                          source.document_id, version_of(source.chunk_id),
-                         titles.get(source.document_id, source.title), str(change), _iso(now)])
+                         titles.get(source.document_id, source.title), str(change), _iso(now),
+                         note_collection(source, collections)])
                     added += cursor.rowcount
         return added
 
@@ -68,7 +77,8 @@ class StaleRows:
         with self._transaction() as connection:
             rows = connection.execute(
                 "SELECT id, platform, workspace, channel, thread, document_id, title, change, "
-                "changed_at FROM stale_notes WHERE platform = ? AND (status = 'pending' OR "
+                "changed_at, collection FROM stale_notes WHERE platform = ? AND (status = "
+                "'pending' OR "
                 "(status = 'claimed' AND claim_expires < ?)) ORDER BY id LIMIT ?",
                 [platform, _iso(now), limit]).fetchall()
             connection.executemany(
@@ -78,7 +88,7 @@ class StaleRows:
         return [StaleNote(note_id=row[0], key=ConversationKey(
                     platform=row[1], workspace=row[2], channel=row[3], thread=row[4]),
                     document_id=row[5], title=row[6], change=DocumentChange(row[7]),
-                    changed_at=row[8]) for row in rows]
+                    changed_at=row[8], collection=row[9]) for row in rows]
 
     def note_delivered(self: _StoreParts, note_id: int) -> None:
         with self._transaction() as connection:

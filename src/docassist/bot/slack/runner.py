@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
-from docassist.bot.gaps_digest import GapsDigest
+from docassist.bot.gaps_digest import GapsDigest, digest_channels
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.slack.digest import slack_poster
 from docassist.bot.slack.server import SlackEvents
@@ -55,7 +55,7 @@ def use_slack_groups(runtime: Runtime, adapter: SlackAdapter) -> None:
 
 def start_gaps_digest(runtime: Runtime, adapter: SlackAdapter) -> None:
     """The weekly gaps digest to DOCASSIST_GAPS_DIGEST_CHANNEL, when it is set."""
-    channel = runtime.settings.gaps_digest_channel
+    channel = digest_channels(runtime.settings.gaps_digest_channel).get("slack")
     if channel:
         GapsDigest(runtime.store, slack_poster(adapter.app.client, channel),
                    runtime.settings.language).start()

@@ -79,7 +79,8 @@ class SlackStaleNotes:
     def post(self, note: StaleNote) -> None:
         """Post one note in its thread (called by the courier)."""
         state = self.adapter.store.load(note.key).state
-        if not note_visible(note, self.adapter.engine.catalog_for(state.audience or UNSET)):
+        engine = self.adapter.engine
+        if not note_visible(note, state.audience or UNSET, engine.scopes, engine.catalog):
             logger.info("stale note %s withheld: outside the thread's scope now", note.note_id)
             return
         language = note_language(state, self.adapter.config.default_language)

@@ -48,7 +48,7 @@ from docassist.bot.teams.direct import (
 )
 from docassist.bot.teams.direct import card_activity as reply_activity
 from docassist.bot.teams.outbound import Outbound
-from docassist.bot.teams.stale import ASK_AGAIN, TeamsStaleNotes
+from docassist.bot.teams.stale import TeamsStaleNotes
 from docassist.bot.teams.streaming import TeamsStream, TeamsUpdates
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
@@ -137,12 +137,23 @@ class TeamsAdapter:
         self.agent.members_added()(self.on_members_added)
         self.agent.activity(ActivityTypes.installation_update)(self.on_installation)
         self.stale_notes = TeamsStaleNotes(self)  # notes about changed citations (stale.py)
+        self._on_start: list[Callable[[], None]] = []
 
     def start(self, loop: asyncio.AbstractEventLoop) -> int:
-        """Bind to the serving loop (replies are sent from it) and resume unfinished events."""
+        """Bind to the serving loop (replies are sent from it), start what waited for it and
+        resume unfinished events."""
         self.loop = loop
         self.outbound.loop = loop
+        for callback in self._on_start:
+            callback()
         return self.worker.resume()
+
+    def when_started(self, callback: Callable[[], None]) -> None:
+        """Run `callback` once the loop is bound (now, if it is): work that sends on its own
+        (the gaps digest, digest.py). It is called on the loop: it must not block."""
+        self._on_start.append(callback)
+        if self.loop is not None:
+            callback()
 
     # --- translation ------------------------------------------------------------------
 
@@ -168,9 +179,6 @@ class TeamsAdapter:
                                        if activity.text else "")
         language = i18n.detect_language(text, self.config.default_language)
         value = activity.value if isinstance(activity.value, dict) else {}
-        if value.get(cards.ACTION_KEY) == ASK_AGAIN:
-            await self.stale_notes.ask_again(context, value, user, language)
-            return
         routed = route(text, value, language)
         if routed is None:
             return  # another app's card data: not ours to act on

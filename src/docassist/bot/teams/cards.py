@@ -45,6 +45,8 @@ FEEDBACK_REASON: Final = "feedback_reason"
 REASON_INPUT: Final = "reason"
 REASON_TEXT_INPUT: Final = "reason_text"
 CHOICE: Final = "choice"
+ASK_AGAIN: Final = "ask_again"
+"""A stale-answer note's action (stale.py); its data carries the note id as `note`."""
 """A clarification's candidate: data `{docassist: choice, result_id, reply}`."""
 
 Card = dict[str, Any]

@@ -83,6 +83,8 @@ def route(text: str, value: dict[str, Any], language: i18n.Language) -> Routed |
         return Routed(text, Command.SHOW_SOURCES)
     if action == cards.CLEAR_THREAD:
         return Routed(text, Command.CLEAR)
+    if action == cards.ASK_AGAIN:  # the note is looked up when the turn runs (core/stale.py)
+        return Routed(text, Command.ASK_AGAIN, str(value.get("note") or ""))
     if action is not None:
         return None
     parsed = parse_text_command(text)

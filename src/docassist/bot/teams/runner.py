@@ -11,6 +11,7 @@ from microsoft_agents.hosting.core.authorization import Connections
 from pydantic import ValidationError
 
 from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
+from docassist.bot.teams.digest import start_teams_gaps_digest
 from docassist.bot.teams.server import (
     ANONYMOUS_NOISE_LOGGER,
     ANONYMOUS_WARNING,
@@ -93,5 +94,6 @@ def serve(runtime: Runtime, metrics: Metrics, endpoint: TeamsEndpoint, host: str
     endpoint.mount(app, read_timeout)
     add_operator_routes(app, runtime, metrics)
     endpoint.use_entra_groups(runtime)
+    start_teams_gaps_digest(runtime, endpoint.adapter)
     start_serving(runtime, {"teams": endpoint.adapter.stale_notes.post})
     run_forever(app, host, port, on_ready)

@@ -1,6 +1,7 @@
 """Stale-answer notes in Teams: the note posted to the conversation as a card (to the thread
-for a channel thread), and its "Ask again" action, which re-runs the thread's last question
-as a new turn.
+for a channel thread), with an "Ask again" action. The action is an ordinary message through
+the inbox (direct.route: `Command.ASK_AGAIN`), so a redelivered click is one turn, and the
+turn reads the thread's last question when it runs (core/stale.py).
 
 A note is not a reply to a message, so the conversation's address is kept when an answer is
 delivered: service URL, conversation and bot ids only (no user, no text).
@@ -10,29 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Final, Protocol
+from typing import Protocol
 
 from microsoft_agents.activity import Activity, ConversationReference
-from microsoft_agents.hosting.core import TurnContext
 
 from docassist.bot.teams import cards
 from docassist.core import i18n
-from docassist.core.admission import Arrival
 from docassist.core.errors import StorageError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.core.messages import ChatMessage
 from docassist.core.ports import AdapterStore
 from docassist.core.scopes import UNSET
-from docassist.core.stale import StaleNote, last_question, note_language, note_text, note_visible
+from docassist.core.stale import StaleNote, note_language, note_text, note_visible
 from docassist.core.turn import TurnEngine
 
 
 class NoteConfig(Protocol):
     @property
     def default_language(self) -> i18n.Language: ...
-
-    @property
-    def tenant_id(self) -> str: ...
 
 
 class NoteHost(Protocol):
@@ -53,16 +49,13 @@ class NoteHost(Protocol):
 
     def require_loop(self) -> asyncio.AbstractEventLoop: ...
 
-    async def submit(self, context: TurnContext, arrival: Arrival) -> None: ...
 
 logger = logging.getLogger(__name__)
-
-ASK_AGAIN: Final = "ask_again"
 
 
 def note_card(note: StaleNote, language: i18n.Language) -> cards.Card:
     action = {"type": "Action.Submit", "title": i18n.text("stale_ask_again", language),
-              "data": {cards.ACTION_KEY: ASK_AGAIN, "note": str(note.note_id)}}
+              "data": {cards.ACTION_KEY: cards.ASK_AGAIN, "note": str(note.note_id)}}
     return cards.card([cards.inert_text(note_text(note, language))], [action])
 
 
@@ -93,7 +86,8 @@ class TeamsStaleNotes:
             raise ValueError("no address known for this conversation")
         reference = ConversationReference.model_validate_json(address)
         state = self.adapter.store.load(note.key).state
-        if not note_visible(note, self.adapter.engine.catalog_for(state.audience or UNSET)):
+        engine = self.adapter.engine
+        if not note_visible(note, state.audience or UNSET, engine.scopes, engine.catalog):
             logger.info("stale note %s withheld: outside the thread's scope now", note.note_id)
             return
         language = note_language(state, self.adapter.config.default_language)
@@ -101,32 +95,3 @@ class TeamsStaleNotes:
         future = asyncio.run_coroutine_threadsafe(
             self.adapter.send(reference, [activity]), self.adapter.require_loop())
         future.result(timeout=HTTP_READ_TIMEOUT_SECONDS)
-
-    async def ask_again(self, context: TurnContext, value: dict[str, Any], user: str,
-                        language: i18n.Language) -> None:
-        from docassist.bot.teams.audience import teams_audience, thread_address
-        from docassist.bot.teams.direct import text_activity
-
-        key, reply_conversation = thread_address(context.activity)
-        note = str(value.get("note") or "")
-        row = await asyncio.to_thread(self.adapter.store.stale_note, int(note)) \
-            if note.isdigit() else None
-        if row is None or row["conversation_id"] != key.conversation_id:
-            logger.warning("ask-again for an unknown note %r", note[:20])
-            return
-        state = (await asyncio.to_thread(self.adapter.store.load, key)).state
-        question = last_question(state)
-        if question is None:
-            await context.send_activity(text_activity(i18n.text("stale_no_question",
-                                                                language)))
-            return
-        reference = context.activity.get_conversation_reference()
-        reference.conversation.id = reply_conversation
-        message = ChatMessage(key=key, user=user, text=question,
-                              event_id=f"{reply_conversation}|{context.activity.id}",
-                              reply_to=reference.model_dump_json(by_alias=True,
-                                                                 exclude_none=True),
-                              audience=teams_audience(context.activity, key, user,
-                                                      self.adapter.config.tenant_id))
-        await self.adapter.submit(context, Arrival(
-            message, i18n.detect_language(question, language)))

@@ -29,6 +29,12 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "I no longer have that question (the thread's history was cleared). Please "
         "ask it again.",
     },
+    "stale_note_unknown": {
+        "pl": "Nie znam tej notatki o zmienionym dokumencie w tym wątku, więc niczego nie "
+        "uruchomiłem. Zadaj pytanie ponownie.",
+        "en": "I don't know that changed-document note in this thread, so nothing was run. "
+        "Please ask your question again.",
+    },
     "sources_header_admin": {"pl": "Źródła dokumentów:", "en": "Document sources:"},
     "scope_held_back": {
         "pl": "Część źródeł, które możesz czytać, nie została tu użyta, bo nie wszyscy w tej "

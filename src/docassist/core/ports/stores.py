@@ -134,3 +134,7 @@ class GapLog(Protocol):
 
 class TurnStore(ConversationStore, ShadowLog, Protocol):
     """Everything `TurnEngine` writes: the turn's commit, and the shadow proposals."""
+
+    def stale_note(self, note_id: int) -> dict[str, Any] | None:
+        """The note an "Ask again" names (core/stale.py), or None."""
+        ...

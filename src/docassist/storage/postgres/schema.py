@@ -222,8 +222,14 @@ def p006_gaps(connection: Connection) -> None:
 
 
 @migration
-def p007_sched(connection: Connection) -> None:
-    """m016_sched: when the latest sync of a source started (its end is `last_run`)."""
+def p007_teams(connection: Connection) -> None:
+    """m016_teams: each stale note keeps the collection of the version it is about."""
+    connection.execute(f"ALTER TABLE stale_notes ADD COLUMN collection {T}")
+
+
+@migration
+def p008_sched(connection: Connection) -> None:
+    """m017_sched: when the latest sync of a source started (its end is `last_run`)."""
     connection.execute(f"ALTER TABLE sources ADD COLUMN sync_started {T}")
 
 

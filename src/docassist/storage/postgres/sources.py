@@ -21,7 +21,13 @@ from docassist.core.sources import (
     SyncTimes,
     next_run_after,
 )
-from docassist.core.stale import DocumentChange, StaleNote, cited_sources, version_of
+from docassist.core.stale import (
+    DocumentChange,
+    StaleNote,
+    cited_sources,
+    note_collection,
+    version_of,
+)
 from docassist.core.state import ConversationState
 from docassist.storage.postgres.connection import now_iso, upsert_sql
 from docassist.storage.source_rows import WebItem
@@ -149,7 +155,8 @@ class StaleRowsPg:
     """Stale-answer notes and Teams conversation addresses (mixed into PostgresStore)."""
 
     def record_stale_notes(self: _Base, changes: dict[str, DocumentChange],
-                           titles: dict[str, str], active_days: int) -> int:
+                           titles: dict[str, str], active_days: int,
+                           collections: dict[str, str] | None = None) -> int:
         if not changes:
             return 0
         now = datetime.now(UTC)
@@ -169,13 +176,13 @@ class StaleRowsPg:
                         continue
                     added += connection.execute(
                         "INSERT INTO stale_notes (conversation_id, platform, workspace, channel, "
-                        "thread, document_id, cited_version, title, change, changed_at, status, "
-                        "attempts) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'pending', 0) "
-                        "ON CONFLICT DO NOTHING",
+                        "thread, document_id, cited_version, title, change, changed_at, "
+                        "collection, status, attempts) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                        "%s, %s, %s, 'pending', 0) ON CONFLICT DO NOTHING",
                         [conversation_id, platform, workspace, channel, thread,
                          source.document_id, version_of(source.chunk_id),
                          titles.get(source.document_id, source.title), str(change),
-                         _iso(now)]).rowcount
+                         _iso(now), note_collection(source, collections)]).rowcount
         return added
 
     def claim_stale_notes(self: _Base, platform: str, holder: str, seconds: float,
@@ -187,13 +194,13 @@ class StaleRowsPg:
                 "WHERE id IN (SELECT id FROM stale_notes WHERE platform = %s AND "
                 "(status = 'pending' OR (status = 'claimed' AND claim_expires < %s)) "
                 "ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) RETURNING id, platform, "
-                "workspace, channel, thread, document_id, title, change, changed_at",
+                "workspace, channel, thread, document_id, title, change, changed_at, collection",
                 [holder, _iso(now + timedelta(seconds=seconds)), platform, _iso(now), limit]
                 ).fetchall()
         return [StaleNote(note_id=row[0], key=ConversationKey(
                     platform=row[1], workspace=row[2], channel=row[3], thread=row[4]),
                     document_id=row[5], title=row[6], change=DocumentChange(row[7]),
-                    changed_at=row[8]) for row in sorted(rows)]
+                    changed_at=row[8], collection=row[9]) for row in sorted(rows)]
 
     def note_delivered(self: _Base, note_id: int) -> None:
         with self._transaction() as connection:
