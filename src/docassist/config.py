@@ -17,6 +17,7 @@ from docassist.core.limits import (
     MODEL_CONCURRENCY,
     STALE_NOTE_ACTIVE_DAYS,
     SUPERSEDED_RETENTION_DAYS,
+    SYNC_LEASE_SECONDS,
     TURN_NICE,
     TURNS_PER_MODEL_REQUEST,
 )
@@ -126,6 +127,9 @@ class Settings(BaseSettings):
     sync_every: int = Field(default=0, ge=0,
                             description="Seconds between scheduled syncs of every source in "
                             "`slack`/`teams` (0 = off; `docassist sync` runs one by hand)")
+    sync_lease: float = Field(default=SYNC_LEASE_SECONDS, gt=0,
+                              description="Seconds a sync holds its source's lease; a "
+                              "replica that died mid-sync frees the source after it")
     stale_notes: bool = Field(default=True,
                               description="Tell a thread when a document its latest answer "
                               "cited was changed or removed by a sync")

@@ -4,8 +4,9 @@ prometheus-client. The core and the adapters report through the `Observer` proto
 
 Every turn of the process is counted whichever inbox worker or thread ran it: they all share
 the engine's observer, and the server runs in one process (no multiprocess mode needed). The
-inbox gauges are read from the store at scrape time, so they count what every process
-sharing the database has left to do.
+inbox gauges and the sources' last successes are read from the store at scrape time, so they
+count what every process sharing the database has left to do, and show a sync whichever
+replica ran it.
 """
 
 from __future__ import annotations
@@ -13,19 +14,25 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Final
+from typing import Final, Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from docassist.core.ports import InboxGauge
-from docassist.core.sources import SyncOutcome
+from docassist.core.sources import SourceStatus, SyncOutcome
 
 CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 TURN_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 """Seconds: rules answer in tens of ms, a local 7B model in tens of seconds."""
 RETRIEVAL_BUCKETS: Final = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class SharedState(InboxGauge, Protocol):
+    """What every process sharing the store sees alike, read at each scrape."""
+
+    def source_statuses(self) -> list[SourceStatus]: ...
 
 
 class _InboxCollector(Collector):
@@ -47,10 +54,28 @@ class _InboxCollector(Collector):
                                 "Age of the oldest unfinished event (0 when none).", value=age)
 
 
+class _SourcesCollector(Collector):
+    """When each source last synced cleanly, whichever process ran that sync (at scrape time:
+    with replicas, the one that synced is not the one scraped)."""
+
+    def __init__(self, store: SharedState) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily("docassist_sync_last_success_timestamp_seconds",
+                                   "When the source last synced without error (any process).",
+                                   labels=["source"])
+        for status in self.store.source_statuses():
+            if status.last_success is not None:
+                family.add_metric([status.name],
+                                  datetime.fromisoformat(status.last_success).timestamp())
+        yield family
+
+
 class Metrics:
     """The Observer that feeds Prometheus; one registry per instance (tests make several)."""
 
-    def __init__(self, store: InboxGauge | None = None) -> None:
+    def __init__(self, store: SharedState | None = None) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.turns = Counter("docassist_turns", "Turns, by status and decision.",
@@ -72,11 +97,13 @@ class Metrics:
                                           "rate limit.", registry=r)
         self._sync_metrics()
         if store is not None:
-            self.watch_inbox(store)
+            self.watch_store(store)
 
-    def watch_inbox(self, store: InboxGauge) -> None:
-        """Read the inbox's depth and oldest age from `store` at each scrape."""
+    def watch_store(self, store: SharedState) -> None:
+        """Read the inbox's depth and oldest age, and each source's last success, from
+        `store` at each scrape."""
         self.registry.register(_InboxCollector(store))
+        self.registry.register(_SourcesCollector(store))
 
     def _sync_metrics(self) -> None:
         r = self.registry
@@ -85,9 +112,6 @@ class Metrics:
         self.sync_items = Counter("docassist_sync_items", "Items synced, by source and what "
                                   "happened to them (added, updated, deleted, failed).",
                                   ["source", "change"], registry=r)
-        self.sync_last_success = Gauge("docassist_sync_last_success_timestamp_seconds",
-                                       "When the source last synced without error.",
-                                       ["source"], registry=r)
 
     # --- the Observer protocol ----------------------------------------------------------
 
@@ -115,8 +139,6 @@ class Metrics:
         for change, items in (("added", outcome.added), ("updated", outcome.updated),
                               ("deleted", outcome.deleted), ("failed", outcome.failed)):
             self.sync_items.labels(source=outcome.name, change=change).inc(len(items))
-        if not outcome.error:
-            self.sync_last_success.labels(source=outcome.name).set_to_current_time()
 
     # --- the endpoint -------------------------------------------------------------------
 

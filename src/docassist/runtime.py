@@ -215,12 +215,16 @@ def embed_new_chunks(runtime: Runtime) -> None:
 
 
 def sync_and_embed(runtime: Runtime, name: str | None = None,
-                   on_item: Callable[[str], None] | None = None) -> list[SyncOutcome]:
-    """Sync the named source (or all), then embed what changed."""
+                   on_item: Callable[[str], None] | None = None, *,
+                   scheduled: bool = False) -> list[SyncOutcome]:
+    """Sync the named source (or all), then embed what changed. `scheduled`: only sources
+    no replica synced within DOCASSIST_SYNC_EVERY; those skipped are neither returned nor
+    counted in the metrics, and the canary follows only a sync this process ran."""
     settings = runtime.settings
     outcomes = sync_all(runtime.store, name, every_seconds=settings.sync_every or None,
                         on_item=on_item, after=lambda _store: embed_new_chunks(runtime),
-                        stale_days=settings.stale_note_days if settings.stale_notes else None)
+                        stale_days=settings.stale_note_days if settings.stale_notes else None,
+                        lease_seconds=settings.sync_lease, due_only=scheduled)
     for outcome in outcomes:
         runtime.engine.observer.sync_finished(outcome)
     if settings.canary_after_sync and any(o.added or o.updated or o.deleted for o in outcomes):

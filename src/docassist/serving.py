@@ -14,13 +14,20 @@ from docassist.sources.schedule import SyncScheduler
 from docassist.storage.exports import RetentionScheduler
 
 
+def sync_scheduler(runtime: Runtime) -> SyncScheduler:
+    """The schedule every replica runs: each DOCASSIST_SYNC_EVERY seconds, the sources no
+    replica synced within that interval (sources/sync.py, `sync_if_due`)."""
+    return SyncScheduler(lambda: sync_and_embed(runtime, scheduled=True),
+                         runtime.settings.sync_every)
+
+
 def start_background(runtime: Runtime, couriers: Mapping[str, Post]) -> None:
     """`couriers`: per platform served, how it posts a stale-answer note."""
     settings = runtime.settings
     if settings.trace_retention_days:
         RetentionScheduler(runtime.store, settings.trace_retention_days).start()
     if settings.sync_every:
-        SyncScheduler(lambda: sync_and_embed(runtime), settings.sync_every).start()
+        sync_scheduler(runtime).start()
     if settings.canary_after_model_change:  # off the start's path: the port opens first
         threading.Thread(target=canary_after_model_change, args=(runtime,), name="canary",
                          daemon=True).start()

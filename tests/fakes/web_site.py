@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from tests.fakes.loopback import FakeServer, OneWriteHandler, QuietHandler, Request
+
+HOLD_SECONDS = 30.0
+"""A held request is answered after this at the latest (a test that failed frees it)."""
 
 
 @dataclass
@@ -23,6 +27,10 @@ class SiteState:
     sitemap: bool = True
     hits: Counter[str] = field(default_factory=Counter)
     headers_seen: list[dict[str, str]] = field(default_factory=list)
+    arrivals: list[tuple[float, str]] = field(default_factory=list)
+    """(time.monotonic(), path) of every request, in arrival order."""
+    held: dict[str, threading.Event] = field(default_factory=dict)
+    """Path → an event its requests wait for before they are answered (a slow site)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -50,8 +58,12 @@ class WebSite(FakeServer):
         with state.lock:
             state.hits[path] += 1
             state.headers_seen.append(request.headers)
+            state.arrivals.append((time.monotonic(), path))
             scripted = state.failures.get(path)
             failure = scripted.pop(0) if scripted else None
+            hold = state.held.get(path)
+        if hold is not None:
+            hold.wait(HOLD_SECONDS)
         if failure is not None:
             exchange.reply(failure[0], b"busy", "text/plain", failure[1])
         elif path == "/robots.txt":

@@ -24,7 +24,7 @@ from docassist.core.ports import (
     ShadowLog,
     TraceLog,
 )
-from docassist.core.sources import Source
+from docassist.core.sources import Source, SyncOutcome, SyncTimes
 from docassist.core.state import ConversationState
 from docassist.core.trace import TurnRecord
 from docassist.storage import Store
@@ -51,6 +51,12 @@ class AnyStore(ConversationStore, DocumentIndex, FeedbackLog, Inbox, InboxGauge,
     def source_document_ids(self, source: str) -> dict[str, str]: ...
 
     def source_sync_state(self, source: str) -> dict[str, str]: ...
+
+    def sync_times(self, source: str) -> SyncTimes | None: ...
+
+    def record_sync_started(self, source: str) -> None: ...
+
+    def record_sync(self, outcome: SyncOutcome, every_seconds: float | None) -> None: ...
 
     def save_source_sync_state(self, source: str, state: dict[str, str]) -> None: ...
 

@@ -7,6 +7,7 @@ protocols, never to SQL.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ from docassist.core.ports import (
     QuestionTrace,
 )
 from docassist.core.results import TurnResult
-from docassist.core.sources import Source, SourceKind
+from docassist.core.sources import Source, SourceKind, SyncOutcome, SyncTimes
 from docassist.core.state import ConversationState, HistoryMessage
 from docassist.core.trace import ShadowRecord, ToolCallRecord
 from docassist.storage.exports import trace_rows
@@ -317,6 +318,26 @@ def test_conformance_sources_are_unique_and_report_their_documents(any_store: An
     assert any_store.source_sync_state("handbook") == {}
     any_store.save_source_sync_state("handbook", {"delta": "https://graph/delta?token=1"})
     assert any_store.source_sync_state("handbook") == {"delta": "https://graph/delta?token=1"}
+
+
+def test_conformance_a_sync_records_when_it_began_and_when_it_ended(any_store: AnyStore
+                                                                    ) -> None:
+    assert any_store.sync_times("docs") is None  # no such source
+    any_store.add_source(Source(name="docs", kind=SourceKind.FOLDER, settings={"path": "/d"}))
+    assert any_store.sync_times("docs") == SyncTimes(started=None, finished=None)
+    any_store.record_sync_started("docs")
+    began = any_store.sync_times("docs")
+    assert began is not None and began.started and began.finished is None
+    [status] = any_store.source_statuses()
+    assert (status.last_started, status.last_run) == (began.started, None)  # running (or died)
+    any_store.record_sync(SyncOutcome("docs", SourceKind.FOLDER, errors=["down"]), 900)
+    ended = any_store.sync_times("docs")
+    assert ended is not None and ended.started == began.started
+    assert ended.finished is not None and ended.finished >= began.started  # a failure ends it
+    [status] = any_store.source_statuses()
+    assert status.next_run is not None  # due 900 s after the end, to the millisecond
+    assert (datetime.fromisoformat(status.next_run) - datetime.fromisoformat(ended.finished)
+            ).total_seconds() == 900
 
 
 def test_conformance_vectors_round_trip_in_the_int8_encoding(any_store: AnyStore) -> None:

@@ -38,7 +38,7 @@ def _on_ready(host: str, paths: list[str]) -> Callable[[int], None]:
 def _observed_runtime() -> tuple[Runtime, Metrics]:
     metrics = Metrics()
     runtime = open_checked(observer=metrics)
-    metrics.watch_inbox(runtime.store)
+    metrics.watch_store(runtime.store)
     return runtime, metrics
 
 

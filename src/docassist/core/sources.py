@@ -154,10 +154,44 @@ class SourceStatus(BaseModel):
     last_error: str | None
     next_run: str | None
     last_run: str | None = None
+    last_started: str | None = None
+    """When the latest sync began (`last_run` is when one ended): a start after the last
+    end is a sync running now, or one whose process died (another replica takes the source
+    over when its lease expires)."""
 
     @property
     def failing(self) -> bool:
         return self.last_error is not None
+
+
+@dataclass(frozen=True)
+class SyncTimes:
+    """When a source's latest sync began and when one last ended (ISO, UTC), as stored."""
+
+    started: str | None
+    finished: str | None
+
+
+def sync_is_due(times: SyncTimes | None, every_seconds: float, now: datetime) -> bool:
+    """A scheduled sync runs when no sync of the source (by any replica, scheduled or by
+    hand, successful or not) ended within the interval: a failed sync is retried at the next
+    interval, not by every replica at its next tick. A sync that began and never ended (its
+    process died) does not count: once its lease expires, the source is due."""
+    if times is None or times.finished is None:
+        return True
+    return now >= _due_after(datetime.fromisoformat(times.finished), every_seconds)
+
+
+def next_run_after(finished: datetime, every_seconds: float | None) -> str | None:
+    """The `next_run` shown for a sync that ended at `finished`: when `sync_is_due` makes
+    the source due again (None when no schedule is set)."""
+    if not every_seconds:
+        return None
+    return _due_after(finished, every_seconds).isoformat(timespec="milliseconds")
+
+
+def _due_after(finished: datetime, every_seconds: float) -> datetime:
+    return finished + timedelta(seconds=every_seconds)
 
 
 class SourceHealth(StrEnum):

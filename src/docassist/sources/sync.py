@@ -1,20 +1,23 @@
 """Syncing configured sources: one at a time per source across processes (a lease row in the
-store), each kind incremental, every outcome recorded on the source (never silent)."""
+store), each kind incremental, every outcome recorded on the source (never silent). The
+schedule (`sync_if_due`) syncs a source at most once per interval across all replicas."""
 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from docassist.core.errors import ConfigurationError, DocAssistError
 from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import SYNC_LEASE_SECONDS
-from docassist.core.sources import Source, SourceKind, SyncOutcome
+from docassist.core.sources import Source, SourceKind, SyncOutcome, sync_is_due
 from docassist.core.stale import DocumentChange
 from docassist.sources.confluence import ConfluenceApi
 from docassist.sources.confluence_sync import ConfluenceSync
+from docassist.sources.lease import LeaseKeeper
 from docassist.sources.sharepoint import SharePointSync, graph_client
 from docassist.sources.web import WebFetcher
 from docassist.sources.web_sync import OnItem, WebSync
@@ -110,28 +113,61 @@ def note_stale_threads(store: AnyStore, outcome: SyncOutcome, active_days: int,
     return store.record_stale_notes(changes, titles, active_days, collections)
 
 
+def _holder() -> str:
+    """A holder per sync: two syncs of one source never overlap, not even in one process
+    (several schedulers, a scheduler and an admin's sync), since the store lets a holder
+    take its own lease again."""
+    return f"{HOLDER}:{uuid.uuid4().hex[:8]}"
+
+
 def sync_source(store: AnyStore, source: Source, *, every_seconds: float | None = None,
-                on_item: OnItem | None = None, stale_days: int | None = None) -> SyncOutcome:
-    """Sync one source under its lease; the outcome (errors included) is recorded on it."""
-    lease = lease_name(source.name)
-    if not store.claim_lease(lease, HOLDER, SYNC_LEASE_SECONDS):
+                on_item: OnItem | None = None, stale_days: int | None = None,
+                lease_seconds: float = SYNC_LEASE_SECONDS) -> SyncOutcome:
+    """Sync one source under its lease (renewed while the sync runs); the outcome (errors
+    included) is recorded on it."""
+    lease, holder = lease_name(source.name), _holder()
+    if not store.claim_lease(lease, holder, lease_seconds):
         outcome = SyncOutcome(source.name, source.kind)
         outcome.errors.append("a sync of this source is running in another process")
         return outcome
     try:
-        try:
-            outcome = _sync_one(store, source, on_item)
-        except DocAssistError as error:
-            outcome = SyncOutcome(source.name, source.kind, errors=[str(error)])
-        if stale_days is not None:
-            note_stale_threads(store, outcome, stale_days, source.collection)
-        next_run = None
-        if every_seconds:
-            when = datetime.now(UTC) + timedelta(seconds=every_seconds)
-            next_run = when.isoformat(timespec="milliseconds")
-        store.record_sync(outcome, next_run)
+        with LeaseKeeper(store, lease, holder, lease_seconds):
+            return _sync_leased(store, source, every_seconds, on_item, stale_days)
     finally:
-        store.release_lease(lease, HOLDER)
+        store.release_lease(lease, holder)
+
+
+def sync_if_due(store: AnyStore, source: Source, *, every_seconds: float,
+                on_item: OnItem | None = None, stale_days: int | None = None,
+                lease_seconds: float = SYNC_LEASE_SECONDS) -> SyncOutcome | None:
+    """The scheduled sync every replica runs: None (nothing done, nothing counted) when a
+    sync of the source ended within the interval, by any replica, or one is running now.
+    Looking costs a read; the lease is claimed only when the source is due, and the store is
+    read again under it (another replica may have finished between the look and the claim)."""
+    if not sync_is_due(store.sync_times(source.name), every_seconds, datetime.now(UTC)):
+        return None
+    lease, holder = lease_name(source.name), _holder()
+    if not store.claim_lease(lease, holder, lease_seconds):
+        return None
+    try:
+        if not sync_is_due(store.sync_times(source.name), every_seconds, datetime.now(UTC)):
+            return None
+        with LeaseKeeper(store, lease, holder, lease_seconds):
+            return _sync_leased(store, source, every_seconds, on_item, stale_days)
+    finally:
+        store.release_lease(lease, holder)
+
+
+def _sync_leased(store: AnyStore, source: Source, every_seconds: float | None,
+                 on_item: OnItem | None, stale_days: int | None) -> SyncOutcome:
+    store.record_sync_started(source.name)
+    try:
+        outcome = _sync_one(store, source, on_item)
+    except DocAssistError as error:
+        outcome = SyncOutcome(source.name, source.kind, errors=[str(error)])
+    if stale_days is not None:
+        note_stale_threads(store, outcome, stale_days, source.collection)
+    store.record_sync(outcome, every_seconds)
     if outcome.error:
         logger.warning("source %s: %s", source.name, outcome.error)
     return outcome
@@ -139,12 +175,22 @@ def sync_source(store: AnyStore, source: Source, *, every_seconds: float | None 
 
 def sync_all(store: AnyStore, name: str | None = None, *, every_seconds: float | None = None,
              on_item: OnItem | None = None, after: AfterSync | None = None,
-             stale_days: int | None = None) -> list[SyncOutcome]:
+             stale_days: int | None = None, lease_seconds: float = SYNC_LEASE_SECONDS,
+             due_only: bool = False) -> list[SyncOutcome]:
     """Sync the named source or every source; `after` runs once (e.g. embedding new chunks);
-    with `stale_days`, threads active that recently get notes about changed citations."""
-    outcomes = [sync_source(store, source, every_seconds=every_seconds, on_item=on_item,
-                            stale_days=stale_days)
-                for source in selected_sources(store, name)]
+    with `stale_days`, threads active that recently get notes about changed citations.
+    `due_only` (the schedule, with `every_seconds`): only sources no one synced within the
+    interval, and only the syncs that ran are returned."""
+    outcomes: list[SyncOutcome] = []
+    for source in selected_sources(store, name):
+        if due_only and every_seconds:
+            outcome = sync_if_due(store, source, every_seconds=every_seconds, on_item=on_item,
+                                  stale_days=stale_days, lease_seconds=lease_seconds)
+        else:
+            outcome = sync_source(store, source, every_seconds=every_seconds, on_item=on_item,
+                                  stale_days=stale_days, lease_seconds=lease_seconds)
+        if outcome is not None:
+            outcomes.append(outcome)
     if after is not None and any(o.added or o.updated for o in outcomes):
         after(store)
     return outcomes

@@ -409,3 +409,11 @@ def m016_teams(db: Database) -> None:
     sources, else from the sync): a note about a removed document is posted only where that
     collection may still be seen."""
     db.table("stale_notes").add_column("collection", str)
+
+
+@migrations()
+def m017_sched(db: Database) -> None:
+    """Scheduled syncs shared by replicas: when the latest sync of a source started (its
+    end is `last_run`), so a replica skips a source another one synced within the interval
+    and a sync that never finished (its process died) shows."""
+    db.table("sources").add_column("sync_started", str)

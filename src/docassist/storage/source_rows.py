@@ -19,7 +19,14 @@ from typing import Any, Protocol
 from sqlite_utils import Database
 
 from docassist.core.errors import ConfigurationError
-from docassist.core.sources import Source, SourceKind, SourceStatus, SyncOutcome
+from docassist.core.sources import (
+    Source,
+    SourceKind,
+    SourceStatus,
+    SyncOutcome,
+    SyncTimes,
+    next_run_after,
+)
 
 
 def _now() -> str:
@@ -77,12 +84,30 @@ class SourceRows:
         return [SourceStatus(name=row["name"], kind=SourceKind(row["kind"]),
                              collection=row["collection"], documents=row["docs"],
                              last_success=row["last_success"], last_error=row["last_error"],
-                             next_run=row["next_run"], last_run=row["last_run"])
+                             next_run=row["next_run"], last_run=row["last_run"],
+                             last_started=row["sync_started"])
                 for row in rows]
 
-    def record_sync(self: _StoreParts, outcome: SyncOutcome, next_run: str | None) -> None:
-        """A finished sync: a success clears the last error, a failure keeps the last success."""
-        now = _now()
+    def sync_times(self: _StoreParts, source: str) -> SyncTimes | None:
+        """When the source's latest sync began and ended; None for an unknown source."""
+        with self._lock:
+            row = self.db.execute("SELECT sync_started, last_run FROM sources WHERE name = ?",
+                                  [source]).fetchone()
+        return SyncTimes(started=row[0], finished=row[1]) if row else None
+
+    def record_sync_started(self: _StoreParts, source: str) -> None:
+        """A sync of the source begins (under its lease)."""
+        with self._transaction() as connection:
+            connection.execute("UPDATE sources SET sync_started = ? WHERE name = ?",
+                               [_now(), source])
+
+    def record_sync(self: _StoreParts, outcome: SyncOutcome,
+                    every_seconds: float | None) -> None:
+        """A finished sync: a success clears the last error, a failure keeps the last success;
+        the next run is `every_seconds` after this end (none without a schedule)."""
+        ended = datetime.now(UTC)
+        now, next_run = ended.isoformat(timespec="milliseconds"), next_run_after(ended,
+                                                                                 every_seconds)
         with self._transaction() as connection:
             connection.execute(
                 "UPDATE sources SET last_run = ?, counts = ?, next_run = ?, last_error = ?, "

@@ -227,6 +227,12 @@ def p007_teams(connection: Connection) -> None:
     connection.execute(f"ALTER TABLE stale_notes ADD COLUMN collection {T}")
 
 
+@migration
+def p008_sched(connection: Connection) -> None:
+    """m017_sched: when the latest sync of a source started (its end is `last_run`)."""
+    connection.execute(f"ALTER TABLE sources ADD COLUMN sync_started {T}")
+
+
 def pending(connection: Connection) -> list[str]:
     """Names of the migrations not applied yet, in order."""
     return [name for name, _ in MIGRATIONS if name not in _applied(connection)]

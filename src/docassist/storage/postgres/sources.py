@@ -13,7 +13,14 @@ from typing import Any, Protocol
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import STALE_NOTE_ATTEMPTS
 from docassist.core.messages import ConversationKey
-from docassist.core.sources import Source, SourceKind, SourceStatus, SyncOutcome
+from docassist.core.sources import (
+    Source,
+    SourceKind,
+    SourceStatus,
+    SyncOutcome,
+    SyncTimes,
+    next_run_after,
+)
 from docassist.core.stale import (
     DocumentChange,
     StaleNote,
@@ -64,11 +71,26 @@ class SourceRowsPg:
         return [SourceStatus(name=row["name"], kind=SourceKind(row["kind"]),
                              collection=row["collection"], documents=row["docs"],
                              last_success=row["last_success"], last_error=row["last_error"],
-                             next_run=row["next_run"], last_run=row["last_run"])
+                             next_run=row["next_run"], last_run=row["last_run"],
+                             last_started=row["sync_started"])
                 for row in rows]
 
-    def record_sync(self: _Base, outcome: SyncOutcome, next_run: str | None) -> None:
-        now = now_iso()
+    def sync_times(self: _Base, source: str) -> SyncTimes | None:
+        """When the source's latest sync began and ended; None for an unknown source."""
+        rows = self._rows("SELECT sync_started, last_run FROM sources WHERE name = %s",
+                          [source])
+        return SyncTimes(started=rows[0]["sync_started"], finished=rows[0]["last_run"]
+                         ) if rows else None
+
+    def record_sync_started(self: _Base, source: str) -> None:
+        """A sync of the source begins (under its lease)."""
+        with self._transaction() as connection:
+            connection.execute("UPDATE sources SET sync_started = %s WHERE name = %s",
+                               [now_iso(), source])
+
+    def record_sync(self: _Base, outcome: SyncOutcome, every_seconds: float | None) -> None:
+        ended = datetime.now(UTC)
+        now, next_run = _iso(ended), next_run_after(ended, every_seconds)
         with self._transaction() as connection:
             connection.execute(
                 "UPDATE sources SET last_run = %s, counts = %s, next_run = %s, last_error = %s, "
