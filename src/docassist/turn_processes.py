@@ -258,12 +258,13 @@ class TurnProcesses:
                     self._changed.notify_all()
 
     def wait_ready(self, seconds: float = TURN_PROCESS_START_SECONDS) -> bool:
-        """Block until one child is ready (or `seconds` pass: the server opens anyway, its
-        events wait in the inbox, and /readyz says why)."""
+        """Block until every child is ready, or `seconds` pass (the server opens anyway:
+        events wait in the inbox, and /readyz says how many are ready)."""
         with self._changed:
-            ready = self._changed.wait_for(lambda: self.ready() > 0, timeout=seconds)
+            ready = self._changed.wait_for(lambda: self.ready() >= self.count, timeout=seconds)
         if not ready:
-            logger.error("no turn process ready after %g s; serving anyway", seconds)
+            logger.error("%d of %d turn processes ready after %g s; serving anyway",
+                         self.ready(), self.count, seconds)
         return ready
 
     def stop_with(self, app: web.Application) -> None:
