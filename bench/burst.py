@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -114,15 +115,42 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def burst(url: str, connections: int) -> list[float]:
-    """The burst's ack times (ms) of the acked events."""
+def burst(url: str, connections: int, started: Callable[[], None] = lambda: None
+          ) -> list[float]:
+    """The burst's ack times (ms) of the acked events, sent from a process of its own (as
+    Slack's are): in this one, the stand-in model and the fake Web API serving the turns
+    would share the sender's GIL, and the floor's run has no turns. `started` is called
+    as the first event goes out."""
+    sender = subprocess.Popen([sys.executable, __file__, "--send", url, "--connections",
+                               str(connections)], stdout=subprocess.PIPE, cwd=REPO)
+    assert sender.stdout is not None
+    if sender.stdout.readline().strip() == b"sending":
+        started()
+    output, _ = sender.communicate(timeout=600)
+    if sender.returncode:
+        raise RuntimeError(f"the burst sender failed ({sender.returncode})")
+    acks: list[float] = json.loads(output)
+    return acks
+
+
+def send_burst(url: str, connections: int) -> None:
+    """The sender process: say `sending`, send, print the ack times as one JSON list."""
     sender = EventSender(url, SECRET)
     run = LoadRun(connections, EVENTS // connections)
+    print("sending", flush=True)
     try:
         send_load(sender, run)
     finally:
         sender.close()
-    return run.ack_ms()
+    print(json.dumps(run.ack_ms()), flush=True)
+
+
+def process_tree_cpu_seconds(pid: int) -> float:
+    """CPU time of a process and its children (the serving process and its turn
+    processes)."""
+    kids = [int(kid) for task in Path(f"/proc/{pid}/task").glob("*")
+            for kid in (task / "children").read_text().split()]
+    return process_cpu_seconds(pid) + sum(process_cpu_seconds(kid) for kid in kids)
 
 
 def start_floor(api: FakeSlackApi, port: int, server: str, log: Path) -> subprocess.Popen[bytes]:
@@ -157,24 +185,30 @@ def bot_burst(demo: Path, folder: Path, connections: int, window: float
         port = free_port()
         bot = start_bot(db, api, port, SECRET, model_env(server.url))
         try:
-            began, (busy, total) = time.monotonic(), cpu_times()
-            bot_cpu, bench_cpu = process_cpu_seconds(bot.pid), process_cpu_seconds(os.getpid())
-            acks = burst(f"http://127.0.0.1:{port}/slack/events", connections)
+            mark: dict[str, Any] = {}
+
+            def started() -> None:
+                mark["began"], mark["cpu"] = time.monotonic(), cpu_times()
+                mark["bot_cpu"] = process_tree_cpu_seconds(bot.pid)
+                mark["bench_cpu"] = process_cpu_seconds(os.getpid())
+
+            acks = burst(f"http://127.0.0.1:{port}/slack/events", connections, started)
+            began, (busy, total) = mark["began"], mark["cpu"]
             # Until the window ends or every turn's two requests are done (then the model
             # would sit idle for the rest of the window, which is not the bot's capacity).
             while (time.monotonic() < began + window
                    and model.count() < REQUESTS_PER_TURN * EVENTS):
                 time.sleep(0.05)
             ended, (busy_end, total_end) = time.monotonic(), cpu_times()
-            bot_cpu = process_cpu_seconds(bot.pid) - bot_cpu
-            bench_cpu = process_cpu_seconds(os.getpid()) - bench_cpu
+            bot_cpu = process_tree_cpu_seconds(bot.pid) - mark["bot_cpu"]
+            bench_cpu = process_cpu_seconds(os.getpid()) - mark["bench_cpu"]
         finally:
             stop(bot)
     completed = model.completed_between(began, ended)
     return acks, {"requests": completed, "seconds": round(ended - began, 2),
                   "cpu_busy": (busy_end - busy) / max(1, total_end - total),
                   "peak": model.peak, "bot_cpu_cores": bot_cpu / max(0.001, ended - began),
-                  # the load generator, fake Slack API and stand-in model (one process)
+                  # the fake Slack API and the stand-in model (the sender has its own)
                   "bench_cpu_cores": bench_cpu / max(0.001, ended - began)}
 
 
@@ -227,7 +261,12 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=WINDOW_SECONDS)
     parser.add_argument("--floor-server", choices=SERVER_KINDS, default=DEFAULT_SERVER)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--send", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument("--connections", type=int, default=10, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.send:
+        send_burst(args.send, args.connections)
+        return
     with tempfile.TemporaryDirectory() as name:
         figures = measure(Path(name), args.window, args.floor_server)
     if args.json:

@@ -404,7 +404,8 @@ def start_bot(db: Path | str, api: FakeSlackApi, port: int, secret: str,
     with log.open("wb") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
-            env=full_env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
+            env=full_env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
+            start_new_session=True)  # its turn processes die with it (kill_replica)
     return wait_healthy(process, port, lambda: log.read_text(errors="replace"),
                         BOT_START_SECONDS)
 

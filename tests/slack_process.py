@@ -25,7 +25,8 @@ def start_bot(db: Path, api: FakeSlackApi, port: int) -> subprocess.Popen[bytes]
            "SLACK_SIGNING_SECRET": SECRET, "DOCASSIST_SLACK_API_URL": api.url}
     process = subprocess.Popen(
         [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
-        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True)  # its turn processes die with it (kill_replica)
     return wait_healthy(process, port, lambda: process.stderr.read().decode()
                         if process.stderr else "no start")
 

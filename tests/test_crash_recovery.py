@@ -3,7 +3,6 @@ test over both platforms (Slack over HTTP, Teams), each a real `docassist` proce
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import threading
 from collections.abc import Callable
@@ -16,7 +15,7 @@ import httpx
 import pytest
 
 from docassist.storage import Store
-from tests.fakes.loopback import free_port, wait_until
+from tests.fakes.loopback import free_port, kill_replica, wait_until
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.teams_connector import FakeConnector
 from tests.slack_process import signed_event, start_bot
@@ -90,8 +89,7 @@ def test_killed_after_the_ack_the_restarted_bot_answers_once(
             wait_until(lambda: [row for row in store.inbox_rows() if row["status"] == "answered"])
             assert store.inbox_rows()[0]["status"] == "answered"
         finally:
-            first.send_signal(signal.SIGKILL)
-            first.wait(10)
+            kill_replica(first)
         fake.held.set()
         fake.held = None
         second = platform.start(db_path, fake)  # resumes unfinished events on start

@@ -13,12 +13,16 @@ from docassist.core.limits import (
     INBOX_LEASE_SECONDS,
     MAX_MODEL_CONCURRENCY,
     MAX_RETENTION_DAYS,
+    MAX_TURN_PROCESSES,
     MODEL_CONCURRENCY,
     STALE_NOTE_ACTIVE_DAYS,
     SUPERSEDED_RETENTION_DAYS,
     SYNC_LEASE_SECONDS,
+    TURN_NICE,
+    TURNS_PER_MODEL_REQUEST,
 )
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS
+from docassist.models.gate import ModelGate
 from docassist.models.ollama import DEFAULT_OLLAMA_URL
 from docassist.models.openai import DEFAULT_OPENAI_URL
 from docassist.models.registry import ModelConfig
@@ -79,12 +83,21 @@ class Settings(BaseSettings):
     rate_per_user: int = Field(default=20, ge=0,
                                description="Turns per minute per user (0 = unlimited)")
     model_concurrency: int = Field(default=MODEL_CONCURRENCY, ge=1, le=MAX_MODEL_CONCURRENCY,
-                                   description="Model requests (and so Slack/Teams turns) one "
-                                   "process keeps in flight: its share of the model server's "
-                                   "capacity")
+                                   description="Model requests one replica keeps in flight at "
+                                   "most (shared by its turn processes): its share of the "
+                                   "model server's capacity; it runs twice as many turns")
     inbox_workers: int | None = Field(default=None, ge=1, le=MAX_MODEL_CONCURRENCY,
                                       description="Optional cap on the turns one process "
                                       "runs at once, below DOCASSIST_MODEL_CONCURRENCY")
+    turn_processes: int | None = Field(
+        default=None, ge=0, le=MAX_TURN_PROCESSES,
+        description="Processes that run Slack turns beside the process that serves HTTP, so "
+        "acks never wait for turns (0 = turns in the serving process; default: one per CPU "
+        "core)")
+    turn_nice: int = Field(
+        default=TURN_NICE, ge=0, le=19,
+        description="How much lower the turn processes' CPU priority is than the serving "
+        "process's (a nice increment): when both want a core, acks go first")
     inbox_lease: float = Field(default=INBOX_LEASE_SECONDS, gt=0, le=3600,
                                description="Seconds a process's claim on an inbox event "
                                "lasts unless renewed (renewed while its turn runs)")
@@ -125,8 +138,26 @@ class Settings(BaseSettings):
                                  "such a note")
 
     def turns_in_flight(self) -> int:
-        """Turns one process runs at once: the model's share, or less when capped."""
-        return min(self.model_concurrency, self.inbox_workers or self.model_concurrency)
+        """Turns one replica runs at once: TURNS_PER_MODEL_REQUEST per model request it may
+        keep in flight (a turn is outside the model part of the time), or fewer when
+        DOCASSIST_INBOX_WORKERS caps them."""
+        turns = TURNS_PER_MODEL_REQUEST * self.model_concurrency
+        return min(turns, self.inbox_workers or turns)
+
+    def turn_process_count(self) -> int:
+        """DOCASSIST_TURN_PROCESSES, or one per CPU core this process may use."""
+        if self.turn_processes is not None:
+            return self.turn_processes
+        return max(1, len(os.sched_getaffinity(0)))
+
+    def turns_per_process(self) -> int:
+        """A turn process's share of the replica's turns in flight (rounded up)."""
+        return -(-self.turns_in_flight() // max(1, self.turn_process_count()))
+
+    def model_requests_per_process(self) -> int:
+        """A process's share of DOCASSIST_MODEL_CONCURRENCY (rounded up): each turn process
+        of a replica gets one (models/gate.py)."""
+        return -(-self.model_concurrency // max(1, self.turn_process_count()))
 
     @field_validator("db", mode="before")
     @classmethod
@@ -136,6 +167,7 @@ class Settings(BaseSettings):
     def model_config_for(self, record_path: Path | None = None) -> ModelConfig:
         key = self.openai_api_key.get_secret_value() if self.openai_api_key else None
         return ModelConfig(ollama_url=self.ollama_url, openai_base_url=self.openai_base_url,
+                           gate=ModelGate(self.model_requests_per_process()),
                            openai_api_key=key, azure_api_version=self.azure_api_version,
                            timeout_seconds=self.model_timeout, record_path=record_path)
 

@@ -21,6 +21,9 @@ from datetime import UTC, datetime
 from typing import Final
 
 LOG_FORMAT_ENV: Final = "DOCASSIST_LOG_FORMAT"
+LOG_LEVEL_ENV: Final = "DOCASSIST_LOG_LEVEL"
+LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
+PLAIN_FORMAT: Final = "%(levelname)s %(name)s %(message)s"
 TURN_FIELDS: Final = ("turn_id", "conversation", "status", "decision", "duration_ms")
 SECRET_NAME: Final = re.compile(r"(TOKEN|SECRET|PASSWORD|API_KEY|_KEY)$")
 QUIET_LOGGERS: Final = ("httpx", "httpcore", "aiohttp.access")
@@ -65,16 +68,40 @@ def json_logs(environ: dict[str, str] | None = None) -> bool:
     return env.get(LOG_FORMAT_ENV, "").strip().lower() == "json"
 
 
-def configure_logging(environ: dict[str, str] | None = None) -> None:
-    """JSON lines on stderr when DOCASSIST_LOG_FORMAT=json; otherwise leave logging alone."""
+class LogLevelError(ValueError):
+    """DOCASSIST_LOG_LEVEL names no level."""
+
+
+def log_level(environ: dict[str, str] | None = None) -> str | None:
+    """DOCASSIST_LOG_LEVEL (upper case), None when unset; LogLevelError when it is not one
+    of LOG_LEVELS."""
     env = os.environ if environ is None else environ
-    if not json_logs(dict(env)):
+    value = env.get(LOG_LEVEL_ENV, "").strip().upper()
+    if not value:
+        return None
+    if value not in LOG_LEVELS:
+        raise LogLevelError(f"{LOG_LEVEL_ENV}={env[LOG_LEVEL_ENV]!r} is not a log level "
+                            f"(one of {', '.join(LOG_LEVELS)})")
+    return value
+
+
+def configure_logging(environ: dict[str, str] | None = None) -> None:
+    """JSON lines on stderr when DOCASSIST_LOG_FORMAT=json (INFO and above unless
+    DOCASSIST_LOG_LEVEL says otherwise); otherwise Python's plain lines, at
+    DOCASSIST_LOG_LEVEL when it is set. Every DocAssist process reads the same two
+    variables, so turn processes log like the server that started them."""
+    env = dict(os.environ if environ is None else environ)
+    level = log_level(env)
+    if not json_logs(env):
+        if level is not None:
+            logging.basicConfig(level=level, format=PLAIN_FORMAT, stream=sys.stderr)
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter(secret_values(dict(env))))
+    handler.setFormatter(JsonFormatter(secret_values(env)))
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
+    root.setLevel(level or logging.INFO)
     logging.captureWarnings(True)  # warnings too, as JSON lines
-    for chatty in QUIET_LOGGERS:  # a line per outgoing request would drown the turns
-        logging.getLogger(chatty).setLevel(logging.WARNING)
+    if level != "DEBUG":  # a line per outgoing request would drown the turns
+        for chatty in QUIET_LOGGERS:
+            logging.getLogger(chatty).setLevel(logging.WARNING)

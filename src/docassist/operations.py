@@ -19,6 +19,7 @@ from docassist.metrics import CONTENT_TYPE, Metrics
 from docassist.readiness import ModelProbe, readiness
 from docassist.runtime import Runtime, warm_up
 from docassist.serving import start_background
+from docassist.turn_processes import TurnProcesses
 
 logger = logging.getLogger(__name__)
 
@@ -30,15 +31,18 @@ READY_TIMEOUT_SECONDS: Final = 10.0
 does not answer) is itself the answer: not ready."""
 
 
-def add_operator_routes(app: web.Application, runtime: Runtime, metrics: Metrics) -> None:
-    """GET /readyz and GET /metrics; both run their blocking reads off the event loop."""
+def add_operator_routes(app: web.Application, runtime: Runtime, metrics: Metrics,
+                        turns: TurnProcesses | None = None) -> None:
+    """GET /readyz (with `turns`, at least one turn process must be ready) and GET
+    /metrics; both run their blocking reads off the event loop."""
     probe = ModelProbe(runtime.settings)
 
     async def ready(_request: web.Request) -> web.Response:
         loop = asyncio.get_running_loop()
         try:
             state = await asyncio.wait_for(
-                loop.run_in_executor(None, readiness, runtime, probe), READY_TIMEOUT_SECONDS)
+                loop.run_in_executor(None, readiness, runtime, probe, turns),
+                READY_TIMEOUT_SECONDS)
         except TimeoutError:
             return json_response({"ready": False, "reason": "the readiness checks timed out"},
                                  503)

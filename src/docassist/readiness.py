@@ -13,6 +13,7 @@ from docassist.config import Settings
 from docassist.core.errors import DocAssistError
 from docassist.doctor import Check, model_checks
 from docassist.runtime import Runtime
+from docassist.turn_processes import TurnProcesses
 
 MODEL_CHECK_SECONDS: Final = 30.0
 """How long a model-server check is reused: a probe every few seconds must not cost a model
@@ -42,10 +43,16 @@ class ModelProbe:
             return self._checked[1]
 
 
-def readiness(runtime: Runtime, models: ModelProbe) -> Readiness:
+def readiness(runtime: Runtime, models: ModelProbe,
+              turns: TurnProcesses | None = None) -> Readiness:
     """Every check, the first failure as the reason."""
     checks: dict[str, str] = {}
     problems: list[str] = []
+    if turns is not None:
+        ready = turns.ready()
+        checks["turn_processes"] = f"{ready} of {turns.count} ready"
+        if not ready:
+            problems.append(f"turn processes: none of {turns.count} is ready")
     try:
         runtime.store.ensure_writable()
         checks["database"] = "writable"

@@ -25,6 +25,7 @@ from docassist.bot.slack.runner import (
     slack_adapter,
     slack_routes,
     slack_settings,
+    slack_turn_processes,
     start_gaps_digest,
 )
 from docassist.bot.slack.server import EVENTS_PATH
@@ -45,6 +46,7 @@ from docassist.directory.slack_groups import SlackUserGroups
 from docassist.metrics import Metrics
 from docassist.operations import OPERATOR_PATHS, add_operator_routes, start_serving
 from docassist.runtime import Runtime, use_membership
+from docassist.turn_processes import TurnProcesses
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,8 @@ class Platforms:
 
     slack: SlackAdapter | None = None
     teams: TeamsEndpoint | None = None
+    turns: TurnProcesses | None = None
+    """The processes that run Slack's turns (None: turns run in this process)."""
 
     def paths(self) -> list[str]:
         mounted = [EVENTS_PATH] if self.slack is not None else []
@@ -76,7 +80,7 @@ def build_app(runtime: Runtime, metrics: Metrics, platforms: Platforms,
         add_routes(app, slack_routes(platforms.slack), read_timeout)
     if platforms.teams is not None:
         platforms.teams.mount(app, read_timeout)
-    add_operator_routes(app, runtime, metrics)
+    add_operator_routes(app, runtime, metrics, platforms.turns)
     return app
 
 
@@ -116,9 +120,13 @@ def configured_platforms() -> PlatformSettings:
 
 
 def platforms_for(runtime: Runtime, settings: PlatformSettings) -> Platforms:
+    """Slack's turns run in turn processes (unless DOCASSIST_TURN_PROCESSES=0); Teams' run
+    in this process (a caller that expects the replies inline waits on this process)."""
+    turns = slack_turn_processes(runtime) if settings.slack else None
     return Platforms(
-        slack=slack_adapter(runtime, settings.slack) if settings.slack else None,
-        teams=TeamsEndpoint(runtime, settings.teams) if settings.teams else None)
+        slack=slack_adapter(runtime, settings.slack, turns) if settings.slack else None,
+        teams=TeamsEndpoint(runtime, settings.teams) if settings.teams else None,
+        turns=turns)
 
 
 class MembershipByPlatform:
@@ -151,5 +159,11 @@ def serve_forever(runtime: Runtime, metrics: Metrics, platforms: Platforms, host
                   port: int, on_ready: Callable[[int], None]) -> None:
     """Start the platforms and serve until interrupted (Teams resumes its own events when
     the server starts: its adapter needs the event loop)."""
+    app = build_app(runtime, metrics, platforms)
+    if platforms.turns is not None:  # they warm up while this process does
+        platforms.turns.start()
+        platforms.turns.stop_with(app)
     start_platforms(runtime, platforms)
-    run_forever(build_app(runtime, metrics, platforms), host, port, on_ready)
+    if platforms.turns is not None:
+        platforms.turns.wait_ready()
+    run_forever(app, host, port, on_ready)

@@ -4,7 +4,10 @@ recorded; and the helpers for child processes (a free port, waiting until health
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import socket
 import ssl
 import subprocess
@@ -192,6 +195,17 @@ def wait_healthy(process: subprocess.Popen[bytes], port: int,
     process.kill()
     process.wait(10)
     raise AssertionError(f"the process did not start: {describe_failure()}")
+
+
+def kill_replica(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a server started in a session of its own (`start_new_session=True`) together
+    with its turn processes: the whole replica dies at once, as when its machine does."""
+    with contextlib.suppress(ProcessLookupError):
+        if os.getpgid(process.pid) == process.pid:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:  # not a session of its own: it runs its turns itself
+            process.kill()
+    process.wait(10)
 
 
 def wait_until(condition: Callable[[], object], seconds: float = 30.0) -> bool:

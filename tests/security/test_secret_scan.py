@@ -192,18 +192,16 @@ def test_no_secret_in_logs_traces_or_files_of_the_real_process(
     script_model(model_server, attempts=3)  # the default retry policy
     port = free_port()
     stderr_path = tmp_path / "stderr.log"
-    # Logging at DEBUG for every logger, configured as an operator would, then the real CLI.
-    launcher = ("import logging, sys; logging.basicConfig(level=logging.DEBUG, "
-                "format='%(levelname)s %(name)s %(message)s'); "
-                "sys.argv = ['docassist', 'slack', '--http', '--port', sys.argv[1]]; "
-                "from docassist.cli import main; main()")
+    # Logging at DEBUG for every logger of every process (the server and its turn processes),
+    # configured as an operator would, then the real CLI.
     with FakeSlackApi() as api, stderr_path.open("wb") as stderr:
         env = {**os.environ, **SECRETS, "DOCASSIST_DB": str(db_path),
                "DOCASSIST_SLACK_API_URL": api.url, "DOCASSIST_MODEL": "openai:gpt-scan",
                "DOCASSIST_OPENAI_BASE_URL": f"{model_server.url}/v1",
-               "DOCASSIST_SAVE_RAW": "true"}
-        process = subprocess.Popen([sys.executable, "-c", launcher, str(port)], env=env,
-                                   cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
+               "DOCASSIST_SAVE_RAW": "true", "DOCASSIST_LOG_LEVEL": "debug"}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
+            env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
         try:
             wait_for(lambda: _healthy(port), "the bot to start")
             conversation(Sender(f"http://127.0.0.1:{port}/slack/events",
@@ -214,7 +212,8 @@ def test_no_secret_in_logs_traces_or_files_of_the_real_process(
             process.send_signal(signal.SIGTERM)
             process.wait(30)
     log = stderr_path.read_text(encoding="utf-8", errors="replace")
-    assert "DEBUG" in log and "chat.postMessage" in log  # the scanned log is the real one
+    # The scanned log is the real one, the turn processes' included: only they post.
+    assert "DEBUG" in log and "chat.postMessage" in log
     assert model_server.requests[0].headers["Authorization"] == (
         f"Bearer {SECRETS['DOCASSIST_OPENAI_API_KEY']}")
     assert_no_secret({"stderr": log, **stored_text(db_path, tmp_path)})

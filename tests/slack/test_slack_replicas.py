@@ -11,7 +11,6 @@ A short DOCASSIST_INBOX_LEASE makes a dead replica's claims expire within the te
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import threading
 import time
@@ -25,7 +24,7 @@ import pytest
 from docassist.core import i18n
 from tests.any_db import rows, unclaimed_and_done
 from tests.conftest import STORES
-from tests.fakes.loopback import free_port
+from tests.fakes.loopback import free_port, kill_replica
 from tests.fakes.model_server import ModelServer
 from tests.fakes.slack_api import FakeSlackApi
 from tests.pg import PgCluster
@@ -153,8 +152,7 @@ def test_a_replica_killed_mid_load_loses_no_acked_event(
             loader.start()
             assert wait_for(lambda: len(answers(api)) >= 4 and run.acked() >= 12
                             and claims_of(db_path, victim.pid) > 0)
-            victim.send_signal(signal.SIGKILL)  # mid-load: turns running, events arriving
-            victim.wait(10)
+            kill_replica(victim)  # mid-load: turns running, events arriving
             assert claims_of(db_path, victim.pid) > 0  # left behind: only their lease ends
             acked_at_kill = {sent.event_id for sent in run.sent if sent.status == 200}
             assert len(acked_at_kill) < expected  # truly mid-load

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from docassist.core import i18n
+from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import INBOX_LEASE_SECONDS, MODEL_CONCURRENCY
 from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER
 
@@ -32,3 +33,6 @@ class AdapterConfig:
     """Turns this process runs at once (Settings.turns_in_flight)."""
     inbox_lease: float = INBOX_LEASE_SECONDS
     """Seconds a claim on an inbox event lasts unless renewed (DOCASSIST_INBOX_LEASE)."""
+    replica: str = PROCESS_HOLDER
+    """The name its inbox claims begin with: this process's, or for a turn process its
+    serving process's (so a claim names the replica that holds it)."""

@@ -17,9 +17,10 @@ import typer
 
 from docassist.cli import admin, documents, evals, servers
 from docassist.cli_db import db_app
+from docassist.cli_output import err
 from docassist.cli_scopes import scopes_app
 from docassist.cli_sources import sources_app, sync
-from docassist.logs import configure_logging
+from docassist.logs import LogLevelError, configure_logging
 
 app = typer.Typer(help="DocAssist: answers procedure questions from documents, with citations.",
                   no_args_is_help=True, add_completion=False)
@@ -37,5 +38,9 @@ app.add_typer(syncing)  # listed with the other commands, not before them
 
 
 def main() -> None:
-    configure_logging()
+    try:
+        configure_logging()
+    except LogLevelError as error:  # before anything runs: nothing is opened or started
+        err.print(f"error: {error}")
+        raise SystemExit(2) from error
     app()

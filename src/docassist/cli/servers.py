@@ -74,14 +74,33 @@ def slack(
         settings = runner.slack_settings()
     except ConfigurationError as error:
         raise fail(str(error), False) from error
-    adapter = runner.slack_adapter(runtime, settings)
     if http:
-        runner.serve(runtime, metrics, adapter, host, port, _on_ready(host, [
-            EVENTS_PATH, *OPERATOR_PATHS]))
+        turns = runner.slack_turn_processes(runtime)
+        runner.serve(runtime, metrics, runner.slack_adapter(runtime, settings, turns), host,
+                     port, _on_ready(host, [EVENTS_PATH, *OPERATOR_PATHS]), turns)
         return
+    adapter = runner.slack_adapter(runtime, settings)
     if settings.app_token is None:
         raise fail("Socket Mode needs SLACK_APP_TOKEN (or use --http)", False)
     runner.run_socket_mode(runtime, adapter, settings.app_token.get_secret_value())
+
+
+@app.command("turn-worker", hidden=True)
+def turn_worker() -> None:
+    """A turn process of `serve` and `slack --http` (they start it): answers Slack events
+    from the inbox; stdin carries wake-ups, stdout reports for /metrics."""
+    from docassist.bot.slack import runner
+    from docassist.turn_processes import RelayObserver, relay_output, turn_process_holder
+
+    relay = RelayObserver(relay_output())
+    runtime = open_checked(observer=relay)
+    try:
+        settings = runner.slack_settings()
+    except ConfigurationError as error:
+        raise fail(str(error), False) from error
+    runner.run_turns(runtime, runner.slack_adapter(
+        runtime, settings, turn_slots=runtime.settings.turns_per_process(),
+        replica=turn_process_holder()))
 
 
 @app.command()

@@ -14,6 +14,7 @@ Arrival (called by the adapters, before a turn)
     admission    dedupe, rate limit, external users, storing the event: one path for all
     ratelimit    sliding-window turns per minute, per user and in total
     inbox        the durable inbox: events stored before the ack, answered by workers
+    ack_writes   the ack path's writes, within the ack deadline (late ones go on)
 
 The turn
     turn         one turn top to bottom: begin, early reply, plan, execute once, reply, commit

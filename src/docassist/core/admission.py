@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from docassist.core.ack_writes import LateFailure
 from docassist.core.errors import AckDeadlineError, StorageError
 from docassist.core.i18n import Language
-from docassist.core.inbox import InboxWorker, LateFailure
+from docassist.core.inbox import InboxWorker
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Notice
 from docassist.core.ports import SeenEvents

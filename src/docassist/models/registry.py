@@ -25,6 +25,7 @@ from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer, ModelEmbedder, ModelSelector
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS, ChatModel, RetryPolicy, new_client
 from docassist.models.embedders import EMBEDDER_NAMES, get_embedder
+from docassist.models.gate import GatedChatModel, ModelGate
 from docassist.models.observed import ObservedChatModel
 from docassist.models.ollama import DEFAULT_OLLAMA_URL, OllamaModel
 from docassist.models.openai import DEFAULT_OPENAI_URL, OpenAIModel
@@ -46,6 +47,8 @@ class ModelConfig:
     """Record every model call of this process into a replay file."""
     observer: Observer = field(default=NULL_OBSERVER, repr=False, compare=False)
     """Told of every model call and retry (metrics, in `docassist serve`)."""
+    gate: ModelGate | None = field(default=None, repr=False, compare=False)
+    """This process's limit on model requests at once (models/gate.py); None: no limit."""
 
 
 ChatModelFactory = Callable[[str, ModelConfig, httpx.Client], ChatModel]
@@ -122,6 +125,8 @@ def chat_model(spec: str, config: ModelConfig, client: httpx.Client | None = Non
         built = ReplayModel(config.record_path, inner=built)
     if config.observer is not NULL_OBSERVER:
         built = ObservedChatModel(built, config.observer)
+    if config.gate is not None:  # outside the timing: waiting here is not the model's latency
+        built = GatedChatModel(built, config.gate)
     return built
 
 

@@ -139,12 +139,17 @@ def web_client(config: SlackConfig) -> WebClient:
 
 class SlackAdapter:
     def __init__(self, engine: TurnEngine, store: AdapterStore, config: SlackConfig,
-                 client: WebClient | None = None) -> None:
+                 client: WebClient | None = None,
+                 handoff: Callable[[], None] | None = None) -> None:
+        """With `handoff`, this process stores events and runs no turn: `handoff` wakes
+        the turn processes that do (turn_processes.py)."""
         self.engine = engine
         self.store = store
         self.config = config
         self.client = client or web_client(config)
-        self.worker = InboxWorker(engine, store, self.deliver, workers=config.inbox_workers,
+        self.worker = InboxWorker(engine, store, self.deliver,
+                                  workers=0 if handoff else config.inbox_workers,
+                                  on_stored=handoff, replica=config.replica,
                                   on_undeliverable=self.tell_undeliverable,
                                   partial_sink=self.stream_for,
                                   already_delivered=self.already_delivered,

@@ -1,10 +1,14 @@
 """The Slack app from a runtime and the environment: what `docassist slack` and `docassist
-serve` run. HTTP mode mounts `server.SlackEvents`' route on the shared server (bot/web.py);
-Socket Mode stays with `docassist slack`."""
+serve` run. HTTP mode mounts `server.SlackEvents`' route on the shared server (bot/web.py)
+and runs turns in turn processes (`docassist turn-worker`, turn_processes.py) unless
+DOCASSIST_TURN_PROCESSES=0; Socket Mode stays with `docassist slack`, turns in-process."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
+from typing import Final
 
 from pydantic import ValidationError
 
@@ -15,11 +19,15 @@ from docassist.bot.slack.server import SlackEvents
 from docassist.bot.web import Route, add_routes, new_application, run_forever
 from docassist.config import SlackSettings
 from docassist.core.errors import ConfigurationError
+from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.directory.slack_groups import SlackUserGroups
 from docassist.metrics import Metrics
 from docassist.operations import add_operator_routes, start_serving
-from docassist.runtime import Runtime, use_membership
+from docassist.runtime import Runtime, use_membership, warm_up
+from docassist.turn_processes import RelayObserver, TurnProcesses, wait_for_wakeups
+
+TURN_WORKER_COMMAND: Final = ("-m", "docassist", "turn-worker")
 
 
 def slack_settings() -> SlackSettings:
@@ -31,7 +39,12 @@ def slack_settings() -> SlackSettings:
         raise ConfigurationError(f"Slack configuration incomplete: {missing}") from error
 
 
-def slack_adapter(runtime: Runtime, settings: SlackSettings) -> SlackAdapter:
+def slack_adapter(runtime: Runtime, settings: SlackSettings,
+                  turns: TurnProcesses | None = None, *, turn_slots: int | None = None,
+                  replica: str = PROCESS_HOLDER) -> SlackAdapter:
+    """With `turns`, this process only stores and acks (the turn processes answer);
+    `turn_slots` sets the turns it runs at once and `replica` its claims' name (a turn
+    process's)."""
     config = runtime.settings
     return SlackAdapter(runtime.engine, runtime.store, SlackConfig(
         bot_token=settings.bot_token.get_secret_value(),
@@ -43,8 +56,33 @@ def slack_adapter(runtime: Runtime, settings: SlackSettings) -> SlackAdapter:
         private_channels=settings.private(),
         per_user_per_minute=config.rate_per_user,
         global_per_minute=config.rate_global,
-        inbox_workers=config.turns_in_flight(),
-        inbox_lease=config.inbox_lease))
+        inbox_workers=turn_slots or config.turns_in_flight(),
+        inbox_lease=config.inbox_lease, replica=replica),
+        handoff=turns.wake if turns is not None else None)
+
+
+def slack_turn_processes(runtime: Runtime) -> TurnProcesses | None:
+    """DOCASSIST_TURN_PROCESSES children answering this replica's Slack events (None: 0)."""
+    count = runtime.settings.turn_process_count()
+    if not count:
+        return None
+    return TurnProcesses(count, [sys.executable, *TURN_WORKER_COMMAND],
+                         runtime.engine.observer)
+
+
+def run_turns(runtime: Runtime, adapter: SlackAdapter) -> None:
+    """A turn process (`docassist turn-worker`): answer Slack events from the inbox until
+    stdin ends, then finish the turns running."""
+    os.nice(runtime.settings.turn_nice)  # acks first when both want a core
+    use_slack_groups(runtime, adapter)
+    warm_up(runtime)
+    adapter.worker.resume()
+    if isinstance(runtime.engine.observer, RelayObserver):
+        runtime.engine.observer.ready()
+    try:
+        wait_for_wakeups(adapter.worker.poke)
+    finally:
+        adapter.worker.close()
 
 
 def use_slack_groups(runtime: Runtime, adapter: SlackAdapter) -> None:
@@ -74,14 +112,19 @@ def _start(runtime: Runtime, adapter: SlackAdapter) -> None:
 
 
 def serve(runtime: Runtime, metrics: Metrics, adapter: SlackAdapter, host: str, port: int,
-          on_ready: Callable[[int], None],
+          on_ready: Callable[[int], None], turns: TurnProcesses | None = None,
           read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
     """HTTP mode alone (`docassist slack --http`): POST /slack/events with /healthz,
-    /readyz and /metrics, until interrupted."""
+    /readyz and /metrics, until interrupted; `turns` (started here) answer the events."""
     app = new_application()
     add_routes(app, slack_routes(adapter), read_timeout)
-    add_operator_routes(app, runtime, metrics)
+    add_operator_routes(app, runtime, metrics, turns)
+    if turns is not None:  # they warm up while this process does
+        turns.start()
+        turns.stop_with(app)
     _start(runtime, adapter)
+    if turns is not None:
+        turns.wait_ready()
     run_forever(app, host, port, on_ready)
 
 

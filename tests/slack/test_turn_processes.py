@@ -1,0 +1,201 @@
+"""Turn processes (issue 25): `docassist slack --http` stores and acks, its turn processes
+answer. Real processes on loopback: the serving process, its `turn-worker` children, the fake
+Slack Web API and, where a turn must be slow, the stand-in model server."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from docassist.metrics import Metrics
+from docassist.turn_processes import TurnFinished, replay_line
+from tests.conftest import REPO
+from tests.fakes.loopback import free_port, kill_replica, wait_until
+from tests.fakes.model_server import ModelServer
+from tests.fakes.slack_api import FakeSlackApi
+from tests.slack_load import (
+    EventSender,
+    answers,
+    model_env,
+    model_responder,
+    start_bot,
+)
+
+SECRET = "turn-processes-secret"
+FAST = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
+
+
+def turn_processes(pid: int) -> list[int]:
+    """The `turn-worker` children of the serving process `pid`."""
+    return [kid for kid in children_of(pid) if b"turn-worker" in _cmdline(kid)]
+
+
+def children_of(pid: int) -> list[int]:
+    """Every thread's children (a process started from a thread is listed under it)."""
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids += [int(kid) for kid in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return kids
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def nice_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def turns_counted(port: int) -> float:
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+    return sum(sample.value for family in text_string_to_metric_families(text)
+               if family.name == "docassist_turns" for sample in family.samples
+               if sample.name == "docassist_turns_total")
+
+
+def inbox(db: Path) -> list[tuple[str, str | None]]:
+    with sqlite3.connect(db) as connection:
+        return [(str(row[0]), row[1]) for row in connection.execute(
+            "SELECT status, claimed_by FROM inbox ORDER BY id")]
+
+
+def test_turns_run_in_turn_processes_and_are_counted_by_the_server(db_path: Path) -> None:
+    with FakeSlackApi() as api:
+        port = free_port()
+        bot = start_bot(db_path, api, port, SECRET, {**FAST, "DOCASSIST_TURN_PROCESSES": "2"})
+        sender = EventSender(f"http://127.0.0.1:{port}/slack/events", SECRET)
+        try:
+            children = turn_processes(bot.pid)
+            assert len(children) == 2
+            # Acks first when both want a core (DOCASSIST_TURN_NICE's default).
+            assert [nice_of(kid) - nice_of(bot.pid) for kid in children] == [10, 10]
+            # The port opens once both are ready (their indexes warm).
+            ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10).json()
+            assert ready["checks"]["turn_processes"] == "2 of 2 ready"
+            for conversation in range(4):
+                assert sender.send(conversation, 0).status == 200
+            assert wait_until(lambda: len(answers(api)) == 4, 60)
+            # The serving process runs no turn: what /metrics counts came from the children.
+            assert wait_until(lambda: turns_counted(port) == 4, 10)
+            assert [status for status, _ in inbox(db_path)] == ["done"] * 4
+        finally:
+            sender.close()
+            kill_replica(bot)
+    threads = [answer.thread_ts for answer in answers(api)]
+    assert sorted(threads) == sorted(set(threads)) and len(threads) == 4  # one per message
+
+
+def test_a_killed_turn_process_is_replaced_and_its_event_answered_once(db_path: Path) -> None:
+    with FakeSlackApi() as api, ModelServer() as model:
+        model.respond("/v1/chat/completions", model_responder(3.0))
+        port = free_port()
+        env = {**model_env(model.url), **FAST, "DOCASSIST_TURN_PROCESSES": "1",
+               "DOCASSIST_INBOX_LEASE": "2"}
+        bot = start_bot(db_path, api, port, SECRET, env)
+        sender = EventSender(f"http://127.0.0.1:{port}/slack/events", SECRET)
+        try:
+            [child] = turn_processes(bot.pid)
+            assert sender.send(0, 0).status == 200
+            # Its turn waits on the model: the event is claimed by the child, named after
+            # the serving process (the replica) and then the child.
+            assert wait_until(lambda: model.bodies("/v1/chat/completions"), 20)
+            [(status, holder)] = inbox(db_path)
+            assert status == "pending" and f":{bot.pid}:turns-{child}:" in str(holder)
+            os.kill(child, signal.SIGKILL)
+            assert wait_until(lambda: [kid for kid in turn_processes(bot.pid) if kid != child],
+                              20)
+            # The new child takes the event once the dead one's lease ends, and answers it.
+            assert wait_until(lambda: [s for s, _ in inbox(db_path)] == ["done"], 60)
+        finally:
+            sender.close()
+            kill_replica(bot)
+        log = Path(f"{db_path}.{port}.log").read_text()
+    assert f"turn process 0 (pid {child}) exited with -9; starting it again" in log
+    assert len(answers(api)) == 1  # answered once
+    with sqlite3.connect(db_path) as connection:
+        assert connection.execute("SELECT count(*) FROM turns").fetchone()[0] == 1
+
+
+def test_turn_processes_stop_with_their_server(db_path: Path) -> None:
+    with FakeSlackApi() as api:
+        for stop in (signal.SIGTERM, signal.SIGKILL):
+            port = free_port()
+            bot = start_bot(db_path, api, port, SECRET, {**FAST,
+                                                         "DOCASSIST_TURN_PROCESSES": "2"})
+            children = turn_processes(bot.pid)
+            assert len(children) == 2
+            bot.send_signal(stop)  # the serving process alone; its children read end of file
+            bot.wait(10)
+            assert wait_until(lambda kids=children: not any(alive(kid) for kid in kids),
+                              20), stop
+
+
+def test_without_turn_processes_the_serving_process_answers(db_path: Path) -> None:
+    with FakeSlackApi() as api:
+        port = free_port()
+        bot = start_bot(db_path, api, port, SECRET, {**FAST, "DOCASSIST_TURN_PROCESSES": "0"})
+        sender = EventSender(f"http://127.0.0.1:{port}/slack/events", SECRET)
+        try:
+            assert turn_processes(bot.pid) == []
+            assert "turn_processes" not in httpx.get(f"http://127.0.0.1:{port}/readyz",
+                                                     timeout=10).json()["checks"]
+            assert sender.send(0, 0).status == 200
+            assert wait_until(lambda: len(answers(api)) == 1, 30)
+        finally:
+            sender.close()
+            kill_replica(bot)
+
+
+def test_a_negative_number_of_turn_processes_is_refused(db_path: Path) -> None:
+    env = {**os.environ, "DOCASSIST_DB": str(db_path), "SLACK_BOT_TOKEN": "xoxb-t",
+           "SLACK_SIGNING_SECRET": SECRET, "DOCASSIST_TURN_PROCESSES": "-1"}
+    done = subprocess.run([sys.executable, "-m", "docassist", "slack", "--http", "--port",
+                           str(free_port())], env=env, cwd=REPO, capture_output=True,
+                          timeout=60)
+    assert done.returncode != 0
+    assert "turn_processes" in done.stderr.decode() and "Traceback" not in done.stderr.decode()
+    assert done.stdout == b""
+    with sqlite3.connect(db_path) as connection:  # nothing was stored or answered
+        assert connection.execute("SELECT count(*) FROM inbox").fetchone()[0] == 0
+
+
+def test_an_unreadable_report_from_a_turn_process_is_said_and_counts_nothing(
+        caplog: pytest.LogCaptureFixture) -> None:
+    metrics = Metrics()
+    before = metrics.exposition()
+    with caplog.at_level(logging.WARNING, logger="docassist.turn_processes"):
+        assert replay_line(b'{"kind": "turn_finished", "status": 1', metrics) is None
+        assert replay_line(b'{"kind": "reboot"}', metrics) is None
+    assert [record.getMessage().startswith("turn process sent an unreadable report")
+            for record in caplog.records] == [True, True]
+    assert metrics.exposition() == before
+    line = TurnFinished(status="answered", decision="answer_from_documents",
+                        seconds=0.5).model_dump_json().encode()
+    assert isinstance(replay_line(line, metrics), TurnFinished)
+    assert b'docassist_turns_total{decision="answer_from_documents",status="answered"} 1.0' \
+        in metrics.exposition()
+    assert json.loads(line)["kind"] == "turn_finished"
