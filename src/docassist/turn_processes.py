@@ -180,12 +180,10 @@ class TurnProcesses:
     """The serving process's side: start `count` children running `command`, wake them when
     an event is stored, replay their reports into `observer`, restart one that exits."""
 
-    def __init__(self, count: int, command: Sequence[str], observer: Observer,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(self, count: int, command: Sequence[str], observer: Observer) -> None:
         self.count = count
         self.command = list(command)
         self.observer = observer
-        self.env = env
         self._children = [_Child(index) for index in range(count)]
         self._closing = threading.Event()
         self._changed = threading.Condition()
@@ -203,10 +201,6 @@ class TurnProcesses:
         return sum(1 for child in self._children if child.ready
                    and child.process is not None and child.process.poll() is None)
 
-    def pids(self) -> list[int]:
-        return [child.process.pid for child in self._children
-                if child.process is not None and child.process.poll() is None]
-
     def wake(self) -> None:
         """An event was stored: every child looks for work now (one claims it). Never blocks:
         a full pipe already holds a wake-up."""
@@ -218,9 +212,9 @@ class TurnProcesses:
             with contextlib.suppress(OSError, ValueError):
                 os.write(process.stdin.fileno(), WAKE)
 
-    def _spawn(self, child: _Child) -> subprocess.Popen[bytes]:
-        process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   env=self.env)
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        # The environment (settings, secrets) is inherited; stderr is the server's.
+        process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert process.stdin is not None
         os.set_blocking(process.stdin.fileno(), False)
         return process
@@ -230,7 +224,7 @@ class TurnProcesses:
         while not self._closing.is_set():
             started = time.monotonic()
             try:
-                child.process = process = self._spawn(child)
+                child.process = process = self._spawn()
             except OSError as error:
                 logger.error("turn process %d could not start: %s", child.index, error)
                 process = None
