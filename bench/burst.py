@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bolt_floor import DEFAULT_SERVER, SERVER_KINDS  # noqa: E402
 from load import demo_database, percentile  # noqa: E402
 
-from tests.fakes.loopback import free_port, wait_healthy  # noqa: E402
+from tests.fakes.loopback import children_of, free_port, wait_healthy  # noqa: E402
 from tests.fakes.model_server import ModelServer, Reply  # noqa: E402
 from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
 from tests.slack_load import (  # noqa: E402
@@ -148,9 +148,8 @@ def send_burst(url: str, connections: int) -> None:
 def process_tree_cpu_seconds(pid: int) -> float:
     """CPU time of a process and its children (the serving process and its turn
     processes)."""
-    kids = [int(kid) for task in Path(f"/proc/{pid}/task").glob("*")
-            for kid in (task / "children").read_text().split()]
-    return process_cpu_seconds(pid) + sum(process_cpu_seconds(kid) for kid in kids)
+    return process_cpu_seconds(pid) + sum(process_cpu_seconds(kid)
+                                          for kid in children_of(pid))
 
 
 def start_floor(api: FakeSlackApi, port: int, server: str, log: Path) -> subprocess.Popen[bytes]:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import httpx
@@ -195,6 +196,17 @@ def wait_healthy(process: subprocess.Popen[bytes], port: int,
     process.kill()
     process.wait(10)
     raise AssertionError(f"the process did not start: {describe_failure()}")
+
+
+def children_of(pid: int) -> list[int]:
+    """Every thread's children (a process started from a thread is listed under it)."""
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids += [int(kid) for kid in (task / "children").read_text().split()]
+        except OSError:  # the thread ended meanwhile
+            continue
+    return kids
 
 
 def kill_replica(process: subprocess.Popen[bytes]) -> None:

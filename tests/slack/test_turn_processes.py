@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from docassist.metrics import Metrics
 from docassist.turn_processes import TurnFinished, replay_line
 from tests.conftest import REPO
-from tests.fakes.loopback import free_port, kill_replica, wait_until
+from tests.fakes.loopback import children_of, free_port, kill_replica, wait_until
 from tests.fakes.model_server import ModelServer
 from tests.fakes.slack_api import FakeSlackApi
 from tests.slack_load import (
@@ -38,17 +38,6 @@ FAST = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
 def turn_processes(pid: int) -> list[int]:
     """The `turn-worker` children of the serving process `pid`."""
     return [kid for kid in children_of(pid) if b"turn-worker" in _cmdline(kid)]
-
-
-def children_of(pid: int) -> list[int]:
-    """Every thread's children (a process started from a thread is listed under it)."""
-    kids: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            kids += [int(kid) for kid in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return kids
 
 
 def _cmdline(pid: int) -> bytes:
