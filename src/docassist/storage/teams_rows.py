@@ -36,7 +36,8 @@ class TeamsRows:
 
     def record_team_address(self: _StoreParts, channel_ids: list[str], team_id: str,
                             service_url: str) -> None:
-        """The team and its channels seen in one activity: each reached at `service_url`."""
+        """The team and its channels seen in one activity: each, and the team's other known
+        channels, reached at `service_url`."""
         now = datetime.now(UTC).isoformat(timespec="milliseconds")
         with self._transaction() as connection:
             for channel_id in dict.fromkeys(channel_ids):
@@ -45,12 +46,15 @@ class TeamsRows:
                     "VALUES (?, ?, ?, ?) ON CONFLICT (channel_id) DO UPDATE SET "
                     "team_id = excluded.team_id, service_url = excluded.service_url, "
                     "updated_at = excluded.updated_at", [channel_id, team_id, service_url, now])
+            # The team's other channels move with it: "newest" must not hang on two
+            # writes landing in the same clock tick.
+            connection.execute("UPDATE team_addresses SET service_url = ?, updated_at = ? "
+                               "WHERE team_id = ?", [service_url, now, team_id])
 
     def team_service_url(self: _StoreParts, channel_id: str) -> str | None:
         """The newest `serviceUrl` of the team this channel belongs to, once it was seen."""
         with self._lock:
             rows = list(self.db.query(
-                "SELECT service_url FROM team_addresses WHERE team_id = (SELECT team_id FROM "
-                "team_addresses WHERE channel_id = ?) ORDER BY updated_at DESC LIMIT 1",
+                "SELECT service_url FROM team_addresses WHERE channel_id = ?",
                 [channel_id]))
         return str(rows[0]["service_url"]) if rows else None

@@ -64,7 +64,8 @@ class ChatRows:
 
     def record_team_address(self: _Base, channel_ids: list[str], team_id: str,
                             service_url: str) -> None:
-        """The team and its channels seen in one activity: each reached at `service_url`."""
+        """The team and its channels seen in one activity: each, and the team's other known
+        channels, reached at `service_url`."""
         now = now_iso()
         with self._transaction() as connection, connection.cursor() as cursor:
             cursor.executemany(
@@ -74,11 +75,14 @@ class ChatRows:
                 "updated_at = EXCLUDED.updated_at",
                 [[channel_id, team_id, service_url, now]
                  for channel_id in dict.fromkeys(channel_ids)])
+            # The team's other channels move with it: "newest" must not hang on two
+            # writes landing in the same clock tick.
+            cursor.execute("UPDATE team_addresses SET service_url = %s, updated_at = %s "
+                           "WHERE team_id = %s", [service_url, now, team_id])
 
     def team_service_url(self: _Base, channel_id: str) -> str | None:
         """The newest `serviceUrl` of the team this channel belongs to, once it was seen."""
         value = self._value(
-            "SELECT service_url FROM team_addresses WHERE team_id = (SELECT team_id FROM "
-            "team_addresses WHERE channel_id = %s) ORDER BY updated_at DESC LIMIT 1",
+            "SELECT service_url FROM team_addresses WHERE channel_id = %s",
             [channel_id])
         return None if value is None else str(value)
