@@ -94,6 +94,11 @@ STORAGE_BUSY_TIMEOUT_MS: Final = 2000
 """SQLite's busy handler waits this long (sleeping in growing steps) for another connection's
 write lock before a statement gives up with SQLITE_BUSY."""
 
+STORAGE_READ_CONNECTIONS: Final = 4
+"""SQLite connections one process keeps for a turn's reads (a conversation, a chunk, the
+index version, the scope mappings): WAL readers never wait for a writer, so these reads do not
+queue behind the shared connection while it waits for another process's write lock."""
+
 STORAGE_WRITE_ATTEMPTS: Final = 3
 """Times a write transaction tries to take the lock, each waiting up to the busy timeout; after
 the last, StorageBusyError. Bound: 3 × 2 s + backoff ≈ 6.3 s."""
