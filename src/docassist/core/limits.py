@@ -168,6 +168,9 @@ TURN_PROCESS_STOP_SECONDS: Final = 15.0
 """On shutdown, how long turn processes may take to finish the turns they run before they
 are terminated (their events stay claimed until the lease ends, then are answered again);
 below systemd's TimeoutStopSec in deploy/docassist.service."""
+CONVERSATION_ID_CACHE: Final = 4096
+"""Conversation ids a process remembers (core/messages.py): a hash of the key's JSON, asked
+for several times per event on the ack path."""
 QUERY_CACHE_ENTRIES: Final = 256
 """Question vectors an embedder keeps (models/embedders.RecentQueries): ~0.5 MB at 512
 dimensions; a turn asks for its question's vector twice (search, then gaps)."""
