@@ -96,6 +96,7 @@ def open_runtime(settings: Settings, record_path: Path | None = None,
             human_channel=settings.human_channel,
             save_raw=settings.save_raw,
         ),
+        model_backlog=config.gate,
     )
     return Runtime(settings=settings, store=store, engine=engine, retrievers=retrievers)
 

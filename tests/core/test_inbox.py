@@ -99,3 +99,32 @@ def test_unfinished_events_are_resumed_after_a_crash(make_engine: EngineFactory,
     assert sorted(event for _, event, _ in outbox.posted) == ["Ev-unanswered", "Ev-unposted"]
     assert len(store.turns()) == 2  # the answered event was posted again, not re-run
     assert InboxWorker(make_engine(), store, outbox).resume() == 0
+
+
+class Backlog:
+    """A process's model share as the inbox sees it (core.ports.ModelBacklog)."""
+
+    def __init__(self, queued: bool) -> None:
+        self.waiting = queued
+
+    def queued(self) -> bool:
+        return self.waiting
+
+
+def test_a_process_whose_model_requests_queue_claims_nothing_more(
+        make_engine: EngineFactory, store: Store) -> None:
+    """Its turns already keep its share of the model busy: the event stays for a process with
+    room, and this one takes it once its requests no longer wait."""
+    engine = make_engine()
+    backlog = Backlog(queued=True)
+    engine.model_backlog = backlog
+    outbox = Outbox()
+    worker = InboxWorker(engine, store, outbox, poll_seconds=0.05)
+    assert worker.submit(message("How do I renew TLS?", event_id="E1"))
+    assert worker.wait_idle()  # it looked, and found nothing it would take
+    assert [row["status"] for row in store.inbox_rows()] == ["pending"]
+    assert store.inbox_rows()[0]["claimed_by"] is None and outbox.posted == []
+    backlog.waiting = False
+    assert worker.wait_idle()
+    worker.close()
+    assert [event for _, event, _ in outbox.posted] == ["E1"]

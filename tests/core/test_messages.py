@@ -41,3 +41,10 @@ def test_conversation_id_is_stable_and_keeps_fields_apart() -> None:
     a = ConversationKey(platform="p", workspace="a:b", channel="c", thread="d")
     b = ConversationKey(platform="p", workspace="a", channel="b:c", thread="d")
     assert a.conversation_id != b.conversation_id
+
+
+def test_conversation_ids_stay_what_existing_databases_hold() -> None:
+    """Stored rows are keyed by these ids: however they are computed, they must not change."""
+    key = ConversationKey(platform="a", workspace="b", channel="c", thread="d")
+    assert key.conversation_id == "8527cf2285e0d0c0"
+    assert key.model_copy(update={"thread": "e"}).conversation_id == "b03c2cd96109c417"

@@ -88,3 +88,19 @@ def test_a_replica_runs_twice_as_many_turns_as_model_requests(
     assert settings.model_requests_per_process() == requests
     assert settings.model_config_for().gate is not None
     assert settings.model_config_for().gate.requests == requests  # type: ignore[union-attr]
+
+
+def test_the_gate_says_when_a_request_waits_for_a_slot() -> None:
+    """What the inbox reads before it claims more (core.ports.ModelBacklog)."""
+    gate = ModelGate(1)
+    assert not gate.queued()
+    with gate:
+        assert not gate.queued()  # the one slot is taken; nobody waits yet
+        waiter = threading.Thread(target=lambda: gate.__enter__() or gate.__exit__())
+        waiter.start()
+        deadline = time.monotonic() + 10
+        while not gate.queued() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert gate.queued()
+    waiter.join(10)
+    assert not waiter.is_alive() and not gate.queued()

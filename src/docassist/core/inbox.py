@@ -201,6 +201,11 @@ class InboxWorker:
             free = self.capacity - len(self._running)
         if free <= 0 or self._stopped.is_set():
             return 0
+        backlog = self.engine.model_backlog
+        if backlog is not None and backlog.queued():
+            # Its turns already wait for its share of the model: a process (or replica) with
+            # room takes the event. Its next finished turn looks again.
+            return 0
         try:
             events = self.inbox.claim(self.platform, self.holder, self.lease_seconds, free)
         except Exception as error:  # a busy or unreachable database: the next look retries

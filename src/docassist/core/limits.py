@@ -94,6 +94,11 @@ STORAGE_BUSY_TIMEOUT_MS: Final = 2000
 """SQLite's busy handler waits this long (sleeping in growing steps) for another connection's
 write lock before a statement gives up with SQLITE_BUSY."""
 
+STORAGE_READ_CONNECTIONS: Final = 4
+"""SQLite connections one process keeps for a turn's reads (a conversation, a chunk, the
+index version, the scope mappings): WAL readers never wait for a writer, so these reads do not
+queue behind the shared connection while it waits for another process's write lock."""
+
 STORAGE_WRITE_ATTEMPTS: Final = 3
 """Times a write transaction tries to take the lock, each waiting up to the busy timeout; after
 the last, StorageBusyError. Bound: 3 × 2 s + backoff ≈ 6.3 s."""
@@ -163,6 +168,9 @@ TURN_PROCESS_STOP_SECONDS: Final = 15.0
 """On shutdown, how long turn processes may take to finish the turns they run before they
 are terminated (their events stay claimed until the lease ends, then are answered again);
 below systemd's TimeoutStopSec in deploy/docassist.service."""
+CONVERSATION_ID_CACHE: Final = 4096
+"""Conversation ids a process remembers (core/messages.py): a hash of the key's JSON, asked
+for several times per event on the ack path."""
 QUERY_CACHE_ENTRIES: Final = 256
 """Question vectors an embedder keeps (models/embedders.RecentQueries): ~0.5 MB at 512
 dimensions; a turn asks for its question's vector twice (search, then gaps)."""

@@ -6,13 +6,14 @@ import hashlib
 import json
 import unicodedata
 from enum import StrEnum
+from functools import lru_cache
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from docassist.core import i18n
 from docassist.core.i18n import Language
-from docassist.core.limits import MAX_MESSAGE_CHARS
+from docassist.core.limits import CONVERSATION_ID_CACHE, MAX_MESSAGE_CHARS
 from docassist.core.scopes import UNSET, Audience
 from docassist.core.statuses import MessageProblem, NoticeKind
 
@@ -48,8 +49,16 @@ class ConversationKey(BaseModel):
     @property
     def conversation_id(self) -> str:
         """First 16 hex of the SHA-256 of the key's canonical JSON."""
-        canonical = json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        return _conversation_id(self.platform, self.workspace, self.channel, self.thread)
+
+
+@lru_cache(maxsize=CONVERSATION_ID_CACHE)
+def _conversation_id(platform: str, workspace: str, channel: str, thread: str) -> str:
+    """Remembered: the ack path and a turn ask for the same key's id several times."""
+    fields = {"platform": platform, "workspace": workspace, "channel": channel,
+              "thread": thread}
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 class Notice(BaseModel):

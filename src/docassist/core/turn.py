@@ -35,6 +35,7 @@ from docassist.core.ports import (
     NULL_OBSERVER,
     Answerer,
     Catalog,
+    ModelBacklog,
     Observer,
     Retriever,
     SelectorModel,
@@ -93,6 +94,7 @@ class TurnEngine:
         scopes: ScopeResolver | None = None,
         observer: Observer = NULL_OBSERVER,
         questions: QuestionRecorder | None = None,
+        model_backlog: ModelBacklog | None = None,
     ) -> None:
         self.store = store
         self.catalog = catalog
@@ -110,6 +112,8 @@ class TurnEngine:
         """Keeps each question as a vector for `docassist gaps`, after the commit."""
         self.observer = observer
         """Told of every turn (status, decision, duration) and search (metrics.py)."""
+        self.model_backlog = model_backlog
+        """Whether this process's model requests already queue (the inbox claims no more)."""
         self._locks = KeyedLocks()
         self._shadows = ShadowAsker()
 

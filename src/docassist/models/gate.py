@@ -20,9 +20,24 @@ class ModelGate:
     def __init__(self, requests: int) -> None:
         self.requests = requests
         self._slots = threading.BoundedSemaphore(requests)
+        self._lock = threading.Lock()
+        self._waiting = 0
 
     def __enter__(self) -> None:
-        self._slots.acquire()
+        if self._slots.acquire(blocking=False):
+            return
+        with self._lock:
+            self._waiting += 1
+        try:
+            self._slots.acquire()
+        finally:
+            with self._lock:
+                self._waiting -= 1
+
+    def queued(self) -> bool:
+        """A request waits for a slot (core.ports.ModelBacklog): this process has turns enough
+        to keep its share busy, so it claims no more (core/inbox.py)."""
+        return self._waiting > 0
 
     def __exit__(self, *_exc: object) -> None:
         self._slots.release()

@@ -26,6 +26,8 @@ _BM25 = f"bm25(chunks_fts, {', '.join(map(str, FTS_COLUMN_WEIGHTS))})"
 class _StoreParts(Protocol):
     db: Database
     _lock: threading.RLock
+
+    def _reading(self) -> AbstractContextManager[sqlite3.Connection]: ...
     _seen_lock: threading.Lock | threading.RLock
     _seen_connection: sqlite3.Connection
     _catalog_cache: tuple[int, dict[str, DocumentInfo]] | None
@@ -55,18 +57,17 @@ class CatalogRows:
         return [_document(row) for row in rows]
 
     def document(self: _StoreParts, document_id: str) -> DocumentInfo | None:
-        with self._lock:
-            rows = list(self.db.query("SELECT * FROM documents WHERE document_id = ?",
-                                      [document_id]))
-        return _document(rows[0]) if rows else None
+        with self._reading() as connection:
+            row = _one_row(connection, "SELECT * FROM documents WHERE document_id = ?",
+                           [document_id])
+        return _document(row) if row else None
 
     def chunk(self: _StoreParts, chunk_id: str) -> Chunk | None:
         """Any chunk ever indexed and not yet pruned, superseded ones included."""
-        with self._lock:
-            rows = list(self.db.query(
-                "SELECT chunk_id, document_id, ordinal, section, header, text FROM chunks "
-                "WHERE chunk_id = ?", [chunk_id]))
-        return Chunk.model_validate(rows[0]) if rows else None
+        with self._reading() as connection:
+            row = _one_row(connection, "SELECT chunk_id, document_id, ordinal, section, header, "
+                                       "text FROM chunks WHERE chunk_id = ?", [chunk_id])
+        return Chunk.model_validate(row) if row else None
 
     def _documents_by_id(self: _StoreParts) -> dict[str, DocumentInfo]:
         """The catalog as a map, re-read only when the index version moved (a search hot path)."""
@@ -99,8 +100,9 @@ class CatalogRows:
 
     def index_version(self: _StoreParts) -> int:
         """Bumped by every change to the searchable chunks; caches compare against it."""
-        with self._lock:
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+        with self._reading() as connection:
+            row = connection.execute(
+                "SELECT value FROM meta WHERE key = 'index_version'").fetchone()
         return int(row[0]) if row else 0
 
     def replace_document(self: _StoreParts, parsed: ParsedDocument, source_path: str, *,
@@ -206,9 +208,9 @@ class CatalogRows:
 
     def fts_scores(self: _StoreParts, match: str) -> list[tuple[int, float]]:
         """Every row matching an FTS5 expression, by rowid, with its raw bm25 value."""
-        with self._lock:
+        with self._reading() as connection:
             try:
-                return [(int(rowid), float(value)) for rowid, value in self.db.execute(
+                return [(int(rowid), float(value)) for rowid, value in connection.execute(
                     f"SELECT rowid, {_BM25} FROM chunks_fts WHERE chunks_fts MATCH ?",
                     [match]).fetchall()]
             except sqlite3.OperationalError as error:
@@ -279,6 +281,15 @@ def _bump_index_version(connection: sqlite3.Connection) -> None:
     connection.execute(
         "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
         "WHERE key = 'index_version'")
+
+
+def _one_row(connection: sqlite3.Connection, sql: str, params: list[Any]) -> dict[str, Any] | None:
+    """The first row of a read as a dict keyed by column name (a read connection has no
+    sqlite-utils row factory)."""
+    cursor = connection.execute(sql, params)
+    row = cursor.fetchone()
+    return None if row is None else dict(zip([c[0] for c in cursor.description], row,
+                                             strict=True))
 
 
 def _document(row: dict[str, Any]) -> DocumentInfo:

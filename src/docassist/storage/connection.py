@@ -9,7 +9,9 @@ errors mapped to ours, and the row writes every part of the store shares.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,6 +52,59 @@ class ClosableConnection(sqlite3.Connection):
     def executescript(self, script: str, /) -> sqlite3.Cursor:
         self._check_open()
         return super().executescript(script)
+
+
+class ReadConnections:
+    """Up to `size` connections, opened when first needed and lent one read at a time.
+    `close()` waits for those lent, then closes them all: a connection closed under a read
+    crashes the interpreter. A read after `close()` gets StoreClosedError."""
+
+    def __init__(self, open_connection: Callable[[], sqlite3.Connection], size: int) -> None:
+        self.size = size
+        self._open = open_connection
+        self._idle: list[sqlite3.Connection] = []
+        self._opened = 0
+        self._closed = False
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def lend(self) -> Iterator[sqlite3.Connection]:
+        connection = self._take()
+        try:
+            yield connection
+        finally:
+            with self._changed:
+                self._idle.append(connection)
+                self._changed.notify_all()
+
+    def _take(self) -> sqlite3.Connection:
+        with self._changed:
+            while True:
+                if self._closed:
+                    raise StoreClosedError("the store is closed")
+                if self._idle:
+                    return self._idle.pop()
+                if self._opened < self.size:
+                    self._opened += 1
+                    break
+                self._changed.wait()
+        try:
+            return self._open()
+        except BaseException:
+            with self._changed:
+                self._opened -= 1
+                self._changed.notify_all()
+            raise
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            while len(self._idle) < self._opened:
+                self._changed.wait()
+            for connection in self._idle:
+                connection.close()
+            self._idle.clear()
+            self._opened = 0
 
 
 def connect(path: str, timeout_seconds: float) -> ClosableConnection:

@@ -28,6 +28,8 @@ class _StoreParts(Protocol):
     db: Database
     _lock: threading.RLock
 
+    def _reading(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
     def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
 
@@ -35,14 +37,13 @@ class ConversationRows:
     """Conversation states, the trace, evaluation runs and votes (mixed into Store)."""
 
     def load(self: _StoreParts, key: ConversationKey) -> StoredConversation:
-        with self._lock:
-            rows = list(self.db.query(
+        with self._reading() as connection:
+            row = connection.execute(
                 "SELECT state, version FROM conversations WHERE conversation_id = ?",
-                [key.conversation_id]))
-        if not rows:
+                [key.conversation_id]).fetchone()
+        if row is None:
             return StoredConversation(ConversationState(), 0)
-        state = ConversationState.model_validate_json(rows[0]["state"])
-        return StoredConversation(state, int(rows[0]["version"]))
+        return StoredConversation(ConversationState.model_validate_json(row[0]), int(row[1]))
 
     def commit_turn(
         self: _StoreParts,
@@ -98,8 +99,8 @@ class ConversationRows:
             return list(self.db.query("SELECT * FROM shadow_decisions ORDER BY created_at"))
 
     def event_seen(self: _StoreParts, platform: str, event_id: str) -> bool:
-        with self._lock:
-            row = self.db.execute(
+        with self._reading() as connection:
+            row = connection.execute(
                 "SELECT 1 FROM processed_events WHERE platform = ? AND event_id = ?",
                 [platform, event_id]).fetchone()
         return row is not None

@@ -27,12 +27,13 @@ from docassist.core.limits import (
     STORAGE_BUSY_TIMEOUT_MS,
     STORAGE_MIN_FREE_BYTES,
     STORAGE_MIN_FREE_PAGES,
+    STORAGE_READ_CONNECTIONS,
     STORAGE_RETRY_BACKOFF_SECONDS,
     STORAGE_WRITE_ATTEMPTS,
 )
 from docassist.storage.catalog_rows import FTS_COLUMN_WEIGHTS, CatalogRows
 from docassist.storage.claims import ClaimRows
-from docassist.storage.connection import connect, is_busy, storage_error
+from docassist.storage.connection import ReadConnections, connect, is_busy, storage_error
 from docassist.storage.conversation_rows import ConversationRows
 from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.gap_rows import GapRows
@@ -83,6 +84,7 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
             raise StorageError(f"cannot open database {self.path}: {error}") from error
         self._lock = threading.RLock()
         self._seen_lock = threading.Lock() if separate else self._lock
+        self._readers = ReadConnections(self._connect, STORAGE_READ_CONNECTIONS if separate else 0)
         self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
         self._arrivals = GroupCommit(self._count_arrivals)
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
@@ -94,11 +96,23 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
         """Close both connections, each under its lock: a background thread still using the
         store (an inbox poller) then gets an error, never a connection closed under it
         (that crashes the interpreter)."""
+        self._readers.close()
         with self._seen_lock:
             if self._seen_connection is not self.db.conn:
                 self._seen_connection.close()
         with self._lock:
             self.db.close()
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection for one read outside any transaction: one of ReadConnections (the
+        shared connection, under its lock, for an in-memory database)."""
+        if not self._readers.size:
+            with self._lock:
+                yield self.db.conn
+            return
+        with self._readers.lend() as connection:
+            yield connection
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

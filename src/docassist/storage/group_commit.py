@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Final, Generic, TypeVar
 
 Item = TypeVar("Item")
@@ -22,13 +21,31 @@ MAX_BATCH: Final = 256
 """Items one transaction takes at most; the rest wait for the next one."""
 
 
-@dataclass
 class _Slot(Generic[Item, Result]):
-    item: Item
-    done: bool = False
-    result: Result | None = None
-    error: BaseException | None = None
-    ready: threading.Event = field(default_factory=threading.Event)
+    """One caller's item. `_wake` (under the guard) says "look again": a plain lock held
+    until then, cheaper on the ack path than an Event (a Condition and its lock per call)."""
+
+    __slots__ = ("_bell", "_rung", "done", "error", "item", "result")
+
+    def __init__(self, item: Item) -> None:
+        self.item = item
+        self.done = False
+        self.result: Result | None = None
+        self.error: BaseException | None = None
+        self._bell = threading.Lock()
+        self._bell.acquire()
+        self._rung = False
+
+    def wake(self) -> None:
+        """Called with the guard held; a second call before `wait` returns is one wake."""
+        if not self._rung:
+            self._rung = True
+            self._bell.release()
+
+    def wait(self, guard: threading.Lock) -> None:
+        self._bell.acquire()
+        with guard:
+            self._rung = False
 
 
 class GroupCommit(Generic[Item, Result]):
@@ -56,8 +73,7 @@ class GroupCommit(Generic[Item, Result]):
             if lead:
                 self._commit(batch)
             else:
-                slot.ready.wait()  # set when our batch committed or the writer changed
-                slot.ready.clear()
+                slot.wait(self._guard)  # woken when our batch committed or the writer changed
         if slot.error is not None:
             raise slot.error
         return slot.result
@@ -73,9 +89,7 @@ class GroupCommit(Generic[Item, Result]):
         with self._guard:
             for slot in batch:
                 slot.done = True
+                slot.wake()
             self._writing = False
-            waiting = list(self._queue)
-        for slot in batch:
-            slot.ready.set()
-        if waiting:
-            waiting[0].ready.set()  # the next writer: it takes everything queued meanwhile
+            if self._queue:
+                self._queue[0].wake()  # the next writer: it takes everything queued meanwhile

@@ -26,6 +26,8 @@ class _StoreParts(Protocol):
     db: Database
     _lock: threading.RLock
 
+    def _reading(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
     def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
 
@@ -33,8 +35,8 @@ class ScopeRows:
     """Scope mappings and their change log (mixed into Store)."""
 
     def scope_mappings(self: _StoreParts) -> dict[str, tuple[str, ...]]:
-        with self._lock:
-            rows = self.db.execute("SELECT subject, collections FROM scope_mappings").fetchall()
+        with self._reading() as connection:
+            rows = connection.execute("SELECT subject, collections FROM scope_mappings").fetchall()
         return {subject: tuple(json.loads(names)) for subject, names in rows}
 
     def shareable_collections(self: _StoreParts) -> frozenset[str]:

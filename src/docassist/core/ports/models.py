@@ -75,3 +75,11 @@ class ChatModel(Protocol):
     def chat_stream(self, messages: list[Message]) -> Iterator[str]: ...
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+class ModelBacklog(Protocol):
+    """This process's share of the model's capacity (models/gate.py), as the inbox sees it."""
+
+    def queued(self) -> bool:
+        """True while a model request of this process waits for a free slot."""
+        ...
