@@ -7,6 +7,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from docassist.core.sources import Source, SourceKind
 from docassist.report import render_report
 from docassist.sources.schedule import SyncScheduler
@@ -50,4 +52,27 @@ def test_the_schedule_syncs_by_itself_and_records_the_next_run(tmp_path: Path) -
     [status] = store.source_statuses()
     assert status.last_success and status.documents == 1
     assert status.next_run and datetime.fromisoformat(status.next_run) > datetime.now(UTC)
+    store.close()
+
+
+def test_a_sync_that_fails_unexpectedly_records_its_end_and_waits_its_interval(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Not only DocAssist's own errors: whatever stops a sync (here the progress display the
+    caller passed) is recorded on the source, which then waits its interval instead of being
+    due again at every tick."""
+    store = Store(tmp_path / "u.db")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\ntext\n")
+    folder_source(store, "docs", tmp_path / "docs")
+
+    def progress_gone(item: str) -> None:
+        raise RuntimeError("the progress display went away")
+
+    [outcome] = sync_all(store, every_seconds=3600, due_only=True, on_item=progress_gone)
+    assert outcome.error is not None and "RuntimeError" in outcome.error
+    assert "the sync failed unexpectedly" in caplog.text
+    [status] = store.source_statuses()
+    assert status.last_error is not None and "RuntimeError" in status.last_error
+    assert status.next_run is not None
+    assert sync_all(store, every_seconds=3600, due_only=True) == []  # not due again yet
     store.close()

@@ -165,6 +165,11 @@ def _sync_leased(store: AnyStore, source: Source, every_seconds: float | None,
         outcome = _sync_one(store, source, on_item)
     except DocAssistError as error:
         outcome = SyncOutcome(source.name, source.kind, errors=[str(error)])
+    except Exception as error:  # a bug or a library's surprise: recorded like any failure,
+        # so the source waits its interval instead of being due again at every tick
+        logger.exception("source %s: the sync failed unexpectedly", source.name)
+        outcome = SyncOutcome(source.name, source.kind, errors=[
+            f"unexpected {type(error).__name__} (the log has the details)"])
     if stale_days is not None:
         note_stale_threads(store, outcome, stale_days, source.collection)
     store.record_sync(outcome, every_seconds)

@@ -147,7 +147,12 @@ def storage_error(error: sqlite3.Error) -> StorageError:
 
 def now_iso() -> str:
     """A row's time: UTC ISO text with milliseconds, as every table stores it."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    return iso_text(datetime.now(UTC))
+
+
+def iso_text(moment: datetime) -> str:
+    """A moment as the tables store it (ISO text with milliseconds)."""
+    return moment.isoformat(timespec="milliseconds")
 
 
 def insert_row(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:

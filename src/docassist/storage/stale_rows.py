@@ -21,10 +21,7 @@ from docassist.core.stale import (
     version_of,
 )
 from docassist.core.state import ConversationState
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds")
+from docassist.storage.connection import iso_text
 
 
 class _StoreParts(Protocol):
@@ -46,7 +43,7 @@ class StaleRows:
         if not changes:
             return 0
         now = datetime.now(UTC)
-        since = _iso(now - timedelta(days=active_days))
+        since = iso_text(now - timedelta(days=active_days))
         added = 0
         with self._transaction() as connection:
             rows = connection.execute(
@@ -65,7 +62,7 @@ class StaleRows:
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)",
                         [conversation_id, platform, workspace, channel, thread,
                          source.document_id, version_of(source.chunk_id),
-                         titles.get(source.document_id, source.title), str(change), _iso(now),
+                         titles.get(source.document_id, source.title), str(change), iso_text(now),
                          note_collection(source, collections)])
                     added += cursor.rowcount
         return added
@@ -80,10 +77,10 @@ class StaleRows:
                 "changed_at, collection FROM stale_notes WHERE platform = ? AND (status = "
                 "'pending' OR "
                 "(status = 'claimed' AND claim_expires < ?)) ORDER BY id LIMIT ?",
-                [platform, _iso(now), limit]).fetchall()
+                [platform, iso_text(now), limit]).fetchall()
             connection.executemany(
                 "UPDATE stale_notes SET status = 'claimed', claimed_by = ?, claim_expires = ? "
-                "WHERE id = ?", [[holder, _iso(now + timedelta(seconds=seconds)), row[0]]
+                "WHERE id = ?", [[holder, iso_text(now + timedelta(seconds=seconds)), row[0]]
                                  for row in rows])
         return [StaleNote(note_id=row[0], key=ConversationKey(
                     platform=row[1], workspace=row[2], channel=row[3], thread=row[4]),
@@ -93,7 +90,7 @@ class StaleRows:
     def note_delivered(self: _StoreParts, note_id: int) -> None:
         with self._transaction() as connection:
             connection.execute("UPDATE stale_notes SET status = 'delivered', delivered_at = ? "
-                               "WHERE id = ?", [_iso(datetime.now(UTC)), note_id])
+                               "WHERE id = ?", [iso_text(datetime.now(UTC)), note_id])
 
     def note_failed(self: _StoreParts, note_id: int, error: str) -> None:
         """Back to pending for another try; given up after STALE_NOTE_ATTEMPTS."""
@@ -117,7 +114,7 @@ class StaleRows:
             connection.execute(
                 "INSERT OR REPLACE INTO conversation_addresses (conversation_id, reference, "
                 "updated_at) VALUES (?, ?, ?)",
-                [conversation_id, reference, _iso(datetime.now(UTC))])
+                [conversation_id, reference, iso_text(datetime.now(UTC))])
 
     def address_of(self: _StoreParts, conversation_id: str) -> str | None:
         with self._lock:

@@ -29,12 +29,9 @@ from docassist.core.stale import (
     version_of,
 )
 from docassist.core.state import ConversationState
+from docassist.storage.connection import iso_text
 from docassist.storage.postgres.connection import now_iso, upsert_sql
 from docassist.storage.source_rows import WebItem
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds")
 
 
 class _Base(Protocol):
@@ -90,7 +87,7 @@ class SourceRowsPg:
 
     def record_sync(self: _Base, outcome: SyncOutcome, every_seconds: float | None) -> None:
         ended = datetime.now(UTC)
-        now, next_run = _iso(ended), next_run_after(ended, every_seconds)
+        now, next_run = iso_text(ended), next_run_after(ended, every_seconds)
         with self._transaction() as connection:
             connection.execute(
                 "UPDATE sources SET last_run = %s, counts = %s, next_run = %s, last_error = %s, "
@@ -139,7 +136,7 @@ class SourceRowsPg:
             cursor = connection.execute(
                 "UPDATE leases SET holder = %s, expires_at = %s WHERE name = %s "
                 "AND (holder = '' OR holder = %s OR expires_at < %s)",
-                [holder, _iso(now + timedelta(seconds=seconds)), name, holder, _iso(now)])
+                [holder, iso_text(now + timedelta(seconds=seconds)), name, holder, iso_text(now)])
             return bool(cursor.rowcount == 1)
 
     def release_lease(self: _Base, name: str, holder: str) -> None:
@@ -165,7 +162,7 @@ class StaleRowsPg:
             rows = connection.execute(
                 "SELECT conversation_id, platform, workspace, channel, thread, state "
                 "FROM conversations WHERE updated_at >= %s",
-                [_iso(now - timedelta(days=active_days))]).fetchall()
+                [iso_text(now - timedelta(days=active_days))]).fetchall()
             for conversation_id, platform, workspace, channel, thread, state_json in rows:
                 state = ConversationState.model_validate_json(state_json)
                 for source in cited_sources(state):
@@ -182,7 +179,7 @@ class StaleRowsPg:
                         [conversation_id, platform, workspace, channel, thread,
                          source.document_id, version_of(source.chunk_id),
                          titles.get(source.document_id, source.title), str(change),
-                         _iso(now), note_collection(source, collections)]).rowcount
+                         iso_text(now), note_collection(source, collections)]).rowcount
         return added
 
     def claim_stale_notes(self: _Base, platform: str, holder: str, seconds: float,
@@ -195,7 +192,7 @@ class StaleRowsPg:
                 "(status = 'pending' OR (status = 'claimed' AND claim_expires < %s)) "
                 "ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) RETURNING id, platform, "
                 "workspace, channel, thread, document_id, title, change, changed_at, collection",
-                [holder, _iso(now + timedelta(seconds=seconds)), platform, _iso(now), limit]
+                [holder, iso_text(now + timedelta(seconds=seconds)), platform, iso_text(now), limit]
                 ).fetchall()
         return [StaleNote(note_id=row[0], key=ConversationKey(
                     platform=row[1], workspace=row[2], channel=row[3], thread=row[4]),
