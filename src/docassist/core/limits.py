@@ -130,6 +130,12 @@ PG_CONNECT_TIMEOUT_SECONDS: Final = 5.0
 """How long a PostgreSQL operation waits for a connection (the server restarting, the pool
 exhausted) before the turn fails with `storage_unavailable`."""
 
+PG_RECONNECT_SECONDS: Final = 10.0
+"""How long the pool retries a lost connection (its delay doubling from 1 s) before it gives
+up and the next operation starts afresh: after a database restart a replica is back within a
+few seconds (psycopg_pool's default, 5 minutes, let the delay grow to about the outage's
+length)."""
+
 LEXICAL_INDEX_PAGE_ROWS: Final = 8192
 """FTS rows read (and tokenized) at a time when the in-memory BM25 index is rebuilt; bounds
 the memory the rebuild needs on top of the index."""

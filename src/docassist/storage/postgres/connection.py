@@ -33,6 +33,7 @@ from docassist.core.limits import (
     PG_CHECK_IDLE_SECONDS,
     PG_CONNECT_TIMEOUT_SECONDS,
     PG_POOL_MAX,
+    PG_RECONNECT_SECONDS,
     STORAGE_BUSY_TIMEOUT_MS,
 )
 
@@ -96,6 +97,7 @@ class PgBase:
         self.pool = ConnectionPool(
             url, min_size=1, max_size=pool_max, open=False, configure=_configure,
             check=idle.check, reset=idle.returned, timeout=PG_CONNECT_TIMEOUT_SECONDS,
+            reconnect_timeout=PG_RECONNECT_SECONDS,
             kwargs={"connect_timeout": max(1, int(PG_CONNECT_TIMEOUT_SECONDS)),
                     "application_name": "docassist"},
             name="docassist")
