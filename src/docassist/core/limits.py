@@ -103,6 +103,11 @@ STORAGE_WRITE_ATTEMPTS: Final = 3
 """Times a write transaction tries to take the lock, each waiting up to the busy timeout; after
 the last, StorageBusyError. Bound: 3 × 2 s + backoff ≈ 6.3 s."""
 
+WRITER_TURN_POLL_SECONDS: Final = 0.0005
+"""How often a writer waiting for another DocAssist connection's write transaction on the same
+SQLite file looks again (storage/writer_turns.py); SQLite's own busy handler sleeps up to
+25 ms between looks at first, 100 ms later."""
+
 STORAGE_RETRY_BACKOFF_SECONDS: Final = 0.1
 """Pause before the second attempt to take the write lock, doubled before each further one."""
 

@@ -22,7 +22,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from docassist.core.documents import DocumentInfo
-from docassist.core.errors import StorageError, StorageFullError
+from docassist.core.errors import StorageBusyError, StorageError, StorageFullError
 from docassist.core.limits import (
     STORAGE_BUSY_TIMEOUT_MS,
     STORAGE_MIN_FREE_BYTES,
@@ -44,6 +44,7 @@ from docassist.storage.scope_rows import ScopeRows
 from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
 from docassist.storage.teams_rows import TeamsRows
+from docassist.storage.writer_turns import WriterTurns
 
 __all__ = ["BUSY_TIMEOUT_MS", "FTS_COLUMN_WEIGHTS", "Store"]
 """FTS_COLUMN_WEIGHTS lives in catalog_rows.py; re-exported for the callers that import it here."""
@@ -83,6 +84,7 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
         except sqlite3.Error as error:
             raise StorageError(f"cannot open database {self.path}: {error}") from error
         self._lock = threading.RLock()
+        self._writer_turns = WriterTurns(self.path)
         self._seen_lock = threading.Lock() if separate else self._lock
         self._readers = ReadConnections(self._connect, STORAGE_READ_CONNECTIONS if separate else 0)
         self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
@@ -102,6 +104,7 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
                 self._seen_connection.close()
         with self._lock:
             self.db.close()
+            self._writer_turns.close()
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
@@ -118,14 +121,14 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE … COMMIT: takes the write lock first, so version checks hold.
 
-        A lock held by another connection is waited for (busy timeout) and retried a bounded
-        number of times; every SQLite error, in the body or at COMMIT, leaves the transaction
-        rolled back and surfaces as a StorageError (busy, read-only, full: see
-        `connection.storage_error`).
+        The writer turn (writer_turns.py), then the lock; either held by another connection is
+        waited for (busy timeout) and retried a bounded number of times; every SQLite error,
+        in the body or at COMMIT, leaves the transaction rolled back and surfaces as a
+        StorageError (busy, read-only, full: see `connection.storage_error`).
         """
         with self._lock:
             connection = self.db.conn
-            _begin_immediate(connection)
+            _begin_immediate(connection, self._writer_turns)
             try:
                 yield connection
                 connection.execute("COMMIT")
@@ -134,6 +137,8 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
                 if isinstance(error, sqlite3.Error):
                     raise storage_error(error) from error
                 raise
+            finally:
+                self._writer_turns.give_back()
 
     def ensure_writable(self) -> None:
         """Raise a StorageUnavailableError when a write would fail now (busy past the bounded
@@ -166,22 +171,36 @@ class _ProbeDone(Exception):
     """Ends the write probe of `ensure_writable` with a rollback."""
 
 
-def _begin_immediate(connection: sqlite3.Connection) -> None:
-    """Take the write lock; SQLite's busy handler waits up to the busy timeout per attempt,
-    then we pause (doubling) and try again, STORAGE_WRITE_ATTEMPTS times in all."""
+def _took_turn(turns: WriterTurns, connection: sqlite3.Connection) -> bool:
+    """The writer turn at once, or within the connection's own busy timeout (tests shorten
+    it; read only when the turn is taken)."""
+    if turns.take(0.0):
+        return True
+    return turns.take(float(connection.execute("PRAGMA busy_timeout").fetchone()[0]) / 1000)
+
+
+def _begin_immediate(connection: sqlite3.Connection, turns: WriterTurns) -> None:
+    """Take the writer turn, then the write lock; each is waited for up to the busy timeout
+    per attempt, then we pause (doubling) and try again, STORAGE_WRITE_ATTEMPTS times in all.
+    On return the caller holds both and gives the turn back after COMMIT or ROLLBACK."""
     pause = STORAGE_RETRY_BACKOFF_SECONDS
     for attempt in range(1, STORAGE_WRITE_ATTEMPTS + 1):
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            return
-        except sqlite3.Error as error:
-            busy = is_busy(error)
-            if not busy or attempt == STORAGE_WRITE_ATTEMPTS:
-                raise storage_error(error) from error
-            logger.info("database busy (attempt %d of %d), retrying in %.2f s",
-                        attempt, STORAGE_WRITE_ATTEMPTS, pause)
-            time.sleep(pause)
-            pause *= 2
+        last = attempt == STORAGE_WRITE_ATTEMPTS
+        if _took_turn(turns, connection):
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.Error as error:
+                turns.give_back()
+                if not is_busy(error) or last:
+                    raise storage_error(error) from error
+        elif last:
+            raise StorageBusyError("database busy: another DocAssist connection kept writing "
+                                   "past the bounded wait")
+        logger.info("database busy (attempt %d of %d), retrying in %.2f s",
+                    attempt, STORAGE_WRITE_ATTEMPTS, pause)
+        time.sleep(pause)
+        pause *= 2
 
 
 def _roll_back(connection: sqlite3.Connection) -> None:
