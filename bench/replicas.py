@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.load import DRAIN_SECONDS, demo_database, percentile  # noqa: E402
 from bench.pg_retrieval import pg_retrieval  # noqa: E402
+from docassist.core.limits import MODEL_CONCURRENCY, TURNS_PER_MODEL_REQUEST  # noqa: E402
 from docassist.storage import Store  # noqa: E402
 from tests.fakes.loopback import free_port  # noqa: E402
 from tests.fakes.model_server import ModelServer  # noqa: E402
@@ -58,8 +59,10 @@ CONFIGURATIONS: tuple[tuple[str, int, int | None], ...] = (
     ("sqlite", 1, WORKERS_PER_REPLICA), ("postgresql", 1, WORKERS_PER_REPLICA),
     ("postgresql", 2, WORKERS_PER_REPLICA), ("postgresql", 3, WORKERS_PER_REPLICA),
     ("sqlite", 1, None))
-"""(store, replicas, turns per replica); None: no cap, DOCASSIST_MODEL_CONCURRENCY's default
-(32) turns in flight — issue 25's change, beside the fixed-concurrency rows."""
+"""(store, replicas, turns per replica); None: no cap, the default turns in flight
+(TURNS_PER_MODEL_REQUEST × DOCASSIST_MODEL_CONCURRENCY's default: 64) — issue 25's change,
+beside the fixed-concurrency rows."""
+DEFAULT_TURNS: str = f"default ({TURNS_PER_MODEL_REQUEST * MODEL_CONCURRENCY})"
 
 
 def cpu_times() -> tuple[int, int]:
@@ -140,7 +143,7 @@ def run_configuration(db: str, replicas: int, workers: int | None, conversations
     problems = answer_problems(delivered, conversations, turns) + store_problems(
         db, conversations, turns)
     acks = run.ack_ms()
-    return {"replicas": replicas, "turns_per_replica": workers or "default (32)",
+    return {"replicas": replicas, "turns_per_replica": workers or DEFAULT_TURNS,
             "messages": expected, "answered": len(delivered),
             "msgs_per_s": round(len(delivered) / (finished - started), 2),
             "ack_ms_p99": round(percentile(acks, 0.99), 1),
