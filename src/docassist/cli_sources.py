@@ -46,7 +46,8 @@ def _runtime(as_json: bool) -> Runtime:
 def status_json(status: SourceStatus) -> dict[str, Any]:
     return {"name": status.name, "kind": str(status.kind), "collection": status.collection,
             "documents": status.documents, "last_success": status.last_success,
-            "last_error": status.last_error, "next_run": status.next_run}
+            "last_error": status.last_error, "next_run": status.next_run,
+            "last_run": status.last_run, "last_started": status.last_started}
 
 
 @sources_app.callback()

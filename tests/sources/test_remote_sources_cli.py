@@ -17,7 +17,7 @@ from tests.fakes.graph_site import CLIENT_SECRET, FakeGraph
 BASE_ENV = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
 TOKEN = "confluence-s3cr3t-api-token"
 STATUS_KEYS = {"name", "kind", "collection", "documents", "last_success", "last_error",
-               "next_run"}
+               "next_run", "last_run", "last_started"}
 
 
 @pytest.fixture

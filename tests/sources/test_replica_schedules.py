@@ -240,6 +240,7 @@ def test_a_replica_killed_mid_sync_leaves_the_source_to_another_after_its_lease(
     [listed] = one_json(shown.stdout)["sources"]
     assert (listed["documents"], listed["last_error"]) == (3, None)
     assert listed["last_success"] == wiki.last_success and listed["next_run"] == wiki.next_run
+    assert listed["last_started"] == wiki.last_started  # the takeover's start, after the dead one
 
 
 def test_a_sync_longer_than_its_lease_keeps_it_while_its_replica_lives(

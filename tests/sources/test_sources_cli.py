@@ -59,7 +59,8 @@ def test_a_folder_source_syncs_the_folder_and_reports_it(tmp_path: Path) -> None
     assert status["collection"] == "hr" and status["documents"] == 1
     assert status["last_success"] and status["last_error"] is None
     assert set(status) == {"name", "kind", "collection", "documents", "last_success",
-                           "last_error", "next_run"}
+                           "last_error", "next_run", "last_run", "last_started"}
+    assert status["last_started"] <= status["last_run"]  # ended: no sync running now
 
 
 def test_a_failing_page_makes_sync_exit_1_and_shows_in_sources(tmp_path: Path,
