@@ -13,6 +13,7 @@ import pytest
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ToolValidationError
 from docassist.core.limits import MAX_RESULT_CHARS
+from docassist.core.selection import tool_catalog_version
 from docassist.core.state import ConversationState, RagResult, Source
 from docassist.core.tools import (
     AnswerArguments,
@@ -21,7 +22,7 @@ from docassist.core.tools import (
     ToolRegistry,
     default_registry,
 )
-from docassist.core.turn import tool_call_record
+from docassist.core.turn import TurnEngine, tool_call_record
 from docassist.storage import Bm25Retriever, Store
 from tests.helpers import key, recording, swapped, turn_record
 
@@ -277,3 +278,14 @@ def test_a_tool_enters_through_register_and_its_spec_follows() -> None:
     again = dataclasses.replace(renamed, description="Lists the sources.")
     assert registry.register(again) is renamed  # in place of the tool of that name
     assert [spec["description"] for spec in registry.specs()].count("Lists the sources.") == 1
+
+
+def test_the_engines_tool_catalog_version_follows_a_registered_tool(
+        engine: TurnEngine, registry: ToolRegistry) -> None:
+    """The version is computed once per registry change, so a change must still show."""
+    before = engine.tool_catalog_version
+    assert before == tool_catalog_version(registry.specs())
+    original = registry.get("show_last_sources")
+    assert original is not None
+    registry.register(dataclasses.replace(original, description="Lists them."))
+    assert engine.tool_catalog_version == tool_catalog_version(registry.specs()) != before

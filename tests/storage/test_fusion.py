@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,12 @@ def test_flat_or_lone_scores_prefer_nothing() -> None:
     assert z_scores([3.0]) == [0.0]
     assert z_scores([]) == []
     assert z_scores([3.0, 1.0]) == pytest.approx([1.0, -1.0])
+
+
+def test_z_scores_match_the_population_deviation() -> None:
+    scores = [12.5, 9.75, 9.75, 3.2, 0.0, 0.0, 0.0, 1e-9]
+    mean, spread = statistics.fmean(scores), statistics.pstdev(scores)
+    assert z_scores(scores) == pytest.approx([(s - mean) / spread for s in scores], rel=1e-12)
 
 
 def test_agreement_counts_and_sureness_beats_rank() -> None:

@@ -59,6 +59,17 @@ def test_conformance_commit_saves_state_and_returns_the_next_version(
         "r1", "r2"]
 
 
+def test_conformance_a_loaded_state_is_the_callers_own(any_store: AnyStore) -> None:
+    """The engine changes a loaded state in place (no copy): another load must not see it."""
+    commit_turn(any_store, "r1")
+    first = any_store.load(key("c"))
+    first.state.next_turn_id = 99
+    first.state.history.append(HistoryMessage(role="user", content="not committed"))
+    again = any_store.load(key("c"))
+    assert again.state is not first.state
+    assert (again.state.next_turn_id, again.state.history) == (2, [])
+
+
 def test_conformance_commit_with_a_stale_version_is_a_concurrent_update(
     any_store: AnyStore,
 ) -> None:

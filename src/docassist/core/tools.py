@@ -267,6 +267,8 @@ class ToolRegistry:
 
     def __init__(self, tools: list[ToolDefinition[Any]]) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self.generation = 0
+        """Counts `register` calls: what a view of the specs computed once is keyed by."""
         # Built once: pydantic's JSON Schema generation was ~25% of a turn's CPU (several
         # calls per turn), CPU that Slack acks then waited for under the GIL.
         self._specs = [tool.spec() for tool in tools]
@@ -285,6 +287,7 @@ class ToolRegistry:
         previous = self._tools.get(tool.name)
         self._tools[tool.name] = tool
         self._specs = [each.spec() for each in self._tools.values()]
+        self.generation += 1
         return previous
 
 

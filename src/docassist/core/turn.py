@@ -116,6 +116,7 @@ class TurnEngine:
         """Whether this process's model requests already queue (the inbox claims no more)."""
         self._locks = KeyedLocks()
         self._shadows = ShadowAsker()
+        self._catalog_version: tuple[int, str] | None = None
 
     def catalog_for(self, audience: Audience) -> Catalog:
         """The catalog as this audience may see it (document lists, suggested prompts)."""
@@ -123,8 +124,14 @@ class TurnEngine:
 
     @property
     def tool_catalog_version(self) -> str:
-        """Hash of the tool specs and prompt (not the document catalog); see selection."""
-        return tool_catalog_version(self.registry.specs())
+        """Hash of the tool specs and prompt (not the document catalog); see selection.
+        Computed again only after the registry changed (a turn asks for it twice)."""
+        generation = self.registry.generation
+        cached = self._catalog_version
+        if cached is None or cached[0] != generation:
+            cached = self._catalog_version = (generation,
+                                              tool_catalog_version(self.registry.specs()))
+        return cached[1]
 
     def handle(
         self, message: ChatMessage, on_partial: Callable[[str], None] | None = None
@@ -198,7 +205,7 @@ class TurnEngine:
 
     def _begin(self, message: ChatMessage, on_partial: Callable[[str], None] | None) -> TurnContext:
         stored = self.store.load(message.key)
-        state = stored.state.model_copy(deep=True)
+        state = stored.state  # the caller's own (ConversationStore.load)
         language = self._thread_language(state)
         if isinstance(message.text, str) and message.command is None:
             # "/sources" says nothing about the user's language; the thread does.

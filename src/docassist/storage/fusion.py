@@ -11,7 +11,7 @@ split against RRF variants (README, "How the choices were made").
 
 from __future__ import annotations
 
-import statistics
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -37,10 +37,13 @@ class Vote:
 def z_scores(values: Sequence[float]) -> list[float]:
     """Distance from the mean in standard deviations; a lone or flat list prefers none of its
     entries (0 each), so only agreement (the MNZ count) counts for them."""
-    spread = statistics.pstdev(values) if len(values) > 1 else 0.0
+    if len(values) < 2:
+        return [0.0] * len(values)
+    # Plain floats: statistics.pstdev sums exact fractions, 1.4% of a turn's CPU (profiled).
+    mean = math.fsum(values) / len(values)
+    spread = math.sqrt(math.fsum((value - mean) ** 2 for value in values) / len(values))
     if spread == 0.0:
         return [0.0] * len(values)
-    mean = statistics.fmean(values)
     return [(value - mean) / spread for value in values]
 
 

@@ -23,7 +23,10 @@ class StoredConversation:
 
 
 class ConversationStore(Protocol):
-    def load(self, key: ConversationKey) -> StoredConversation: ...
+    def load(self, key: ConversationKey) -> StoredConversation:
+        """A state of the caller's own (each call parses a fresh one): a turn changes it in
+        place, and the stored state changes only through `commit_turn`."""
+        ...
 
     def commit_turn(
         self,
