@@ -11,6 +11,8 @@ WRITER_TURN_POLL_SECONDS instead, so it follows the holder within a fraction of 
 SQLite's lock stays the authority: this only orders our own writers. A connection that does
 not take the turn (the sqlite3 shell, a backup) is waited for by SQLite's busy handler as
 before, and a file whose folder does not let us create the lock file is written without it.
+`flock` works wherever the database can be: WAL mode needs a local file system (its shared
+memory does not work over a network one), and every local Linux file system supports it.
 """
 
 from __future__ import annotations
