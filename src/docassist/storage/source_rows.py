@@ -27,10 +27,7 @@ from docassist.core.sources import (
     SyncTimes,
     next_run_after,
 )
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+from docassist.storage.connection import iso_text, now_iso
 
 
 @dataclass(frozen=True)
@@ -66,7 +63,7 @@ class SourceRows:
                 "INSERT INTO sources (name, kind, collection, settings, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
                 [source.name, str(source.kind), source.collection,
-                 json.dumps(source.settings), _now()])
+                 json.dumps(source.settings), now_iso()])
 
     def sources(self: _StoreParts) -> list[Source]:
         with self._lock:
@@ -99,14 +96,14 @@ class SourceRows:
         """A sync of the source begins (under its lease)."""
         with self._transaction() as connection:
             connection.execute("UPDATE sources SET sync_started = ? WHERE name = ?",
-                               [_now(), source])
+                               [now_iso(), source])
 
     def record_sync(self: _StoreParts, outcome: SyncOutcome,
                     every_seconds: float | None) -> None:
         """A finished sync: a success clears the last error, a failure keeps the last success;
         the next run is `every_seconds` after this end (none without a schedule)."""
         ended = datetime.now(UTC)
-        now, next_run = ended.isoformat(timespec="milliseconds"), next_run_after(ended,
+        now, next_run = iso_text(ended), next_run_after(ended,
                                                                                  every_seconds)
         with self._transaction() as connection:
             connection.execute(
@@ -141,7 +138,7 @@ class SourceRows:
                 "INSERT OR REPLACE INTO source_items (source, item, document_id, etag, "
                 "last_modified, links, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [source, item.url, item.document_id, item.etag, item.last_modified,
-                 json.dumps(item.links), _now()])
+                 json.dumps(item.links), now_iso()])
 
     def forget_web_item(self: _StoreParts, source: str, url: str) -> None:
         with self._transaction() as connection:
@@ -159,14 +156,14 @@ class SourceRows:
         """Take the named lease unless another holder has it and it has not expired: one
         sync of a source at a time across processes sharing this database."""
         now = datetime.now(UTC)
-        expires = (now + timedelta(seconds=seconds)).isoformat(timespec="milliseconds")
+        expires = iso_text(now + timedelta(seconds=seconds))
         with self._transaction() as connection:
             connection.execute("INSERT OR IGNORE INTO leases (name, holder, expires_at) "
                                "VALUES (?, '', '')", [name])
             cursor = connection.execute(
                 "UPDATE leases SET holder = ?, expires_at = ? WHERE name = ? "
                 "AND (holder = '' OR holder = ? OR expires_at < ?)",
-                [holder, expires, name, holder, now.isoformat(timespec="milliseconds")])
+                [holder, expires, name, holder, iso_text(now)])
             return cursor.rowcount == 1
 
     def release_lease(self: _StoreParts, name: str, holder: str) -> None:
