@@ -185,6 +185,7 @@ class TurnProcesses:
         self.command = list(command)
         self.observer = observer
         self._children = [_Child(index) for index in range(count)]
+        self._next_wake = 0
         self._closing = threading.Event()
         self._changed = threading.Condition()
         self._threads: list[threading.Thread] = []
@@ -202,15 +203,23 @@ class TurnProcesses:
                    and child.process is not None and child.process.poll() is None)
 
     def wake(self) -> None:
-        """An event was stored: every child looks for work now (one claims it). Never blocks:
-        a full pipe already holds a wake-up."""
-        for child in self._children:
-            process = child.process
+        """An event was stored: the next child in turn looks for work now and claims it if
+        it has room (one whose model requests queue leaves it to the others' next look: a
+        finished turn, or the next wake-up). Waking every child made each of them run a claim
+        per event, and their claims competed with the ack path's commits for the write
+        lock. A child being started again is passed over. Never blocks."""
+        first = self._next_wake = (self._next_wake + 1) % len(self._children)  # racy: harmless
+        for step in range(len(self._children)):
+            process = self._children[(first + step) % len(self._children)].process
             if process is None or process.stdin is None:
                 continue
-            # Full: it holds a wake-up already; gone: it is being started again.
-            with contextlib.suppress(OSError, ValueError):
+            try:
                 os.write(process.stdin.fileno(), WAKE)
+            except BlockingIOError:
+                return  # a full pipe: it holds a wake-up already
+            except (OSError, ValueError):
+                continue  # gone: it is being started again
+            return
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         # The environment (settings, secrets) is inherited; stderr is the server's.

@@ -78,12 +78,22 @@ def test_rate_limit_refusals_are_counted(store: Store, db_path: Path,
         rig = SlackRig(api, adapter, f"{server.url}/slack/events", store, server)
         try:
             rig.event(mention("How do I renew the TLS certificate?", "1.1"), "EvR1")
-            rig.event(mention("Jak odtworzyć bazę danych z kopii?", "2.1"), "EvR2")
+            limited = mention("Jak odtworzyć bazę danych z kopii?", "2.1", thread_ts="1.1")
+            rig.event(limited, "EvR2")
+            # The same message again: Slack's retry, and its "message" twin in the bot's
+            # thread (another event id, the same channel and ts), which the insert itself
+            # finds a duplicate.
+            answers = [rig.event(limited, "EvR2", retry=1).status_code,
+                       rig.event({**limited, "type": "message", "channel_type": "channel"},
+                                 "EvR2m").status_code]
+            notices = [post for post in api.messages("C1", "1.1")
+                       if "spróbuj ponownie" in str(post.get("text"))]
         finally:
             server.stop()
             adapter.close()
+    assert answers == [200, 200] and len(notices) == 1
     seen = samples(metrics)
-    assert seen[("docassist_rate_limited_total", ())] == 1
+    assert seen[("docassist_rate_limited_total", ())] == 1  # the refusal, not its duplicates
     assert sum(value for (name, _), value in seen.items()
                if name == "docassist_turns_total") == 1  # the refused message ran no turn
 

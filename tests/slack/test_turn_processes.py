@@ -17,8 +17,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from docassist.core.ports import NULL_OBSERVER
 from docassist.metrics import Metrics
-from docassist.turn_processes import TurnFinished, replay_line
+from docassist.turn_processes import TurnFinished, TurnProcesses, replay_line
 from tests.conftest import REPO
 from tests.fakes.loopback import children_of, free_port, kill_replica, wait_until
 from tests.fakes.model_server import ModelServer
@@ -188,3 +189,41 @@ def test_an_unreadable_report_from_a_turn_process_is_said_and_counts_nothing(
     assert b'docassist_turns_total{decision="answer_from_documents",status="answered"} 1.0' \
         in metrics.exposition()
     assert json.loads(line)["kind"] == "turn_finished"
+
+
+COUNT_WAKES = """
+import os, sys
+from pathlib import Path
+out = Path(sys.argv[1]) / str(os.getpid())
+print('{"kind": "ready"}', flush=True)
+while chunk := os.read(0, 4096):
+    with out.open("ab") as sink:
+        sink.write(chunk)
+"""
+"""A stand-in child: says it is ready, then writes the wake-ups it reads to a file of its
+own."""
+
+
+def test_a_stored_event_wakes_one_child_in_turn_and_passes_over_a_dead_one(
+        tmp_path: Path) -> None:
+    children = TurnProcesses(2, [sys.executable, "-c", COUNT_WAKES, str(tmp_path)],
+                             NULL_OBSERVER)
+    children.start()
+    try:
+        assert children.wait_ready(30)
+
+        def wakes() -> dict[str, int]:
+            return {path.name: len(path.read_bytes()) for path in tmp_path.iterdir()}
+
+        for _ in range(4):
+            children.wake()
+        assert wait_until(lambda: sorted(wakes().values()) == [2, 2])
+        dead, survivor = sorted(wakes())
+        os.kill(int(dead), signal.SIGKILL)
+        assert wait_until(lambda: not alive(int(dead)))
+        for _ in range(2):
+            children.wake()
+        assert wait_until(lambda: wakes()[survivor] == 4)
+        assert wakes()[dead] == 2
+    finally:
+        children.close(timeout=5)

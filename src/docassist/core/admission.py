@@ -41,6 +41,8 @@ class Arrival:
     external_user: bool = False
     attachments: bool = False
     """The message carries files DocAssist does not read."""
+    redelivered: bool = False
+    """The platform says it sends this event again (Slack's X-Slack-Retry-Num)."""
 
     @property
     def arrival_id(self) -> str:
@@ -57,24 +59,32 @@ class Admission:
 
     def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None) -> Verdict:
         """Decide and store; raises StorageUnavailableError when the event was not stored
-        (AckDeadlineError when not yet: answer 503, the platform retries). A limiter that
-        counts in the store counts the arrival in the event's own insert (one write)."""
+        (AckDeadlineError when not yet: answer 503, the platform retries).
+
+        Only a platform's redelivery is looked up before the write (it was most likely
+        stored: no transaction). A first delivery goes straight to the insert, which finds a
+        duplicate itself (the same message as another event) — a read less on the ack path.
+        A limiter that counts in the store counts the arrival in the event's own insert (one
+        write); either limiter keeps an arrival's first verdict, so a duplicate counts nothing
+        again, and only the stored refusal is reported."""
         message = arrival.message
-        if self.seen.inbox_seen(message.key.platform, str(message.event_id),
-                                arrival.dedupe_key):
-            return "duplicate"  # a retry or the same message as another event
+        if arrival.redelivered and self.seen.inbox_seen(
+                message.key.platform, str(message.event_id), arrival.dedupe_key):
+            return "duplicate"
 
         def limited(retry_at: float) -> ChatMessage:
-            return self._with_notice(message, self._limited(
-                message.user, arrival.arrival_id, arrival.language, seconds_until(retry_at)))
+            return self._with_notice(message, self._limit_notice(arrival.language,
+                                                                 seconds_until(retry_at)))
 
         rate = self.limiter.in_store(message.user, arrival.arrival_id, limited)
         notice = self._notice(arrival, counted=rate is not None)
         if not self.worker.submit(self._with_notice(message, notice), arrival.dedupe_key,
                                   deadline=self.deadline, on_late_failure=on_late_failure,
                                   rate=rate):
-            return "duplicate"  # a concurrent delivery stored it first
-        if rate is not None and rate.retry_at:
+            return "duplicate"  # stored before: a retry, or the same message as another event
+        if (rate is not None and rate.retry_at) or (
+                notice is not None and notice.kind == "rate_limited"):
+            self._report_limited(message.user, arrival.arrival_id)
             return "refused"
         return "refused" if notice is not None and notice.replaces_turn else "admitted"
 
@@ -99,24 +109,27 @@ class Admission:
         except (AckDeadlineError, StorageError) as error:
             logger.warning("rate limit not checked for %s: %s", arrival_id, error)
             return None
-        return self._limited(user, arrival_id, language, wait)
+        notice = self._limit_notice(language, wait)
+        if notice is not None:
+            self._report_limited(user, arrival_id)
+        return notice
 
-    def _limited(self, user: str, arrival_id: str, language: Language,
-                 wait: int) -> Notice | None:
-        if not wait:
-            return None
+    @staticmethod
+    def _limit_notice(language: Language, wait: int) -> Notice | None:
+        return Notice(kind="rate_limited", language=language, seconds=wait) if wait else None
+
+    def _report_limited(self, user: str, arrival_id: str) -> None:
         logger.warning("rate limit: %s from %s answered with a retry hint", arrival_id,
                        sha256_text(user))
         self.worker.engine.observer.rate_limited()
-        return Notice(kind="rate_limited", language=language, seconds=wait)
 
     def _notice(self, arrival: Arrival, counted: bool) -> Notice | None:
         """The notice decided before storing (`counted`: the rate limit is counted with the
         insert instead)."""
         message = arrival.message
         if not counted:
-            limited = self._limited(message.user, arrival.arrival_id, arrival.language,
-                                    self.limiter.check(message.user, arrival.arrival_id))
+            limited = self._limit_notice(arrival.language,
+                                         self.limiter.check(message.user, arrival.arrival_id))
             if limited is not None:
                 return limited
         if arrival.external_user:

@@ -173,10 +173,9 @@ class SlackAdapter:
                                   shared=bool(body.get("is_ext_shared_channel")) or external)
         message = ChatMessage(key=key, user=user, text=text, command=command,
                               event_id=event_id, audience=audience)
-        arrival = Arrival(message, language, dedupe_key,
-                          external_user=external,
-                          attachments=bool(event.get("files")))
         told = retry is not None  # the user hears about a storage problem once, first time
+        arrival = Arrival(message, language, dedupe_key, external_user=external,
+                          attachments=bool(event.get("files")), redelivered=told)
 
         def tell_late(error: StorageUnavailableError) -> None:
             if not told:
