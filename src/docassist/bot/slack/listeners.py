@@ -14,14 +14,15 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Final, Literal, Protocol
 
-from slack_bolt import App, Assistant, BoltRequest, BoltResponse
+from slack_bolt import App, BoltRequest, BoltResponse
 from slack_sdk import WebClient
 
-from docassist.bot.hygiene import MalformedRequest, without_lone_surrogates
+from docassist.bot.hygiene import MalformedRequest
 from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.audience import slack_audience
 from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.feedback import ask_reason, reason_view
+from docassist.bot.slack.middleware import AssistantPane, ReadableText
 from docassist.bot.slack.payloads import Interaction, SlashCommand, interaction, slash_command
 from docassist.bot.slack.render import (
     ASK_HUMAN_ACTION,
@@ -115,13 +116,6 @@ def _retry(req: BoltRequest) -> str | None:
     return retries[0] if retries else None
 
 
-def readable_text(req: BoltRequest, resp: BoltResponse, next: Any) -> None:
-    """Middleware, after the signature check and before any listener: text that cannot be
-    stored (a lone surrogate escape) becomes U+FFFD instead of a 500 and no reply."""
-    req.body = without_lone_surrogates(req.body)
-    next()
-
-
 def on_error(error: Exception, logger: logging.Logger) -> BoltResponse | None:
     if isinstance(error, MalformedRequest):
         logger.warning("malformed request answered 400: %s", error)
@@ -155,10 +149,10 @@ glance (manifest.yml declares the same commands; tests/slack/test_manifest.py ch
 def register_listeners(adapter: SlackAdapter) -> None:
     """The middleware, the error handler, the assistant pane, then the flat table."""
     app = adapter.app
-    app.middleware(readable_text)
+    app.middleware(ReadableText())
     app.error(on_error)
     listeners = SlackListeners(adapter)
-    assistant = Assistant()
+    assistant = AssistantPane()
     assistant.thread_started(listeners.on_thread_started)
     assistant.user_message(listeners.on_assistant_message)
     app.assistant(assistant)
