@@ -57,9 +57,12 @@ class Admission:
         self.worker = worker
         self.deadline = deadline
 
-    def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None) -> Verdict:
+    def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None,
+              inline: bool = False) -> Verdict:
         """Decide and store; raises StorageUnavailableError when the event was not stored
-        (AckDeadlineError when not yet: answer 503, the platform retries).
+        (AckDeadlineError when not yet: answer 503, the platform retries). `inline`: the
+        caller's thread stores it, with no deadline here — for a caller that answers the
+        platform at the deadline itself while the write goes on (Slack's HTTP server).
 
         Only a platform's redelivery is looked up before the write (it was most likely
         stored: no transaction). A first delivery goes straight to the insert, which finds a
@@ -79,7 +82,8 @@ class Admission:
         rate = self.limiter.in_store(message.user, arrival.arrival_id, limited)
         notice = self._notice(arrival, counted=rate is not None)
         if not self.worker.submit(self._with_notice(message, notice), arrival.dedupe_key,
-                                  deadline=self.deadline, on_late_failure=on_late_failure,
+                                  deadline=None if inline else self.deadline,
+                                  on_late_failure=on_late_failure,
                                   rate=rate):
             return "duplicate"  # stored before: a retry, or the same message as another event
         if (rate is not None and rate.retry_at) or (

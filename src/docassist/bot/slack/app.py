@@ -145,9 +145,10 @@ class SlackAdapter:
         return self.store.conversation_known(key.conversation_id)
 
     def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
-                     retry: str | None = None) -> Verdict | None:
+                     retry: str | None = None, inline: bool = False) -> Verdict | None:
         """Translate a message event and hand it to admission; None when it is not for us.
-        Raises when it was not stored (Slack gets a 5xx and redelivers)."""
+        Raises when it was not stored (Slack gets a 5xx and redelivers). `inline`: store it on
+        this thread, with no deadline here (the HTTP server answers at the deadline)."""
         if event.get("subtype") not in ANSWERED_SUBTYPES or event.get("bot_id"):
             return None  # edits, deletions, system messages, bots (our own included)
         team = str(body.get("team_id") or event.get("team") or "")
@@ -182,7 +183,7 @@ class SlackAdapter:
                 self.tell_not_stored(key, language, error)
 
         try:
-            return self.admission.admit(arrival, on_late_failure=tell_late)
+            return self.admission.admit(arrival, on_late_failure=tell_late, inline=inline)
         except AckDeadlineError as error:
             logger.warning("event %s not stored in time, Slack gets a 503 (retry %s): %s",
                            event_id, retry or 0, error)
@@ -230,10 +231,10 @@ class SlackAdapter:
     def share(self, user: str, channel: str, result_id: str) -> None:
         self.private.share(user, channel, result_id)
 
-    def soon(self, task: Callable[[], None], what: str) -> None:
+    def soon(self, task: Callable[[], None], what: str, wait: bool = True) -> None:
         """Work that needs the database but is not an event (commands, feedback): off the
-        request thread, waited for up to the ack deadline, then left to finish in the
-        background — Slack's ack never waits for a database lock held elsewhere."""
+        request thread, waited for up to the ack deadline (`wait`), then left to finish in
+        the background — Slack's ack never waits for a database lock held elsewhere."""
         def run() -> None:
             try:
                 task()
@@ -241,6 +242,8 @@ class SlackAdapter:
                 logger.exception("%s failed", what)
 
         future = self._background.submit(run)
+        if not wait:
+            return
         try:
             future.result(timeout=ACK_DEADLINE_SECONDS)
         except FutureTimeout:

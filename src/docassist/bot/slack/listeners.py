@@ -34,6 +34,7 @@ from docassist.bot.slack.render import (
     catalog_message,
     mrkdwn,
 )
+from docassist.bot.slack.server import SERVER_ACK_DEADLINE
 from docassist.core import i18n
 from docassist.core.admission import Admission
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
@@ -93,13 +94,13 @@ class SlackAdapter(Protocol):
     @staticmethod
     def title_for(text: str) -> str: ...
 
-    def soon(self, task: Callable[[], None], what: str) -> None: ...
+    def soon(self, task: Callable[[], None], what: str, wait: bool = True) -> None: ...
 
     def suggested_prompts(self, language: i18n.Language,
                           user: str = "") -> list[dict[str, str]]: ...
 
     def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
-                     retry: str | None = None) -> Verdict | None: ...
+                     retry: str | None = None, inline: bool = False) -> Verdict | None: ...
 
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
                        command: Command) -> None: ...
@@ -114,6 +115,12 @@ class SlackAdapter(Protocol):
 def _retry(req: BoltRequest) -> str | None:
     retries = req.headers.get("x-slack-retry-num")
     return retries[0] if retries else None
+
+
+def _stored_inline(req: BoltRequest) -> bool:
+    """The HTTP server answers this event at the ack deadline itself (server.SlackEvents), so
+    the event is stored on this thread; otherwise (Socket Mode) admission bounds the wait."""
+    return SERVER_ACK_DEADLINE in req.context
 
 
 def on_error(error: Exception, logger: logging.Logger) -> BoltResponse | None:
@@ -176,23 +183,30 @@ class SlackListeners:
         user = str((event.get("assistant_thread") or {}).get("user_id") or "")
         adapter.soon(lambda: set_suggested_prompts(
             prompts=adapter.suggested_prompts(language, user),
-            title=i18n.text("slack_prompts_title", language)), "suggested prompts")
+            title=i18n.text("slack_prompts_title", language)), "suggested prompts", wait=False)
 
     def on_assistant_message(self, body: dict[str, Any], event: dict[str, Any],
                              req: BoltRequest, set_title: Any) -> None:
-        verdict = self.adapter.submit_event(body, event, mentioned=True, retry=_retry(req))
+        verdict = self.adapter.submit_event(body, event, mentioned=True, retry=_retry(req),
+                                            inline=_stored_inline(req))
         if verdict != "admitted":
             return  # a retry or a refusal: the pane stays as it is
-        try:  # a DM thread outside the pane has no title to set
-            set_title(self.adapter.title_for(str(event.get("text") or "")))
-        except Exception as error:
-            logger.info("assistant title not set: %s", error)
+
+        def title() -> None:
+            try:  # a DM thread outside the pane has no title to set
+                set_title(self.adapter.title_for(str(event.get("text") or "")))
+            except Exception as error:
+                logger.info("assistant title not set: %s", error)
+
+        self.adapter.soon(title, "assistant title", wait=False)  # a Web API call: not in the ack
 
     def on_mention(self, body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
-        self.adapter.submit_event(body, event, mentioned=True, retry=_retry(req))
+        self.adapter.submit_event(body, event, mentioned=True, retry=_retry(req),
+                                  inline=_stored_inline(req))
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
-        self.adapter.submit_event(body, event, mentioned=False, retry=_retry(req))
+        self.adapter.submit_event(body, event, mentioned=False, retry=_retry(req),
+                                  inline=_stored_inline(req))
 
     # --- buttons and the shortcut -------------------------------------------------------
 

@@ -21,7 +21,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Final
+from typing import Any, Final
 from urllib.parse import parse_qs
 
 from slack_bolt import App
@@ -39,11 +39,14 @@ from docassist.bot.web import (
     add_routes,
     new_application,
 )
-from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
+from docassist.core.limits import ACK_DEADLINE_SECONDS, HTTP_READ_TIMEOUT_SECONDS
 
 logger = logging.getLogger(__name__)
 
 EVENTS_PATH: Final = "/slack/events"
+SERVER_ACK_DEADLINE: Final = "docassist_server_ack_deadline"
+"""In an Events API request's Bolt context: the seconds after which the server answers 503
+itself, so the listener may store the event on its own thread."""
 BadRequest = BodyRefused  # its name here so far
 
 
@@ -70,16 +73,19 @@ def utf8(body: bytes) -> str:
         raise BodyRefused(400, "body is not UTF-8") from None
 
 
-def check_content(text: str, content_type: str) -> None:
-    """Is the body what its Content-Type says (Bolt would raise while parsing it)?"""
+def check_content(text: str, content_type: str) -> dict[str, Any] | None:
+    """Is the body what its Content-Type says (Bolt would raise while parsing it)? A JSON
+    body is returned, parsed."""
     try:
         if "application/json" in content_type:
-            if not isinstance(json.loads(text), dict):
+            body = json.loads(text)
+            if not isinstance(body, dict):
                 raise BodyRefused(400, "body is not a JSON object")
-        else:
-            payload = parse_qs(text).get("payload")
-            if payload and not isinstance(json.loads(payload[0]), dict):
-                raise BodyRefused(400, "payload is not a JSON object")
+            return body
+        payload = parse_qs(text).get("payload")
+        if payload and not isinstance(json.loads(payload[0]), dict):
+            raise BodyRefused(400, "payload is not a JSON object")
+        return None
     except (ValueError, RecursionError):
         raise BodyRefused(400, "body is not valid JSON") from None
 
@@ -91,10 +97,17 @@ def _raw(response: BoltResponse) -> RawResponse:
 
 
 class SlackEvents:
-    """The handler of POST /slack/events for one Bolt app."""
+    """The handler of POST /slack/events for one Bolt app.
 
-    def __init__(self, bolt: App, signing_secret: str | None) -> None:
+    An Events API request is answered within `ack_deadline` here: 503 once it has passed
+    (Slack retries), while its listener goes on. The listener learns it from its request's
+    context (SERVER_ACK_DEADLINE) and stores the event on its own dispatch thread, with no
+    hand-off to a writer thread that only exists to bound the wait (core/ack_writes.py)."""
+
+    def __init__(self, bolt: App, signing_secret: str | None,
+                 ack_deadline: float = ACK_DEADLINE_SECONDS) -> None:
         self.bolt = bolt
+        self.ack_deadline = ack_deadline
         self.verifier = SignatureVerifier(signing_secret) if signing_secret else None
         self.pool = ThreadPoolExecutor(max_workers=SLACK_DISPATCH_THREADS,
                                        thread_name_prefix="slack-dispatch")
@@ -103,15 +116,27 @@ class SlackEvents:
         try:
             body = utf8(request.body)
             check_signature(self.verifier, request.headers, body)
-            check_content(body, request.headers.get("Content-Type") or "")
+            parsed = check_content(body, request.headers.get("Content-Type") or "")
         except BodyRefused as problem:
             logger.warning("Slack request refused (%d): %s", problem.status, problem)
             raise
         headers: dict[str, str | Sequence[str]] = {
             name.lower(): value for name, value in request.headers.items()}
-        response = await asyncio.get_running_loop().run_in_executor(
-            self.pool, self.bolt.dispatch, BoltRequest(body=body, headers=headers))
-        return _raw(response)
+        event = parsed is not None and parsed.get("type") == "event_callback"
+        context = {SERVER_ACK_DEADLINE: self.ack_deadline} if event else None
+        dispatch = asyncio.get_running_loop().run_in_executor(
+            self.pool, self.bolt.dispatch,
+            BoltRequest(body=body, headers=headers, context=context))
+        if not event:
+            return _raw(await dispatch)
+        try:
+            return _raw(await asyncio.wait_for(asyncio.shield(dispatch), self.ack_deadline))
+        except TimeoutError:
+            logger.warning("event %s not stored within %g s: Slack gets a 503 and retries; "
+                           "the write goes on", (parsed or {}).get("event_id"),
+                           self.ack_deadline)
+            return RawResponse(503, b"busy, please retry",
+                               {"Content-Type": "text/plain; charset=utf-8"})
 
     def routes(self) -> list[Route]:
         return [Route(EVENTS_PATH, self.handle, close=self.close)]
