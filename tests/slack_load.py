@@ -307,13 +307,15 @@ def answers(api: FakeSlackApi, *, complete: bool = True) -> list[Answer]:
             delivered.append(Answer(body.get("thread_ts"), text,
                                     _result_id(body.get("blocks")), call.at))
         elif call.method == "chat.startStream":
-            stream = Answer(body.get("thread_ts"), "", None, call.at, complete=False)
+            stream = Answer(body.get("thread_ts"), str(body.get("markdown_text") or ""), None,
+                            call.at, complete=False)
             streams[str(call.reply.get("ts"))] = stream
             delivered.append(stream)
         elif call.method == "chat.appendStream" and body.get("ts") in streams:
             streams[body["ts"]].text += str(body.get("markdown_text") or "")
         elif call.method == "chat.stopStream" and body.get("ts") in streams:
             stream = streams[body["ts"]]
+            stream.text += str(body.get("markdown_text") or "")
             stream.result_id, stream.at, stream.complete = (
                 _result_id(body.get("blocks")), call.at, True)
     return [answer for answer in delivered if answer.complete == complete]

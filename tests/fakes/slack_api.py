@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from tests.fakes.loopback import FakeServer, QuietHandler, Request
+from tests.fakes.loopback import FakeServer, QuietHandler, Request, wait_until
 
+STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
 
 @dataclass
 class Call:
@@ -41,6 +42,18 @@ class FakeSlackApi(FakeServer):
 
     def posted(self, method: str = "chat.postMessage") -> list[dict[str, Any]]:
         return [call.body for call in self.calls if call.method == method]
+
+    def wait_posted(self, method: str, count: int = 1) -> list[dict[str, Any]]:
+        """The calls of `method` once there are `count` (work done in the background, such
+        as the assistant pane's prompts and title); what there is after 10 s otherwise."""
+        wait_until(lambda: len(self.posted(method)) >= count)
+        return self.posted(method)
+
+    def streamed(self) -> list[str]:
+        """The text of the stream calls in order (`markdown_text` of chat.startStream,
+        .appendStream and .stopStream): what a streamed answer showed, piece by piece."""
+        return [str(call.body["markdown_text"]) for call in self.calls
+                if call.method in STREAM_METHODS and call.body.get("markdown_text")]
 
     def messages(self, channel: str, thread_ts: str | None) -> list[dict[str, Any]]:
         """The bot's messages in a thread (or, without `thread_ts`, the channel) as

@@ -83,7 +83,7 @@ def test_slack_streams_and_posts_the_same_answer(rig_factory: Any, model_engine:
     _, cited = model_server
     rig = rig_factory(model_engine)
     rig.event(mention(QUESTION, "3100.1"), "Ev1")
-    streamed = "".join(call["markdown_text"] for call in rig.api.posted("chat.appendStream"))
+    streamed = "".join(rig.api.streamed())
     assert streamed.strip() == expected(cited)
     rig.api.fail("chat.startStream", 400)  # no streaming here: one post
     rig.event(mention(QUESTION, "3200.1"), "Ev2")

@@ -137,7 +137,7 @@ def test_prompts_and_the_document_list_follow_the_users_scope(rig: SlackRig) -> 
     rig.event({"type": "assistant_thread_started", "event_ts": "1.0",
                "assistant_thread": {"user_id": "U1", "channel_id": "D1", "thread_ts": "70.1",
                                     "context": {"channel_id": "C1", "team_id": TEAM}}}, "EvA")
-    [prompts] = rig.api.posted("assistant.threads.setSuggestedPrompts")
+    [prompts] = rig.api.wait_posted("assistant.threads.setSuggestedPrompts")
     assert [p["message"] for p in prompts["prompts"]] == [
         "What does “Requesting access to DocAssist systems” say?"]
     rig.command("/docassist-docs", "", user="U2")  # unmapped: default only

@@ -84,7 +84,7 @@ def test_suggested_prompts_are_inert(rig: SlackRig) -> None:
     rig.event({"type": "assistant_thread_started", "event_ts": "1.0",
                "assistant_thread": {"user_id": "U1", "channel_id": "D1", "thread_ts": "1200.1",
                                     "context": {"channel_id": "C1", "team_id": "T1"}}}, "EvA")
-    [prompts] = rig.api.posted("assistant.threads.setSuggestedPrompts")
+    [prompts] = rig.api.wait_posted("assistant.threads.setSuggestedPrompts")
     assert prompts["prompts"] == [{
         "title": "What does “Zebra alarm ‹!channel› & ‹https://evil.example/t|",
         "message": f"What does “{TITLE}” say?"}]
@@ -98,9 +98,9 @@ def test_a_streamed_answer_is_inert(streaming_rig: tuple[SlackRig, ModelServer],
         f"Tell <!channel> & see <https://evil.example|docs> [{chunk}].",
         f" Then mute it [{chunk}]."))
     rig.event(mention(hostile.QUESTION, "300.1"), "Ev1")
-    appended = [call["markdown_text"] for call in rig.api.posted("chat.appendStream")]
-    assert appended == [f"Tell &lt;!channel&gt; &amp; see &lt;https://evil.example|docs&gt; "
-                        f"[{chunk}]. ", f"Then mute it [{chunk}]. "]
+    assert rig.api.streamed() == [
+        f"Tell &lt;!channel&gt; &amp; see &lt;https://evil.example|docs&gt; [{chunk}]. ",
+        f"Then mute it [{chunk}]. "]
 
 
 def test_a_users_message_reaches_the_core_as_typed(rig: SlackRig) -> None:

@@ -17,6 +17,11 @@ SLACK_DISPATCH_THREADS: Final = 64
 """Threads that run Bolt's (synchronous) listeners for the aiohttp server: an ack may wait up
 to ACK_DEADLINE_SECONDS on the database, so a burst needs many at once (http.server used one
 thread per connection, unbounded)."""
+STREAM_APPEND_SECONDS: Final = 0.5
+"""A streamed answer's sentences that arrive within this long of its last Slack call wait for
+the next one (an append, or the stop): a model that sends several sentences at once costs one
+call, not one per sentence (chat.appendStream is rate-limited; slack_sdk's own ChatStream
+buffers by size instead). A model slower than this streams sentence by sentence."""
 
 
 @dataclass(frozen=True, kw_only=True)
