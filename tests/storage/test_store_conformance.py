@@ -113,6 +113,22 @@ def test_conformance_inbox_events_are_answered_then_done(any_store: AnyStore) ->
     assert any_store.unfinished() == []
 
 
+def test_conformance_an_answer_is_recorded_once(any_store: AnyStore) -> None:
+    """The turn's commit records the answer; recording it again changes nothing, and a
+    finished event stays finished."""
+    inbox_id = any_store.enqueue(message("one", event_id="E1"))
+    assert inbox_id is not None
+    first, second = (TurnResult.model_validate({**CONFORMANCE_RESULT, "result_id": result_id})
+                     for result_id in ("r1", "r2"))
+    any_store.record_answer(inbox_id, first)
+    any_store.record_answer(inbox_id, second)
+    [event] = any_store.unfinished()
+    assert event.status == "answered" and event.result == first
+    any_store.finish(inbox_id, "done")
+    any_store.record_answer(inbox_id, second)
+    assert any_store.unfinished() == []
+
+
 def test_conformance_the_inbox_backlog_counts_unfinished_events(any_store: AnyStore) -> None:
     assert any_store.inbox_backlog() == InboxBacklog(pending=0, oldest_received_at=None)
     first = any_store.enqueue(message("one", event_id="E1"))

@@ -100,10 +100,17 @@ class InboxRows:
         return InboxBacklog(pending=int(count), oldest_received_at=oldest)
 
     def record_answer(self: _StoreParts, inbox_id: int, result: TurnResult | None) -> None:
+        """A read first: a committed turn has recorded its answer already (commit_turn), and
+        then no write transaction (nor its fsync) is taken."""
+        with self._seen_lock:
+            row = self._seen_connection.execute(
+                "SELECT 1 FROM inbox WHERE id = ? AND status = 'pending'", [inbox_id]).fetchone()
+        if row is None:
+            return
         with self._transaction() as connection:
             connection.execute(
-                "UPDATE inbox SET status = 'answered', result = ? WHERE id = ?",
-                [result.model_dump_json() if result else None, inbox_id])
+                "UPDATE inbox SET status = 'answered', result = ? WHERE id = ? "
+                "AND status = 'pending'", [result.model_dump_json() if result else None, inbox_id])
 
     def finish(self: _StoreParts, inbox_id: int, status: str, error: str | None = None) -> None:
         """Mark an event done or failed, and release its claim (the conversation's next

@@ -80,7 +80,8 @@ class InboxRows:
 
     def record_answer(self: _Base, inbox_id: int, result: TurnResult | None) -> None:
         with self._transaction() as connection:
-            connection.execute("UPDATE inbox SET status = 'answered', result = %s WHERE id = %s",
+            connection.execute("UPDATE inbox SET status = 'answered', result = %s WHERE id = %s "
+                               "AND status = 'pending'",
                                [result.model_dump_json() if result else None, inbox_id])
 
     def finish(self: _Base, inbox_id: int, status: str, error: str | None = None) -> None:
