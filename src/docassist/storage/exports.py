@@ -23,6 +23,7 @@ from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import MAX_RETENTION_DAYS, SCHEDULE_LEASE_SECONDS
 from docassist.core.ports import TraceLog
 from docassist.storage.backends import AnyStore
+from docassist.storage.connection import iso_text
 from docassist.storage.privacy import Erasure
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class ActivitySummary(BaseModel):
 
 
 def activity_summary(store: TraceLog, days: int = SUMMARY_DAYS) -> ActivitySummary:
-    since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
+    since = iso_text(datetime.now(UTC) - timedelta(days=days))
     turns = store.turns(since=since)
     recent = {row["result_id"] for row in turns}
     votes = [int(vote["value"]) for vote in store.feedback() if vote["result_id"] in recent]
@@ -74,7 +75,7 @@ def parse_time(value: str | None, name: str) -> str | None:
         raise ValueError(f"{name}: not an ISO date or time: {value!r}") from error
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+    return iso_text(moment.astimezone(UTC))
 
 
 def parse_age(value: str) -> timedelta:
@@ -224,5 +225,5 @@ class RetentionScheduler:
 def purge_older_than(store: AnyStore, age: timedelta) -> Erasure:
     """Erase every stored copy of user text older than `age`: traces, inbox events, shadow
     records, votes, and the history of conversations idle since then (privacy.py)."""
-    cutoff = (datetime.now(UTC) - age).isoformat(timespec="milliseconds")
+    cutoff = iso_text(datetime.now(UTC) - age)
     return store.erase_before(cutoff)

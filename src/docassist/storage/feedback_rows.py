@@ -6,13 +6,13 @@ from __future__ import annotations
 import sqlite3
 import threading
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
 from typing import Protocol
 
 from docassist.core.errors import StorageError
 from docassist.core.feedback import FeedbackReason
 from docassist.core.limits import MAX_FEEDBACK_TEXT_CHARS
 from docassist.core.trace import sha256_text
+from docassist.storage.connection import now_iso
 
 
 class _StoreParts(Protocol):
@@ -31,8 +31,7 @@ class FeedbackRows:
         with self._transaction() as connection:
             cursor = connection.execute(
                 "INSERT OR IGNORE INTO shares (result_id, user_sha256, created_at) "
-                "VALUES (?, ?, ?)", [result_id, sha256_text(user),
-                                     datetime.now(UTC).isoformat(timespec="milliseconds")])
+                "VALUES (?, ?, ?)", [result_id, sha256_text(user), now_iso()])
             return cursor.rowcount == 1
 
     def withdraw_share(self: _StoreParts, result_id: str) -> None:
@@ -54,6 +53,5 @@ class FeedbackRows:
                 "reason_text) VALUES (?, ?, -1, ?, ?, ?) ON CONFLICT (result_id, user_sha256) "
                 "DO UPDATE SET value = -1, reason = excluded.reason, "
                 "reason_text = excluded.reason_text",
-                [result_id, sha256_text(user),
-                 datetime.now(UTC).isoformat(timespec="milliseconds"), reason,
+                [result_id, sha256_text(user), now_iso(), reason,
                  kept if self.save_raw else None])

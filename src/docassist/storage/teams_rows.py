@@ -7,10 +7,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
 from typing import Protocol
 
 from sqlite_utils import Database
+
+from docassist.storage.connection import now_iso
 
 
 class _StoreParts(Protocol):
@@ -38,7 +39,7 @@ class TeamsRows:
                             service_url: str) -> None:
         """The team and its channels seen in one activity: each, and the team's other known
         channels, reached at `service_url`."""
-        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        now = now_iso()
         with self._transaction() as connection:
             for channel_id in dict.fromkeys(channel_ids):
                 connection.execute(

@@ -233,8 +233,10 @@ class SlackAdapter:
 
     def soon(self, task: Callable[[], None], what: str, wait: bool = True) -> None:
         """Work that needs the database but is not an event (commands, feedback): off the
-        request thread, waited for up to the ack deadline (`wait`), then left to finish in
-        the background — Slack's ack never waits for a database lock held elsewhere."""
+        request thread, waited for up to the ack deadline, then left to finish in the
+        background — Slack's ack never waits for a database lock held elsewhere. Without
+        `wait`, not waited for at all: an event listener's Web API calls (the assistant
+        pane's prompts and title), which no ack should hold."""
         def run() -> None:
             try:
                 task()
