@@ -1,6 +1,7 @@
 """The app's global Bolt middleware, as `Middleware` classes: Bolt calls a class's `process`
-as it is, while a function gets its keyword arguments built on every request (about a
-tenth of the serving process's Python time on the ack path, measured for issue 25)."""
+as it is, while a function gets its keyword arguments built on every request. Measured for
+issue 25, the middleware took about a seventh of the serving process's Python time per ack
+before, half that after."""
 
 from __future__ import annotations
 
