@@ -8,6 +8,9 @@ from typing import Any, Final
 _LONE_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 """After JSON decoding, a valid pair is one character: what is left is a lone half, which
 no encoder (SQLite, JSON, HTTP) can write."""
+_SURROGATE_IN_JSON: Final = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+"""What JSON text needs to decode to a surrogate: the code point itself or its escape (a
+valid pair is escaped too; such text is then looked at in full)."""
 
 
 class MalformedRequest(ValueError):
@@ -24,3 +27,11 @@ def without_lone_surrogates(value: Any) -> Any:
     if isinstance(value, list):
         return [without_lone_surrogates(item) for item in value]
     return value
+
+
+def json_without_lone_surrogates(text: str, decoded: Any) -> Any:
+    """`decoded` (the JSON `text`, parsed) as `without_lone_surrogates` gives it, walked only
+    when the text could hold a surrogate: on the ack path most bodies need no walk."""
+    if _SURROGATE_IN_JSON.search(text) is None:
+        return decoded
+    return without_lone_surrogates(decoded)

@@ -14,7 +14,7 @@ from slack_bolt.request.payload_utils import (
     is_other_message_sub_event_in_assistant_thread,
 )
 
-from docassist.bot.hygiene import without_lone_surrogates
+from docassist.bot.hygiene import json_without_lone_surrogates, without_lone_surrogates
 
 
 class ReadableText(Middleware):
@@ -23,7 +23,10 @@ class ReadableText(Middleware):
 
     def process(self, *, req: BoltRequest, resp: BoltResponse,
                 next: Callable[[], BoltResponse]) -> BoltResponse | None:
-        req.body = without_lone_surrogates(req.body)
+        if req.mode == "http" and "application/json" in (req.content_type or ""):
+            req.body = json_without_lone_surrogates(req.raw_body, req.body)
+        else:  # a form's payload may escape its characters any way: walked in full
+            req.body = without_lone_surrogates(req.body)
         return next()
 
 

@@ -31,7 +31,7 @@ from microsoft_agents.hosting.core import (
 )
 from microsoft_agents.hosting.core.authorization import AuthTypes, Connections
 
-from docassist.bot.hygiene import MalformedRequest, without_lone_surrogates
+from docassist.bot.hygiene import MalformedRequest, json_without_lone_surrogates
 from docassist.bot.teams.app import TeamsAdapter
 from docassist.bot.web import (
     HEALTH_PATH,
@@ -81,12 +81,13 @@ def connections_for(credentials: TeamsCredentials | None) -> Connections:
 def activity_body(raw: bytes) -> dict[str, Any]:
     """The activity as the SDK will read it, or MalformedRequest saying what is wrong."""
     try:
-        body = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        body = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise MalformedRequest("body is not UTF-8 JSON") from None
     if not isinstance(body, dict):
         raise MalformedRequest("body is not a JSON object")
-    checked: dict[str, Any] = without_lone_surrogates(body)
+    checked: dict[str, Any] = json_without_lone_surrogates(text, body)
     try:
         activity = Activity.model_validate(checked)
     except ValueError as error:
