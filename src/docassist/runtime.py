@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from docassist import heap
 from docassist.config import Settings
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
@@ -115,9 +116,11 @@ def warm_up(runtime: Runtime) -> None:
     the catalog) before a server accepts events, and keep it warm: from then on a thread
     rebuilds the search indexes as soon as another process changes the index. Measured:
     loading USE lazily inside the first turn held the GIL for ~2 s and pushed the Slack ack
-    p99 of a 500-event burst to ~1.2 s; rebuilding at 100k chunks takes seconds."""
+    p99 of a 500-event burst to ~1.2 s; rebuilding at 100k chunks takes seconds. What was
+    loaded is then kept out of the garbage collector's way (heap.py)."""
     runtime.engine.retriever.search(WARM_UP_QUERY, 1)
     keep_warm(runtime)
+    heap.settle()
 
 
 def keep_warm(runtime: Runtime) -> None:
@@ -158,6 +161,8 @@ class IndexWarmer(threading.Thread):
                 version = self.store.index_version()
                 if version != seen:
                     warm_indexes(self.retrievers)
+                    if seen != -1:  # rebuilt: the old index is garbage now
+                        heap.settle_again()
                     seen = version
             except StoreClosedError:  # the process is ending
                 return

@@ -76,7 +76,8 @@ def inbox(db: Path) -> list[tuple[str, str | None]]:
 def test_turns_run_in_turn_processes_and_are_counted_by_the_server(db_path: Path) -> None:
     with FakeSlackApi() as api:
         port = free_port()
-        bot = start_bot(db_path, api, port, SECRET, {**FAST, "DOCASSIST_TURN_PROCESSES": "2"})
+        bot = start_bot(db_path, api, port, SECRET, {**FAST, "DOCASSIST_TURN_PROCESSES": "2",
+                                                     "DOCASSIST_LOG_LEVEL": "INFO"})
         sender = EventSender(f"http://127.0.0.1:{port}/slack/events", SECRET)
         try:
             children = turn_processes(bot.pid)
@@ -95,6 +96,9 @@ def test_turns_run_in_turn_processes_and_are_counted_by_the_server(db_path: Path
         finally:
             sender.close()
             kill_replica(bot)
+        log = Path(f"{db_path}.{port}.log").read_text()
+    # Each process, once warm, kept what it loaded out of the collector (heap.py).
+    assert log.count("heap settled:") == 3
     threads = [answer.thread_ts for answer in answers(api)]
     assert sorted(threads) == sorted(set(threads)) and len(threads) == 4  # one per message
 
