@@ -17,8 +17,10 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from docassist.core.documents import parse_document
 from docassist.core.ports import NULL_OBSERVER
 from docassist.metrics import Metrics
+from docassist.storage import Store
 from docassist.turn_processes import TurnFinished, TurnProcesses, replay_line
 from tests.conftest import REPO
 from tests.fakes.loopback import children_of, free_port, kill_replica, wait_until
@@ -93,12 +95,19 @@ def test_turns_run_in_turn_processes_and_are_counted_by_the_server(db_path: Path
             # The serving process runs no turn: what /metrics counts came from the children.
             assert wait_until(lambda: turns_counted(port) == 4, 10)
             assert [status for status, _ in inbox(db_path)] == ["done"] * 4
+            # Each process, once warm, kept what it loaded out of the collector (heap.py);
+            # after another process changes the index, each rebuilds and settles again.
+            log = Path(f"{db_path}.{port}.log")
+            assert log.read_text().count("heap settled:") == 3
+            other = Store(db_path)
+            other.replace_document(parse_document(
+                "plants.md", "plants", "## Ficus\nWater the office ficus every Monday.\n"),
+                "/tmp/plants.md")
+            other.close()
+            assert wait_until(lambda: log.read_text().count("heap settled:") == 6, 30)
         finally:
             sender.close()
             kill_replica(bot)
-        log = Path(f"{db_path}.{port}.log").read_text()
-    # Each process, once warm, kept what it loaded out of the collector (heap.py).
-    assert log.count("heap settled:") == 3
     threads = [answer.thread_ts for answer in answers(api)]
     assert sorted(threads) == sorted(set(threads)) and len(threads) == 4  # one per message
 
