@@ -115,19 +115,70 @@ def test_admins_see_every_source_and_its_failure_in_slack(rig: SlackRig, store: 
     assert "handbook" not in refused["text"]
 
 
-def test_ask_again_after_the_thread_was_cleared_says_so_and_runs_nothing(
-        rig: SlackRig, store: Store, zebra: Path) -> None:
-    rig.event(mention(QUESTION, "550.1"), "Ev1")
+def _noted_thread(rig: SlackRig, store: Store, zebra: Path, thread: str) -> str:
+    """A thread answered from ZEBRA_V1, then noted after the sync to V2: its note's id."""
+    rig.event(mention(QUESTION, thread), f"Ev-{thread}")
     zebra.write_text(ZEBRA_V2)
     sync_all(store, stale_days=14)
     StaleNoteCourier(store, "slack", rig.adapter.stale_notes.post).deliver_once()
     note = rig.api.posted()[-1]
-    rig.event(mention("clear", "550.2", thread_ts="550.1"), "Ev2")
-    posts, turns = len(rig.api.posted()), len(store.turns())
     button = next(b for b in note["blocks"] if b["type"] == "actions")["elements"][0]
-    assert rig.interactive(ask_again_payload(button["value"], "550.1")).status_code == 200
-    [told] = rig.api.posted("chat.postEphemeral")
+    return str(button["value"])
+
+
+def _assert_refused_in_trace(store: Store, reason: str) -> None:
+    last = store.turns()[-1]
+    assert last["status"] == "invalid_message"
+    assert (last["decision_status"], last["decision_reason"]) == ("rejected", reason)
+    assert last["tool_name"] is None and store.tool_calls(last["result_id"]) == []
+    assert [t["status"] for t in store.turns()].count("answered") == 1  # the first answer
+
+
+def test_ask_again_after_the_thread_was_cleared_says_so_in_the_thread_and_runs_nothing(
+        rig: SlackRig, store: Store, zebra: Path) -> None:
+    note = _noted_thread(rig, store, zebra, "550.1")
+    rig.event(mention("clear", "550.2", thread_ts="550.1"), "Ev2")
+    posts = len(rig.api.posted())
+    assert rig.interactive(ask_again_payload(note, "550.1")).status_code == 200
+    [told] = rig.api.posted()[posts:]
+    assert told["thread_ts"] == "550.1"
     assert told["text"].startswith("I no longer have that question")
-    assert len(rig.api.posted()) == posts and len(store.turns()) == turns  # no turn, no tool
-    assert rig.interactive(ask_again_payload("999", "550.1")).status_code == 200
-    assert len(rig.api.posted("chat.postEphemeral")) == 1 and len(store.turns()) == turns
+    _assert_refused_in_trace(store, "no_question")
+
+
+@pytest.mark.parametrize("value", ["999", "not-a-number", "9" * 40, ""],
+                         ids=["unknown", "not-a-number", "huge", "empty"])
+def test_an_ask_again_naming_no_note_of_the_thread_says_so_and_runs_nothing(
+        rig: SlackRig, store: Store, zebra: Path, value: str) -> None:
+    _noted_thread(rig, store, zebra, "560.1")
+    posts = len(rig.api.posted())
+    assert rig.interactive(ask_again_payload(value, "560.1")).status_code == 200
+    [told] = rig.api.posted()[posts:]
+    assert told["thread_ts"] == "560.1" and "I don't know that changed-document note" in told[
+        "text"] and "Zebra" not in told["text"]
+    _assert_refused_in_trace(store, "unknown_note")
+
+
+def test_another_threads_note_is_unknown_there(rig: SlackRig, store: Store,
+                                               zebra: Path) -> None:
+    note = _noted_thread(rig, store, zebra, "570.1")
+    rig.event(mention("How do I renew the TLS certificate?", "580.1"), "Ev-other")
+    posts = len(rig.api.posted())
+    assert rig.interactive(ask_again_payload(note, "580.1")).status_code == 200
+    [told] = rig.api.posted()[posts:]
+    assert told["thread_ts"] == "580.1"
+    assert "I don't know that changed-document note" in told["text"]
+    last = store.turns()[-1]
+    assert (last["decision_status"], last["decision_reason"]) == ("rejected", "unknown_note")
+    assert last["tool_name"] is None and store.tool_calls(last["result_id"]) == []
+
+
+def test_a_redelivered_ask_again_is_answered_once(rig: SlackRig, store: Store,
+                                                  zebra: Path) -> None:
+    note = _noted_thread(rig, store, zebra, "590.1")
+    posts, turns = len(rig.api.posted()), len(store.turns())
+    for _ in range(2):  # the same click (same action_ts) delivered twice
+        assert rig.interactive(ask_again_payload(note, "590.1")).status_code == 200
+    [again] = rig.api.posted()[posts:]
+    assert again["thread_ts"] == "590.1" and "Opsgenie" in again["text"]
+    assert len(store.turns()) == turns + 1

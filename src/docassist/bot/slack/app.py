@@ -198,10 +198,11 @@ class SlackAdapter:
             raise
 
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
-                       command: Command) -> None:
+                       command: Command, argument: str | None = None) -> None:
         """A button or shortcut: rate-limited (told ephemerally), then through the inbox."""
         self._submit_click(ChatMessage(key=key, user=user, text="", command=command,
-                                       event_id=event_id, audience=click_audience(key, user)))
+                                       command_argument=argument, event_id=event_id,
+                                       audience=click_audience(key, user)))
 
     def submit_choice(self, key: ConversationKey, user: str, event_id: str, reply: str,
                       result_id: str) -> None:

@@ -103,7 +103,7 @@ class SlackAdapter(Protocol):
                      retry: str | None = None, inline: bool = False) -> Verdict | None: ...
 
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
-                       command: Command) -> None: ...
+                       command: Command, argument: str | None = None) -> None: ...
 
     def share(self, user: str, channel: str, result_id: str) -> None: ...
 
@@ -215,7 +215,7 @@ class SlackListeners:
         ack()
         channel = pressed.channel_id
         key = self.adapter.key_for(pressed.team_id, channel, pressed.thread,
-                                   str(pressed.message_ts), _channel_type(channel))
+                                   str(pressed.message_ts), pressed.channel_type)
         action_ts = pressed.actions[0].action_ts or pressed.trigger_id
         self.adapter.submit_command(key, pressed.user.id, f"action:{action_ts}", command)
 
@@ -230,7 +230,7 @@ class SlackListeners:
         ack()
         channel = shortcut.channel_id
         key = self.adapter.key_for(shortcut.team_id, channel, shortcut.thread,
-                                   str(shortcut.message_ts), _channel_type(channel))
+                                   str(shortcut.message_ts), shortcut.channel_type)
         self.adapter.submit_command(key, shortcut.user.id, f"shortcut:{shortcut.trigger_id}",
                                     Command.CLEAR)
 
@@ -284,10 +284,6 @@ class SlackListeners:
         if self._admitted(command):
             language = i18n.detect_language(command.text, self.adapter.config.default_language)
             _ephemeral(self.adapter, command, i18n.text("slack_help", language))
-
-
-def _channel_type(channel: str) -> str | None:
-    return "im" if channel.startswith("D") else None
 
 
 def _record_vote(adapter: SlackAdapter, vote: Interaction, result_id: str,

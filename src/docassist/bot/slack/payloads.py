@@ -51,6 +51,11 @@ class Interaction(BaseModel):
     def message_ts(self) -> str | None:
         return self.message.get("ts") or self.container.get("message_ts")
 
+    @property
+    def channel_type(self) -> str | None:
+        """`im` for a direct message (its id starts with D), as a message event names it."""
+        return "im" if self.channel_id.startswith("D") else None
+
 
 class SlashCommand(BaseModel):
     model_config = ConfigDict(extra="ignore")

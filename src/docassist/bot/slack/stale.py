@@ -1,32 +1,25 @@
-"""Stale-answer notes in Slack: the note posted in the thread, and its "Ask again" button,
-which re-runs the thread's last question as a new turn through the inbox."""
+"""Stale-answer notes in Slack: the note posted in the thread, and its "Ask again" button.
+A click is a `Command.ASK_AGAIN` through the inbox, as in Teams (bot/teams/stale.py): the
+turn reads the thread's last question when it runs, in the conversation's order, and a note
+that is not the thread's, or a thread with no question left, gets its reply and trace row
+there (core/early_replies.py); a redelivered click is one turn."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from docassist.bot.slack.audience import slack_audience
 from docassist.bot.slack.config import SlackConfig
-from docassist.bot.slack.payloads import Interaction, interaction
+from docassist.bot.slack.payloads import interaction
 from docassist.bot.slack.render import escape
 from docassist.core import i18n
-from docassist.core.inbox import InboxWorker
-from docassist.core.limits import ACK_DEADLINE_SECONDS
-from docassist.core.messages import ChatMessage, ConversationKey
+from docassist.core.messages import Command, ConversationKey
 from docassist.core.ports import AdapterStore
 from docassist.core.scopes import UNSET
-from docassist.core.stale import (
-    StaleNote,
-    last_question,
-    note_language,
-    note_text,
-    note_visible,
-)
+from docassist.core.stale import StaleNote, note_language, note_text, note_visible
 from docassist.core.turn import TurnEngine
 
 
@@ -49,12 +42,14 @@ class NoteHost(Protocol):
     @property
     def engine(self) -> TurnEngine: ...
 
-    @property
-    def worker(self) -> InboxWorker: ...
-
     def thread_ts(self, key: ConversationKey) -> str | None: ...
 
-    def soon(self, task: Callable[[], None], what: str) -> None: ...
+    @staticmethod
+    def key_for(team: str, channel: str, thread_ts: str | None, ts: str,
+                channel_type: str | None) -> ConversationKey: ...
+
+    def submit_command(self, key: ConversationKey, user: str, event_id: str,
+                       command: Command, argument: str | None = None) -> None: ...
 
 
 logger = logging.getLogger(__name__)
@@ -89,29 +84,10 @@ class SlackStaleNotes:
                                              **note_message(note, language))
 
     def _on_ask_again(self, ack: Any, body: dict[str, Any]) -> None:
-        pressed = interaction(body)
+        pressed = interaction(body, message=True)
         ack()
-        self.adapter.soon(lambda: self.ask_again(pressed), "ask again")
-
-    def ask_again(self, pressed: Interaction) -> None:
-        adapter = self.adapter
-        value = pressed.actions[0].value
-        row = adapter.store.stale_note(int(value)) if value.isdigit() else None
-        if row is None or row["platform"] != "slack" or row["channel"] != pressed.channel_id:
-            logger.warning("ask-again for an unknown note %r", value[:20])
-            return
-        key = ConversationKey(platform="slack", workspace=row["workspace"],
-                              channel=row["channel"], thread=row["thread"])
-        question = last_question(adapter.store.load(key).state)
-        if question is None:
-            adapter.client.chat_postEphemeral(
-                channel=key.channel, user=pressed.user.id, thread_ts=adapter.thread_ts(key),
-                text=i18n.text("stale_no_question", adapter.config.default_language))
-            return
+        key = self.adapter.key_for(pressed.team_id, pressed.channel_id, pressed.thread,
+                                   str(pressed.message_ts), pressed.channel_type)
         action_ts = pressed.actions[0].action_ts or pressed.trigger_id
-        audience = slack_audience(key.channel, pressed.user.id,
-                                  private=key.channel.startswith("D"))
-        adapter.worker.submit(ChatMessage(key=key, user=pressed.user.id, text=question,
-                                          event_id=f"ask-again:{action_ts}",
-                                          audience=audience),
-                              deadline=ACK_DEADLINE_SECONDS)
+        self.adapter.submit_command(key, pressed.user.id, f"action:{action_ts}",
+                                    Command.ASK_AGAIN, argument=pressed.actions[0].value)
