@@ -13,9 +13,10 @@ import pytest
 from docassist.core.ratelimit import SharedRateLimiter
 from docassist.storage import Store
 from docassist.storage.backends import AnyStore
-from docassist.storage.exports import RetentionScheduler
+from docassist.storage.exports import RETENTION_LEASE, RetentionScheduler
 from docassist.storage.postgres import PostgresStore
 from tests.conftest import STORES
+from tests.fakes.loopback import wait_until
 from tests.helpers import message
 
 LEASE = 30.0
@@ -144,3 +145,23 @@ def test_retention_runs_in_one_process_a_day(pair: tuple[AnyStore, AnyStore]) ->
         second.stop()
     [lease] = [row for row in store.lease_rows() if row["name"].startswith("schedule:")]
     assert lease["holder"] == "process-1"
+
+
+def test_a_skipped_retention_run_is_tried_again_when_the_other_lease_ends(
+        pair: tuple[AnyStore, AnyStore]) -> None:
+    """A process that starts while another's daily lease holds (a restart) runs retention
+    once that lease ends, not a whole period later."""
+    store, other = pair
+    assert other.claim_lease(RETENTION_LEASE, "process-before-restart", 1.5)
+    scheduler = RetentionScheduler(store, 30, holder="process-after-restart")
+    try:
+        scheduler.start()  # skipped: the lease is held
+        assert _retention_holder(store) == "process-before-restart"
+        assert wait_until(lambda: _retention_holder(store) == "process-after-restart", 15)
+    finally:
+        scheduler.stop()
+
+
+def _retention_holder(store: AnyStore) -> str:
+    [lease] = [row for row in store.lease_rows() if row["name"] == RETENTION_LEASE]
+    return str(lease["holder"])

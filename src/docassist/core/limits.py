@@ -191,6 +191,11 @@ whose claim expired); its own arrivals and finished turns wake it at once."""
 SCHEDULE_LEASE_SECONDS: Final = 86_400.0
 """Scheduled jobs (trace retention) run under a lease this long: one process per day runs
 them, whichever claims it first."""
+RETENTION_PERIOD_SECONDS: Final = 24 * 60 * 60
+"""How often a serving process applies the trace retention (storage/exports.py)."""
+RETENTION_RETRY_SECONDS: Final = 1.0
+"""The soonest a retention run skipped for another process's lease is tried again (a lease
+that ended as it was read)."""
 
 MAX_EXPANDED_BYTES: Final = 10_000_000
 """What a packed file (a DOCX is a zip) may unpack to, all members together, checked from the

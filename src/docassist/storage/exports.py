@@ -20,7 +20,12 @@ from pydantic import BaseModel
 
 from docassist.core.errors import StorageUnavailableError
 from docassist.core.inbox import PROCESS_HOLDER
-from docassist.core.limits import MAX_RETENTION_DAYS, SCHEDULE_LEASE_SECONDS
+from docassist.core.limits import (
+    MAX_RETENTION_DAYS,
+    RETENTION_PERIOD_SECONDS,
+    RETENTION_RETRY_SECONDS,
+    SCHEDULE_LEASE_SECONDS,
+)
 from docassist.core.ports import TraceLog
 from docassist.storage.backends import AnyStore
 from docassist.storage.connection import iso_text
@@ -163,7 +168,6 @@ def write_export(rows: list[dict[str, Any]], fmt: ExportFormat, out: Path) -> No
                              for key, value in row.items()})
 
 
-RETENTION_PERIOD_SECONDS: Final = 24 * 60 * 60
 
 
 RETENTION_LEASE: Final = "schedule:trace-retention"
@@ -173,7 +177,9 @@ class RetentionScheduler:
     """Applies the retention setting now and then once a day (long-running processes): every
     copy of user text older than it is erased (see purge_older_than). Several processes on one
     database run it once a day between them: a run takes the day's lease (a row in the store)
-    first, and a process that finds it held by another skips that run."""
+    first, and a process that finds it held by another skips that run and tries again when
+    that lease ends, not a day later (a process restarted every day would otherwise skip
+    every other day: runs up to two days apart)."""
 
     def __init__(self, store: AnyStore, days: int, holder: str = PROCESS_HOLDER) -> None:
         self.store = store
@@ -181,6 +187,7 @@ class RetentionScheduler:
         self.holder = holder
         self._timer: threading.Timer | None = None
         self._stopped = False
+        self._next_in: float = RETENTION_PERIOD_SECONDS
 
     def run_once(self) -> Erasure:
         return purge_older_than(self.store, self.age)
@@ -193,20 +200,33 @@ class RetentionScheduler:
     def _run_logged(self) -> Erasure:
         """A database that takes no writes now (busy, read-only, full) skips this run with one
         log line; it must not stop the bot at start (a restart loop) nor end the schedule."""
+        self._next_in = RETENTION_PERIOD_SECONDS
         try:
             if not self.store.claim_lease(RETENTION_LEASE, self.holder,
                                           SCHEDULE_LEASE_SECONDS):
-                logger.info("trace retention ran in another process today; skipped here")
+                self._next_in = self._until_lease_ends()
+                logger.info("trace retention ran in another process today; skipped here, "
+                            "next try in %.0f s", self._next_in)
                 return Erasure()
             return self.run_once()
         except StorageUnavailableError as error:
             logger.error("trace retention skipped until the next run: %s", error)
             return Erasure()
 
+    def _until_lease_ends(self) -> float:
+        """Seconds until the lease another process holds ends (a day when it cannot be read)."""
+        try:
+            ends = next((row["expires_at"] for row in self.store.lease_rows()
+                         if row["name"] == RETENTION_LEASE), None)
+            left = (datetime.fromisoformat(str(ends)) - datetime.now(UTC)).total_seconds()
+        except (StorageUnavailableError, TypeError, ValueError):
+            return RETENTION_PERIOD_SECONDS
+        return min(RETENTION_PERIOD_SECONDS, max(RETENTION_RETRY_SECONDS, left + 1))
+
     def _schedule(self) -> None:
         if self._stopped:
             return
-        self._timer = threading.Timer(RETENTION_PERIOD_SECONDS, self._tick)
+        self._timer = threading.Timer(self._next_in, self._tick)
         self._timer.daemon = True
         self._timer.start()
 
