@@ -168,8 +168,6 @@ def write_export(rows: list[dict[str, Any]], fmt: ExportFormat, out: Path) -> No
                              for key, value in row.items()})
 
 
-
-
 RETENTION_LEASE: Final = "schedule:trace-retention"
 
 
