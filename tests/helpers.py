@@ -105,3 +105,13 @@ def turn_record(result_id: str, turn_id: int, outcomes: list[ToolOutcome]) -> Tu
         standalone_sha256=None, answer_sha256=None, resolution_status=None, history_used=False,
         source_ids=[], source_turn_id=None, warnings=[], duration_ms=0.0, backend="test",
         model="test", catalog_version="v", prompt_sha256=None, user_sha256=None, event_id=None)
+
+
+def assert_ask_again_refused(store: Any, reason: str) -> None:
+    """The last turn is an "Ask again" that ran nothing: rejected for `reason`, no tool, and
+    the thread's first answer the only one (Slack and Teams alike)."""
+    last = store.turns()[-1]
+    assert last["status"] == "invalid_message"
+    assert (last["decision_status"], last["decision_reason"]) == ("rejected", reason)
+    assert last["tool_name"] is None and store.tool_calls(last["result_id"]) == []
+    assert [t["status"] for t in store.turns()].count("answered") == 1  # the first answer

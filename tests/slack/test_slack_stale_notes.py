@@ -15,6 +15,7 @@ from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
 from tests.conftest import STORES, EngineFactory
+from tests.helpers import assert_ask_again_refused
 from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
 from tests.stale_zebra import QUESTION, ZEBRA_V1, ZEBRA_V2
 
@@ -126,13 +127,6 @@ def _noted_thread(rig: SlackRig, store: Store, zebra: Path, thread: str) -> str:
     return str(button["value"])
 
 
-def _assert_refused_in_trace(store: Store, reason: str) -> None:
-    last = store.turns()[-1]
-    assert last["status"] == "invalid_message"
-    assert (last["decision_status"], last["decision_reason"]) == ("rejected", reason)
-    assert last["tool_name"] is None and store.tool_calls(last["result_id"]) == []
-    assert [t["status"] for t in store.turns()].count("answered") == 1  # the first answer
-
 
 def test_ask_again_after_the_thread_was_cleared_says_so_in_the_thread_and_runs_nothing(
         rig: SlackRig, store: Store, zebra: Path) -> None:
@@ -143,7 +137,7 @@ def test_ask_again_after_the_thread_was_cleared_says_so_in_the_thread_and_runs_n
     [told] = rig.api.posted()[posts:]
     assert told["thread_ts"] == "550.1"
     assert told["text"].startswith("I no longer have that question")
-    _assert_refused_in_trace(store, "no_question")
+    assert_ask_again_refused(store, "no_question")
 
 
 @pytest.mark.parametrize("value", ["999", "not-a-number", "9" * 40, ""],
@@ -156,7 +150,7 @@ def test_an_ask_again_naming_no_note_of_the_thread_says_so_and_runs_nothing(
     [told] = rig.api.posted()[posts:]
     assert told["thread_ts"] == "560.1" and "I don't know that changed-document note" in told[
         "text"] and "Zebra" not in told["text"]
-    _assert_refused_in_trace(store, "unknown_note")
+    assert_ask_again_refused(store, "unknown_note")
 
 
 def test_another_threads_note_is_unknown_there(rig: SlackRig, store: Store,

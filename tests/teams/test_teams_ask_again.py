@@ -16,6 +16,7 @@ from docassist.bot.teams import cards
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
 from tests.conftest import STORES, EngineFactory
+from tests.helpers import assert_ask_again_refused
 from tests.stale_zebra import QUESTION, ZEBRA_V2
 from tests.teams.rig import TeamsRig, actions
 
@@ -81,7 +82,7 @@ def test_an_ask_again_naming_no_note_of_the_thread_runs_nothing(
     assert teams.post(_click(teams, thread, value, "bad-1")).status_code == 202
     [told] = teams.connector.messages()[before:]
     assert UNKNOWN in told.text and "Zebra" not in told.text
-    _assert_refused_in_trace(store, "unknown_note")
+    assert_ask_again_refused(store, "unknown_note")
 
 
 def test_another_threads_note_is_unknown_here(teams: TeamsRig, store: Store,
@@ -92,7 +93,7 @@ def test_another_threads_note_is_unknown_here(teams: TeamsRig, store: Store,
     teams.post(_click(teams, other, data, "elsewhere-1"))
     [told] = teams.connector.messages()[before:]
     assert told.conversation_id == other and UNKNOWN in told.text
-    _assert_refused_in_trace(store, "unknown_note")
+    assert_ask_again_refused(store, "unknown_note")
 
 
 def test_ask_again_after_the_thread_was_cleared_says_the_question_is_gone(
@@ -104,7 +105,7 @@ def test_ask_again_after_the_thread_was_cleared_says_the_question_is_gone(
     teams.post(_click(teams, thread, data, "late-1"))
     [told] = teams.connector.messages()[before:]
     assert "I no longer have that question" in told.text
-    _assert_refused_in_trace(store, "no_question")
+    assert_ask_again_refused(store, "no_question")
 
 
 @pytest.mark.parametrize("store", STORES, indirect=True)
@@ -129,10 +130,3 @@ def test_ask_again_keeps_its_place_among_the_conversations_messages(
     statuses = [t["status"] for t in store.turns()][-3:]
     assert statuses == ["answered", "cleared", "invalid_message"]
 
-
-def _assert_refused_in_trace(store: Store, reason: str) -> None:
-    last = store.turns()[-1]
-    assert last["status"] == "invalid_message"
-    assert (last["decision_status"], last["decision_reason"]) == ("rejected", reason)
-    assert last["tool_name"] is None and store.tool_calls(last["result_id"]) == []
-    assert [t["status"] for t in store.turns()].count("answered") == 1  # the first answer
