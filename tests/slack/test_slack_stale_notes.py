@@ -127,7 +127,6 @@ def _noted_thread(rig: SlackRig, store: Store, zebra: Path, thread: str) -> str:
     return str(button["value"])
 
 
-
 def test_ask_again_after_the_thread_was_cleared_says_so_in_the_thread_and_runs_nothing(
         rig: SlackRig, store: Store, zebra: Path) -> None:
     note = _noted_thread(rig, store, zebra, "550.1")
