@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
-from docassist.core.errors import StorageUnavailableError
+from docassist.core.errors import StorageError, StorageUnavailableError
 from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import (
     MAX_RETENTION_DAYS,
@@ -214,10 +214,10 @@ class RetentionScheduler:
     def _until_lease_ends(self) -> float:
         """Seconds until the lease another process holds ends (a day when it cannot be read)."""
         try:
-            ends = next((row["expires_at"] for row in self.store.lease_rows()
-                         if row["name"] == RETENTION_LEASE), None)
+            rows = list(self.store.lease_rows())  # whole: SQLite yields them under its lock
+            ends = next((row["expires_at"] for row in rows if row["name"] == RETENTION_LEASE), None)
             left = (datetime.fromisoformat(str(ends)) - datetime.now(UTC)).total_seconds()
-        except (StorageUnavailableError, TypeError, ValueError):
+        except (StorageError, TypeError, ValueError):
             return RETENTION_PERIOD_SECONDS
         return min(RETENTION_PERIOD_SECONDS, max(RETENTION_RETRY_SECONDS, left + 1))
 
