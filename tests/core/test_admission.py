@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,8 +45,10 @@ def outbox() -> Outbox:
 
 
 @pytest.fixture
-def worker(engine: TurnEngine, store: Store, outbox: Outbox) -> InboxWorker:
-    return InboxWorker(engine, store, outbox.answer, deliver_notice=outbox.notice)
+def worker(engine: TurnEngine, store: Store, outbox: Outbox) -> Iterator[InboxWorker]:
+    opened = InboxWorker(engine, store, outbox.answer, deliver_notice=outbox.notice)
+    yield opened
+    opened.close()  # before the store closes: its poller would go on looking
 
 
 def test_a_refusal_is_stored_delivered_once_and_runs_no_turn(

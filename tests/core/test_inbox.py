@@ -98,7 +98,9 @@ def test_unfinished_events_are_resumed_after_a_crash(make_engine: EngineFactory,
     worker.close()
     assert sorted(event for _, event, _ in outbox.posted) == ["Ev-unanswered", "Ev-unposted"]
     assert len(store.turns()) == 2  # the answered event was posted again, not re-run
-    assert InboxWorker(make_engine(), store, outbox).resume() == 0
+    again = InboxWorker(make_engine(), store, outbox)
+    assert again.resume() == 0
+    again.close()  # its poller would go on looking in a store closed after the test
 
 
 class Backlog:
