@@ -3,11 +3,13 @@ answers, deliveries, and the ack path's lookups. Same semantics as the SQLite st
 
 from __future__ import annotations
 
+import time
 from typing import Any, Protocol
 
 from psycopg.errors import DeadlockDetected
 
 from docassist.core.errors import StorageBusyError
+from docassist.core.limits import STORAGE_RETRY_BACKOFF_SECONDS, STORAGE_WRITE_ATTEMPTS
 from docassist.core.messages import ChatMessage
 from docassist.core.ports import InboxBacklog, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
@@ -40,14 +42,20 @@ class InboxRows:
     def _insert_inbox_rows(self: _Base, rows: list[list[Any]]) -> list[int | None]:
         """One transaction for the batch, rows in arrival order (ids keep each conversation's
         order). Two replicas storing the same events in another order (a platform's retries)
-        can deadlock on each other's keys; PostgreSQL then cancels one, which is tried once
-        more and finds the other's rows."""
-        for attempt in (1, 2):
+        can deadlock on each other's keys; PostgreSQL then cancels one, which is tried again
+        and finds the other's rows. Not at once: the other transaction goes on only when it
+        wakes, and a retry that takes a key before then can deadlock with it again (seen on a
+        loaded machine), so each retry first waits a little longer."""
+        pause = STORAGE_RETRY_BACKOFF_SECONDS
+        for attempt in range(1, STORAGE_WRITE_ATTEMPTS + 1):
             try:
                 return _insert_batch(self, rows)
             except StorageBusyError as error:
-                if attempt == 2 or not isinstance(error.__cause__, DeadlockDetected):
+                if attempt == STORAGE_WRITE_ATTEMPTS or not isinstance(error.__cause__,
+                                                                       DeadlockDetected):
                     raise
+            time.sleep(pause)
+            pause *= 2
         raise AssertionError("unreachable")
 
     def inbox_seen(self: _Base, platform: str, event_id: str, dedupe_key: str | None) -> bool:
