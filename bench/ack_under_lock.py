@@ -61,7 +61,8 @@ def main() -> None:
     parser.add_argument("--hold", type=float, default=8.0)
     hold = parser.parse_args().hold
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
-    from docassist.bot.slack.server import make_server, serve_in_thread
+    from docassist.bot.slack.runner import make_slack_server
+    from docassist.bot.slack.server import serve_in_thread
     from docassist.core.answering import ExtractiveAnswerer
     from docassist.core.rules import RulesSelector
     from docassist.core.tools import default_registry
@@ -78,7 +79,7 @@ def main() -> None:
                             registry=default_registry())
         adapter = SlackAdapter(engine, store, SlackConfig(
             bot_token="xoxb", signing_secret=SECRET, api_url=api.url))
-        server = make_server(adapter.app, "127.0.0.1", 0)
+        server = make_slack_server(adapter, "127.0.0.1", 0)
         serve_in_thread(server)
         url = f"http://127.0.0.1:{server.server_address[1]}/slack/events"
         _send(url, _event("Ev0", "How do I renew the TLS certificate?", "1.1"),

@@ -227,7 +227,8 @@ def slack_path(folder: Path, messages: int) -> dict[str, float]:
     """Messages/s with the instant model (rules), in process: a burst of `messages`
     concurrent events, each a new thread, sent over one pooled client."""
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
-    from docassist.bot.slack.server import make_server, serve_in_thread
+    from docassist.bot.slack.runner import make_slack_server
+    from docassist.bot.slack.server import serve_in_thread
     from tests.fakes.slack_api import FakeSlackApi
     from tests.slack_load import EventSender, LoadRun, send_load
 
@@ -240,7 +241,7 @@ def slack_path(folder: Path, messages: int) -> dict[str, float]:
         adapter = SlackAdapter(engine, store, SlackConfig(
             bot_token="xoxb", signing_secret="s", api_url=api.url,
             per_user_per_minute=0, global_per_minute=0))
-        server = make_server(adapter.app, "127.0.0.1", 0)
+        server = make_slack_server(adapter, "127.0.0.1", 0)
         serve_in_thread(server)
         sender = EventSender(f"http://127.0.0.1:{server.server_address[1]}/slack/events", "s")
         run = LoadRun(messages, 1)

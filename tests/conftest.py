@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
-from docassist.bot.slack.server import make_server, serve_in_thread
+from docassist.bot.slack.runner import make_slack_server
+from docassist.bot.slack.server import serve_in_thread
 from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
 from docassist.bot.teams.server import (
     TeamsCredentials,
@@ -199,8 +200,7 @@ def rig_factory(store: Store) -> Iterator[Any]:
         adapter = SlackAdapter(engine, store, SlackConfig(
             bot_token="xoxb-test", signing_secret=SECRET, api_url=api.url,
             admin_users=frozenset({"UADMIN"}), human_channel="C-HUMANS", **config))
-        server = make_server(adapter.app, "127.0.0.1", 0, signing_secret=SECRET,
-                             read_timeout=READ_TIMEOUT)
+        server = make_slack_server(adapter, "127.0.0.1", 0, read_timeout=READ_TIMEOUT)
         serve_in_thread(server)
         servers.append((server, adapter))
         port = server.server_address[1]

@@ -13,7 +13,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
-from docassist.bot.slack.server import make_server, serve_in_thread
+from docassist.bot.slack.runner import make_slack_server
+from docassist.bot.slack.server import serve_in_thread
 from docassist.config import Settings
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ModelUnavailableError
@@ -73,8 +74,7 @@ def test_rate_limit_refusals_are_counted(store: Store, db_path: Path,
         adapter = SlackAdapter(runtime.engine, store, SlackConfig(
             bot_token="xoxb-test", signing_secret=SECRET, api_url=api.url,
             per_user_per_minute=1))
-        server = serve_in_thread(make_server(adapter.app, "127.0.0.1", 0,
-                                             signing_secret=SECRET))
+        server = serve_in_thread(make_slack_server(adapter, "127.0.0.1", 0))
         rig = SlackRig(api, adapter, f"{server.url}/slack/events", store, server)
         try:
             rig.event(mention("How do I renew the TLS certificate?", "1.1"), "EvR1")

@@ -29,7 +29,8 @@ import pytest
 from slack_sdk.signature import SignatureVerifier
 
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
-from docassist.bot.slack.server import make_server, serve_in_thread
+from docassist.bot.slack.runner import make_slack_server
+from docassist.bot.slack.server import serve_in_thread
 from docassist.models.adapters import ModelAnswerer, ModelSelector
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
@@ -168,7 +169,7 @@ def test_no_secret_in_logs_traces_or_files_in_process(
         adapter = SlackAdapter(engine, store, SlackConfig(
             bot_token=SECRETS["SLACK_BOT_TOKEN"],
             signing_secret=SECRETS["SLACK_SIGNING_SECRET"], api_url=api.url))
-        server = make_server(adapter.app, "127.0.0.1", 0)
+        server = make_slack_server(adapter, "127.0.0.1", 0)
         serve_in_thread(server)
         try:
             conversation(Sender(f"http://127.0.0.1:{server.server_address[1]}/slack/events",

@@ -102,6 +102,22 @@ def test_conformance_the_inbox_keeps_order_and_refuses_a_repeat(any_store: AnySt
         (first, "E1", "pending"), (second, "E2", "pending")]
 
 
+def test_conformance_an_event_enqueued_soon_is_committed_when_its_future_completes(
+        any_store: AnyStore) -> None:
+    """The events lane's write: `enqueue_soon` returns at once; each Future gives the id (or
+    None for a repeat) once the row is committed, in the order the events were queued,
+    with a blocking `enqueue` among them."""
+    futures = [any_store.enqueue_soon(message(f"q{i}", thread=f"t{i % 3}", event_id=f"S{i}"))
+               for i in range(12)]
+    repeat = any_store.enqueue_soon(message("q0", thread="t0", event_id="S0"))
+    blocking = any_store.enqueue(message("b", thread="tb", event_id="B1"))
+    ids = [future.result(10) for future in futures]
+    assert repeat.result(10) is None and blocking is not None
+    assert all(isinstance(inbox_id, int) for inbox_id in ids) and ids == sorted(set(ids))
+    assert [event.event_id for event in any_store.unfinished()] == [
+        *(f"S{i}" for i in range(12)), "B1"]
+
+
 def test_conformance_inbox_events_are_answered_then_done(any_store: AnyStore) -> None:
     inbox_id = any_store.enqueue(message("one", event_id="E1"))
     assert inbox_id is not None

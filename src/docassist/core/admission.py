@@ -11,6 +11,7 @@ platform is answered quickly (503) and retries, while the write goes on.
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from docassist.core.ack_writes import LateFailure
@@ -19,7 +20,7 @@ from docassist.core.i18n import Language
 from docassist.core.inbox import InboxWorker
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Notice
-from docassist.core.ports import SeenEvents
+from docassist.core.ports import RateCheck, SeenEvents
 from docassist.core.ratelimit import Limiter, seconds_until
 from docassist.core.statuses import Verdict
 from docassist.core.trace import sha256_text
@@ -74,6 +75,38 @@ class Admission:
         if arrival.redelivered and self.seen.inbox_seen(
                 message.key.platform, str(message.event_id), arrival.dedupe_key):
             return "duplicate"
+        stored, rate, notice = self._decide(arrival)
+        new = self.worker.submit(stored, arrival.dedupe_key,
+                                 deadline=None if inline else self.deadline,
+                                 on_late_failure=on_late_failure, rate=rate)
+        return self._verdict(arrival, new, rate, notice)
+
+    def admit_soon(self, arrival: Arrival) -> Future[Verdict]:
+        """`admit` for a caller on an event loop: nothing here blocks. The decisions are
+        made on this thread, the write on the group commit's; the Future gives the verdict
+        once the event is committed, or the error (StorageUnavailableError: not stored).
+        The caller bounds its wait (a late write goes on and is answered). A redelivery is
+        not looked up first, as that read would block: its insert finds it a duplicate, as
+        for the same message sent as another event."""
+        stored, rate, notice = self._decide(arrival)
+        verdict: Future[Verdict] = Future()
+        verdict.set_running_or_notify_cancel()  # a write once queued is not called off
+
+        def decided(write: Future[bool]) -> None:
+            error = write.exception()
+            if error is not None:
+                verdict.set_exception(error)
+            else:
+                verdict.set_result(self._verdict(arrival, write.result(), rate, notice))
+
+        self.worker.submit_soon(stored, arrival.dedupe_key, rate).add_done_callback(decided)
+        return verdict
+
+    def _decide(self, arrival: Arrival) -> tuple[ChatMessage, RateCheck | None, Notice | None]:
+        """The message to store, the rate check its insert counts, and the notice decided
+        before storing; no store access (a limiter that counts in the store counts in the
+        insert)."""
+        message = arrival.message
 
         def limited(retry_at: float) -> ChatMessage:
             return self._with_notice(message, self._limit_notice(arrival.language,
@@ -81,14 +114,15 @@ class Admission:
 
         rate = self.limiter.in_store(message.user, arrival.arrival_id, limited)
         notice = self._notice(arrival, counted=rate is not None)
-        if not self.worker.submit(self._with_notice(message, notice), arrival.dedupe_key,
-                                  deadline=None if inline else self.deadline,
-                                  on_late_failure=on_late_failure,
-                                  rate=rate):
+        return self._with_notice(message, notice), rate, notice
+
+    def _verdict(self, arrival: Arrival, new: bool, rate: RateCheck | None,
+                 notice: Notice | None) -> Verdict:
+        if not new:
             return "duplicate"  # stored before: a retry, or the same message as another event
         if (rate is not None and rate.retry_at) or (
                 notice is not None and notice.kind == "rate_limited"):
-            self._report_limited(message.user, arrival.arrival_id)
+            self._report_limited(arrival.message.user, arrival.arrival_id)
             return "refused"
         return "refused" if notice is not None and notice.replaces_turn else "admitted"
 

@@ -37,7 +37,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Final
 
 from docassist.core.ack_writes import AckWrites, LateFailure
@@ -142,6 +142,31 @@ class InboxWorker:
             return self._schedule_stored(message, store())
         return self._acks.store(message, store, deadline, on_late_failure)
 
+    def submit_soon(self, message: ChatMessage, dedupe_key: str | None = None,
+                    rate: RateCheck | None = None) -> Future[bool]:
+        """`submit` for a caller that must not block (an event loop): returns at once; the
+        Future completes once the event is committed (True when new) or not stored (the
+        error). The caller bounds its own wait; a late write goes on, as in `submit`."""
+        if message.event_id is None:
+            raise ValueError("inbox events need an event id")
+        stored: Future[bool] = Future()
+        stored.set_running_or_notify_cancel()  # a write once queued is not called off
+
+        def committed(write: Future[int | None]) -> None:  # on the group commit's thread
+            error = write.exception()
+            if error is not None:
+                stored.set_exception(error)
+                return
+            try:
+                stored.set_result(self._schedule_stored(message, write.result()))
+            except Exception as problem:  # a wake-up that failed: the event is stored
+                logger.warning("event %s stored; waking a turn failed: %s",
+                               message.event_id, problem)
+                stored.set_result(True)
+
+        self.inbox.enqueue_soon(message, dedupe_key, rate).add_done_callback(committed)
+        return stored
+
     def within_deadline(self, work: Callable[[], int], deadline: float) -> int:
         """Ack-path work that writes (a rate-limit check), within `deadline` (see
         AckWrites.within_deadline)."""
@@ -192,7 +217,10 @@ class InboxWorker:
                 request = self._requested
             claimed = self._claim_free_slots()
             with self._lock:
-                if not claimed and not self._running:
+                # Settled only by a look that began after the last reason to look: a turn
+                # that finished during this one may have made its conversation's next
+                # event claimable after the claim query ran (poke set `_wake` again).
+                if not claimed and not self._running and self._requested == request:
                     self._settled = request
                     self._idle.notify_all()
 

@@ -97,7 +97,8 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
     def close(self) -> None:
         """Close both connections, each under its lock: a background thread still using the
         store (an inbox poller) then gets an error, never a connection closed under it
-        (that crashes the interpreter)."""
+        (that crashes the interpreter). Events queued without waiting are committed first."""
+        self._acks.close()
         self._readers.close()
         with self._seen_lock:
             if self._seen_connection is not self.db.conn:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -42,6 +43,12 @@ class InboxRows:
         events that arrived meanwhile (one fsync for a burst). With `rate`, the arrival is
         counted in that transaction too (see ClaimRows.count_in)."""
         return self._acks.submit([message, dedupe_key, rate])
+
+    def enqueue_soon(self: _StoreParts, message: ChatMessage, dedupe_key: str | None = None,
+                     rate: RateCheck | None = None) -> Future[int | None]:
+        """`enqueue` for a caller that must not block: the group commit's writer thread
+        leads the transaction when no blocking caller does."""
+        return self._acks.submit_soon([message, dedupe_key, rate])
 
     def _insert_inbox_rows(self: _StoreParts, rows: list[list[Any]]) -> list[int | None]:
         ids: list[int | None] = []

@@ -11,7 +11,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Final
 
@@ -144,11 +144,16 @@ class SlackAdapter:
         not be committed yet when the follow-up arrives."""
         return self.store.conversation_known(key.conversation_id)
 
-    def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
-                     retry: str | None = None, inline: bool = False) -> Verdict | None:
-        """Translate a message event and hand it to admission; None when it is not for us.
-        Raises when it was not stored (Slack gets a 5xx and redelivers). `inline`: store it on
-        this thread, with no deadline here (the HTTP server answers at the deadline)."""
+    @staticmethod
+    def needs_thread_lookup(event: dict[str, Any], mentioned: bool) -> bool:
+        """Whether translating this event reads the store: a reply in a channel thread that
+        does not mention the bot is ours only in a thread DocAssist takes part in."""
+        return (not mentioned and event.get("channel_type") != "im"
+                and bool(event.get("thread_ts")))
+
+    def arrival_for(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
+                    retry: str | None = None) -> Arrival | None:
+        """A message event as admission sees it; None when it is not for us."""
         if event.get("subtype") not in ANSWERED_SUBTYPES or event.get("bot_id"):
             return None  # edits, deletions, system messages, bots (our own included)
         team = str(body.get("team_id") or event.get("team") or "")
@@ -156,7 +161,10 @@ class SlackAdapter:
         channel_type = event.get("channel_type")
         key = self.key_for(team, channel, event.get("thread_ts"), ts, channel_type)
         in_dm = channel_type == "im"
-        if not (mentioned or in_dm or (event.get("thread_ts") and self._is_bot_thread(key))):
+        if self.needs_thread_lookup(event, mentioned):
+            if not self._is_bot_thread(key):
+                return None  # channel chatter in a thread that is not ours
+        elif not (mentioned or in_dm):
             return None  # channel chatter that is not addressed to us
         event_id, dedupe_key = str(body.get("event_id") or f"{channel}:{ts}"), f"{channel}:{ts}"
         raw = str(event.get("text") or "")
@@ -174,12 +182,22 @@ class SlackAdapter:
                                   shared=bool(body.get("is_ext_shared_channel")) or external)
         message = ChatMessage(key=key, user=user, text=text, command=command,
                               event_id=event_id, audience=audience)
-        told = retry is not None  # the user hears about a storage problem once, first time
-        arrival = Arrival(message, language, dedupe_key, external_user=external,
-                          attachments=bool(event.get("files")), redelivered=told)
+        return Arrival(message, language, dedupe_key, external_user=external,
+                       attachments=bool(event.get("files")), redelivered=retry is not None)
+
+    def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
+                     retry: str | None = None, inline: bool = False) -> Verdict | None:
+        """Translate a message event and hand it to admission; None when it is not for us.
+        Raises when it was not stored (Slack gets a 5xx and redelivers). `inline`: store it on
+        this thread, with no deadline here (the HTTP server answers at the deadline)."""
+        arrival = self.arrival_for(body, event, mentioned, retry)
+        if arrival is None:
+            return None
+        key, language = arrival.message.key, arrival.language
+        event_id, told = arrival.message.event_id, arrival.redelivered
 
         def tell_late(error: StorageUnavailableError) -> None:
-            if not told:
+            if not told:  # the user hears about a storage problem once, first time
                 self.tell_not_stored(key, language, error)
 
         try:
@@ -193,9 +211,32 @@ class SlackAdapter:
             # three times). The user hears about it once, on the first delivery.
             logger.error("event %s not stored, Slack gets a 500 (retry %s): %s",
                          event_id, retry or 0, error)
-            if not told:
-                self.tell_not_stored(key, language, error)
+            tell_late(error)
             raise
+
+    def submit_event_soon(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
+                          retry: str | None = None) -> Future[Verdict] | None:
+        """`submit_event` from the event loop (lane.py): returns at once, the Future
+        completes once the event is committed; None when it is not for us. The caller
+        must have checked `needs_thread_lookup` (that read would block)."""
+        arrival = self.arrival_for(body, event, mentioned, retry)
+        if arrival is None:
+            return None
+        verdict = self.admission.admit_soon(arrival)
+        key, language = arrival.message.key, arrival.language
+
+        def failed(done: Future[Verdict]) -> None:  # on the group commit's thread
+            error = done.exception()
+            if not isinstance(error, StorageUnavailableError):
+                return  # stored, or a bug the server logs with its 500
+            logger.error("event %s not stored, Slack gets a 500 (retry %s): %s",
+                         arrival.message.event_id, retry or 0, error)
+            if not arrival.redelivered:  # once, on the first delivery; not on this thread
+                self.soon(lambda: self.tell_not_stored(key, language, error),
+                          "storage problem note", wait=False)
+
+        verdict.add_done_callback(failed)
+        return verdict
 
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
                        command: Command, argument: str | None = None) -> None:

@@ -15,8 +15,9 @@ from pydantic import ValidationError
 from docassist.bot.gaps_digest import GapsDigest, digest_channels
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.slack.digest import slack_poster
+from docassist.bot.slack.lane import EventLane
 from docassist.bot.slack.server import SlackEvents
-from docassist.bot.web import Route, add_routes, new_application, run_forever
+from docassist.bot.web import AppServer, Route, add_routes, new_application, run_forever
 from docassist.config import SlackSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.inbox import PROCESS_HOLDER
@@ -100,8 +101,19 @@ def start_gaps_digest(runtime: Runtime, adapter: SlackAdapter) -> None:
 
 
 def slack_routes(adapter: SlackAdapter) -> list[Route]:
-    """POST /slack/events for any server of bot/web.py."""
-    return SlackEvents(adapter.app, adapter.config.signing_secret).routes()
+    """POST /slack/events for any server of bot/web.py; message events go through the
+    events lane (lane.py)."""
+    return SlackEvents(adapter.app, adapter.config.signing_secret,
+                       lane=EventLane(adapter)).routes()
+
+
+def make_slack_server(adapter: SlackAdapter, host: str, port: int,
+                      read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> AppServer:
+    """POST /slack/events as `docassist slack --http` serves it (the events lane included)
+    and GET /healthz, not started (`server.serve_in_thread`): for tests and benchmarks."""
+    app = new_application()
+    add_routes(app, slack_routes(adapter), read_timeout)
+    return AppServer(app, host, port, read_timeout=read_timeout)
 
 
 def _start(runtime: Runtime, adapter: SlackAdapter) -> None:

@@ -4,7 +4,9 @@ of `bot/web.py` mounts (`docassist serve` beside Teams; `make_server` alone).
 The handler translates HTTP to a BoltRequest and back; Bolt verifies the signature again and
 runs the listeners. Bolt's App is synchronous (its listeners wait on the database for at
 most the ack deadline), so each dispatch runs on a thread pool; the event loop only reads,
-checks and answers — measured against Bolt's own AsyncApp in README ("One server").
+checks and answers — measured against Bolt's own AsyncApp in README ("One server"). With
+the events lane (lane.py), mentions and direct messages skip Bolt and the pool: they are
+stored from the event loop and acked once committed.
 
 Before Bolt, the request itself is checked, so that nothing Slack would never send reaches
 Bolt as a traceback or a dropped connection: a Content-Length that is not a number (400,
@@ -30,6 +32,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
 from docassist.bot.limits import SLACK_DISPATCH_THREADS
+from docassist.bot.slack.lane import EventLane
 from docassist.bot.web import (
     AppServer,
     BodyRefused,
@@ -39,7 +42,9 @@ from docassist.bot.web import (
     add_routes,
     new_application,
 )
+from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import ACK_DEADLINE_SECONDS, HTTP_READ_TIMEOUT_SECONDS
+from docassist.core.statuses import Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -96,18 +101,39 @@ def _raw(response: BoltResponse) -> RawResponse:
     return RawResponse(response.status, (response.body or "").encode("utf-8"), headers)
 
 
+def _ok() -> RawResponse:
+    return RawResponse(200, b"", {})
+
+
+def _busy() -> RawResponse:
+    return RawResponse(503, b"busy, please retry", {"Content-Type": "text/plain; charset=utf-8"})
+
+
+def _retrieved(waiting: asyncio.Future[Verdict]) -> None:
+    """A failure that came after the 503 was logged where it happened (the adapter)."""
+    if not waiting.cancelled():
+        waiting.exception()
+
+
 class SlackEvents:
     """The handler of POST /slack/events for one Bolt app.
 
     An Events API request is answered within `ack_deadline` here: 503 once it has passed
-    (Slack retries), while its listener goes on. The listener learns it from its request's
-    context (SERVER_ACK_DEADLINE) and stores the event on its own dispatch thread, with no
-    hand-off to a writer thread that only exists to bound the wait (core/ack_writes.py)."""
+    (Slack retries), while its write goes on. With a `lane` (lane.py), the message events it
+    takes are stored from the event loop, without Bolt. Any other event goes to Bolt: its
+    listener learns the deadline from its request's context (SERVER_ACK_DEADLINE) and stores
+    the event on its own dispatch thread, with no hand-off to a writer thread that only
+    exists to bound the wait (core/ack_writes.py)."""
 
     def __init__(self, bolt: App, signing_secret: str | None,
-                 ack_deadline: float = ACK_DEADLINE_SECONDS) -> None:
+                 ack_deadline: float = ACK_DEADLINE_SECONDS,
+                 lane: EventLane | None = None) -> None:
+        if lane is not None and not signing_secret:
+            raise ValueError("the events lane needs the signing secret: Bolt's own check "
+                             "does not run for the events it takes")
         self.bolt = bolt
         self.ack_deadline = ack_deadline
+        self.lane = lane
         self.verifier = SignatureVerifier(signing_secret) if signing_secret else None
         self.pool = ThreadPoolExecutor(max_workers=SLACK_DISPATCH_THREADS,
                                        thread_name_prefix="slack-dispatch")
@@ -120,6 +146,9 @@ class SlackEvents:
         except BodyRefused as problem:
             logger.warning("Slack request refused (%d): %s", problem.status, problem)
             raise
+        if self.lane is not None and parsed is not None and self.lane.takes(parsed):
+            return await self._through_lane(self.lane, body, parsed,
+                                            request.headers.get("X-Slack-Retry-Num"))
         headers: dict[str, str | Sequence[str]] = {
             name.lower(): value for name, value in request.headers.items()}
         event = parsed is not None and parsed.get("type") == "event_callback"
@@ -132,11 +161,36 @@ class SlackEvents:
         try:
             return _raw(await asyncio.wait_for(asyncio.shield(dispatch), self.ack_deadline))
         except TimeoutError:
-            logger.warning("event %s not stored within %g s: Slack gets a 503 and retries; "
-                           "the write goes on", (parsed or {}).get("event_id"),
-                           self.ack_deadline)
-            return RawResponse(503, b"busy, please retry",
-                               {"Content-Type": "text/plain; charset=utf-8"})
+            self._late((parsed or {}).get("event_id"))
+            return _busy()
+
+    async def _through_lane(self, lane: EventLane, text: str, body: dict[str, Any],
+                            retry: str | None) -> RawResponse:
+        """200 once the event is committed (or at once when it is not for us); 503 at the
+        ack deadline, the write going on; 500 when it was not stored (Slack redelivers)."""
+        try:
+            verdict = lane.submit(text, body, retry)
+        except Exception:
+            logger.exception("event %s could not be submitted", body.get("event_id"))
+            return RawResponse(500, b"", {})
+        if verdict is None:
+            return _ok()
+        waiting = asyncio.wrap_future(verdict)
+        waiting.add_done_callback(_retrieved)
+        done, _ = await asyncio.wait({waiting}, timeout=self.ack_deadline)
+        if not done:
+            self._late(body.get("event_id"))
+            return _busy()
+        error = waiting.exception()
+        if error is None:
+            return _ok()
+        if not isinstance(error, StorageUnavailableError):  # that one the adapter logged
+            logger.error("event %s not stored: %r", body.get("event_id"), error)
+        return RawResponse(500, b"", {})
+
+    def _late(self, event_id: object) -> None:
+        logger.warning("event %s not stored within %g s: Slack gets a 503 and retries; "
+                       "the write goes on", event_id, self.ack_deadline)
 
     def routes(self) -> list[Route]:
         return [Route(EVENTS_PATH, self.handle, close=self.close)]
@@ -148,7 +202,9 @@ class SlackEvents:
 
 def make_server(bolt: App, host: str, port: int, *, signing_secret: str | None = None,
                 read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> AppServer:
-    """POST /slack/events and GET /healthz alone, not started (see `serve_in_thread`)."""
+    """POST /slack/events for a Bolt app alone (no events lane: `runner.make_slack_server`
+    serves the adapter as production does) and GET /healthz, not started
+    (`serve_in_thread`)."""
     app = new_application()
     add_routes(app, SlackEvents(bolt, signing_secret).routes(), read_timeout)
     return AppServer(app, host, port, read_timeout=read_timeout)

@@ -4,6 +4,7 @@ rate limits counted in the same write."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -47,6 +48,12 @@ class Inbox(Protocol):
         """Store an event; its inbox id, or None when the event (or dedupe key) was seen.
         With `rate`, the arrival is counted first, in the same transaction, and a limited
         arrival is stored as `rate.limited(retry_at)`."""
+        ...
+
+    def enqueue_soon(self, message: ChatMessage, dedupe_key: str | None = None,
+                     rate: RateCheck | None = None) -> Future[int | None]:
+        """`enqueue` without waiting (for an event loop): the Future completes with what
+        `enqueue` returns once the row is committed, or with its error."""
         ...
 
     def unfinished(self) -> list[InboxEvent]:

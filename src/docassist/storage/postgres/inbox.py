@@ -4,6 +4,7 @@ answers, deliveries, and the ack path's lookups. Same semantics as the SQLite st
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
 from typing import Any, Protocol
 
 from psycopg.errors import DeadlockDetected
@@ -38,6 +39,12 @@ class InboxRows:
         """The ack path: returns once the row is committed, in a transaction shared with the
         events that arrived meanwhile (group commit, as on SQLite); `rate` is counted in it."""
         return self._acks.submit([message, dedupe_key, rate])
+
+    def enqueue_soon(self: _Base, message: ChatMessage, dedupe_key: str | None = None,
+                     rate: RateCheck | None = None) -> Future[int | None]:
+        """`enqueue` for a caller that must not block: the group commit's writer thread
+        leads the transaction when no blocking caller does."""
+        return self._acks.submit_soon([message, dedupe_key, rate])
 
     def _insert_inbox_rows(self: _Base, rows: list[list[Any]]) -> list[int | None]:
         """One transaction for the batch, rows in arrival order (ids keep each conversation's

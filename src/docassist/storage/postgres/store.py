@@ -74,6 +74,7 @@ class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, Sourc
             raise storage_error(error) from error
 
     def close(self) -> None:
+        self._acks.close()  # events queued without waiting are committed first
         self._fts.close()
         super().close()
 
