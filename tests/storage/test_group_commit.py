@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from docassist.core.batching import once_after_batch
 from docassist.core.errors import StorageError, StoreClosedError
 from docassist.storage import Store
 from docassist.storage.group_commit import GroupCommit
@@ -156,3 +157,31 @@ def test_a_store_closed_with_events_queued_soon_has_stored_them(db_path: Path) -
         assert len(reopened.inbox_rows()) == 20
     finally:
         reopened.close()
+
+
+def test_what_the_futures_of_one_batch_ask_for_runs_once_after_all_are_complete() -> None:
+    """One wake-up per committed batch, not per event (core/batching.py)."""
+    writing, release = threading.Event(), threading.Event()
+    rings: list[int] = []
+
+    def write(items: list[int]) -> list[int]:
+        writing.set()
+        release.wait(10)
+        return items
+
+    commit: GroupCommit[int, int] = GroupCommit(write)
+    first = commit.submit_soon(0)
+    assert writing.wait(10)
+    held = [commit.submit_soon(item) for item in range(1, 6)]  # queued: the second batch
+    done: list[int] = []
+
+    def ring() -> None:
+        rings.append(len(done))
+
+    for future in held:
+        future.add_done_callback(lambda f: (done.append(f.result() or 0),
+                                            once_after_batch(ring)))
+    release.set()
+    assert [future.result(10) for future in [first, *held]] == [0, 1, 2, 3, 4, 5]
+    commit.close()
+    assert rings == [5]  # once, after the fifth

@@ -41,6 +41,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Final
 
 from docassist.core.ack_writes import AckWrites, LateFailure
+from docassist.core.batching import once_after_batch
 from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import (
     INBOX_LEASE_SECONDS,
@@ -157,12 +158,10 @@ class InboxWorker:
             if error is not None:
                 stored.set_exception(error)
                 return
-            try:
-                stored.set_result(self._schedule_stored(message, write.result()))
-            except Exception as problem:  # a wake-up that failed: the event is stored
-                logger.warning("event %s stored; waking a turn failed: %s",
-                               message.event_id, problem)
-                stored.set_result(True)
+            new = write.result() is not None
+            if new:  # one wake-up for the whole batch (batching.py)
+                once_after_batch(self._announce_stored)
+            stored.set_result(new)
 
         self.inbox.enqueue_soon(message, dedupe_key, rate).add_done_callback(committed)
         return stored
@@ -175,10 +174,13 @@ class InboxWorker:
     def _schedule_stored(self, message: ChatMessage, inbox_id: int | None) -> bool:
         if inbox_id is None:
             return False
+        self._announce_stored()
+        return True
+
+    def _announce_stored(self) -> None:
         if self.on_stored is not None:
             self.on_stored()
         self.poke()  # most likely this process claims it, on its next look (right away)
-        return True
 
     def resume(self) -> int:
         """Start looking for work (events left unfinished included); returns how many events

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Final, Generic, TypeVar
 
+from docassist.core.batching import batch as once_per_batch
 from docassist.core.errors import StoreClosedError
 
 Item = TypeVar("Item")
@@ -151,10 +152,11 @@ class GroupCommit(Generic[Item, Result]):
                 self._queue[0].wake()  # a blocking caller of its own accord,
             if self._queue or self._closed:
                 self._soon.notify()  # else the writer thread (or it ends, once closed)
-        for slot in batch:  # outside the guard: a future's callbacks run here
-            if slot.future is None:
-                continue
-            if slot.error is not None:
-                slot.future.set_exception(slot.error)
-            else:
-                slot.future.set_result(slot.result)
+        with once_per_batch():  # outside the guard: a future's callbacks run here
+            for slot in batch:
+                if slot.future is None:
+                    continue
+                if slot.error is not None:
+                    slot.future.set_exception(slot.error)
+                else:
+                    slot.future.set_result(slot.result)

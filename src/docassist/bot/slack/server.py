@@ -21,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Final
 from urllib.parse import parse_qs
 
@@ -42,6 +43,7 @@ from docassist.bot.web import (
     add_routes,
     new_application,
 )
+from docassist.core.batching import once_after_batch
 from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import ACK_DEADLINE_SECONDS, HTTP_READ_TIMEOUT_SECONDS
 from docassist.core.statuses import Verdict
@@ -115,6 +117,46 @@ def _retrieved(waiting: asyncio.Future[Verdict]) -> None:
         waiting.exception()
 
 
+class _Committed:
+    """The lane's Futures, completed on the group commit's thread, handed to the event loop
+    once per batch (one `call_soon_threadsafe`, batching.py) instead of once each as
+    `asyncio.wrap_future` would."""
+
+    def __init__(self) -> None:
+        self._done: list[tuple[asyncio.Future[Verdict], Future[Verdict]]] = []
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def watch(self, verdict: Future[Verdict]) -> asyncio.Future[Verdict]:
+        """On the event loop: a Future of the loop's that completes as `verdict` does."""
+        self._loop = asyncio.get_running_loop()
+        waiting: asyncio.Future[Verdict] = self._loop.create_future()
+        waiting.add_done_callback(_retrieved)
+        verdict.add_done_callback(lambda done: self._completed(waiting, done))
+        return waiting
+
+    def _completed(self, waiting: asyncio.Future[Verdict], done: Future[Verdict]) -> None:
+        with self._lock:
+            self._done.append((waiting, done))
+        once_after_batch(self._ring)
+
+    def _ring(self) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._deliver)
+
+    def _deliver(self) -> None:
+        with self._lock:
+            done, self._done = self._done, []
+        for waiting, verdict in done:
+            if waiting.done():
+                continue
+            error = verdict.exception()
+            if error is not None:
+                waiting.set_exception(error)
+            else:
+                waiting.set_result(verdict.result())
+
+
 class SlackEvents:
     """The handler of POST /slack/events for one Bolt app.
 
@@ -134,6 +176,7 @@ class SlackEvents:
         self.bolt = bolt
         self.ack_deadline = ack_deadline
         self.lane = lane
+        self.committed = _Committed()
         self.verifier = SignatureVerifier(signing_secret) if signing_secret else None
         self.pool = ThreadPoolExecutor(max_workers=SLACK_DISPATCH_THREADS,
                                        thread_name_prefix="slack-dispatch")
@@ -175,8 +218,7 @@ class SlackEvents:
             return RawResponse(500, b"", {})
         if verdict is None:
             return _ok()
-        waiting = asyncio.wrap_future(verdict)
-        waiting.add_done_callback(_retrieved)
+        waiting = self.committed.watch(verdict)
         done, _ = await asyncio.wait({waiting}, timeout=self.ack_deadline)
         if not done:
             self._late(body.get("event_id"))
