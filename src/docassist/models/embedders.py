@@ -18,8 +18,9 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from docassist.core.batching import SharedBatches
 from docassist.core.errors import ConfigurationError
-from docassist.core.limits import QUERY_CACHE_ENTRIES
+from docassist.core.limits import QUERY_CACHE_ENTRIES, QUERY_EMBED_BATCH
 
 Vectors = npt.NDArray[np.float32]
 EMBEDDER_THREADS: Final = 1
@@ -30,12 +31,26 @@ EMBEDDER_THREADS: Final = 1
 class RecentQueries:
     """The vectors of the last QUERY_CACHE_ENTRIES questions: a turn embeds its question to
     search and again, on another thread, for `gaps` (core/gaps.py); the second is a lookup.
-    Passages are never kept (indexing embeds each once)."""
+    Passages are never kept (indexing embeds each once).
+
+    Questions of turns running at once are embedded together (core/batching.py): while one
+    forward pass runs, the others queue and the next pass takes them all, up to
+    QUERY_EMBED_BATCH; a question alone is embedded at once, with no waiting."""
 
     def __init__(self, encode: Callable[[list[str]], Vectors]) -> None:
         self.encode = encode
         self._rows: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
+        self._passes: SharedBatches[list[str], Vectors] = SharedBatches(
+            self._encode_together, max_batch=QUERY_EMBED_BATCH, thread_name="query-embeddings")
+
+    def _encode_together(self, requests: list[list[str]]) -> list[Vectors]:
+        vectors = self.encode([text for texts in requests for text in texts])
+        rows, start = [], 0
+        for texts in requests:
+            rows.append(vectors[start:start + len(texts)])
+            start += len(texts)
+        return rows
 
     def embed(self, texts: list[str], dimensions: int) -> Vectors:
         with self._lock:
@@ -44,7 +59,9 @@ class RecentQueries:
                 self._rows.move_to_end(text)
         missing = list(dict.fromkeys(text for text in texts if text not in found))
         if missing:
-            fresh = dict(zip(missing, self.encode(missing), strict=True))
+            encoded = self._passes.submit(missing)
+            assert encoded is not None  # a result per request, or its error raised
+            fresh = dict(zip(missing, encoded, strict=True))
             with self._lock:
                 self._rows.update(fresh)
                 while len(self._rows) > QUERY_CACHE_ENTRIES:
