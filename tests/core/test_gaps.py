@@ -4,9 +4,11 @@ save_raw), the gap turns of a period grouped by meaning, purged with the traces.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from docassist.core.gaps import Gap, QuestionRecorder, group_gaps
@@ -143,3 +145,42 @@ def test_grouping_joins_similar_vectors_and_keeps_other_sizes_apart(store: Store
     assert [(g.count, [e.sha256 for e in g.examples]) for g in groups] == [
         (2, ["aaaa", "bbbb"]), (1, ["cccc"]), (1, ["dddd"])]
     assert groups[0].documents[0].document_id == "DOC-TLS" and groups[0].documents[0].owner
+
+
+class HeldEmbedder:
+    """The real embedder, whose first call waits until released (the recorder is busy)."""
+
+    def __init__(self) -> None:
+        self.inner = get_embedder("use")
+        self.name, self.dimensions = self.inner.name, self.inner.dimensions
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.calls: list[int] = []
+
+    def embed_queries(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        self.calls.append(len(texts))
+        if len(self.calls) == 1:
+            self.entered.set()
+            self.release.wait(30)
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        return self.inner.embed_passages(texts)
+
+
+def test_questions_that_queue_while_one_is_written_are_written_together(
+        make_engine: EngineFactory, store: Store) -> None:
+    """One transaction for what queued (the write lock once, not once per turn): the five
+    questions that waited behind the first are written together, with one time."""
+    engine = make_engine()
+    embedder = HeldEmbedder()
+    recorder = engine.questions = QuestionRecorder(store, embedder, save_raw=False)
+    first = engine.handle(message(TLS, thread="q0"))
+    assert first is not None and embedder.entered.wait(30)
+    later = [engine.handle(message(f"{PARKING} ({n})", thread=f"q{n}")) for n in range(1, 6)]
+    embedder.release.set()
+    recorder.wait(30)
+    assert embedder.calls == [1, 5]
+    stored = dict(store.db.execute("SELECT result_id, created_at FROM question_vectors"
+                                   ).fetchall())
+    assert sorted(stored) == sorted([first.result_id, *(r.result_id for r in later if r)])
+    assert len({stored[r.result_id] for r in later if r}) == 1

@@ -72,6 +72,21 @@ def test_an_expired_claim_is_taken_over_and_the_old_holder_learns_it_lost(
     assert other.renew_claims("alive", [event_id], LEASE) == {event_id}
 
 
+def test_a_claim_is_held_for_a_while_by_its_holder_only_and_not_once_done(
+        pair: tuple[AnyStore, AnyStore]) -> None:
+    """`holds` (a read): what the inbox worker checks before delivering instead of writing
+    a renewal, when the claim has long enough left."""
+    store, other = pair
+    event_id = store.enqueue(message("one", thread="a", event_id="A1"))
+    assert event_id is not None and not store.holds("p1", event_id, 0)  # not claimed yet
+    store.claim("", "p1", LEASE, 10)
+    assert store.holds("p1", event_id, LEASE / 3) and other.holds("p1", event_id, LEASE / 3)
+    assert not store.holds("p1", event_id, LEASE * 2)  # not that long: renew instead
+    assert not store.holds("p2", event_id, 0)
+    store.finish(event_id, "done")
+    assert not store.holds("p1", event_id, 0)
+
+
 def test_no_event_of_a_conversation_is_claimed_while_another_claim_on_it_is_live(
         pair: tuple[AnyStore, AnyStore]) -> None:
     store, other = pair

@@ -232,9 +232,9 @@ def test_conformance_a_question_vector_comes_back_with_its_gap(any_store: AnySto
     commit_turn(any_store, "r1", created_at="2026-11-30T00:00:00")
     commit_turn(any_store, "r2", version=1, created_at="2026-11-30T00:00:01")
     vector = np.linspace(-1, 1, 8, dtype=np.float32)
-    any_store.record_question(QuestionTrace(
+    any_store.record_questions([QuestionTrace(
         result_id="r1", created_at="2026-11-30T00:00:02", embedder="use", vector=vector,
-        document_ids=["DOC-A", "DOC-B"]))
+        document_ids=["DOC-A", "DOC-B"])])
     any_store.record_feedback("r1", "U1", positive=False)  # r2 is no gap: no vote, answered
     [row] = any_store.gap_rows("2026-01-01")
     assert (row["result_id"], row["kinds"], row["document_ids"], row["question"]) == (
@@ -243,11 +243,29 @@ def test_conformance_a_question_vector_comes_back_with_its_gap(any_store: AnySto
     assert any_store.gap_rows("2999-01-01") == []
 
 
+def test_conformance_questions_recorded_together_each_keep_their_vector(
+        any_store: AnyStore) -> None:
+    for number in range(3):
+        commit_turn(any_store, f"r{number}", version=number,
+                    created_at=f"2026-11-30T00:00:0{number}")
+        any_store.record_escalation(f"r{number}", "U1")
+    vectors = [np.full(8, number / 4, dtype=np.float32) for number in range(3)]
+    any_store.record_questions([QuestionTrace(
+        result_id=f"r{number}", created_at="2026-11-30T00:00:05", embedder="use",
+        vector=vectors[number], document_ids=[f"DOC-{number}"]) for number in range(3)])
+    any_store.record_questions([])  # nothing queued: nothing written, no error
+    rows = {row["result_id"]: row for row in any_store.gap_rows("2026-01-01")}
+    assert sorted(rows) == ["r0", "r1", "r2"]
+    for number in range(3):
+        assert rows[f"r{number}"]["document_ids"] == [f"DOC-{number}"]
+        assert np.allclose(rows[f"r{number}"]["vector"], vectors[number], atol=0.01)
+
+
 def test_conformance_question_vectors_are_purged_with_their_turn(any_store: AnyStore) -> None:
     commit_turn(any_store, "old", created_at="2020-01-01T00:00:00")
-    any_store.record_question(QuestionTrace(
+    any_store.record_questions([QuestionTrace(
         result_id="old", created_at="2020-01-01T00:00:01", embedder=None, vector=None,
-        document_ids=[], question="kept with save_raw"))
+        document_ids=[], question="kept with save_raw")])
     any_store.record_escalation("old", "U1")
     assert [row["question"] for row in any_store.gap_rows("2000-01-01")] == [
         "kept with save_raw"]

@@ -14,6 +14,7 @@ order (oldest first) decides ties; that is enough for a list that people read.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -37,7 +38,9 @@ logger = logging.getLogger(__name__)
 
 
 class QuestionRecorder:
-    """Keeps what `gaps` needs of each question, on its own thread after the commit."""
+    """Keeps what `gaps` needs of each question, on its own thread after the commit: the
+    questions that queued while it wrote are written together, in one transaction (a turn
+    process finishing 30 turns a second otherwise took the write lock once more per turn)."""
 
     def __init__(self, log: QuestionLog, embedder: Embedder | None, *, save_raw: bool) -> None:
         self.log = log
@@ -45,14 +48,18 @@ class QuestionRecorder:
         self.save_raw = save_raw
         self._worker: ThreadPoolExecutor | None = None
         self._pending: set[Future[None]] = set()
+        self._queued: list[tuple[str, TurnResult, RagResult | None]] = []
+        self._lock = threading.Lock()
 
     def after_turn(self, question: str | None, result: TurnResult, rag: RagResult | None
                    ) -> None:
         if not question or result.status not in QUESTION_STATUSES:
             return
-        if self._worker is None:
-            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="questions")
-        future = self._worker.submit(self._record, question, result, rag)
+        with self._lock:
+            self._queued.append((question, result, rag))
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="questions")
+            future = self._worker.submit(self._record_queued)
         self._pending.add(future)
         future.add_done_callback(self._pending.discard)
 
@@ -60,19 +67,26 @@ class QuestionRecorder:
         """Block until the questions handed over so far are stored (tests, shutdown)."""
         wait_all(list(self._pending), timeout=timeout)
 
-    def _record(self, question: str, result: TurnResult, rag: RagResult | None) -> None:
+    def _record_queued(self) -> None:
+        with self._lock:
+            queued, self._queued = self._queued, []
+        if not queued:
+            return  # an earlier run took them
         try:
-            vector = (self.embedder.embed_queries([question])[0]
-                      if self.embedder is not None else None)
-            self.log.record_question(QuestionTrace(
-                result_id=result.result_id,
-                created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            questions = [question for question, _, _ in queued]
+            vectors = (self.embedder.embed_queries(questions)
+                       if self.embedder is not None else None)
+            created_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+            self.log.record_questions([QuestionTrace(
+                result_id=result.result_id, created_at=created_at,
                 embedder=self.embedder.name if self.embedder is not None else None,
-                vector=vector, document_ids=(rag.closest_document_ids if rag else [])[
-                    :GAP_DOCUMENTS],
-                question=question if self.save_raw else None))
+                vector=vectors[index] if vectors is not None else None,
+                document_ids=(rag.closest_document_ids if rag else [])[:GAP_DOCUMENTS],
+                question=question if self.save_raw else None)
+                for index, (question, result, rag) in enumerate(queued)])
         except Exception:  # a lost gap row must never hurt a user's turn
-            logger.exception("question of %s not kept for gaps", result.result_id)
+            logger.exception("questions of %s not kept for gaps",
+                             ", ".join(result.result_id for _, result, _ in queued))
 
 
 class GapDocument(BaseModel):

@@ -279,13 +279,18 @@ class InboxWorker:
                     self._lost |= lost & set(self._running)
 
     def _still_mine(self, event: InboxEvent) -> bool:
-        """Right before delivering: is the claim still this process's? Renewing it answers,
-        and keeps another process from taking the event while the reply goes out (a claim
-        that lapsed while the database was away may have been taken)."""
+        """Right before delivering: is the claim still this process's, for long enough that
+        no other process can take the event while the reply goes out? A claim with a third of
+        its lease left (the renewal thread keeps a running event's claim above that) is
+        read, not written: a write per delivery queued behind every turn's commit. A claim
+        nearer its end (the database was away) is renewed, which answers too; one that lapsed
+        may have been taken."""
         with self._lock:
             if event.id in self._lost:
                 return False
         try:
+            if self.inbox.holds(self.holder, event.id, self.lease_seconds / 3):
+                return True
             return event.id in self.inbox.renew_claims(self.holder, [event.id],
                                                        self.lease_seconds)
         except Exception as error:  # cannot tell: its claim expires, and it is taken up

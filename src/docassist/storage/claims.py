@@ -71,6 +71,8 @@ class _StoreParts(Protocol):
 
     def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
+    def _reading(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
 
 def inbox_event(row: dict[str, Any]) -> InboxEvent:
     return InboxEvent(
@@ -130,6 +132,14 @@ class ClaimRows:
                 f"SELECT id FROM inbox WHERE claimed_by = ? AND id IN ({marks})",
                 [holder, *ids]).fetchall()
         return {int(row[0]) for row in held}
+
+    def holds(self: _StoreParts, holder: str, inbox_id: int, seconds: float) -> bool:
+        with self._reading() as connection:  # a read connection: no wait for our writers
+            row = connection.execute(
+                f"SELECT 1 FROM inbox WHERE id = ? AND claimed_by = ? AND claim_expires >= ? "
+                f"AND status IN {UNFINISHED}", [inbox_id, holder, time.time() + seconds]
+            ).fetchone()
+        return row is not None
 
     def release_claims(self: _StoreParts, holder: str, ids: list[int]) -> None:
         if not ids:

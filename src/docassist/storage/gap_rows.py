@@ -43,12 +43,14 @@ def question_row(trace: QuestionTrace) -> dict[str, Any]:
 class GapRows:
     """Question vectors and the gap turns read back (mixed into Store)."""
 
-    def record_question(self: _StoreParts, trace: QuestionTrace) -> None:
-        row = question_row(trace)
+    def record_questions(self: _StoreParts, traces: list[QuestionTrace]) -> None:
+        rows = [question_row(trace) for trace in traces]
+        if not rows:
+            return
         with self._transaction() as connection:
-            connection.execute(
-                f"INSERT OR REPLACE INTO question_vectors ({', '.join(row)}) "
-                f"VALUES ({', '.join('?' * len(row))})", list(row.values()))
+            connection.executemany(
+                f"INSERT OR REPLACE INTO question_vectors ({', '.join(rows[0])}) "
+                f"VALUES ({', '.join('?' * len(rows[0]))})", [list(row.values()) for row in rows])
 
     def gap_rows(self: _StoreParts, since: str) -> list[dict[str, Any]]:
         """Every turn since `since` that is a gap: status no_answer or handoff, a 👎 (with

@@ -84,6 +84,11 @@ class Inbox(Protocol):
         """Extend `holder`'s claims on `ids`; the ids it still holds."""
         ...
 
+    def holds(self, holder: str, inbox_id: int, seconds: float) -> bool:
+        """A read: the event is unfinished and `holder`'s claim on it lasts at least
+        `seconds` more (no other holder can take it before then)."""
+        ...
+
     def stored_event(self, inbox_id: int) -> InboxEvent | None:
         """One event as stored now (its status and answer)."""
         ...

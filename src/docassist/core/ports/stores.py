@@ -125,7 +125,9 @@ class QuestionTrace:
 class QuestionLog(Protocol):
     """Where the questions of turns go for `docassist gaps`; written after the commit."""
 
-    def record_question(self, trace: QuestionTrace) -> None: ...
+    def record_questions(self, traces: list[QuestionTrace]) -> None:
+        """Keep these questions' traces, in one transaction."""
+        ...
 
 
 class GapLog(Protocol):

@@ -114,6 +114,11 @@ class ClaimRowsPg:
                                       "AND id = ANY(%s)", [holder, ids]).fetchall()
         return {int(row[0]) for row in held}
 
+    def holds(self: _Base, holder: str, inbox_id: int, seconds: float) -> bool:
+        return bool(self._rows(
+            f"SELECT 1 FROM inbox WHERE id = %s AND claimed_by = %s AND claim_expires >= %s "
+            f"AND status IN {UNFINISHED}", [inbox_id, holder, time.time() + seconds]))
+
     def release_claims(self: _Base, holder: str, ids: list[int]) -> None:
         if not ids:
             return

@@ -22,10 +22,11 @@ class _Base(Protocol):
 class GapRowsPg:
     """Question vectors, gap turns and the latest canary run (mixed into PostgresStore)."""
 
-    def record_question(self: _Base, trace: QuestionTrace) -> None:
+    def record_questions(self: _Base, traces: list[QuestionTrace]) -> None:
         with self._transaction() as connection:
-            connection.execute(*upsert_sql("question_vectors", question_row(trace),
-                                           ["result_id"]))
+            for trace in traces:
+                connection.execute(*upsert_sql("question_vectors", question_row(trace),
+                                               ["result_id"]))
 
     def gap_rows(self: _Base, since: str) -> list[dict[str, Any]]:
         """As the SQLite store's (GapLog): no_answer and handoff turns, 👎 with their
