@@ -87,6 +87,29 @@ def test_a_claim_is_held_for_a_while_by_its_holder_only_and_not_once_done(
     assert not store.holds("p1", event_id, 0)
 
 
+def test_concurrent_finishes_each_release_their_claim_and_their_text(
+        pair: tuple[AnyStore, AnyStore]) -> None:
+    """Finishes from many threads at once (a turn process's): each event ends done (or
+    failed, with its error), its claim released, its text gone, and its conversation's
+    next event claimable."""
+    store, other = pair
+    firsts = [store.enqueue(message(f"q{n}", thread=f"t{n}", event_id=f"F{n}"))
+              for n in range(12)]
+    seconds = [store.enqueue(message(f"r{n}", thread=f"t{n}", event_id=f"S{n}"))
+               for n in range(12)]
+    assert len(store.claim("", "p1", LEASE, 50)) == 12  # the first event of each thread
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        list(pool.map(lambda n: store.finish(firsts[n], "failed" if n == 0 else "done",
+                                             "gone" if n == 0 else None), range(12)))
+    rows = {row["id"]: row for row in store.inbox_rows()}
+    assert [rows[i]["status"] for i in firsts] == ["failed"] + ["done"] * 11
+    assert rows[firsts[0]]["error"] == "gone"
+    assert all(rows[firsts[n]]["claimed_by"] is None for n in range(12))
+    assert all(f'"q{n}"' not in str(rows[firsts[n]]["message"]) for n in range(12))
+    assert all(f'"r{n}"' in str(rows[seconds[n]]["message"]) for n in range(12))  # unfinished
+    assert sorted(event.id for event in other.claim("", "p2", LEASE, 50)) == sorted(seconds)
+
+
 def test_no_event_of_a_conversation_is_claimed_while_another_claim_on_it_is_live(
         pair: tuple[AnyStore, AnyStore]) -> None:
     store, other = pair

@@ -15,6 +15,8 @@ Arrival (called by the adapters, before a turn)
     ratelimit    sliding-window turns per minute, per user and in total
     inbox        the durable inbox: events stored before the ack, answered by workers
     ack_writes   the ack path's writes, within the ack deadline (late ones go on)
+    batching     work concurrent callers share in batches (group commit, query
+                 embeddings), and side effects done once per committed batch
 
 The turn
     turn         one turn top to bottom: begin, early reply, plan, execute once, reply, commit

@@ -30,7 +30,12 @@ Action = Callable[[], None]
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
-_current = threading.local()
+class _Current(threading.local):
+    actions: dict[Action, None] | None = None
+    """The actions the batch running on this thread defers (None: no batch)."""
+
+
+_current = _Current()
 
 
 @contextmanager
@@ -51,7 +56,7 @@ def batch() -> Iterator[None]:
 
 def once_after_batch(action: Action) -> None:
     """Run `action` once the current batch is complete (at once outside one)."""
-    actions: dict[Action, None] | None = getattr(_current, "actions", None)
+    actions = _current.actions
     if actions is None:
         action()
     else:
