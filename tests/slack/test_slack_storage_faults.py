@@ -178,8 +178,8 @@ def test_the_bot_process_keeps_serving_on_a_read_only_database(db_path: Path) ->
     assert note["thread_ts"] == "555.1" and note["text"] == i18n.text("storage_read_only", "en")
     lines = [line for line in stderr.decode().splitlines() if "read-only" in line]
     assert [line.split(":")[0] for line in lines] == [
-        "trace retention skipped until the next run", "event EvCrash not stored, Slack gets a "
-        "500 (retry 0)"]
+        "trace retention skipped until the next run", "event EvCrash not stored, Slack "
+        "redelivers it (retry 0)"]
 
 
 def _healthy(port: int) -> bool:

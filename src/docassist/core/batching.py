@@ -30,6 +30,7 @@ Action = Callable[[], None]
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
+
 class _Current(threading.local):
     actions: dict[Action, None] | None = None
     """The actions the batch running on this thread defers (None: no batch)."""
@@ -109,10 +110,10 @@ class SharedBatches(Generic[Item, Result]):
         self._thread_name = thread_name
         self._guard = threading.Lock()
         self._queue: list[_Slot[Item, Result]] = []
-        self._writing = False
+        self._running = False
         self._soon = threading.Condition(self._guard)
         """The `submit_soon` thread waits here for queued items nobody leads."""
-        self._writer: threading.Thread | None = None
+        self._thread: threading.Thread | None = None
         self._closed = False
 
     def submit(self, item: Item) -> Result | None:
@@ -124,14 +125,14 @@ class SharedBatches(Generic[Item, Result]):
             with self._guard:
                 if slot.done:
                     break
-                lead = not self._writing
+                lead = not self._running
                 if lead:
-                    self._writing = True
+                    self._running = True
                     taken = self._take()
             if lead:
                 self._run(taken)
             else:
-                slot.wait(self._guard)  # woken when our batch committed or the writer changed
+                slot.wait(self._guard)  # woken when our batch ran, or to lead the next one
         if slot.error is not None:
             raise slot.error
         return slot.result
@@ -146,24 +147,24 @@ class SharedBatches(Generic[Item, Result]):
                 future.set_exception(StoreClosedError("the store is closed"))
                 return future
             self._queue.append(_Slot(item, future))
-            if self._writer is None:
-                self._writer = threading.Thread(target=self._write_soon, daemon=True,
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._lead_soon, daemon=True,
                                                 name=self._thread_name)
-                self._writer.start()
-            if not self._writing:  # else the commit under way hands over when it ends
+                self._thread.start()
+            if not self._running:  # else the batch under way hands over when it ends
                 self._soon.notify()
         return future
 
-    def _write_soon(self) -> None:
+    def _lead_soon(self) -> None:
         """The thread of `submit_soon`: leads a batch whenever items are queued and no batch
         runs; ends once closed with nothing left."""
         while True:
             with self._guard:
-                while self._writing or not self._queue:
-                    if self._closed and not self._writing:
+                while self._running or not self._queue:
+                    if self._closed and not self._running:
                         return
                     self._soon.wait()
-                self._writing = True
+                self._running = True
                 taken = self._take()
             self._run(taken)
 
@@ -173,7 +174,7 @@ class SharedBatches(Generic[Item, Result]):
         with self._guard:
             self._closed = True
             self._soon.notify()
-            writer = self._writer
+            writer = self._thread
         if writer is not None:
             writer.join()
 
@@ -194,11 +195,11 @@ class SharedBatches(Generic[Item, Result]):
             for slot in slots:
                 slot.done = True
                 slot.wake()
-            self._writing = False
-            if self._queue:  # the next writer takes everything queued meanwhile:
+            self._running = False
+            if self._queue:  # the next leader takes everything queued meanwhile:
                 self._queue[0].wake()  # a blocking caller of its own accord,
             if self._queue or self._closed:
-                self._soon.notify()  # else the writer thread (or it ends, once closed)
+                self._soon.notify()  # else the `submit_soon` thread (which ends once closed)
         with batch():  # outside the guard: a future's callbacks run here
             for slot in slots:
                 if slot.future is None:

@@ -229,8 +229,8 @@ class SlackAdapter:
             error = done.exception()
             if not isinstance(error, StorageUnavailableError):
                 return  # stored, or a bug the server logs with its 500
-            logger.error("event %s not stored, Slack gets a 500 (retry %s): %s",
-                         arrival.message.event_id, retry or 0, error)
+            logger.error("event %s not stored, Slack redelivers it (retry %s): %s",
+                         arrival.message.event_id, retry or 0, error)  # a 500, or the 503
             if not arrival.redelivered:  # once, on the first delivery; not on this thread
                 self.soon(lambda: self.tell_not_stored(key, language, error),
                           "storage problem note", wait=False)
