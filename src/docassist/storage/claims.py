@@ -27,6 +27,7 @@ from docassist.core.messages import ChatMessage
 from docassist.core.ports import InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.storage.group_commit import GroupCommit
+from docassist.storage.shared_writes import SharesWrites
 
 UNFINISHED: Final = "('pending', 'answered')"
 
@@ -63,7 +64,7 @@ UNLIMITED: Final = 2**62
 """Stands for a limit of 0 (unlimited) in COUNT_ARRIVAL."""
 
 
-class _StoreParts(Protocol):
+class _StoreParts(SharesWrites, Protocol):
     db: Database
     _lock: threading.RLock
     _seen_lock: threading.Lock | threading.RLock
@@ -100,7 +101,8 @@ class ClaimRows:
         with self._seen_lock:
             if self._seen_connection.execute(CLAIMABLE, query).fetchone() is None:
                 return []
-        with self._transaction() as connection:
+
+        def write(connection: sqlite3.Connection) -> list[dict[str, Any]]:
             ids = [row[0] for row in connection.execute(
                 CLAIMABLE, {**query, "limit": limit}).fetchall()]
             if not ids:
@@ -114,8 +116,9 @@ class ClaimRows:
                 f"SELECT * FROM inbox WHERE id IN ({marks}) AND claimed_by = ? ORDER BY id",
                 [*ids, holder])
             names = [column[0] for column in cursor.description]
-            rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        return [inbox_event(row) for row in rows]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+        return [inbox_event(row) for row in self._shared_write(write)]
 
     def renew_claims(self: _StoreParts, holder: str, ids: list[int],
                      lease_seconds: float) -> set[int]:

@@ -22,9 +22,10 @@ from docassist.core.state import ConversationState
 from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
 from docassist.storage.connection import insert_row, now_iso, upsert_row
 from docassist.storage.privacy import Erasure, erase_before
+from docassist.storage.shared_writes import SharesWrites
 
 
-class _StoreParts(Protocol):
+class _StoreParts(SharesWrites, Protocol):
     db: Database
     _lock: threading.RLock
 
@@ -54,7 +55,13 @@ class ConversationRows:
         tool_calls: list[ToolCallRecord],
         result: TurnResult | None = None,
     ) -> int:
-        with self._transaction() as connection:
+        updated_at = now_iso()
+        state_json = state.model_dump_json()
+        turn_row = _json_columns(turn.model_dump())
+        call_rows = [_json_columns(call.model_dump()) for call in tool_calls]
+        result_json = result.model_dump_json() if result is not None else None
+
+        def write(connection: sqlite3.Connection) -> int:
             row = connection.execute(
                 "SELECT version FROM conversations WHERE conversation_id = ?",
                 [key.conversation_id]).fetchone()
@@ -67,10 +74,10 @@ class ConversationRows:
             upsert_row(connection, "conversations", {
                 "conversation_id": key.conversation_id,
                 **key.model_dump(),
-                "state": state.model_dump_json(),
+                "state": state_json,
                 "version": new_version,
                 "generation": state.generation,
-                "updated_at": now_iso(),
+                "updated_at": updated_at,
             })
             if turn.event_id:
                 try:
@@ -80,15 +87,17 @@ class ConversationRows:
                 except sqlite3.IntegrityError as error:
                     raise DuplicateEventError(
                         f"event {turn.platform}/{turn.event_id} was already answered") from error
-            insert_row(connection, "turns", _json_columns(turn.model_dump()))
-            for call in tool_calls:
-                insert_row(connection, "tool_calls", _json_columns(call.model_dump()))
-            if result is not None and turn.event_id:  # see ConversationStore.commit_turn
+            insert_row(connection, "turns", turn_row)
+            for call_row in call_rows:
+                insert_row(connection, "tool_calls", call_row)
+            if result_json is not None and turn.event_id:  # see ConversationStore.commit_turn
                 connection.execute(
                     "UPDATE inbox SET status = 'answered', result = ? WHERE platform = ? "
                     "AND event_id = ? AND status = 'pending'",
-                    [result.model_dump_json(), turn.platform, turn.event_id])
-        return new_version
+                    [result_json, turn.platform, turn.event_id])
+            return new_version
+
+        return self._shared_write(write)
 
     def record_shadow(self: _StoreParts, record: ShadowRecord) -> None:
         with self._transaction() as connection:

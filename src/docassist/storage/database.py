@@ -1,7 +1,9 @@
 """The SQLite store: catalog, conversations, traces and event dedupe in one file (WAL).
 
 `Store` opens the file (migrated on open), holds its connections and locks, and runs each
-write in one BEGIN IMMEDIATE transaction. Its rows are kept by kind in mixins, laid out as
+write in a BEGIN IMMEDIATE transaction: its own, or for the writes a turn makes (claim,
+write probe, commit, finish, gap questions) one shared with the process's other writers
+queued meanwhile (shared_writes.py). Its rows are kept by kind in mixins, laid out as
 the PostgreSQL store's (storage/postgres/): catalog_rows (documents, chunks, search rows,
 vectors), conversation_rows (commits, traces, votes, purge), inbox_rows (the durable inbox),
 claims, source_rows, stale_rows, feedback_rows, teams_rows, scope_rows, gap_rows.
@@ -14,10 +16,10 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
@@ -41,10 +43,13 @@ from docassist.storage.group_commit import GroupCommit
 from docassist.storage.inbox_rows import InboxRows
 from docassist.storage.migrations import migrations
 from docassist.storage.scope_rows import ScopeRows
+from docassist.storage.shared_writes import SharedWrites
 from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
 from docassist.storage.teams_rows import TeamsRows
 from docassist.storage.writer_turns import WriterTurns
+
+T = TypeVar("T")
 
 __all__ = ["BUSY_TIMEOUT_MS", "FTS_COLUMN_WEIGHTS", "Store"]
 """FTS_COLUMN_WEIGHTS lives in catalog_rows.py; re-exported for the callers that import it here."""
@@ -89,6 +94,7 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
         self._readers = ReadConnections(self._connect, STORAGE_READ_CONNECTIONS if separate else 0)
         self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
         self._arrivals = GroupCommit(self._count_arrivals)
+        self._writes = SharedWrites(self._transaction)
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
 
     def _connect(self) -> sqlite3.Connection:
@@ -146,13 +152,14 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
         wait, read-only, no room left), before a turn acts. The probe is a no-op write in a
         rolled-back transaction: nothing is stored. SQLite itself finds a full disk only when
         it needs a new page, at commit, so the room is checked here too."""
-        try:
-            with self._transaction() as connection:
-                connection.execute("UPDATE meta SET value = value WHERE key = 'index_version'")
-                raise _ProbeDone
-        except _ProbeDone:
-            pass
+        with suppress(_ProbeDone):
+            self._shared_write(_probe_write)
         self._ensure_room()
+
+    def _shared_write(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        """`body` in a write transaction it may share with this process's other writers
+        queued meanwhile (shared_writes.py); its result once committed."""
+        return self._writes.write(body)
 
     def _ensure_room(self) -> None:
         with self._lock:
@@ -170,6 +177,11 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
 
 class _ProbeDone(Exception):
     """Ends the write probe of `ensure_writable` with a rollback."""
+
+
+def _probe_write(connection: sqlite3.Connection) -> None:
+    connection.execute("UPDATE meta SET value = value WHERE key = 'index_version'")
+    raise _ProbeDone
 
 
 def _took_turn(turns: WriterTurns, connection: sqlite3.Connection) -> bool:

@@ -20,10 +20,11 @@ from sqlite_utils import Database
 
 from docassist.core.ports import QuestionTrace
 from docassist.core.statuses import GAP_STATUSES
+from docassist.storage.shared_writes import SharesWrites
 from docassist.storage.vectors import decode_vector, encode_vector
 
 
-class _StoreParts(Protocol):
+class _StoreParts(SharesWrites, Protocol):
     db: Database
     _lock: threading.RLock
 
@@ -47,10 +48,10 @@ class GapRows:
         rows = [question_row(trace) for trace in traces]
         if not rows:
             return
-        with self._transaction() as connection:
-            connection.executemany(
-                f"INSERT OR REPLACE INTO question_vectors ({', '.join(rows[0])}) "
-                f"VALUES ({', '.join('?' * len(rows[0]))})", [list(row.values()) for row in rows])
+        sql = (f"INSERT OR REPLACE INTO question_vectors ({', '.join(rows[0])}) "
+               f"VALUES ({', '.join('?' * len(rows[0]))})")
+        values = [list(row.values()) for row in rows]
+        self._shared_write(lambda connection: connection.executemany(sql, values))
 
     def gap_rows(self: _StoreParts, since: str) -> list[dict[str, Any]]:
         """Every turn since `since` that is a gap: status no_answer or handoff, a 👎 (with

@@ -18,9 +18,10 @@ from docassist.core.results import TurnResult
 from docassist.storage.connection import now_iso
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.privacy import redact_inbox_event
+from docassist.storage.shared_writes import SharesWrites
 
 
-class _StoreParts(Protocol):
+class _StoreParts(SharesWrites, Protocol):
     db: Database
     save_raw: bool
     _lock: threading.RLock
@@ -122,13 +123,17 @@ class InboxRows:
     def finish(self: _StoreParts, inbox_id: int, status: str, error: str | None = None) -> None:
         """Mark an event done or failed, and release its claim (the conversation's next
         event becomes claimable); without `save_raw` it keeps ids and hashes only."""
-        with self._transaction() as connection:
+        finished_at, redact = now_iso(), not self.save_raw
+
+        def write(connection: sqlite3.Connection) -> None:
             connection.execute(
                 "UPDATE inbox SET status = ?, error = COALESCE(?, error), finished_at = ?, "
                 "claimed_by = NULL, claim_expires = NULL WHERE id = ?",
-                [status, error, now_iso(), inbox_id])
-            if not self.save_raw:
+                [status, error, finished_at, inbox_id])
+            if redact:
                 redact_inbox_event(connection, inbox_id)
+
+        self._shared_write(write)
 
     def delivery_failed(self: _StoreParts, inbox_id: int, error: str) -> int:
         with self._transaction() as connection:
