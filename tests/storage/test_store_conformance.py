@@ -188,6 +188,23 @@ def test_conformance_removed_documents_leave_the_catalog_and_prune_later(
     assert any_store.prune_superseded("2999-01-01T00:00:00") == len(parsed.chunks)
 
 
+def test_conformance_a_chunk_read_before_it_was_pruned_is_gone_after(
+    any_store: AnyStore,
+) -> None:
+    """Chunks are kept in memory by id once read (storage/chunk_cache.py); a prune must
+    not leave one readable there, nor a version the index moved past."""
+    old = _guide("## Renew\nRun renew.")
+    any_store.replace_document(old, "guide.md")
+    first = old.chunks[0].chunk_id
+    assert any_store.chunk(first) == old.chunks[0]  # read once: now in memory
+    new = _guide("## Renew\nRun renew-new now.")
+    any_store.replace_document(new, "guide.md")
+    assert any_store.chunk(first) == old.chunks[0]  # superseded, still readable
+    assert any_store.prune_superseded("2999-01-01T00:00:00") == len(old.chunks)
+    assert any_store.chunk(first) is None
+    assert any_store.chunk(new.chunks[0].chunk_id) == new.chunks[0]
+
+
 def test_conformance_one_vote_per_user_and_answer(any_store: AnyStore) -> None:
     commit_turn(any_store, "r1")
     any_store.record_feedback("r1", "U1", positive=True)

@@ -123,10 +123,10 @@ PG_POOL_MAX: Final = 16
 """Connections one process keeps to PostgreSQL at most: the inbox workers, the ack path and
 the index warmer each hold one briefly; 3 replicas use at most 48 of the default 100."""
 
-PG_CHUNK_CACHE: Final = 20_000
-"""Chunks a PostgreSQL store keeps in memory by id (a chunk id names one version of one
-section, so its text never changes): a hybrid question reads ~20 candidates, each a round
-trip otherwise."""
+CHUNK_CACHE_ENTRIES: Final = 20_000
+"""Chunks a store (SQLite or PostgreSQL) keeps in memory by id (storage/chunk_cache.py: a
+chunk id names one version of one section, so its text never changes): a hybrid question
+reads ~20 candidates and a procedure every section of its document, each a query otherwise."""
 
 PG_CHECK_IDLE_SECONDS: Final = 1.0
 """A pooled PostgreSQL connection idle longer than this is checked before use (a server

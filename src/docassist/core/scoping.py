@@ -13,7 +13,7 @@ as it answers an id that does not exist.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.ports import (
@@ -107,17 +107,25 @@ class ScopeResolver:
 
 @dataclass(frozen=True)
 class ScopedCatalog:
-    """A catalog that knows only the documents (and their chunks) in the scope."""
+    """A catalog that knows only the documents (and their chunks) in the scope. Made per
+    turn, it remembers each document it looked up: a procedure reads every section of one
+    document (core/procedure.py), and each chunk is checked against its document."""
 
     catalog: Catalog
     scope: Scope
+    _seen: dict[str, DocumentInfo | None] = field(default_factory=dict, compare=False,
+                                                  repr=False)
 
     def documents(self) -> list[DocumentInfo]:
         return [d for d in self.catalog.documents() if self.scope.allows(d.collection)]
 
     def document(self, document_id: str) -> DocumentInfo | None:
+        if document_id in self._seen:
+            return self._seen[document_id]
         document = self.catalog.document(document_id)
-        return document if document and self.scope.allows(document.collection) else None
+        visible = document if document and self.scope.allows(document.collection) else None
+        self._seen[document_id] = visible
+        return visible
 
     def chunk(self, chunk_id: str) -> Chunk | None:
         chunk = self.catalog.chunk(chunk_id)

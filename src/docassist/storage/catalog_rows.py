@@ -15,6 +15,7 @@ from sqlite_utils import Database
 from docassist.core.documents import DEFAULT_COLLECTION, Chunk, DocumentInfo, ParsedDocument
 from docassist.core.errors import StorageError
 from docassist.core.text import fold
+from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.connection import now_iso, upsert_row
 from docassist.storage.vectors import decode_vector, encode_vector
 
@@ -31,6 +32,7 @@ class _StoreParts(Protocol):
     _seen_lock: threading.Lock | threading.RLock
     _seen_connection: sqlite3.Connection
     _catalog_cache: tuple[int, dict[str, DocumentInfo]] | None
+    _chunks: ChunkCache
 
     def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
@@ -63,11 +65,19 @@ class CatalogRows:
         return _document(row) if row else None
 
     def chunk(self: _StoreParts, chunk_id: str) -> Chunk | None:
-        """Any chunk ever indexed and not yet pruned, superseded ones included."""
+        """Any chunk ever indexed and not yet pruned, superseded ones included (kept in
+        storage/chunk_cache.py's cache)."""
+        cached = self._chunks.get(chunk_id)
+        if cached is not None:
+            return cached
         with self._reading() as connection:
             row = _one_row(connection, "SELECT chunk_id, document_id, ordinal, section, header, "
                                        "text FROM chunks WHERE chunk_id = ?", [chunk_id])
-        return Chunk.model_validate(row) if row else None
+        if row is None:
+            return None
+        chunk = Chunk.model_validate(row)
+        self._chunks.keep(chunk)
+        return chunk
 
     def _documents_by_id(self: _StoreParts) -> dict[str, DocumentInfo]:
         """The catalog as a map, re-read only when the index version moved (a search hot path)."""
@@ -103,7 +113,9 @@ class CatalogRows:
         with self._reading() as connection:
             row = connection.execute(
                 "SELECT value FROM meta WHERE key = 'index_version'").fetchone()
-        return int(row[0]) if row else 0
+        version = int(row[0]) if row else 0
+        self._chunks.seen_version(version)
+        return version
 
     def replace_document(self: _StoreParts, parsed: ParsedDocument, source_path: str, *,
                          source: str | None = None,
@@ -145,6 +157,7 @@ class CatalogRows:
 
     def prune_superseded(self: _StoreParts, before: str) -> int:
         """Delete chunks superseded before the ISO time `before`; returns how many."""
+        self._chunks.clear()
         with self._transaction() as connection:
             connection.execute(
                 "DELETE FROM embeddings WHERE chunk_id IN (SELECT chunk_id FROM chunks "

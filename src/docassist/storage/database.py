@@ -34,6 +34,7 @@ from docassist.core.limits import (
     STORAGE_WRITE_ATTEMPTS,
 )
 from docassist.storage.catalog_rows import FTS_COLUMN_WEIGHTS, CatalogRows
+from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.claims import ClaimRows
 from docassist.storage.connection import ReadConnections, connect, is_busy, storage_error
 from docassist.storage.conversation_rows import ConversationRows
@@ -96,6 +97,7 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
         self._arrivals = GroupCommit(self._count_arrivals)
         self._writes = SharedWrites(self._transaction)
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
+        self._chunks = ChunkCache()
 
     def _connect(self) -> sqlite3.Connection:
         return connect(self.path, BUSY_TIMEOUT_MS / 1000)

@@ -10,8 +10,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from docassist.core.documents import DEFAULT_COLLECTION, Chunk, DocumentInfo, ParsedDocument
-from docassist.core.limits import PG_CHUNK_CACHE
 from docassist.core.text import fold
+from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.postgres.connection import Connection, now_iso, upsert_sql
 from docassist.storage.postgres.fts_mirror import FtsMirror
 from docassist.storage.vectors import decode_vector, encode_vector
@@ -26,8 +26,7 @@ searchable rows twice)."""
 class _Base(Protocol):
     _catalog_lock: threading.Lock
     _catalog_cache: tuple[int, dict[str, DocumentInfo]] | None
-    _chunk_cache: dict[str, Chunk]
-    _chunk_cache_version: int
+    _chunks: ChunkCache
     _fts: FtsMirror
 
     def _transaction(self) -> Any: ...
@@ -57,22 +56,16 @@ class CatalogRows:
         return _document(rows[0]) if rows else None
 
     def chunk(self: _Base, chunk_id: str) -> Chunk | None:
-        """Any chunk ever indexed and not yet pruned, superseded ones included. Kept in a
-        bounded cache (PG_CHUNK_CACHE): a chunk id's text never changes; the cache is
-        emptied when this process sees the index version move (every search looks) or
-        prunes."""
-        with self._catalog_lock:
-            cached = self._chunk_cache.get(chunk_id)
+        """Any chunk ever indexed and not yet pruned, superseded ones included (kept in
+        storage/chunk_cache.py's cache)."""
+        cached = self._chunks.get(chunk_id)
         if cached is not None:
             return cached
         rows = self._rows(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id = %s", [chunk_id])
         if not rows:
             return None
         chunk = Chunk.model_validate(rows[0])
-        with self._catalog_lock:
-            if len(self._chunk_cache) >= PG_CHUNK_CACHE:
-                self._chunk_cache.pop(next(iter(self._chunk_cache)))  # the oldest entry
-            self._chunk_cache[chunk_id] = chunk
+        self._chunks.keep(chunk)
         return chunk
 
     def _documents_by_id(self: _Base) -> dict[str, DocumentInfo]:
@@ -104,10 +97,7 @@ class CatalogRows:
         against it, so a replica picks up another's indexing without a restart."""
         value = self._value("SELECT value FROM meta WHERE key = 'index_version'")
         version = int(value) if value is not None else 0
-        with self._catalog_lock:
-            if version != self._chunk_cache_version:  # pruned chunks go with the change
-                self._chunk_cache.clear()
-                self._chunk_cache_version = version
+        self._chunks.seen_version(version)
         return version
 
     def replace_document(self: _Base, parsed: ParsedDocument, source_path: str, *,
@@ -151,8 +141,7 @@ class CatalogRows:
             _bump_index_version(connection)
 
     def prune_superseded(self: _Base, before: str) -> int:
-        with self._catalog_lock:
-            self._chunk_cache.clear()
+        self._chunks.clear()
         with self._transaction() as connection:
             connection.execute(
                 "DELETE FROM embeddings WHERE chunk_id IN (SELECT chunk_id FROM chunks "

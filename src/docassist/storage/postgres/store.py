@@ -15,8 +15,9 @@ from typing import Any
 
 import psycopg
 
-from docassist.core.documents import Chunk, DocumentInfo
+from docassist.core.documents import DocumentInfo
 from docassist.core.errors import StorageError
+from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.postgres.catalog import CatalogRows
@@ -42,8 +43,7 @@ class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, Sourc
         """With it off, a finished inbox event keeps ids and hashes only (see privacy.py)."""
         self._catalog_lock = threading.Lock()
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
-        self._chunk_cache: dict[str, Chunk] = {}
-        self._chunk_cache_version = -1
+        self._chunks = ChunkCache()
         self._fts = FtsMirror(self._fetch, FTS_COLUMN_WEIGHTS)
         self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
         if migrate_now:
