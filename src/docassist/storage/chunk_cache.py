@@ -2,8 +2,10 @@
 (`core.documents.chunk_id` holds its document's content hash), so its text never changes;
 only pruning removes one. A turn reads a chunk by id for every section of a procedure
 (core/procedure.py) and a hybrid question ~20 candidates, each a query otherwise. Emptied
-when the store sees the index version move (a prune, a removal or another process's
-indexing moves it; every search looks) and when this process prunes."""
+when the store sees the index version move (an indexing or a removal, in this process or
+another; every search looks) and when this process prunes. A prune does not move the
+version, so a chunk another process pruned stays readable here until the version next
+moves: the superseded text an old answer cited, as it was."""
 
 from __future__ import annotations
 
