@@ -22,23 +22,22 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any, Final, Generic, Protocol, TypeVar, cast
+from typing import Any, Final, Protocol, TypeVar, cast
 
 from docassist.core.batching import SharedBatches
+from docassist.core.limits import MAX_SHARED_WRITES
 from docassist.storage.connection import storage_error
 
 T = TypeVar("T")
 Body = Callable[[sqlite3.Connection], Any]
 
-MAX_SHARED_WRITES: Final = 64
-"""Writes one transaction takes at most; the rest share the next one."""
 _SAVEPOINT: Final = "shared_write"
 
 
-class _Outcome(Generic[T]):
+class _Outcome:
     __slots__ = ("error", "value")
 
-    def __init__(self, value: T | None = None, error: BaseException | None = None) -> None:
+    def __init__(self, value: object = None, error: BaseException | None = None) -> None:
         self.value = value
         self.error = error
 
@@ -59,7 +58,7 @@ class SharedWrites:
                  ) -> None:
         """`transaction` opens the store's write transaction (BEGIN IMMEDIATE … COMMIT)."""
         self._transaction = transaction
-        self._batches: SharedBatches[Body, _Outcome[Any]] = SharedBatches(
+        self._batches: SharedBatches[Body, _Outcome] = SharedBatches(
             self._run, max_batch=MAX_SHARED_WRITES, thread_name="shared-writes")
         self._leading = _Leading()
 
@@ -67,7 +66,7 @@ class SharedWrites:
         """Run `body` in a write transaction (perhaps shared); its result once committed."""
         connection = self._leading.connection
         if connection is not None:  # a write from inside one: queued, it would wait for itself
-            outcome: _Outcome[Any] | None = _in_savepoint(connection, body)
+            outcome: _Outcome | None = _in_savepoint(connection, body)
         else:
             outcome = self._batches.submit(body)
         assert outcome is not None
@@ -75,7 +74,7 @@ class SharedWrites:
             raise outcome.error
         return cast(T, outcome.value)
 
-    def _run(self, bodies: list[Body]) -> list[_Outcome[Any]]:
+    def _run(self, bodies: list[Body]) -> list[_Outcome]:
         with self._transaction() as connection:
             self._leading.connection = connection
             try:
@@ -84,7 +83,7 @@ class SharedWrites:
                 self._leading.connection = None
 
 
-def _in_savepoint(connection: sqlite3.Connection, body: Body) -> _Outcome[Any]:
+def _in_savepoint(connection: sqlite3.Connection, body: Body) -> _Outcome:
     connection.execute(f"SAVEPOINT {_SAVEPOINT}")
     try:
         value = body(connection)
