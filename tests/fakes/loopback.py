@@ -26,6 +26,11 @@ PROCESS_START_SECONDS = 60.0
 
 class QuietHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    """TCP_NODELAY, as production servers set it. Without it, a reply written in two sends
+    (headers, then body) on a kept-alive connection waited for the client's delayed ACK:
+    the fake model server with a 200 ms delay answered in 245 ms instead of 203 (httpx,
+    idle machine), which was the fake's time, not the code under test's."""
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -48,8 +53,8 @@ class QuietHandler(BaseHTTPRequestHandler):
 class OneWriteHandler(QuietHandler):
     def reply(self, status: int, data: bytes, content_type: str = "application/json",
               extra: dict[str, str] | None = None) -> None:
-        """Headers and body in one write: two writes meet the client's delayed ACK (~40 ms
-        a response), which would be the fake's time, not the code under test's."""
+        """Headers and body in one write (one send a reply; before QuietHandler set
+        TCP_NODELAY, two writes also met the client's delayed ACK)."""
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
