@@ -27,7 +27,7 @@ PROCESS_START_SECONDS = 60.0
 class QuietHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    """TCP_NODELAY, as production servers set it. Without it, a reply written in two sends
+    """TCP_NODELAY, as production servers commonly set it. Without it, a reply written in two sends
     (headers, then body) on a kept-alive connection waited for the client's delayed ACK:
     the fake model server with a 200 ms delay answered in 245 ms instead of 203 (httpx,
     idle machine), which was the fake's time, not the code under test's."""
