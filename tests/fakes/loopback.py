@@ -69,8 +69,15 @@ class LoopbackServer(ThreadingHTTPServer):
     request_queue_size = 128  # bursts of concurrent clients in load tests
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.accepted = 0
+        """Connections accepted so far (kept-alive clients reuse theirs)."""
         super().__init__(("127.0.0.1", 0), handler)
         threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        accepted = super().get_request()
+        self.accepted += 1  # on the one serving thread
+        return accepted
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that timed out and hung up is part of a test, not an error
@@ -163,6 +170,11 @@ class FakeServer:
 
     def stop(self) -> None:
         self._server.stop()
+
+    @property
+    def connections(self) -> int:
+        """TCP connections the fake accepted so far."""
+        return self._server.accepted
 
     def __enter__(self) -> Self:
         return self.start()

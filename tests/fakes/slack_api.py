@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import itertools
 import json
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from tests.fakes.loopback import FakeServer, QuietHandler, Request, wait_until
+import trustme
+
+from tests.fakes.loopback import (
+    FakeServer,
+    LoopbackServer,
+    QuietHandler,
+    Request,
+    TlsLoopbackServer,
+    wait_until,
+)
 
 STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
 
@@ -139,3 +149,20 @@ class FakeSlackApi(FakeServer):
 def _reply(exchange: QuietHandler, status: int, answer: dict[str, Any]) -> None:
     exchange.reply(status, json.dumps(answer).encode(),
                    extra={"Retry-After": "0"} if status == 429 else None)
+
+
+class TlsSlackApi(FakeSlackApi):
+    """The fake Web API over TLS, as slack.com is (a test CA's certificate)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ca = trustme.CA()
+        self.tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.ca.issue_cert("127.0.0.1").configure_cert(self.tls)
+
+    def make_server(self, handler: type[QuietHandler]) -> LoopbackServer:  # type: ignore[override]
+        return TlsLoopbackServer(handler, self.tls)
+
+    @property
+    def url(self) -> str:
+        return super().url.replace("http://", "https://", 1)

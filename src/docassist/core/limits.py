@@ -231,6 +231,10 @@ up on an ack after 3 s, and a write behind another connection's lock may wait ~6
 ACK_WRITERS: Final = 32
 """Threads that store arriving events; a burst shares their transactions (group commit)."""
 
+SLACK_API_KEPT_CONNECTIONS: Final = TURNS_PER_MODEL_REQUEST * MODEL_CONCURRENCY
+"""Connections to Slack's Web API a process keeps open for reuse (bot/slack/web_api.py): one
+per turn a replica runs at once at the default model concurrency."""
+
 HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
 """A client that does not send its body within this long is answered 408; one that has not
 sent its headers (or sends nothing on an idle kept-alive connection) is disconnected

@@ -33,6 +33,7 @@ from docassist.bot.slack.private import PrivateAnswers
 from docassist.bot.slack.render import escape, prompt_title, render, unescape
 from docassist.bot.slack.stale import SlackStaleNotes
 from docassist.bot.slack.stream import SlackStream
+from docassist.bot.slack.web_api import KeptAliveWebClient
 from docassist.core import i18n
 from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageUnavailableError
@@ -78,7 +79,7 @@ def _names_result(message: dict[str, Any], result_id: str) -> bool:
 
 
 def web_client(config: SlackConfig) -> WebClient:
-    client = WebClient(token=config.bot_token, base_url=config.api_url)
+    client = KeptAliveWebClient(token=config.bot_token, base_url=config.api_url)
     client.retry_handlers.extend([RateLimitErrorRetryHandler(max_retry_count=2),
                                   ServerErrorRetryHandler(max_retry_count=2),
                                   ConnectionErrorRetryHandler(max_retry_count=1)])
