@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -163,12 +164,29 @@ def start_floor(api: FakeSlackApi, port: int, server: str, log: Path) -> subproc
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server and wait until its turn processes are gone too: they finish the turns
+    they run (up to a second after a burst), and must not share the CPU with the next run."""
+    children = children_of(process.pid)
     process.terminate()
     try:
         process.wait(10)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(10)
+    deadline = time.monotonic() + 10
+    while any(running(kid) for kid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for kid in children:
+        if running(kid):
+            os.kill(kid, signal.SIGKILL)
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def bot_burst(demo: Path, folder: Path, connections: int, window: float

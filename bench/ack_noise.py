@@ -1,0 +1,85 @@
+"""How far a single p99 of 500 acks moves on its own: the floor against itself, beside the bot
+against the floor (issue 25's "≤ 1.2 × the floor").
+
+    python bench/ack_noise.py [--rounds 6] [--json]
+
+Each round, for 10 and then 50 connections, sends bench/burst.py's burst to the floor (a bare
+Bolt app), then to the bot (turns running on the stand-in model), then to the floor again.
+Reported per round: the three p99s, the floor's second p99 over its first (what the ratio
+is when nothing differs but the moment) and the bot's over each floor; then, per connection
+count, the medians and how many rounds were within 1.2×. Figures, not tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from bolt_floor import DEFAULT_SERVER  # noqa: E402
+from burst import CONNECTIONS, bot_burst, floor_burst, p99  # noqa: E402
+from load import demo_database  # noqa: E402
+
+WITHIN: float = 1.2
+
+
+def one_round(demo: Path, folder: Path, connections: int) -> dict[str, float]:
+    first = p99(floor_burst(folder, connections, DEFAULT_SERVER))
+    acks, _capacity = bot_burst(demo, folder, connections, 10.0)
+    bot = p99(acks)
+    second = p99(floor_burst(folder, connections, DEFAULT_SERVER))
+    return {"floor_before": first, "bot": bot, "floor_after": second,
+            "floor_after_vs_before": round(second / first, 2),
+            "bot_vs_floor_before": round(bot / first, 2),
+            "bot_vs_floor_after": round(bot / second, 2)}
+
+
+def summary(rows: list[dict[str, float]]) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for key in ("floor_after_vs_before", "bot_vs_floor_before", "bot_vs_floor_after"):
+        values = [row[key] for row in rows]
+        figures[key] = {"median": round(statistics.median(values), 2),
+                        "min": min(values), "max": max(values),
+                        f"within_{WITHIN}": sum(1 for value in values if value <= WITHIN)}
+    return figures
+
+
+def measure(rounds: int) -> dict[str, Any]:
+    rows: dict[int, list[dict[str, float]]] = {connections: [] for connections in CONNECTIONS}
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        demo = demo_database(folder)
+        for index in range(rounds):
+            for connections in CONNECTIONS:
+                run = folder / f"round-{index}-{connections}"
+                run.mkdir()
+                rows[connections].append(one_round(demo, run, connections))
+                print(json.dumps({"round": index, "connections": connections,
+                                  **rows[connections][-1]}), file=sys.stderr, flush=True)
+    return {"rounds": rounds,
+            **{str(connections): {"summary": summary(found), "rounds": found}
+               for connections, found in rows.items()}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    figures = measure(args.rounds)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for connections in CONNECTIONS:
+            print(f"{connections} connections: {figures[str(connections)]['summary']}")
+
+
+if __name__ == "__main__":
+    main()
