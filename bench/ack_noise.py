@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bolt_floor import DEFAULT_SERVER  # noqa: E402
 from burst import CONNECTIONS, bot_burst, floor_burst, p99  # noqa: E402
+from figures import print_figures  # noqa: E402
 from load import demo_database  # noqa: E402
 
 WITHIN: float = 1.2
@@ -74,11 +75,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     figures = measure(args.rounds)
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for connections in CONNECTIONS:
-            print(f"{connections} connections: {figures[str(connections)]['summary']}")
+    print_figures(figures if args.json else {
+        f"{connections} connections": figures[str(connections)]["summary"]
+        for connections in CONNECTIONS}, args.json)
 
 
 if __name__ == "__main__":

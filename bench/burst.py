@@ -40,6 +40,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bolt_floor import DEFAULT_SERVER, SERVER_KINDS  # noqa: E402
+from figures import print_figures  # noqa: E402
 from load import demo_database, percentile  # noqa: E402
 
 from tests.fakes.loopback import children_of, free_port, wait_healthy  # noqa: E402
@@ -286,11 +287,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as name:
         figures = measure(Path(name), args.window, args.floor_server)
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for key, value in figures.items():
-            print(f"{key}: {value}")
+    print_figures(figures, args.json)
 
 
 if __name__ == "__main__":

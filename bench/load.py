@@ -14,7 +14,6 @@ with its state stored (`problems`). Figures, not assertions: the tests check cor
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -24,6 +23,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from figures import print_figures  # noqa: E402
 
 from docassist.models.embedders import get_embedder  # noqa: E402
 from docassist.storage import Store, index_paths  # noqa: E402
@@ -112,11 +114,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         figures = run_load(args.conversations, args.turns, args.model_delay, Path(name))
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for key, value in figures.items():
-            print(f"{key}: {value}")
+    print_figures(figures, args.json)
 
 
 if __name__ == "__main__":

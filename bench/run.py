@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bolt_floor import DEFAULT_SERVER, SERVER_KINDS  # noqa: E402
+from figures import print_figures  # noqa: E402
 from synthetic import WORDS, SyntheticEmbedder, synthetic_store  # noqa: E402
 
 from docassist.core.answering import ExtractiveAnswerer  # noqa: E402
@@ -335,11 +336,7 @@ def main() -> None:
         # After the RSS figures: the load test's bot is a child process too.
         figures.update(slack_load(folder, 50, 1 if args.quick else 10))
         figures.update(ack_floor_and_capacity(folder, args.floor_server))
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for key, value in figures.items():
-            print(f"{key}: {value}")
+    print_figures(figures, args.json)
 
 
 if __name__ == "__main__":

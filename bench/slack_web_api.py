@@ -13,7 +13,6 @@ Figures, not tests.
 from __future__ import annotations
 
 import argparse
-import json
 import ssl
 import sys
 import time
@@ -22,7 +21,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
+from figures import print_figures  # noqa: E402
 from slack_sdk import WebClient  # noqa: E402
 
 from docassist.bot.slack.web_api import KeptAliveWebClient  # noqa: E402
@@ -58,11 +59,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     figures = measure(args.calls)
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for key, value in figures.items():
-            print(f"{key}: {value}")
+    print_figures(figures, args.json)
 
 
 if __name__ == "__main__":
