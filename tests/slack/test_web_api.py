@@ -4,18 +4,21 @@ over real HTTP and TLS on 127.0.0.1."""
 from __future__ import annotations
 
 import ssl
+import threading
 import time
 from collections.abc import Iterator
+from http.client import RemoteDisconnected
 from urllib.error import URLError
 
 import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 
 from docassist.bot.slack.app import web_client
 from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.web_api import KeptAliveWebClient
-from tests.fakes.loopback import QuietHandler, free_port
+from tests.fakes.loopback import QuietHandler, Request, free_port
 from tests.fakes.slack_api import FakeSlackApi, TlsSlackApi
 
 
@@ -95,3 +98,30 @@ def test_a_connection_the_server_closed_is_replaced() -> None:
         client.chat_postMessage(channel="C1", text="after")
         assert [call.body["text"] for call in api.calls] == ["before", "after"]
         assert api.connections == 2
+
+
+def test_a_reply_that_times_out_is_not_sent_again(api: FakeSlackApi) -> None:
+    """As with urllib, a read timeout is not retried: Slack may have posted the message."""
+    api.held = threading.Event()  # posts wait, then the fake drops them
+    client = KeptAliveWebClient(token="xoxb-test", base_url=api.url, timeout=1)
+    client.retry_handlers.append(ConnectionErrorRetryHandler(max_retry_count=1))
+    try:
+        with pytest.raises(TimeoutError):
+            client.chat_postMessage(channel="C1", text="hi")
+        assert len(api.requests) == 1
+    finally:
+        api.held.set()
+
+
+class HangingUpSlackApi(FakeSlackApi):
+    """Closes every connection without an answer."""
+
+    def answer(self, exchange: QuietHandler, request: Request) -> None:
+        exchange.close_connection = True
+
+
+def test_a_connection_closed_without_an_answer_is_retried_once() -> None:
+    with HangingUpSlackApi() as api:
+        with pytest.raises(RemoteDisconnected):  # what http.client raised under urllib
+            client_for(api).chat_postMessage(channel="C1", text="hi")
+        assert len(api.requests) == 2  # the SDK's connection-error retry, once
