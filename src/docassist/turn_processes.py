@@ -3,10 +3,10 @@ only checks, stores and acks (issue 25).
 
 With turns on threads of the serving process, one GIL was shared by the ack path and up to
 32 turns: acks were 7–11× a bare Bolt app's at p99, and the process never used more than one
-core (README, "Acks at their floor"). A turn process is a replica without a server: it
-claims events from the inbox table like any other (order per conversation, leases,
-resumption after a crash are the inbox's), so nothing new coordinates them. The serving
-process adds only two small pipes per child:
+core (README, "Turn processes: acks never wait for turns"). A turn process is a replica
+without a server: it claims events from the inbox table like any other (order per
+conversation, leases, resumption after a crash are the inbox's), so nothing new
+coordinates them. The serving process adds only two small pipes per child:
 
 - its stdin carries wake-ups: a byte per stored event, so a turn starts at once instead of
   on the next poll; end of file (the serving process stopped or died) makes the child stop

@@ -172,7 +172,7 @@ event acked by a process that died is taken by another within a lease (+ a poll)
 MAX_TURN_PROCESSES: Final = 64
 """Largest DOCASSIST_TURN_PROCESSES: processes that run Slack turns beside the one serving."""
 TURN_NICE: Final = 10
-"""Default of DOCASSIST_TURN_NICE (see README, "Acks at their floor", for the measurement)."""
+"""Default of DOCASSIST_TURN_NICE (measured in docs/acks-and-capacity-history.md)."""
 TURN_PROCESS_RESTART_SECONDS: Final = (1.0, 30.0)
 """A turn process that exits is started again after the first delay, doubled per exit in a
 row up to the second (one that lived TURN_PROCESS_STABLE_SECONDS starts from the first)."""

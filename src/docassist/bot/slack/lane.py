@@ -8,7 +8,7 @@ admission run on the loop, and the event is committed by the store's group-commi
 with the others arriving meanwhile; the request waits for that commit (at most the ack
 deadline), never for a thread of its own. Measured with turns idle on two cores, the
 serving process's CPU per ack fell from 1.38–1.70 ms to 0.74–0.92 ms, beside the bare Bolt
-floor's 0.74–0.82 in the same runs (README, "Acks at their floor").
+floor's 0.74–0.82 in the same runs (docs/acks-and-capacity-history.md, "the events lane").
 
 Everything else goes through Bolt as before: interactivity, commands, the assistant pane
 (its listeners set titles and prompts), events of other types, and a reply in a channel
