@@ -111,9 +111,14 @@ def cpu_times() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
+def stat_fields(pid: int) -> list[str]:
+    """/proc/<pid>/stat after the command name: the state first, then the counters."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def process_cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used (/proc/<pid>/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    """User + system CPU time a process has used."""
+    fields = stat_fields(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -185,7 +190,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 def running(pid: int) -> bool:
     """Alive and not a zombie waiting to be reaped."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        return stat_fields(pid)[0] != "Z"
     except OSError:
         return False
 
