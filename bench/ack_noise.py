@@ -4,10 +4,14 @@ against the floor (issue 25's "≤ 1.2 × the floor").
     python bench/ack_noise.py [--rounds 6] [--json]
 
 Each round, for 10 and then 50 connections, sends bench/burst.py's burst to the floor (a bare
-Bolt app), then to the bot (turns running on the stand-in model), then to the floor again.
-Reported per round: the three p99s, the floor's second p99 over its first (what the ratio
-is when nothing differs but the moment) and the bot's over each floor; then, per connection
-count, the medians and how many rounds were within 1.2×. Figures, not tests.
+Bolt app), then to the durable floor (the same app storing each event before its ack), then
+to the bot (turns running on the stand-in model), then to the bot with its turn processes
+stopped during the burst, then to the floor again. Reported per round: the five p99s, the
+floor's second p99 over its first (what the ratio is when nothing differs but the moment),
+the bot's over each floor, the durable floor's over the floor (what storing before the ack
+costs by itself), the bot's over the durable floor, and the paused bot's over the durable
+floor and the floor (what the bot's ack path costs with no turns beside it); then, per
+connection count, the medians and how many rounds were within 1.2×. Figures, not tests.
 """
 
 from __future__ import annotations
@@ -31,20 +35,33 @@ from load import demo_database  # noqa: E402
 WITHIN: float = 1.2
 
 
+RATIOS = ("floor_after_vs_before", "bot_vs_floor_before", "bot_vs_floor_after",
+          "durable_vs_floor_before", "bot_vs_durable", "paused_vs_durable",
+          "paused_vs_floor_before")
+
+
 def one_round(demo: Path, folder: Path, connections: int) -> dict[str, float]:
     first = p99(floor_burst(folder, connections, DEFAULT_SERVER))
+    durable = p99(floor_burst(folder, connections, DEFAULT_SERVER, durable=True))
     acks, _capacity = bot_burst(demo, folder, connections, 10.0)
     bot = p99(acks)
+    paused, _capacity = bot_burst(demo, folder, connections, 10.0, paused=True)
+    bot_paused = p99(paused)
     second = p99(floor_burst(folder, connections, DEFAULT_SERVER))
-    return {"floor_before": first, "bot": bot, "floor_after": second,
+    return {"floor_before": first, "durable_floor": durable, "bot": bot,
+            "bot_turns_paused": bot_paused, "floor_after": second,
             "floor_after_vs_before": round(second / first, 2),
             "bot_vs_floor_before": round(bot / first, 2),
-            "bot_vs_floor_after": round(bot / second, 2)}
+            "bot_vs_floor_after": round(bot / second, 2),
+            "durable_vs_floor_before": round(durable / first, 2),
+            "bot_vs_durable": round(bot / durable, 2),
+            "paused_vs_durable": round(bot_paused / durable, 2),
+            "paused_vs_floor_before": round(bot_paused / first, 2)}
 
 
 def summary(rows: list[dict[str, float]]) -> dict[str, Any]:
     figures: dict[str, Any] = {}
-    for key in ("floor_after_vs_before", "bot_vs_floor_before", "bot_vs_floor_after"):
+    for key in RATIOS:
         values = [row[key] for row in rows]
         figures[key] = {"median": round(statistics.median(values), 2),
                         "min": min(values), "max": max(values),

@@ -10,12 +10,15 @@ previous ack returns; 500 events in all: 10 × 50 or 50 × 10 turns):
   MODEL_DELAY_SECONDS (the turns run while the burst is acked), then
 - the floor: a bare Bolt app that only acks (bench/bolt_floor.py: same Bolt, same fake Web
   API, and by default the same server kind — the sync App behind the product's own aiohttp
-  route and dispatch thread pool), sent the same burst.
-Reported: ack p99 of both (`ack_burst_ms_p99`, `ack_floor_ms_p99`, and `…50…` for 50
-connections) and, over the 50-connection run's first `--window` seconds (or until every
-turn's requests are done, if sooner), model requests completed per second ÷ the stand-in's capacity
-(`model_capacity_ratio`), the machine's CPU busy share then (/proc/stat) and what limited
-it (`cpu` only when that share is ≥ CPU_BOUND_SHARE, else `model`). Figures, not tests.
+  route and dispatch thread pool), sent the same burst, then
+- the durable floor: the same app storing each event in an SQLite file before its ack
+  (`bolt_floor.py --store`): what storing before the ack costs by itself.
+Reported: ack p99 of the three (`ack_burst_ms_p99`, `ack_floor_ms_p99`,
+`ack_durable_floor_ms_p99`, and `…50…` for 50 connections) and, over the 50-connection
+run's first `--window` seconds (or until every turn's requests are done, if sooner), model
+requests completed per second ÷ the stand-in's capacity (`model_capacity_ratio`), the
+machine's CPU busy share then (/proc/stat) and what limited it (`cpu` only when that share is
+≥ CPU_BOUND_SHARE, else `model`). Figures, not tests.
 """
 
 from __future__ import annotations
@@ -159,11 +162,13 @@ def process_tree_cpu_seconds(pid: int) -> float:
                                           for kid in children_of(pid))
 
 
-def start_floor(api: FakeSlackApi, port: int, server: str, log: Path) -> subprocess.Popen[bytes]:
+def start_floor(api: FakeSlackApi, port: int, server: str, log: Path,
+                store: Path | None = None) -> subprocess.Popen[bytes]:
+    stores = ["--store", str(store)] if store is not None else []
     with log.open("wb") as stderr:
         process = subprocess.Popen(
             [sys.executable, str(REPO / "bench" / "bolt_floor.py"), "--port", str(port),
-             "--api-url", api.url, "--server", server],
+             "--api-url", api.url, "--server", server, *stores],
             env={**os.environ, "SLACK_SIGNING_SECRET": SECRET}, cwd=REPO,
             stdout=subprocess.DEVNULL, stderr=stderr)
     return wait_healthy(process, port, lambda: log.read_text(errors="replace"))
@@ -187,6 +192,11 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             os.kill(kid, signal.SIGKILL)
 
 
+def signal_all(pids: list[int], number: signal.Signals) -> None:
+    for pid in pids:
+        os.kill(pid, number)
+
+
 def running(pid: int) -> bool:
     """Alive and not a zombie waiting to be reaped."""
     try:
@@ -195,12 +205,14 @@ def running(pid: int) -> bool:
         return False
 
 
-def bot_burst(demo: Path, folder: Path, connections: int, window: float
-              ) -> tuple[list[float], dict[str, Any]]:
+def bot_burst(demo: Path, folder: Path, connections: int, window: float,
+              paused: bool = False) -> tuple[list[float], dict[str, Any]]:
     """The product's acks for one burst and, over `window` seconds from its start (less
     when every turn is done sooner), the model requests it completed and the CPU busy
-    share."""
-    db = folder / f"bot-{connections}.db"
+    share. `paused`: the turn processes are stopped (SIGSTOP) while the burst is sent, so
+    its acks share the machine with nothing but the sender (what the ack path costs by
+    itself); they are idle then, holding no lock, and answer once it is over."""
+    db = folder / f"bot-{'paused-' if paused else ''}{connections}.db"
     shutil.copy(demo, db)
     model = CapacityModel()
     with FakeSlackApi() as api, ModelServer() as server:
@@ -215,7 +227,12 @@ def bot_burst(demo: Path, folder: Path, connections: int, window: float
                 mark["bot_cpu"] = process_tree_cpu_seconds(bot.pid)
                 mark["bench_cpu"] = process_cpu_seconds(os.getpid())
 
-            acks = burst(f"http://127.0.0.1:{port}/slack/events", connections, started)
+            turns = children_of(bot.pid) if paused else []
+            signal_all(turns, signal.SIGSTOP)
+            try:
+                acks = burst(f"http://127.0.0.1:{port}/slack/events", connections, started)
+            finally:
+                signal_all(turns, signal.SIGCONT)
             began, (busy, total) = mark["began"], mark["cpu"]
             # Until the window ends or every turn's two requests are done (then the model
             # would sit idle for the rest of the window, which is not the bot's capacity).
@@ -235,10 +252,14 @@ def bot_burst(demo: Path, folder: Path, connections: int, window: float
                   "bench_cpu_cores": bench_cpu / max(0.001, ended - began)}
 
 
-def floor_burst(folder: Path, connections: int, server: str) -> list[float]:
+def floor_burst(folder: Path, connections: int, server: str, durable: bool = False
+                ) -> list[float]:
+    """The floor's acks for one burst; `durable`: the durable floor's (its own new file)."""
+    name = f"{'durable-' if durable else ''}floor-{connections}"
+    store = folder / f"{name}.db" if durable else None
     with FakeSlackApi() as api:
         port = free_port()
-        floor = start_floor(api, port, server, folder / f"floor-{connections}.log")
+        floor = start_floor(api, port, server, folder / f"{name}.log", store)
         try:
             return burst(f"http://127.0.0.1:{port}/slack/events", connections)
         finally:
@@ -249,6 +270,10 @@ def p99(acks: list[float]) -> float:
     return round(percentile(acks, 0.99), 1)
 
 
+def median(acks: list[float]) -> float | None:
+    return round(statistics.median(acks), 1) if acks else None
+
+
 def measure(folder: Path, window: float = WINDOW_SECONDS,
             floor_server: str = DEFAULT_SERVER) -> dict[str, Any]:
     demo = demo_database(folder)
@@ -257,13 +282,15 @@ def measure(folder: Path, window: float = WINDOW_SECONDS,
     for connections in CONNECTIONS:
         acks, capacity = bot_burst(demo, folder, connections, window)
         floor = floor_burst(folder, connections, floor_server)
+        durable = floor_burst(folder, connections, DEFAULT_SERVER, durable=True)
         suffix = "" if connections == 10 else str(connections)
         figures[f"ack_burst{suffix}_ms_p99"] = p99(acks)
         figures[f"ack_floor{suffix}_ms_p99"] = p99(floor)
+        figures[f"ack_durable_floor{suffix}_ms_p99"] = p99(durable)
         details[str(connections)] = {
-            "acked": len(acks), "floor_acked": len(floor),
-            "ack_ms_p50": round(statistics.median(acks), 1) if acks else None,
-            "floor_ms_p50": round(statistics.median(floor), 1) if floor else None,
+            "acked": len(acks), "floor_acked": len(floor), "durable_floor_acked": len(durable),
+            "ack_ms_p50": median(acks), "floor_ms_p50": median(floor),
+            "durable_floor_ms_p50": median(durable),
             "model_requests_per_s": round(capacity["requests"] / capacity["seconds"], 1),
             "cpu_busy": round(capacity["cpu_busy"], 3),
             "model_peak_in_flight": capacity["peak"],
