@@ -22,5 +22,6 @@ def rows(db: Path | str, sql: str, params: list[Any] | None = None) -> list[dict
 
 def unclaimed_and_done(db: Path | str) -> bool:
     """Every inbox event finished and no claim left (the replica tests' end state)."""
-    return rows(db, "SELECT count(*) AS n FROM inbox WHERE status != 'done' "
-                    "OR claimed_by IS NOT NULL")[0]["n"] == 0
+    left: int = rows(db, "SELECT count(*) AS n FROM inbox WHERE status != 'done' "
+                         "OR claimed_by IS NOT NULL")[0]["n"]
+    return left == 0

@@ -156,9 +156,10 @@ class EventSender:
     def send(self, conversation: int, turn: int, retry: int | None = None) -> Sent:
         body = event_body(conversation, turn)
         timestamp = str(int(time.time()))
+        signature = self.verifier.generate_signature(timestamp=timestamp, body=body)
+        assert signature is not None  # only None without a timestamp or a body
         headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": timestamp,
-                   "X-Slack-Signature": self.verifier.generate_signature(
-                       timestamp=timestamp, body=body)}
+                   "X-Slack-Signature": signature}
         if retry is not None:
             headers.update({"X-Slack-Retry-Num": str(retry),
                             "X-Slack-Retry-Reason": "http_error"})
