@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from docassist.core.inbox import MAX_DELIVERY_ATTEMPTS, InboxWorker
+from docassist.core.inbox import InboxWorker
+from docassist.core.limits import MAX_DELIVERY_ATTEMPTS
 from docassist.core.messages import ChatMessage
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
@@ -70,7 +71,7 @@ def test_failed_deliveries_are_retried_then_marked(engine: TurnEngine, store: St
     assert worker.wait_idle()
     assert len(flaky.posted) == 1
     down = Outbox(failures=MAX_DELIVERY_ATTEMPTS)
-    worker.deliver = down
+    worker.delivery.deliver = down
     worker.submit(message("How do I renew TLS?", thread="t2", event_id="Ev2"))
     assert worker.wait_idle()
     worker.close()

@@ -42,6 +42,7 @@ from typing import Final
 
 from docassist.core.ack_writes import AckWrites, LateFailure
 from docassist.core.batching import once_after_batch
+from docassist.core.delivery import AlreadyDelivered, Deliver, DeliverNotice, Delivery
 from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import (
     INBOX_LEASE_SECONDS,
@@ -55,14 +56,10 @@ from docassist.core.turn import TurnEngine
 
 logger = logging.getLogger(__name__)
 
-MAX_DELIVERY_ATTEMPTS: Final = 3
 PROCESS_HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 """This process's name on the claims and leases it takes (unique per start)."""
 
 
-Deliver = Callable[[ChatMessage, TurnResult], None]
-AlreadyDelivered = Callable[[ChatMessage, TurnResult], bool]
-DeliverNotice = Callable[[ChatMessage, str], None]
 DirectReply = Callable[[ChatMessage], None]
 """Answers a `direct` event; one whose reply it finds posted before a restart it skips."""
 
@@ -84,15 +81,13 @@ class InboxWorker:
         self.engine = engine
         self.direct = direct
         """Answers events marked `direct` (no turn); see `_process_direct`."""
-        self.deliver_notice = deliver_notice
         self.before_turn = before_turn
         """Called right before a turn runs (never for a duplicate or a refusal)."""
-        self.already_delivered = already_delivered
         self.partial_sink = partial_sink
         """Gives a per-message receiver of streamed answer sentences (or None)."""
         self.inbox = inbox
-        self.deliver = deliver
-        self.on_undeliverable = on_undeliverable
+        self.delivery = Delivery(inbox, deliver, deliver_notice, already_delivered,
+                                 on_undeliverable)
         self.platform = platform
         self.holder = f"{replica}:{platform}:{uuid.uuid4().hex[:6]}"
         self.lease_seconds = lease_seconds
@@ -301,8 +296,8 @@ class InboxWorker:
         result = event.result
         notice = event.message.notice
         if event.status == "pending" and notice is not None:
-            delivered = self._deliver_with_retries(
-                event, lambda: self._send_notice(event.message, notice.text()))
+            delivered = self.delivery.with_retries(
+                event, lambda: self.delivery.notice(event.message, notice.text()))
             if not delivered:
                 return
             if notice.replaces_turn:  # a refusal: the notice is the whole reply, no turn runs
@@ -335,13 +330,13 @@ class InboxWorker:
                 self.inbox.finish(event.id, "done")
                 return
             event, result = stored, stored.result
-        if event.status == "answered" and self._delivered_before_restart(event, result):
+        if event.status == "answered" and self.delivery.before_restart(event, result):
             self.inbox.finish(event.id, "done")
             return
         if not self._still_mine(event):  # another process took the event: it delivers
             return
-        answer = result
-        if self._deliver_with_retries(event, lambda: self.deliver(event.message, answer)):
+        answer, deliver = result, self.delivery.deliver
+        if self.delivery.with_retries(event, lambda: deliver(event.message, answer)):
             self.inbox.finish(event.id, "done")
 
     def _process_direct(self, event: InboxEvent) -> None:
@@ -350,33 +345,8 @@ class InboxWorker:
         if self.direct is None:
             raise RuntimeError("this worker cannot answer direct requests")
         answer = self.direct
-        if self._deliver_with_retries(event, lambda: answer(event.message)):
+        if self.delivery.with_retries(event, lambda: answer(event.message)):
             self.inbox.finish(event.id, "done")
-
-    def _send_notice(self, message: ChatMessage, text: str) -> None:
-        if self.deliver_notice is None:
-            raise RuntimeError("this worker cannot deliver notices")
-        self.deliver_notice(message, text)
-
-    def _deliver_with_retries(self, event: InboxEvent, send: Callable[[], None]) -> bool:
-        """Send, retried; True once sent. After the last failure the event is `failed`."""
-        for _ in range(MAX_DELIVERY_ATTEMPTS):
-            try:
-                send()
-            except Exception as error:
-                attempts = self.inbox.delivery_failed(event.id, f"{type(error).__name__}: "
-                                                                f"{error}")
-                logger.warning("delivery of inbox event %s failed (attempt %d): %s",
-                               event.id, attempts, error)
-                continue
-            return True
-        self.inbox.finish(event.id, "failed")  # the last delivery error stays recorded
-        if self.on_undeliverable is not None:
-            try:  # never silence: tell the user if the platform lets us say anything at all
-                self.on_undeliverable(event.message, "delivery kept failing")
-            except Exception:
-                logger.exception("could not tell the user about inbox event %s", event.id)
-        return False
 
     @staticmethod
     def _call_quietly(hook: Callable[[ChatMessage], None], event: InboxEvent) -> None:
@@ -396,21 +366,10 @@ class InboxWorker:
                 return
             self._told.add(event.id)
         try:
-            self.deliver(event.message, result)
+            self.delivery.deliver(event.message, result)
         except Exception as error:
             logger.warning("could not tell the user that inbox event %s was not saved: %s",
                            event.id, error)
-
-    def _delivered_before_restart(self, event: InboxEvent, result: TurnResult) -> bool:
-        """A resumed `answered` event: did the previous process get the reply out?"""
-        if self.already_delivered is None:
-            return False
-        try:
-            return self.already_delivered(event.message, result)
-        except Exception as error:  # cannot tell: deliver (a repeat beats silence)
-            logger.warning("could not check inbox event %s for an earlier delivery: %s",
-                           event.id, error)
-            return False
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until this process has no turn running and a look found nothing it could

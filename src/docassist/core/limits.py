@@ -165,6 +165,8 @@ TURNS_PER_MODEL_REQUEST: Final = 2
 """Turns a replica runs per model request it may keep in flight: between its two model calls
 and after them a turn retrieves, stores and posts, and with one turn per request the model
 sat idle meanwhile (issue 25: ratio 0.53–0.59 of its capacity)."""
+MAX_DELIVERY_ATTEMPTS: Final = 3
+"""Times the inbox worker sends a reply before it marks the event `failed` (core/delivery.py)."""
 INBOX_LEASE_SECONDS: Final = 30.0
 """Default of DOCASSIST_INBOX_LEASE: how long a process's claim on an inbox event lasts
 unless renewed. A process renews its claims every third of it while their turns run, so an
