@@ -6,7 +6,6 @@ answered by the inbox worker in order per thread, and posted in the thread.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -29,6 +28,7 @@ from docassist.bot.slack.audience import PLATFORM, click_audience, slack_audienc
 from docassist.bot.slack.config import SlackConfig as SlackConfig  # its import path so far
 from docassist.bot.slack.interactions import register_interactions
 from docassist.bot.slack.listeners import register_listeners
+from docassist.bot.slack.posted import in_history, metadata_for
 from docassist.bot.slack.private import PrivateAnswers
 from docassist.bot.slack.render import escape, prompt_title, render, unescape
 from docassist.bot.slack.stale import SlackStaleNotes
@@ -59,23 +59,6 @@ ANSWERED_SUBTYPES: Final = frozenset({None, "thread_broadcast", "file_share", "m
 deletions, bots, and system messages such as channel_join, channel_name or pinned_item — is
 not a question, even in a thread DocAssist answers in."""
 BACKGROUND_WORKERS: Final = 8
-
-
-HISTORY_PAGE_SIZE: Final = 200
-HISTORY_PAGES: Final = 5
-"""How far back a restarted bot looks for an answer it may have posted before it died."""
-ANSWER_EVENT_TYPE: Final = "docassist_answer"
-
-
-def _answer_metadata(result: TurnResult) -> dict[str, Any]:
-    return {"event_type": ANSWER_EVENT_TYPE, "event_payload": {"result_id": result.result_id}}
-
-
-def _names_result(message: dict[str, Any], result_id: str) -> bool:
-    payload = (message.get("metadata") or {}).get("event_payload") or {}
-    if payload.get("result_id") == result_id:
-        return True
-    return f":{result_id}" in json.dumps(message.get("blocks") or [])  # feedback button values
 
 
 def web_client(config: SlackConfig) -> WebClient:
@@ -355,7 +338,7 @@ class SlackAdapter:
         parts = render(result)
         for index, part in enumerate(parts):
             # The last part names its result: a restarted bot can see it was posted.
-            metadata = _answer_metadata(result) if index == len(parts) - 1 else None
+            metadata = metadata_for(result) if index == len(parts) - 1 else None
             self.client.chat_postMessage(channel=message.key.channel,
                                          thread_ts=self.thread_ts(message.key),
                                          metadata=metadata, **part)
@@ -366,24 +349,8 @@ class SlackAdapter:
         restart, whose previous process may have died between the post and `done`."""
         if self.store.posted_id(PLATFORM, str(message.event_id)) is not None:
             return True  # an ephemeral answer, which no history shows
-        thread_ts = self.thread_ts(message.key)
-        cursor: str | None = None
-        for _ in range(HISTORY_PAGES):
-            if thread_ts is None:
-                page = self.client.conversations_history(
-                    channel=message.key.channel, limit=HISTORY_PAGE_SIZE, cursor=cursor,
-                    include_all_metadata=True)
-            else:
-                page = self.client.conversations_replies(
-                    channel=message.key.channel, ts=thread_ts, limit=HISTORY_PAGE_SIZE,
-                    cursor=cursor, include_all_metadata=True)
-            messages: list[dict[str, Any]] = page.get("messages") or []
-            if any(_names_result(item, result.result_id) for item in messages):
-                return True
-            cursor = (page.get("response_metadata") or {}).get("next_cursor")
-            if not page.get("has_more") or not cursor:
-                return False
-        return False
+        return in_history(self.client, message.key.channel, self.thread_ts(message.key),
+                          result.result_id)
 
     def _set_status(self, key: ConversationKey, text_key: str,
                     language: i18n.Language | None = None) -> None:
