@@ -71,7 +71,7 @@ class PgCluster:
         import psycopg
 
         with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(sql)  # type: ignore[arg-type]
+            connection.execute(sql)
 
     def pg_ctl(self, *args: str) -> None:
         subprocess.run(_as_owner([str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"),

@@ -4,6 +4,7 @@ tests/bot/test_serve.py): the steps, how each platform says them, and what is co
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -34,8 +35,9 @@ COMPARED = ("status", "decision_status", "action", "tool_name", "tool_status",
 
 def run_cli(engine: TurnEngine) -> None:
     session = ChatSession(engine, Console(file=io.StringIO()), "en")
-    lines = {"sources": lambda _: "/sources", "meta": lambda doc: f"/meta {doc}",
-             "clear": lambda _: "/clear", "ask": lambda text: text}
+    lines: dict[str, Callable[[str], str]] = {
+        "sources": lambda _: "/sources", "meta": lambda doc: f"/meta {doc}",
+        "clear": lambda _: "/clear", "ask": lambda text: text}
     for kind, text in SCRIPT:
         assert session.handle_line(lines[kind](text))
 

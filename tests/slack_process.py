@@ -10,11 +10,10 @@ import time
 from pathlib import Path
 
 import httpx
-from slack_sdk.signature import SignatureVerifier
 
 from tests.conftest import REPO
 from tests.fakes.loopback import wait_healthy
-from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.slack_api import FakeSlackApi, slack_signature
 
 SECRET = "process-signing-secret"
 
@@ -41,5 +40,5 @@ def signed_event(port: int) -> httpx.Response:
     return httpx.post(f"http://127.0.0.1:{port}/slack/events", content=body.encode(),
                       headers={"Content-Type": "application/json",
                                "X-Slack-Request-Timestamp": timestamp,
-                               "X-Slack-Signature": SignatureVerifier(SECRET).generate_signature(
-                                   timestamp=timestamp, body=body)}, timeout=10)
+                               "X-Slack-Signature": slack_signature(SECRET, timestamp, body)},
+                      timeout=10)

@@ -218,7 +218,7 @@ def status_sets(source: str, name: str) -> list[str]:
         elements = node.elts if isinstance(node, ast.Set | ast.Tuple | ast.List) else []
         values = [e.value for e in elements if isinstance(e, ast.Constant)]
         if len(values) >= 2 and len(values) == len(elements) and set(values) <= statuses:
-            found.append(f"{name}:{node.lineno}")
+            found.append(f"{name}:{getattr(node, 'lineno', 0)}")
         if isinstance(node, ast.FunctionDef) and node.name == "_language":
             found.append(f"{name}:{node.lineno} _language()")
     return found

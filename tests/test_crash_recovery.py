@@ -80,6 +80,7 @@ def test_killed_after_the_ack_the_restarted_bot_answers_once(
     with platform.fake() as fake:
         fake.held = threading.Event()  # the first process never gets its reply out
         first = platform.start(db_path, fake)
+        assert isinstance(first.args, list)
         port = int(first.args[-1])
         try:
             platform.check_running(port)

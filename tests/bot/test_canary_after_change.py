@@ -8,6 +8,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 from docassist.config import Settings
 from docassist.runtime import canary_after_model_change, open_runtime
@@ -20,7 +21,7 @@ def canary_configurations(db: Path) -> list[str | None]:
             "SELECT report FROM eval_runs WHERE kind = 'canary' ORDER BY created_at")]
 
 
-def settings(db: Path, cases: Path, **changes: str) -> Settings:
+def settings(db: Path, cases: Path, **changes: Any) -> Settings:
     return Settings(db=str(db), canary_sets=str(cases), canary_after_model_change=True,
                     **changes)
 

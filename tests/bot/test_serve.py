@@ -10,6 +10,7 @@ import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -197,7 +198,7 @@ def test_stalled_clients_are_timed_out_on_both_paths(served: Served) -> None:
         client.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
                        "\r\nContent-Length: 100\r\n\r\n{\"type\":".encode())
         clients.append(client)
-    answers = [b"".join(iter(lambda c=client: c.recv(65536), b"")) for client in clients]
+    answers = [b"".join(iter(partial(client.recv, 65536), b"")) for client in clients]
     for client in clients:
         client.close()
     assert [status_of(answer) for answer in answers] == [408, 408]

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
-from slack_sdk.signature import SignatureVerifier
 
 from docassist.storage import Store
 from tests.conftest import REPO
 from tests.fakes.loopback import free_port, wait_healthy, wait_until
-from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.slack_api import FakeSlackApi, slack_signature
 from tests.fakes.teams_connector import FakeConnector, card_text
 
 BOT_TOKEN = "xoxb-serve-secret-token-1234"
@@ -48,7 +47,7 @@ def slack_event(url: str, text: str) -> httpx.Response:
                        "event": {"type": "app_mention", "user": "U1", "team": "T1",
                                  "channel": "C1", "ts": "1.1", "text": f"<@UBOT> {text}"}})
     stamp = str(int(time.time()))
-    signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=stamp, body=body)
+    signature = slack_signature(SIGNING_SECRET, stamp, body)
     return httpx.post(f"{url}/slack/events", content=body.encode(), timeout=10, headers={
         "Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp,
         "X-Slack-Signature": signature})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from docassist.core.answering import check_citations
 from docassist.core.ports import SearchHit
 from docassist.storage import Store
@@ -30,11 +32,15 @@ class InventingAnswerer:
     """Stands in for a model that cites a chunk it was never given."""
 
     backend = "inventing"
-    model = None
+    model: str | None = None
     can_stream = False
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
         return f"Do this [{hits[0].chunk.chunk_id}] and that [{FOREIGN}]."
+
+    def compose_stream(self, question: str, hits: list[SearchHit], language: str
+                       ) -> Iterator[str]:
+        raise AssertionError("can_stream is False: never called")
 
 
 def test_the_engine_checks_citations_of_every_answer(make_engine: EngineFactory,

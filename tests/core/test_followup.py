@@ -121,7 +121,7 @@ def test_messages_that_name_their_own_subject_are_not_follow_ups(
 def test_history_is_bounded_to_three_exchanges(vocabulary: SubjectVocabulary) -> None:
     old = [HistoryMessage(role="user", content="Jak zrestartować docassist-worker?"),
            HistoryMessage(role="assistant", content="…")]
-    filler = [HistoryMessage(role=role, content="Dziękuję.")  # type: ignore[arg-type]
+    filler = [HistoryMessage(role=role, content="Dziękuję.")
               for _ in range(3) for role in ("user", "assistant")]
     resolution = resolve_follow_up("Jak sprawdzić jej stan?", old + filler, vocabulary, "pl")
     assert resolution.status == "clarification_needed"  # the subject fell out of the window
@@ -144,7 +144,7 @@ def test_subject_vocabulary_comes_from_the_catalog() -> None:
 
 def _thread(*texts: str) -> list[HistoryMessage]:
     roles = ("user", "assistant")
-    return [HistoryMessage(role=roles[i % 2], content=text)  # type: ignore[arg-type]
+    return [HistoryMessage(role=roles[i % 2], content=text)
             for i, text in enumerate(texts)]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -40,7 +41,7 @@ def ask(engine: TurnEngine, text: str, thread: str) -> TurnResult:
     return result
 
 
-def groups_since_start(store: Store) -> list[dict[str, object]]:
+def groups_since_start(store: Store) -> list[dict[str, Any]]:
     rows = store.gap_rows("2000-01-01")
     return [group.model_dump() for group in group_gaps(map(Gap.from_row, rows), store)]
 

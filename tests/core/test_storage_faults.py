@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, Command
 from docassist.core.results import TurnResult
 from docassist.core.rules import RulesSelector
-from docassist.core.tools import ToolRegistry
+from docassist.core.tools import ToolContext, ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
 from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
@@ -119,8 +120,11 @@ def test_a_full_disk_gets_a_clear_reply_and_leaves_no_half_turn(
     runs: list[object] = []
     real = registry.get("answer_from_documents")
     assert real is not None
-    with swapped(registry, "answer_from_documents", lambda arguments, context: (
-            runs.append(arguments), real.function(arguments, context))[1]):  # records, works
+    def recorded(arguments: Any, context: ToolContext) -> Any:
+        runs.append(arguments)  # records, then works as the real tool
+        return real.function(arguments, context)
+
+    with swapped(registry, "answer_from_documents", recorded):
         for index in range(200):  # turns add trace rows until the room runs out
             result = engine.handle(message("Jak odnowić certyfikat TLS?",
                                            thread=f"full-{index}"))

@@ -174,21 +174,21 @@ def test_executor_matrix_and_its_tool_trace(store: Store) -> None:
         version = store.commit_turn(conversation, state, version,
                                     turn_record(result_id, turn_id, outcomes), rows)
 
-    rows = store.tool_calls()
-    assert len(rows) == len(MATRIX) + 1  # every attempt is a row, early returns included
+    stored = store.tool_calls()
+    assert len(stored) == len(MATRIX) + 1  # every attempt is a row, early returns included
     expected_rows = [(status, code) for case in MATRIX for status, code in case.expected]
-    assert [(row["status"], row["error_code"]) for row in rows] == expected_rows
-    two = [row for row in rows if row["result_id"] == f"result-{len(MATRIX):02d}"]
+    assert [(row["status"], row["error_code"]) for row in stored] == expected_rows
+    two = [row for row in stored if row["result_id"] == f"result-{len(MATRIX):02d}"]
     assert [row["attempt"] for row in two] == [1, 2]
-    assert len({row["result_id"] for row in rows}) == len(MATRIX)
-    unknown = rows[0]
+    assert len({row["result_id"] for row in stored}) == len(MATRIX)
+    unknown = stored[0]
     assert unknown["tool_name"] == "delete_everything"
     # Text arguments are hashed in the trace; ids and numbers stay readable.
-    valid_answer = rows[9]
+    valid_answer = stored[9]
     assert json.loads(valid_answer["arguments"])["question"] == {
         "sha256": json.loads(valid_answer["arguments"])["question"]["sha256"]}
     assert "How do I renew" not in valid_answer["arguments"]
-    assert json.loads(rows[11]["arguments"]) == {"document_id": "DOC-TLS"}
+    assert json.loads(stored[11]["arguments"]) == {"document_id": "DOC-TLS"}
 
 
 @pytest.mark.parametrize(

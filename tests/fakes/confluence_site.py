@@ -79,7 +79,7 @@ class FakeConfluence(FakeServer):
         cloud = path.startswith(CLOUD_BASE + "/")
         rest = path.removeprefix(CLOUD_BASE if cloud else DC_CONTEXT)
         if rest == "/rest/api/content/search":
-            answer = _search(state, query, cloud)
+            answer: dict[str, Any] | None = _search(state, query, cloud)
         elif cloud:
             answer = _cloud(state, rest, query)
         else:

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import trustme
+from slack_sdk.signature import SignatureVerifier
 
 from tests.fakes.loopback import (
     FakeServer,
@@ -23,6 +24,13 @@ from tests.fakes.loopback import (
 )
 
 STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
+
+
+def slack_signature(secret: str, timestamp: str, body: str) -> str:
+    """The `X-Slack-Signature` Slack sends with `body` at `timestamp` (v0 HMAC-SHA256)."""
+    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
+    assert signature is not None  # None only without a timestamp or a body
+    return signature
 
 @dataclass
 class Call:

@@ -96,7 +96,11 @@ def test_the_gate_says_when_a_request_waits_for_a_slot() -> None:
     assert not gate.queued()
     with gate:
         assert not gate.queued()  # the one slot is taken; nobody waits yet
-        waiter = threading.Thread(target=lambda: gate.__enter__() or gate.__exit__())
+        def wait_for_a_slot() -> None:
+            with gate:
+                pass
+
+        waiter = threading.Thread(target=wait_for_a_slot)
         waiter.start()
         deadline = time.monotonic() + 10
         while not gate.queued() and time.monotonic() < deadline:

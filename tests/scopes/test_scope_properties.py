@@ -115,7 +115,7 @@ def check_conversation(engine: TurnEngine, store: Store, data: st.DataObject,
     would carry its state, e.g. "once shared, stays shared", into the next example)."""
     first, shareable = data.draw(mappings), data.draw(names)
     kind, channel, user = data.draw(audiences)
-    audience = Audience(kind=kind, platform="slack", user=user,  # type: ignore[arg-type]
+    audience = Audience(kind=kind, platform="slack", user=user,
                         channel=None if kind == "private" else channel)
     configure(store, first, shareable)
     allowed = expected_scope(first, shareable, kind, channel, user)

@@ -26,7 +26,6 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from slack_sdk.signature import SignatureVerifier
 
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.slack.runner import make_slack_server
@@ -39,7 +38,7 @@ from docassist.storage.exports import trace_rows, write_export
 from tests.conftest import REPO, EngineFactory
 from tests.fakes.loopback import free_port
 from tests.fakes.model_server import ModelServer, Reply, openai_chat, openai_stream
-from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.slack_api import FakeSlackApi, slack_signature
 from tests.helpers import proposal
 
 SECRETS = {
@@ -60,14 +59,13 @@ class Sender:
 
     def __init__(self, url: str, signing_secret: str) -> None:
         self.url = url
-        self.verifier = SignatureVerifier(signing_secret)
+        self.secret = signing_secret
 
     def _post(self, body: str, content_type: str) -> httpx.Response:
         timestamp = str(int(time.time()))
         response = httpx.post(self.url, content=body.encode(), timeout=30, headers={
             "Content-Type": content_type, "X-Slack-Request-Timestamp": timestamp,
-            "X-Slack-Signature": self.verifier.generate_signature(timestamp=timestamp,
-                                                                  body=body)})
+            "X-Slack-Signature": slack_signature(self.secret, timestamp, body)})
         assert response.status_code == 200, response.text
         return response
 

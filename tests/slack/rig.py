@@ -11,12 +11,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
-from slack_sdk.signature import SignatureVerifier
 
 from docassist.bot.slack.app import SlackAdapter
 from docassist.bot.web import AppServer
 from docassist.storage import Store
-from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.slack_api import FakeSlackApi, slack_signature
 
 PANE = {"channel": "D1", "channel_type": "im", "team": "T1", "user": "U1"}
 SECRET = "slack-signing-secret"
@@ -38,8 +37,7 @@ class SlackRig:
              retry: int | None = None, wait: bool = True) -> httpx.Response:
         timestamp = str(int(time.time()))
         headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": timestamp,
-                   "X-Slack-Signature": signature or SignatureVerifier(SECRET)
-                   .generate_signature(timestamp=timestamp, body=body)}
+                   "X-Slack-Signature": signature or slack_signature(SECRET, timestamp, body)}
         if retry is not None:
             headers["X-Slack-Retry-Num"] = str(retry)
             headers["X-Slack-Retry-Reason"] = "http_timeout"
@@ -120,8 +118,7 @@ def timed_event(rig: SlackRig, event: dict[str, Any], event_id: str,
                        "event": event})
     stamp = str(int(time.time()))
     headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp,
-               "X-Slack-Signature": SignatureVerifier(SECRET).generate_signature(
-                   timestamp=stamp, body=body)}
+               "X-Slack-Signature": slack_signature(SECRET, stamp, body)}
     if retry is not None:
         headers["X-Slack-Retry-Num"] = str(retry)
     return httpx.post(rig.url, content=body.encode(), headers=headers,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from docassist.bot.slack.listeners import LISTENERS, SlackListeners
 from docassist.bot.slack.render import CLEAR_THREAD_SHORTCUT

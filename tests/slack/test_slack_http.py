@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from docassist.bot.slack.render import CLEAR_THREAD_ACTION, SHOW_SOURCES_ACTION, render, split_text
+from docassist.bot.slack.render import CLEAR_THREAD_ACTION, SHOW_SOURCES_ACTION, render
 from docassist.core.results import TurnResult
 from docassist.core.rules import RulesSelector
+from docassist.core.text import split_text
 from tests.conftest import EngineFactory
 from tests.helpers import MODEL_DOWN, ScriptedSelector
 from tests.slack.rig import (

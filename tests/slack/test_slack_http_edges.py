@@ -8,6 +8,7 @@ import json
 import socket
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
@@ -149,7 +150,7 @@ def test_a_stalled_client_is_let_go_and_holds_no_thread(rig: SlackRig) -> None:
     # was started for them (http.server, before, held one thread each).
     assert wait_until(lambda: server.open_connections() >= 10, 5)
     assert threading.active_count() <= baseline
-    answers = [b"".join(iter(lambda c=client: c.recv(65536), b"")) for client in stalled]
+    answers = [b"".join(iter(partial(client.recv, 65536), b"")) for client in stalled]
     for client in stalled:
         client.close()
     assert [status_of(a) for a in answers[0::2]] == [408] * 5  # told, then disconnected

@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -48,6 +49,10 @@ def _cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def none_alive(pids: list[int]) -> bool:
+    return not any(alive(pid) for pid in pids)
 
 
 def alive(pid: int) -> bool:
@@ -108,7 +113,7 @@ def test_turns_run_in_turn_processes_and_are_counted_by_the_server(db_path: Path
         finally:
             sender.close()
             kill_replica(bot)
-    threads = [answer.thread_ts for answer in answers(api)]
+    threads = [str(answer.thread_ts) for answer in answers(api)]
     assert sorted(threads) == sorted(set(threads)) and len(threads) == 4  # one per message
 
 
@@ -153,8 +158,7 @@ def test_turn_processes_stop_with_their_server(db_path: Path) -> None:
             assert len(children) == 2
             bot.send_signal(stop)  # the serving process alone; its children read end of file
             bot.wait(10)
-            assert wait_until(lambda kids=children: not any(alive(kid) for kid in kids),
-                              20), stop
+            assert wait_until(partial(none_alive, children), 20), stop
 
 
 def test_without_turn_processes_the_serving_process_answers(db_path: Path) -> None:

@@ -67,7 +67,8 @@ def test_every_format_is_indexed_with_sections(tmp_path: Path) -> None:
     store = Store(tmp_path / "x.db")
     report = index_paths(store, [docs])
     assert sorted(report.indexed) == ["DOC-DR-RUNBOOK", "DOC-HASLA", "DOC-LAPTOP-POLICY"]
-    sections = {chunk.document_id: [] for chunk in store.current_chunks()}
+    sections: dict[str, list[str]] = {
+        chunk.document_id: [] for chunk in store.current_chunks()}
     for chunk in store.current_chunks():
         sections[chunk.document_id].append(chunk.section)
     assert sections["DOC-DR-RUNBOOK"] == ["Failover", "Failback"]

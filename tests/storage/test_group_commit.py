@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -178,9 +178,12 @@ def test_what_the_futures_of_one_batch_ask_for_runs_once_after_all_are_complete(
     def ring() -> None:
         rings.append(len(done))
 
+    def committed(future: Future[int | None]) -> None:
+        done.append(future.result() or 0)
+        once_after_batch(ring)
+
     for future in held:
-        future.add_done_callback(lambda f: (done.append(f.result() or 0),
-                                            once_after_batch(ring)))
+        future.add_done_callback(committed)
     release.set()
     assert [future.result(10) for future in [first, *held]] == [0, 1, 2, 3, 4, 5]
     commit.close()

@@ -27,7 +27,7 @@ def stored_values(db: Path) -> list[tuple[str, str, Any]]:
     try:
         tables = [row[0] for row in connection.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")]
-        values = []
+        values: list[tuple[str, str, Any]] = []
         for table in tables:
             cursor = connection.execute(f'SELECT * FROM "{table}"')
             names = [column[0] for column in cursor.description]

@@ -50,6 +50,7 @@ def test_only_the_oldest_event_of_a_conversation_is_claimed_and_only_once(
     first = store.enqueue(message("one", thread="a", event_id="A1"))
     second = store.enqueue(message("two", thread="a", event_id="A2"))
     elsewhere = store.enqueue(message("three", thread="b", event_id="B1"))
+    assert first is not None and second is not None and elsewhere is not None
     claimed = store.claim("", "p1", LEASE, 10)
     assert [event.id for event in claimed] == [first, elsewhere]  # A2 waits for A1
     assert other.claim("", "p2", LEASE, 10) == []  # live claims: nothing for another process
@@ -97,9 +98,12 @@ def test_concurrent_finishes_each_release_their_claim_and_their_text(
               for n in range(12)]
     seconds = [store.enqueue(message(f"r{n}", thread=f"t{n}", event_id=f"S{n}"))
                for n in range(12)]
+    firsts_stored = [inbox_id for inbox_id in firsts if inbox_id is not None]
+    assert firsts_stored == firsts and None not in seconds
     assert len(store.claim("", "p1", LEASE, 50)) == 12  # the first event of each thread
     with ThreadPoolExecutor(max_workers=12) as pool:
-        list(pool.map(lambda n: store.finish(firsts[n], "failed" if n == 0 else "done",
+        list(pool.map(lambda n: store.finish(firsts_stored[n],
+                                             "failed" if n == 0 else "done",
                                              "gone" if n == 0 else None), range(12)))
     rows = {row["id"]: row for row in store.inbox_rows()}
     assert [rows[i]["status"] for i in firsts] == ["failed"] + ["done"] * 11
@@ -107,7 +111,8 @@ def test_concurrent_finishes_each_release_their_claim_and_their_text(
     assert all(rows[firsts[n]]["claimed_by"] is None for n in range(12))
     assert all(f'"q{n}"' not in str(rows[firsts[n]]["message"]) for n in range(12))
     assert all(f'"r{n}"' in str(rows[seconds[n]]["message"]) for n in range(12))  # unfinished
-    assert sorted(event.id for event in other.claim("", "p2", LEASE, 50)) == sorted(seconds)
+    assert sorted(event.id for event in other.claim("", "p2", LEASE, 50)) == sorted(
+        inbox_id for inbox_id in seconds if inbox_id is not None)
 
 
 def test_no_event_of_a_conversation_is_claimed_while_another_claim_on_it_is_live(

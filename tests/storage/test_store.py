@@ -108,11 +108,12 @@ def test_a_database_folded_before_short_i_was_kept_is_folded_again(tmp_path: Pat
     path = tmp_path / "old.db"
     db = Database(path)
     migrations.apply(db, stop_before="m009_fold_keeps_short_i")
-    db["documents"].insert({"document_id": "DOC-RU", "title": "Настройки", "source_path": "/x",
-                            "content_sha256": "0" * 64, "version": "1", "chunk_count": 1,
-                            "services": "[]", "extra": "{}"})
+    db.table("documents").insert({
+        "document_id": "DOC-RU", "title": "Настройки", "source_path": "/x",
+        "content_sha256": "0" * 64, "version": "1", "chunk_count": 1, "services": "[]",
+        "extra": "{}"})
     text = "ru.md | version=1 | Файлы\nФайлы настройки пользователей."
-    db["chunks"].insert({"chunk_id": "DOC-RU-0000000000-0001", "document_id": "DOC-RU",
+    db.table("chunks").insert({"chunk_id": "DOC-RU-0000000000-0001", "document_id": "DOC-RU",
                          "ordinal": 1, "section": "Файлы", "header": text.split("\n")[0],
                          "text": text})
     db.execute("INSERT INTO chunks_fts (chunk_id, title, section, body) VALUES (?, ?, ?, ?)",

@@ -48,7 +48,8 @@ def _clustered(count: int, topics: int, seed: int) -> np.ndarray:
     centres = rng.standard_normal((topics, 512)).astype(np.float32)
     vectors = centres[rng.integers(0, topics, count)] + 0.9 * rng.standard_normal(
         (count, 512)).astype(np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit: np.ndarray = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return unit
 
 
 def test_the_ivf_index_finds_what_exact_search_finds() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from microsoft_agents.activity import ChannelAccount, ConversationAccount, ConversationReference
 
-from docassist.bot.teams.app import PLATFORM
+from docassist.bot.teams.audience import PLATFORM
 from docassist.bot.teams.direct import DirectRequest
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.turn import TurnEngine

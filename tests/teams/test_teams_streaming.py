@@ -41,7 +41,8 @@ def script_stream(server: ModelServer, cited: str) -> None:
 
 def stream_info(activity: dict[str, Any]) -> dict[str, Any]:
     [info] = [e for e in activity.get("entities") or [] if e.get("type") == "streaminfo"]
-    return info
+    found: dict[str, Any] = info
+    return found
 
 
 def test_a_personal_chat_answer_streams_sentence_by_sentence(
