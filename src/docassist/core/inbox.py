@@ -42,7 +42,13 @@ from typing import Final
 
 from docassist.core.ack_writes import AckWrites, LateFailure
 from docassist.core.batching import once_after_batch
-from docassist.core.delivery import AlreadyDelivered, Deliver, DeliverNotice, Delivery
+from docassist.core.delivery import (
+    AlreadyDelivered,
+    Deliver,
+    DeliverNotice,
+    Delivery,
+    Undeliverable,
+)
 from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import (
     INBOX_LEASE_SECONDS,
@@ -67,7 +73,7 @@ DirectReply = Callable[[ChatMessage], None]
 class InboxWorker:
     def __init__(self, engine: TurnEngine, inbox: Inbox, deliver: Deliver,
                  workers: int = MODEL_CONCURRENCY,
-                 on_undeliverable: Callable[[ChatMessage, str], None] | None = None,
+                 on_undeliverable: Undeliverable | None = None,
                  partial_sink: Callable[[ChatMessage], Callable[[str], None] | None]
                  | None = None,
                  already_delivered: AlreadyDelivered | None = None,

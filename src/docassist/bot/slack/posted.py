@@ -24,7 +24,7 @@ def metadata_for(result: TurnResult) -> dict[str, Any]:
     return {"event_type": ANSWER_EVENT_TYPE, "event_payload": {"result_id": result.result_id}}
 
 
-def names_result(message: dict[str, Any], result_id: str) -> bool:
+def _names_result(message: dict[str, Any], result_id: str) -> bool:
     payload = (message.get("metadata") or {}).get("event_payload") or {}
     if payload.get("result_id") == result_id:
         return True
@@ -45,7 +45,7 @@ def in_history(client: WebClient, channel: str, thread_ts: str | None, result_id
                 channel=channel, ts=thread_ts, limit=ANSWER_HISTORY_PAGE_SIZE,
                 cursor=cursor, include_all_metadata=True)
         messages: list[dict[str, Any]] = page.get("messages") or []
-        if any(names_result(item, result_id) for item in messages):
+        if any(_names_result(item, result_id) for item in messages):
             return True
         cursor = (page.get("response_metadata") or {}).get("next_cursor")
         if not page.get("has_more") or not cursor:
