@@ -95,11 +95,17 @@ def add_web(
     collection: CollectionOption = DEFAULT_COLLECTION,
     auth_env: Annotated[str | None, typer.Option(
         "--auth-env", help="Environment variable holding an Authorization header value "
-        "(its name is stored, never the value).")] = None,
+        "(its name is stored, never the value; sent to the URL's own origin only).")] = None,
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", help="Another host (host or host:port) the sync may fetch from, "
+        "e.g. where the site redirects; repeat for more. No credentials go there.")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """A web site, by sitemap or start page."""
-    settings = {"url": url, **({"auth_env": auth_env} if auth_env else {})}
+    """A web site, by sitemap or start page. Only the URL's origin (scheme, host, port) is
+    fetched, plus an upgrade to https and the hosts named with --allow-host."""
+    settings: dict[str, Any] = {"url": url, **({"auth_env": auth_env} if auth_env else {})}
+    if allow_host:
+        settings["allow_hosts"] = allow_host
     _add({"name": name, "kind": "web", "collection": collection, "settings": settings},
          as_json)
 

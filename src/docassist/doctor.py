@@ -105,8 +105,8 @@ def index_drift(settings: Settings) -> str:
     folder = settings.docs
     if not folder.is_dir():
         return f"no corpus folder {folder}; {len(catalog)} documents in the catalog"
-    found, _, _ = collect_files([folder])
-    files = [file.path for file in found if file.path.suffix.lower() in SUPPORTED_SUFFIXES]
+    files = [file.path for file in collect_files([folder]).files
+             if file.path.suffix.lower() in SUPPORTED_SUFFIXES]
     missing = changed = 0
     for path in files:
         document = catalog.get(str(catalog_path(path)))

@@ -49,7 +49,8 @@ def add_operator_routes(app: web.Application, runtime: Runtime, metrics: Metrics
         if not state.ready:
             logger.warning("not ready: %s", state.reason)
         return json_response({"ready": state.ready, "reason": state.reason,
-                              "checks": state.checks}, 200 if state.ready else 503)
+                              "checks": state.checks, "degraded": state.degraded},
+                             200 if state.ready else 503)
 
     async def scrape(_request: web.Request) -> web.Response:
         body = await asyncio.get_running_loop().run_in_executor(None, metrics.exposition)

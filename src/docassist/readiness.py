@@ -25,6 +25,8 @@ class Readiness:
     ready: bool
     checks: dict[str, str] = field(default_factory=dict)
     reason: str | None = None
+    degraded: list[str] = field(default_factory=list)
+    """Optional dependencies that do not work now (the process still answers)."""
 
 
 class ModelProbe:
@@ -71,5 +73,11 @@ def readiness(runtime: Runtime, models: ModelProbe,
     checks["index"] = f"{documents} documents"
     if not documents:
         problems.append("index: no document is indexed")
+    degraded = []
+    for name, problem_of in runtime.optional.items():
+        problem = problem_of()
+        checks[name] = problem or "ok"
+        if problem:
+            degraded.append(f"{name}: {problem}")
     return Readiness(ready=not problems, checks=checks,
-                     reason=problems[0] if problems else None)
+                     reason=problems[0] if problems else None, degraded=degraded)

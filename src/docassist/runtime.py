@@ -12,7 +12,6 @@ from pathlib import Path
 
 from docassist import heap
 from docassist.config import Settings
-from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
 from docassist.core.gaps import QuestionRecorder
 from docassist.core.limits import WARM_POLL_SECONDS
@@ -40,6 +39,9 @@ class Runtime:
     engine: TurnEngine
     retrievers: dict[str, Retriever]
     warmer: IndexWarmer | None = field(default=None, repr=False)
+    optional: dict[str, Callable[[], str | None]] = field(default_factory=dict, repr=False)
+    """Optional dependencies by name (`directory:teams`) → what is wrong with them now, or
+    None: `/readyz` shows them as degraded without taking the process out of service."""
 
     @property
     def default_retriever(self) -> str:
@@ -179,10 +181,10 @@ def index_and_embed(
     on_file: Callable[[Path], None] | None = None,
     on_embed: Progress | None = None,
     *,
-    collection: str = DEFAULT_COLLECTION,
+    collection: str | None = None,
 ) -> IndexReport:
-    """Index files (into `collection`), then embed new chunks so the first question does
-    not wait for it.
+    """Index files (into `collection`; None keeps each document's), then embed new chunks
+    so the first question does not wait for it.
 
     Resumable: a meta mark (INDEX_RUN_KEY) is set while it runs; documents are stored one by
     one and vectors batch by batch, each committed, so a run killed midway is continued by

@@ -42,6 +42,7 @@ from docassist.config import SlackSettings, TeamsSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.core.ports import MembershipLookup
+from docassist.directory.entra import DIRECTORY_CHECK
 from docassist.directory.slack_groups import SlackUserGroups
 from docassist.metrics import Metrics
 from docassist.operations import OPERATOR_PATHS, add_operator_routes, start_serving
@@ -147,6 +148,7 @@ def start_platforms(runtime: Runtime, platforms: Platforms) -> None:
     entra = platforms.teams.entra_groups() if platforms.teams is not None else None
     if entra is not None:
         lookups["teams"] = entra
+        runtime.optional[DIRECTORY_CHECK] = lambda: entra.problem
     use_membership(runtime, MembershipByPlatform(lookups))
     if platforms.slack is not None:
         start_gaps_digest(runtime, platforms.slack)

@@ -166,3 +166,17 @@ def test_json_log_lines_redact_every_secret_of_the_environment() -> None:
                                                                          "c0ffee")
     assert "hunter2hunter2" not in second["error"] and "[redacted]" in second["error"]
     assert "pl" not in secret_values(environ)
+
+
+def test_a_degraded_optional_dependency_is_shown_and_leaves_the_process_ready(
+        store: Store, db_path: Path, registry: ToolRegistry) -> None:
+    runtime = runtime_for(store, db_path, Metrics(), registry)
+    problems: list[str | None] = [None]
+    runtime.optional["directory:teams"] = lambda: problems[-1]
+    state = readiness(runtime, ModelProbe(runtime.settings))
+    assert state.ready and state.checks["directory:teams"] == "ok" and state.degraded == []
+    problems.append("Entra ID groups unavailable: the sign-in service could not be reached")
+    state = readiness(runtime, ModelProbe(runtime.settings))
+    assert state.ready and state.reason is None
+    assert state.degraded == ["directory:teams: Entra ID groups unavailable: the sign-in "
+                              "service could not be reached"]

@@ -18,6 +18,7 @@ from docassist.directory.entra import EntraMembership
 from docassist.directory.slack_groups import SlackUserGroups
 from docassist.sources.graph import GraphClient
 from tests.fakes.graph_site import CLIENT_ID, CLIENT_SECRET, TENANT, FakeGraph
+from tests.fakes.loopback import free_port
 from tests.fakes.slack_groups_api import BOT_TOKEN, FakeSlackGroups
 
 USER = "6f1c2d3e-0000-4000-8000-00000000000a"
@@ -51,7 +52,7 @@ def entra(graph: FakeGraph) -> Iterator[tuple[EntraMembership, Clock]]:
     client = GraphClient(GraphSettings(
         tenant_id=TENANT, client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
         url=graph.graph_url, authority_host=graph.authority_host, ca_bundle=graph.ca_file))
-    yield EntraMembership(client, clock=clock), clock
+    yield EntraMembership(lambda: client, clock=clock), clock
     client.close()
 
 
@@ -162,3 +163,24 @@ def test_an_expired_slack_token_gives_no_groups_and_is_asked_again(
     assert BOT_TOKEN not in caplog.text
     fake.state.token_error = None
     assert lookup.groups_of("slack", "U1") == {"S-OPS"}
+
+
+def test_an_unreachable_sign_in_service_is_met_at_the_first_lookup_not_at_start(
+        graph: FakeGraph) -> None:
+    """Issue 39: MSAL reads the authority when its client is made; made at start, a login
+    service that could not be reached stopped `serve` (Slack too)."""
+    down = f"https://127.0.0.1:{free_port()}"
+    attempts: list[str] = []
+
+    def connect() -> GraphClient:
+        attempts.append(down)
+        return GraphClient(GraphSettings(
+            tenant_id=TENANT, client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
+            url=graph.graph_url, authority_host=down, ca_bundle=graph.ca_file))
+
+    lookup = EntraMembership(connect)
+    assert attempts == [] and lookup.problem is None
+    assert lookup.groups_of("teams", USER) == frozenset()  # fail closed
+    assert attempts == [down]
+    assert lookup.problem is not None and "could not be reached" in lookup.problem
+    assert CLIENT_SECRET not in lookup.problem

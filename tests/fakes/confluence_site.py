@@ -38,6 +38,9 @@ class ConfluenceState:
     page_size: int = 2
     """The server's cap on results per listing (whatever `limit` asks): paging is exercised."""
     failures: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
+    link_host: str = ""
+    """Put before every `_links.next` (e.g. another server's http://host:port): a hostile or
+    misconfigured server's absolute links."""
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -164,7 +167,8 @@ def _search(state: ConfluenceState, query: dict[str, str], cloud: bool) -> dict[
     shown, following = _window(state, _attachments(state, match.group(1) if match else ""),
                                start)
     links = {} if following is None else {
-        "next": f"/rest/api/content/search?{urlencode({**query, cursor: following})}"}
+        "next": f"{state.link_host}/rest/api/content/search?"
+                f"{urlencode({**query, cursor: following})}"}
     return {"results": shown, "start": start, "limit": state.page_size, "size": len(shown),
             "_links": links}
 
@@ -183,8 +187,9 @@ def _cloud(state: ConfluenceState, path: str, query: dict[str, str]) -> dict[str
         items = [_page_json(state, key, pid, page, True)
                  for pid, page in state.spaces[key].items()]
         shown, following = _window(state, items, start)
-        links = {} if following is None else {"next": f"{CLOUD_BASE}/api/v2/spaces/{parts[3]}"
-                                              f"/pages?{urlencode({**query, 'cursor': following})}"}
+        links = {} if following is None else {
+            "next": f"{state.link_host}{CLOUD_BASE}/api/v2/spaces/{parts[3]}"
+                    f"/pages?{urlencode({**query, 'cursor': following})}"}
         return {"results": shown, "_links": links}
     return None
 
@@ -204,6 +209,6 @@ def _datacenter(state: ConfluenceState, path: str, query: dict[str, str]
     shown, following = _window(state, items, start)
     links: dict[str, str] = {"context": DC_CONTEXT}
     if following is not None:
-        links["next"] = f"{path}?{urlencode({**query, 'start': following})}"
+        links["next"] = f"{state.link_host}{path}?{urlencode({**query, 'start': following})}"
     return {"results": shown, "start": start, "limit": state.page_size, "size": len(shown),
             "_links": links}

@@ -56,6 +56,8 @@ class GraphState:
     page_size: int = 2
     expired_delta: bool = False
     """Answer any delta token with 410 Gone (resyncChangesApplyDifferences)."""
+    link_base: str = ""
+    """Another server's base URL for every `@odata.nextLink` (a link off Graph)."""
     revoked: bool = False
     """Answer Graph requests with 401 InvalidAuthenticationToken."""
     secret_expired: bool = False
@@ -265,8 +267,9 @@ def _delta(state: GraphState, query: dict[str, str], base: str) -> dict[str, Any
     delta = f"{base}/v1.0/drives/{DRIVE_ID}/root/delta"
     answer: dict[str, Any] = {"value": [_item(state, item_id, base) for item_id in shown]}
     if offset + state.page_size < len(ids):
-        answer["@odata.nextLink"] = f"{delta}?token={since}&page={offset + state.page_size}" \
-            if token is not None else f"{delta}?page={offset + state.page_size}"
+        following = f"{state.link_base or base}/v1.0/drives/{DRIVE_ID}/root/delta"
+        answer["@odata.nextLink"] = f"{following}?token={since}&page={offset + state.page_size}" \
+            if token is not None else f"{following}?page={offset + state.page_size}"
     else:
         answer["@odata.deltaLink"] = f"{delta}?token={max(state.changed.values())}"
     return answer

@@ -31,6 +31,14 @@ class SiteState:
     """(time.monotonic(), path) of every request, in arrival order."""
     held: dict[str, threading.Event] = field(default_factory=dict)
     """Path → an event its requests wait for before they are answered (a slow site)."""
+    redirects: dict[str, str] = field(default_factory=dict)
+    """Path → Location answered with 302 (another port stands in for another host)."""
+    sitemap_xml: bytes | None = None
+    """The sitemap's body instead of one listing every page (an index, a hostile one)."""
+    streams: dict[str, int] = field(default_factory=dict)
+    """Path → a text/html body of that many bytes, written in chunks as it is read."""
+    encoded: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    """Path → (Content-Encoding, body as sent): a gzip bomb."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -66,6 +74,15 @@ class WebSite(FakeServer):
             hold.wait(HOLD_SECONDS)
         if failure is not None:
             exchange.reply(failure[0], b"busy", "text/plain", failure[1])
+        elif path in state.redirects:
+            exchange.reply(302, b"", "text/plain", {"Location": state.redirects[path]})
+        elif path in state.streams:
+            _stream(exchange, state.streams[path])
+        elif path in state.encoded:
+            encoding, data = state.encoded[path]
+            exchange.reply(200, data, "text/html", {"Content-Encoding": encoding})
+        elif path == "/sitemap.xml" and state.sitemap_xml is not None:
+            exchange.reply(200, state.sitemap_xml, "application/xml")
         elif path == "/robots.txt":
             _robots(exchange, state.robots)
         elif path == "/sitemap.xml" and state.sitemap:
@@ -76,6 +93,35 @@ class WebSite(FakeServer):
             exchange.reply(200, state.files[path][1], state.files[path][0])
         else:
             exchange.reply(404, b"not found", "text/plain")
+
+
+STREAM_CHUNK = 1 << 20
+
+
+def _stream(exchange: QuietHandler, size: int) -> None:
+    """A huge page written a megabyte at a time, without a Content-Length (chunked), so the
+    reader learns its size only by reading; a client that stops reading ends it."""
+    exchange.send_response(200)
+    exchange.send_header("Content-Type", "text/html")
+    exchange.send_header("Transfer-Encoding", "chunked")
+    exchange.end_headers()
+    block = b"<p>" + b"x" * (STREAM_CHUNK - 7) + b"</p>"
+    try:
+        for _ in range(size // STREAM_CHUNK):
+            exchange.wfile.write(b"%x\r\n%s\r\n" % (len(block), block))
+        exchange.wfile.write(b"0\r\n\r\n")
+    except OSError:
+        exchange.close_connection = True
+
+
+def gzip_bomb(inflated: int) -> bytes:
+    """`inflated` zero bytes, gzip-compressed (about a thousandth of it on the wire)."""
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = bytes(STREAM_CHUNK)
+    parts = [packer.compress(block) for _ in range(inflated // STREAM_CHUNK)]
+    return b"".join(parts) + packer.flush()
 
 
 def _robots(exchange: QuietHandler, robots: str) -> None:

@@ -16,6 +16,7 @@ from docassist.sources.confluence import EMAIL_ENV, TOKEN_ENV
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
 from tests.fakes.confluence_site import FakeConfluence, FakePage
+from tests.fakes.web_site import WebSite
 
 EMAIL = "bot@example.com"
 TOKEN = "confluence-s3cr3t-api-token"
@@ -213,3 +214,21 @@ def test_missing_credentials_name_the_variable(wiki: Store,
     monkeypatch.delenv(TOKEN_ENV)
     [outcome] = sync_all(wiki)
     assert outcome.error == f"environment variable {TOKEN_ENV} is not set"
+
+
+def test_a_next_link_to_another_host_is_not_followed_and_nothing_is_removed(
+        wiki: Store, confluence: FakeConfluence) -> None:
+    """Issue 39: an absolute `_links.next` elsewhere would carry the token there."""
+    [first] = sync_all(wiki)
+    assert first.ok, first.errors
+    held = sorted(d.document_id for d in wiki.documents())
+    other = WebSite()
+    try:
+        confluence.state.link_host = other.url
+        [outcome] = sync_all(wiki)
+        assert not outcome.ok and "gave a link off" in (outcome.error or "")
+        assert sum(other.state.hits.values()) == 0
+        assert sorted(d.document_id for d in wiki.documents()) == held
+        assert outcome.deleted == []
+    finally:
+        other.stop()

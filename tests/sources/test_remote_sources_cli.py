@@ -45,7 +45,7 @@ def test_a_confluence_source_is_added_synced_and_listed(tmp_path: Path,
     assert synced.returncode == 0, synced.stderr
     assert one_json(synced.stdout) == {"sources": [
         {"name": "wiki", "kind": "confluence", "added": 2, "updated": 0, "deleted": 0,
-         "unchanged": 0, "failed": 0, "error": None}]}
+         "unchanged": 0, "failed": 0, "error": None, "skipped": 0, "skips": []}]}
     [status] = one_json(run("sources", "--json", db=db, **env).stdout)["sources"]
     assert set(status) == STATUS_KEYS
     assert (status["kind"], status["collection"], status["documents"]) == (
@@ -87,7 +87,7 @@ def test_a_sharepoint_source_is_added_synced_and_listed(tmp_path: Path) -> None:
         assert synced.returncode == 0, synced.stderr
         assert one_json(synced.stdout)["sources"] == [
             {"name": "sp", "kind": "sharepoint", "added": 1, "updated": 0, "deleted": 0,
-             "unchanged": 0, "failed": 0, "error": None}]
+             "unchanged": 0, "failed": 0, "error": None, "skipped": 0, "skips": []}]
         [status] = one_json(run("sources", "--json", db=db, **env).stdout)["sources"]
         assert set(status) == STATUS_KEYS and status["documents"] == 1
         graph.state.secret_expired = True

@@ -14,6 +14,7 @@ from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
 from tests.fakes.graph_site import CLIENT_SECRET, DRIVE_ID, SITE_REF, TENANT, WEB, FakeGraph
+from tests.fakes.web_site import WebSite
 
 RESTART = b"# Restart\n\n## Steps\n\nRun systemctl restart docassist-api and check health.\n"
 BACKUP = b"# Backup\n\n## Schedule\n\nLedger backups run nightly at two.\n"
@@ -203,3 +204,17 @@ def test_an_unreachable_token_service_is_a_clear_error_and_removes_nothing(
     assert outcome.error is not None and outcome.error.startswith(
         f"Microsoft Entra ID ({graph.authority_host}/{TENANT}) could not be reached")
     assert len(library.documents()) == 3
+
+
+def test_a_next_link_off_graph_is_not_followed_and_the_token_stays_with_graph(
+        library: Store, graph: FakeGraph) -> None:
+    """Issue 39: `@odata.nextLink` on another host would have been sent the bearer token."""
+    other = WebSite()
+    try:
+        graph.state.link_base = other.url
+        [outcome] = sync_all(library)
+        assert not outcome.ok and "gave a link off" in (outcome.error or "")
+        assert sum(other.state.hits.values()) == 0
+        assert library.documents() == [] and outcome.deleted == []
+    finally:
+        other.stop()

@@ -54,7 +54,7 @@ def test_a_folder_source_syncs_the_folder_and_reports_it(tmp_path: Path) -> None
     assert synced.returncode == 0, synced.stderr
     assert one_json(synced.stdout) == {"sources": [
         {"name": "handbook", "kind": "folder", "added": 1, "updated": 0, "deleted": 0,
-         "unchanged": 0, "failed": 0, "error": None}]}
+         "unchanged": 0, "failed": 0, "error": None, "skipped": 0, "skips": []}]}
     [status] = one_json(run("sources", "--json", db=db, **BASE_ENV).stdout)["sources"]
     assert status["collection"] == "hr" and status["documents"] == 1
     assert status["last_success"] and status["last_error"] is None

@@ -21,24 +21,27 @@ BM25_ONLY = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
 
 
 def test_a_deleted_symlinked_file_leaves_the_catalog_and_is_not_cited(tmp_path: Path) -> None:
-    outside = tmp_path / "elsewhere"
-    outside.mkdir()
-    (outside / "target.md").write_text("# Pelican rota\nFeed the pelicans at noon.\n")
+    """A link inside the folder to a file inside it is indexed under the link's name (a link
+    leading outside never is: tests/storage/test_folder_walls.py)."""
     folder = tmp_path / "docs"
-    folder.mkdir()
+    (folder / "archive").mkdir(parents=True)
+    (folder / "archive" / "target.txt").write_text("Archive index of old rotas.\n")
     (folder / "kept.md").write_text("# Kept\nRotate the keys yearly.\n")
-    (folder / "link.md").symlink_to(outside / "target.md")
+    (folder / "pelicans.md").write_text("# Pelican rota\nFeed the pelicans at noon.\n")
+    (folder / "link.md").symlink_to(folder / "pelicans.md")
     store = Store(tmp_path / "d.db")
-    assert sorted(index_paths(store, [folder]).indexed) == ["DOC-KEPT", "DOC-LINK"]
+    assert sorted(index_paths(store, [folder]).indexed) == [
+        "DOC-ARCHIVE_TARGET", "DOC-KEPT", "DOC-LINK", "DOC-PELICANS"]
     retriever = Bm25Retriever(store)
-    assert [hit.document.document_id for hit in retriever.search("feed pelicans", 3)] == [
-        "DOC-LINK"]
+    assert sorted(hit.document.document_id for hit in retriever.search("feed pelicans", 3)) == [
+        "DOC-LINK", "DOC-PELICANS"]
 
-    (folder / "link.md").unlink()  # the target still exists, outside the folder
+    (folder / "link.md").unlink()  # the target is still there
     report = index_paths(store, [folder])
-    assert report.removed == ["DOC-LINK"] and report.unchanged == ["DOC-KEPT"]
-    assert [d.document_id for d in store.documents()] == ["DOC-KEPT"]
-    assert retriever.search("feed pelicans", 3) == []
+    assert report.removed == ["DOC-LINK"]
+    assert sorted(report.unchanged) == ["DOC-ARCHIVE_TARGET", "DOC-KEPT", "DOC-PELICANS"]
+    assert [hit.document.document_id for hit in retriever.search("feed pelicans", 3)] == [
+        "DOC-PELICANS"]
     store.close()
 
 

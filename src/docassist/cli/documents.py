@@ -34,15 +34,21 @@ app = typer.Typer()
 @app.command()
 def index(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (txt, md).")],
-    collection: Annotated[str, typer.Option(
+    collection: Annotated[str | None, typer.Option(
         "--collection", help="Collection of these documents (who may search them: "
-        "`docassist scopes`).")] = DEFAULT_COLLECTION,
+        "`docassist scopes`); documents in another one move here. Left out: each document "
+        f"keeps its collection, new ones take their folder's ({DEFAULT_COLLECTION} "
+        "for a new folder).")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Index documents into the catalog; unreadable files are skipped with a note."""
-    if not COLLECTION_PATTERN.match(collection):
+    """Index documents into the catalog; unreadable files are skipped with a note. A folder
+    is read inside its own root: links leading out of it are skipped and named."""
+    if collection is not None and not COLLECTION_PATTERN.match(collection):
         raise fail(f"invalid collection name {collection!r} (use lower-case letters, digits, "
                    "- and _; at most 63)", as_json)
+    missing = [str(path) for path in paths if not path.exists()]
+    if missing:
+        raise fail(f"no such file or folder: {', '.join(missing)}", as_json)
     runtime = open_checked(as_json)
     resumed = interrupted_index(runtime.store)
     if resumed is not None:
@@ -62,12 +68,18 @@ def index(
     if as_json:
         emit_json({"indexed": report.indexed, "unchanged": report.unchanged,
                     "removed": report.removed, "pruned_chunks": report.pruned_chunks,
+                    "moved": [{"document_id": m.document_id, "from": m.from_collection,
+                               "to": m.to_collection} for m in report.moved],
                     "notes": report.notes, "resumed": resumed is not None,
                     "embedded_chunks": report.embedded,
                     "chunks_per_s": round(report.chunks_per_s, 1)})
     else:
         out.print(f"indexed {len(report.indexed)}, unchanged {len(report.unchanged)}, "
-                  f"removed {len(report.removed)}: {', '.join(report.indexed)}")
+                  f"removed {len(report.removed)}" + (
+                      f": {', '.join(report.indexed)}" if report.indexed else ""))
+        for move in report.moved:
+            out.print(f"moved {move.document_id} from collection {move.from_collection} to "
+                      f"{move.to_collection}")
     if not (report.indexed or report.unchanged or report.removed):
         raise typer.Exit(code=1)
 

@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Final
+from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from docassist.core.limits import (
     CHUNK_MAX_CHARS,
@@ -30,6 +31,14 @@ _SERVICE_CONTEXT: Final = re.compile(
     r"\b(?:usług\w*|serwis\w*|services?|daemon|systemctl(?:\s+\w+)?|journalctl\s+-u|unit)\s*$",
     re.IGNORECASE,
 )
+
+
+def redact_url(url: str) -> str:
+    """The URL without `user:password@` (every output that shows a stored URL uses it)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
 class DocumentInfo(BaseModel):
@@ -55,6 +64,13 @@ class DocumentInfo(BaseModel):
     """The configured source that indexed it; None for `docassist index PATH`."""
     indexed_at: str | None = None
     """When this version was stored (set by the store)."""
+
+    @field_validator("url")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        """A page crawled from a URL with `user:password@` (refused since; stored before)
+        never shows the password, in chat or in the catalog."""
+        return redact_url(value) if value else value
 
 
 class Chunk(BaseModel):

@@ -49,13 +49,29 @@ class WebSettings(BaseModel):
 
     url: str
     auth_env: str | None = None
+    allow_hosts: list[str] = Field(default_factory=list)
+    """Hosts (`host` or `host:port`) besides the URL's own that the sync may fetch; no
+    credentials are sent there (docassist.sources.walls)."""
 
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
             raise ValueError("the URL must start with http:// or https://")
+        if "@" in value.split("://", 1)[1].split("/", 1)[0]:
+            raise ValueError("the URL holds credentials (user:password@): put the "
+                             "Authorization value in an environment variable and name it "
+                             "with --auth-env")
         return value
+
+    @field_validator("allow_hosts")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for host in value:
+            text = host.strip()
+            if not text or any(mark in text for mark in "/@?# "):
+                raise ValueError(f"--allow-host takes a host or host:port, not {host!r}")
+        return [host.strip().lower() for host in value]
 
     @property
     def is_sitemap(self) -> bool:
@@ -238,6 +254,13 @@ class SyncOutcome:
     """Items (URLs, paths) that could not be synced this time; what they were stays."""
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """Items the source may not take (off its walls, over the size limit), with why: never
+    fetched or never indexed, and not a failure of the sync."""
+
+    def skip(self, item: str, reason: str) -> None:
+        self.skipped.append((item, reason))
+        self.notes.append(f"{item}: skipped: {reason}")
 
     @property
     def error(self) -> str | None:
@@ -253,4 +276,6 @@ class SyncOutcome:
                 "failed": len(self.failed)}
 
     def as_json(self) -> dict[str, object]:
-        return {"name": self.name, "kind": str(self.kind), **self.counts(), "error": self.error}
+        return {"name": self.name, "kind": str(self.kind), **self.counts(), "error": self.error,
+                "skipped": len(self.skipped),
+                "skips": [{"item": item, "reason": reason} for item, reason in self.skipped]}

@@ -79,7 +79,7 @@ class ConfluenceApi:
             auth = credentials
         self.http = RemoteHttp(httpx.Client(
             headers=headers, auth=auth, follow_redirects=True,
-            timeout=httpx.Timeout(HTTP_READ_TIMEOUT_SECONDS)), "Confluence")
+            timeout=httpx.Timeout(HTTP_READ_TIMEOUT_SECONDS)), "Confluence", origin=self.base)
 
     def close(self) -> None:
         self.http.close()

@@ -111,7 +111,7 @@ class GraphClient:
                                   "timeout": httpx.Timeout(HTTP_READ_TIMEOUT_SECONDS)}
         self.token = GraphToken(resolved)
         self.http = RemoteHttp(httpx.Client(auth=_BearerAuth(self.token), **common),
-                               "Microsoft Graph")
+                               "Microsoft Graph", origin=self.base)
         self.files = RemoteHttp(httpx.Client(**common), "Microsoft Graph downloads")
 
     def url(self, path: str) -> str:

@@ -10,17 +10,25 @@ must not read as "every page is gone".
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import PurePosixPath
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from docassist.core.documents import ParsedDocument, parse_document, split_front_matter
+from docassist.core.documents import (
+    ParsedDocument,
+    parse_document,
+    redact_url,
+    split_front_matter,
+)
 from docassist.core.errors import DocAssistError
 from docassist.core.limits import (
     MAX_CHUNKS_PER_DOCUMENT,
@@ -31,9 +39,13 @@ from docassist.core.limits import (
     WEB_REQUEST_ATTEMPTS,
 )
 from docassist.core.sources import Source, SyncOutcome
+from docassist.sources.bodies import BodyRefused, read_bounded
+from docassist.sources.walls import OffLimits, Origin
 from docassist.storage.backends import AnyStore
 from docassist.storage.formats import SUPPORTED_SUFFIXES, read_bytes
 from docassist.storage.source_rows import WebItem
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
@@ -54,40 +66,42 @@ class ItemGone(RemoteError):
     """404/410: the item is no longer there."""
 
 
+MAX_LISTING_BYTES: Final = 20_000_000
+"""A JSON answer (a listing page) larger than this is refused, read or inflated."""
+Read = Callable[[httpx.Response], T]
+
+
 @dataclass
 class RemoteHttp:
     """httpx with the retry rules of web sources: 429 (Retry-After obeyed up to a cap) and
-    5xx (doubling backoff) are tried again; 401/403 raise SourceAuthError."""
+    5xx (doubling backoff) are tried again; 401/403 raise SourceAuthError. With an `origin`,
+    a URL elsewhere (an absolute "next" or download link) is refused before any request, so
+    the credentials never leave the configured host. Bodies are read within their limit."""
 
     client: httpx.Client
     system: str
     """Named in errors ("Confluence", "Microsoft Graph")."""
+    origin: str | None = None
+    """The configured base URL; None for pre-authenticated downloads (sent no credentials)."""
     sleep_cap: float = WEB_MAX_RETRY_AFTER_SECONDS
     backoff: float = WEB_BACKOFF_SECONDS
 
-    def get(self, url: str, params: dict[str, Any] | None = None) -> httpx.Response:
+    def fetch(self, url: str, read: Read[T], params: dict[str, Any] | None = None) -> T:
+        self._check_origin(url)
         reason = "no answer"
         for attempt in range(1, WEB_REQUEST_ATTEMPTS + 1):
             wait = self.backoff * 2 ** (attempt - 1)
             try:
-                response = self.client.get(url, params=params)
+                with self.client.stream("GET", url, params=params) as response:
+                    status = response.status_code
+                    if status < 400:
+                        return read(response)
+                    self._refuse(status)
+                    reason = f"HTTP {status}"
+                    wait = retry_wait(response, wait)
             except httpx.HTTPError as error:
                 reason = type(error).__name__
             else:
-                status = response.status_code
-                if status < 400:
-                    return response
-                if status in AUTH_STATUSES:
-                    raise SourceAuthError(
-                        f"{self.system} refused the credentials (HTTP {status}): the token "
-                        "may have expired or been revoked, or lacks read permission; nothing "
-                        "was removed")
-                if status in GONE_STATUSES:
-                    raise ItemGone(f"HTTP {status}")
-                reason = f"HTTP {status}"
-                if status != 429 and status < 500:
-                    raise RemoteError(reason)
-                wait = retry_wait(response, wait)
                 if wait > self.sleep_cap:
                     raise RemoteError(f"{reason}, Retry-After {wait:.0f} s is too long")
             if attempt < WEB_REQUEST_ATTEMPTS:
@@ -95,21 +109,44 @@ class RemoteHttp:
                 time.sleep(wait)
         raise RemoteError(f"{reason} after {WEB_REQUEST_ATTEMPTS} tries")
 
-    def json(self, url: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        response = self.get(url, params)
+    def _check_origin(self, url: str) -> None:
+        if self.origin is None:
+            return
         try:
-            body = response.json()
+            inside = Origin.of(url) == Origin.of(self.origin)
+        except OffLimits:
+            inside = False
+        if not inside:
+            raise RemoteError(f"{self.system} gave a link off {Origin.of(self.origin)} "
+                              f"({redact_url(url)[:200]}); not followed")
+
+    def _refuse(self, status: int) -> None:
+        """Statuses that are not tried again."""
+        if status in AUTH_STATUSES:
+            raise SourceAuthError(
+                f"{self.system} refused the credentials (HTTP {status}): the token "
+                "may have expired or been revoked, or lacks read permission; nothing "
+                "was removed")
+        if status in GONE_STATUSES:
+            raise ItemGone(f"HTTP {status}")
+        if status != 429 and status < 500:
+            raise RemoteError(f"HTTP {status}")
+
+    def json(self, url: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        body = self.fetch(url, partial(read_bounded, limit=MAX_LISTING_BYTES), params)
+        try:
+            parsed = json.loads(body)
         except ValueError as error:
             raise RemoteError(f"not JSON from {self.system}") from error
-        if not isinstance(body, dict):
+        if not isinstance(parsed, dict):
             raise RemoteError(f"unexpected answer from {self.system}")
-        return body
+        return parsed
 
     def download(self, url: str) -> bytes:
-        data = self.get(url).content
-        if len(data) > MAX_DOCUMENT_BYTES:
-            raise RemoteError(f"too large ({len(data)} bytes, limit {MAX_DOCUMENT_BYTES})")
-        return data
+        try:
+            return self.fetch(url, partial(read_bounded, limit=MAX_DOCUMENT_BYTES))
+        except BodyRefused as error:
+            raise RemoteError(str(error)) from error
 
     def close(self) -> None:
         self.client.close()

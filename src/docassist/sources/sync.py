@@ -10,6 +10,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from docassist.core.errors import ConfigurationError, DocAssistError
 from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import SYNC_LEASE_SECONDS
@@ -63,7 +65,11 @@ def _sync_one(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOu
         return sync_confluence(store, source, on_item)
     if source.kind is SourceKind.SHAREPOINT:
         return sync_sharepoint(store, source, on_item)
-    fetcher = WebFetcher(source.web())
+    try:
+        settings = source.web()
+    except ValidationError as error:  # a URL stored before the checks (user:password@)
+        raise ConfigurationError(f"invalid settings: {error.errors()[0]['msg']}") from None
+    fetcher = WebFetcher(settings)
     try:
         return WebSync(store, source, fetcher, on_item).run()
     finally:

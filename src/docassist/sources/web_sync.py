@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from urllib.parse import unquote, urlsplit
 
-from docassist.core.documents import document_id_from_path, parse_document, path_hash
+from docassist.core.documents import document_id_from_path, parse_document, path_hash, redact_url
 from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT, WEB_MAX_DEPTH, WEB_MAX_PAGES
 from docassist.core.sources import Source, SyncOutcome
-from docassist.sources.web import FetchError, Page, WebFetcher, same_site_links
+from docassist.sources.bodies import BodyRefused
+from docassist.sources.walls import OffLimits
+from docassist.sources.web import FetchError, Page, WebFetcher, links_within
 from docassist.storage.backends import AnyStore
 from docassist.storage.formats import read_html, read_pdf, read_text_file
 from docassist.storage.source_rows import WebItem
@@ -58,6 +60,8 @@ class WebSync:
     items: dict[str, WebItem] = field(init=False)
     documents: dict[str, str] = field(init=False)
     seen: set[str] = field(default_factory=set)
+    refused: set[str] = field(default_factory=set)
+    """Pages off the walls or over the limit: skipped, and their old documents removed."""
     crawling: bool = False
     """Following links (a start page), so each page's links are read and kept."""
 
@@ -71,12 +75,16 @@ class WebSync:
         try:
             self.fetcher.load_robots(settings.url)
             if settings.is_sitemap:
-                self._sync_listed(self.fetcher.sitemap_urls(settings.url))
+                listing = self.fetcher.sitemap_urls(settings.url)
+                for url, reason in listing.refused:
+                    self.outcome.skip(url, reason)
+                self._sync_listed(listing.urls)
             else:
                 self.crawling = True
                 self._crawl(settings.url)
-        except FetchError as error:  # the listing itself failed: nothing is taken as gone
-            self.outcome.errors.append(f"{settings.url}: {error}")
+        except (FetchError, OffLimits, BodyRefused) as error:
+            # the listing itself failed: nothing is taken as gone
+            self.outcome.errors.append(f"{redact_url(settings.url)}: {error}")
             return self.outcome
         if not self.outcome.failed or settings.is_sitemap:
             self._remove_unseen()
@@ -87,7 +95,8 @@ class WebSync:
             self.outcome.notes.append(f"{len(urls)} pages listed, first {WEB_MAX_PAGES} kept")
         for url in urls[:WEB_MAX_PAGES]:
             self._sync_page(url)
-            self.seen.add(url)  # a failed page stays; only unlisted pages are gone
+            if url not in self.refused:
+                self.seen.add(url)  # a failed page stays; unlisted and refused ones go
 
     def _crawl(self, start: str) -> None:
         frontier = [start]
@@ -120,10 +129,15 @@ class WebSync:
                 self._unchanged(url, known.document_id)
                 return known.links
             crawled = self.crawling and "html" in page.content_type
-            links = same_site_links(url, page.body) if crawled else []
+            links = links_within(self.fetcher.walls, url, page.body) if crawled else []
             document_id = self._store_page(page)
         except UnsupportedPage as error:
             self.outcome.notes.append(f"{url}: skipped: {error}")
+            self.seen.discard(url)
+            return []
+        except (OffLimits, BodyRefused) as error:  # never fetched, or never indexed whole
+            self.outcome.skip(url, str(error))
+            self.refused.add(url)
             self.seen.discard(url)
             return []
         except (FetchError, ValueError) as error:

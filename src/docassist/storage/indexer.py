@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -27,11 +28,21 @@ from docassist.storage.backends import AnyStore
 from docassist.storage.formats import read_document
 
 
+@dataclass(frozen=True)
+class Move:
+    """A document an explicit `--collection` moved from the collection it was in."""
+
+    document_id: str
+    from_collection: str
+    to_collection: str
+
+
 @dataclass
 class IndexReport:
     indexed: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    moved: list[Move] = field(default_factory=list)
     pruned_chunks: int = 0
     notes: list[str] = field(default_factory=list)
     embedded: int = 0
@@ -50,23 +61,54 @@ class FoundFile:
 
     path: Path
     relative: PurePosixPath
+    root: Path
+    """The folder (or the file) named on the command line, as given: its documents'
+    collection, when none is named, is the one its documents already have."""
 
 
-def collect_files(paths: Iterable[Path]) -> tuple[list[FoundFile], list[Path], list[str]]:
-    """Files under the given paths (folders recursively, sorted), the folders, and notes."""
-    files: list[FoundFile] = []
-    folders: list[Path] = []
-    notes: list[str] = []
+@dataclass
+class Found:
+    """What the named paths hold: files to index, the folders, links that lead out of their
+    folder (never read), and notes."""
+
+    files: list[FoundFile] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)
+    outside: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def collect_files(paths: Iterable[Path]) -> Found:
+    """Files under the given paths (folders recursively, sorted). A folder's root is its
+    resolved path: a link inside it that leads outside (to a file or a folder) is skipped
+    and noted, never read; links that stay inside are indexed under their own name."""
+    found = Found()
     for path in paths:
         if path.is_dir():
-            folders.append(catalog_path(path))
-            files.extend(FoundFile(p, PurePosixPath(p.relative_to(path).as_posix()))
-                         for p in sorted(path.rglob("*")) if p.is_file())
+            found.folders.append(catalog_path(path))
+            _walk(path, found)
         elif path.is_file():
-            files.append(FoundFile(path, PurePosixPath(path.name)))
+            found.files.append(FoundFile(path, PurePosixPath(path.name), catalog_path(path)))
         else:
-            notes.append(f"{path}: not found")
-    return files, folders, notes
+            found.notes.append(f"{path}: not found")
+    return found
+
+
+def _walk(folder: Path, found: Found) -> None:
+    root = folder.resolve()
+    entries: list[Path] = []
+    for directory, subfolders, names in os.walk(folder, followlinks=False):
+        entries.extend(Path(directory) / name for name in names)
+        entries.extend(Path(directory) / name for name in subfolders
+                       if (Path(directory) / name).is_symlink())
+    for entry in sorted(entries):
+        target = entry.resolve()
+        if not target.is_relative_to(root):
+            found.outside.append(catalog_path(entry))
+            found.notes.append(f"{entry}: skipped: a link leading outside {folder}")
+        elif entry.is_file() and not entry.is_dir():
+            found.files.append(FoundFile(entry, PurePosixPath(entry.relative_to(folder)
+                                                              .as_posix()),
+                                         catalog_path(folder)))
 
 
 def catalog_path(path: Path) -> Path:
@@ -74,6 +116,18 @@ def catalog_path(path: Path) -> Path:
     file's entry is its link, so deleting the link removes the document (resolved to its
     target outside the folder, it stayed in the catalog and kept being cited)."""
     return Path(os.path.abspath(path))
+
+
+def _collections_of(store: AnyStore, roots: set[Path]) -> dict[Path, str]:
+    """The collection each named folder's documents are in (the most common one, should an
+    operator have moved some by hand)."""
+    counts: dict[Path, Counter[str]] = {root: Counter() for root in roots}
+    for document in store.documents():
+        location = Path(document.source_path)
+        for root, seen in counts.items():
+            if location == root or location.is_relative_to(root):
+                seen[document.collection] += 1
+    return {root: seen.most_common(1)[0][0] for root, seen in counts.items() if seen}
 
 
 def _same_file(first: Path, second: Path) -> bool:
@@ -92,29 +146,34 @@ def index_paths(
     retention_days: int = SUPERSEDED_RETENTION_DAYS,
     sizes: ChunkSizes = ChunkSizes(),  # noqa: B008 - frozen, shared safely
     source: str | None = None,
-    collection: str = DEFAULT_COLLECTION,
+    collection: str | None = None,
 ) -> IndexReport:
-    """Index files and folders; `source` and `collection` name the configured source the
-    documents come from (None for `docassist index PATH`)."""
-    files, folders, notes = collect_files(paths)
-    report = IndexReport(notes=notes)
+    """Index files and folders; `source` names the configured source the documents come
+    from (None for `docassist index PATH`). With a `collection`, every document goes there
+    (those elsewhere move, and `moved` says so); without one, every document keeps its
+    collection and a new file takes the one its folder's documents have."""
+    found = collect_files(paths)
+    report = IndexReport(notes=found.notes)
     if on_start is not None:
-        on_start(len(files))
-    run = _Run(store, report, sizes, source=source, collection=collection)
-    for found in files:  # a front-matter id never takes the id another file's path gives it
-        run.path_ids.setdefault(document_id_from_path(found.relative), found.path)
-    for found in files:
+        on_start(len(found.files))
+    run = _Run(store, report, sizes, source=source, collection=collection,
+               homes=_collections_of(store, {f.root for f in found.files}))
+    for file in found.files:  # a front-matter id never takes the id another file's path gives
+        run.path_ids.setdefault(document_id_from_path(file.relative), file.path)
+    for file in found.files:
         try:
-            run.index_file(found)
+            run.index_file(file)
         except (OSError, ValueError) as error:
-            report.notes.append(f"{found.path}: skipped: {error}")
+            report.notes.append(f"{file.path}: skipped: {error}")
         finally:
             if on_file is not None:
-                on_file(found.path)
+                on_file(file.path)
+    outside = {str(path) for path in found.outside}
     for document in store.documents():
         location = Path(document.source_path)
-        in_folder = any(location.is_relative_to(folder) for folder in folders)
-        if in_folder and document.source_path not in run.seen_paths and not location.exists():
+        in_folder = any(location.is_relative_to(folder) for folder in found.folders)
+        gone = document.source_path not in run.seen_paths and not location.exists()
+        if in_folder and (gone or document.source_path in outside):
             store.remove_document(document.document_id)
             report.removed.append(document.document_id)
     cutoff = datetime.now(UTC) - timedelta(days=retention_days)
@@ -130,7 +189,10 @@ class _Run:
     report: IndexReport
     sizes: ChunkSizes
     source: str | None = None
-    collection: str = DEFAULT_COLLECTION
+    collection: str | None = None
+    """Named by the operator: every document goes there. None: each keeps its own."""
+    homes: dict[Path, str] = field(default_factory=dict)
+    """Each named folder's collection, from its documents (for new files when none is named)."""
     seen_ids: dict[str, Path] = field(default_factory=dict)
     seen_paths: set[str] = field(default_factory=set)
     path_ids: dict[str, Path] = field(default_factory=dict)
@@ -142,11 +204,12 @@ class _Run:
         digest = hashlib.sha256(data).hexdigest()
         self.seen_paths.add(source_path)
         previous = self.store.document_at(source_path)
+        collection = self._collection_for(found, previous)
         if previous is not None and previous.content_sha256 == digest:
             self.seen_ids[previous.document_id] = path
             self.report.unchanged.append(previous.document_id)
-            if (previous.source, previous.collection) != (self.source, self.collection):
-                self.store.tag_document(previous.document_id, self.source, self.collection)
+            if (previous.source, previous.collection) != (self.source, collection):
+                self.store.tag_document(previous.document_id, self.source, collection)
             return
         # Nested files name their path in the chunk header: a tree has many `index.md`.
         label = path.name if len(found.relative.parts) == 1 else str(found.relative)
@@ -174,8 +237,20 @@ class _Run:
             self.store.remove_document(previous.document_id)  # the file now has another id
         self.seen_ids[document_id] = path
         self.store.replace_document(parsed, source_path, source=self.source,
-                                    collection=self.collection)
+                                    collection=collection)
         self.report.indexed.append(document_id)
+
+    def _collection_for(self, found: FoundFile, previous: DocumentInfo | None) -> str:
+        """The named collection (a document elsewhere moves, said in `moved`); else the
+        document's own; else its folder's."""
+        if self.collection is None:
+            if previous is not None:
+                return previous.collection
+            return self.homes.get(found.root, DEFAULT_COLLECTION)
+        if previous is not None and previous.collection != self.collection:
+            self.report.moved.append(Move(previous.document_id, previous.collection,
+                                          self.collection))
+        return self.collection
 
     def _free_path_id(self, path_id: str, relative: PurePosixPath, source_path: str,
                       previous: DocumentInfo | None) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 
 from aiohttp import web
 from microsoft_agents.hosting.core.authorization import Connections
@@ -23,8 +24,7 @@ from docassist.bot.web import new_application, run_forever
 from docassist.config import GraphSettings, TeamsSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
-from docassist.core.ports import MembershipLookup
-from docassist.directory.entra import EntraMembership
+from docassist.directory.entra import DIRECTORY_CHECK, EntraMembership
 from docassist.metrics import Metrics
 from docassist.operations import add_operator_routes, start_serving
 from docassist.runtime import Runtime, use_membership
@@ -70,15 +70,16 @@ class TeamsEndpoint:
             logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)
 
     @staticmethod
-    def entra_groups() -> MembershipLookup | None:
+    def entra_groups() -> EntraMembership | None:
         """`group:teams:…` scope mappings: Entra ID groups through Graph, when configured."""
         graph = GraphSettings().resolved()
-        return None if graph.missing() else EntraMembership(GraphClient(graph))
+        return None if graph.missing() else EntraMembership(partial(GraphClient, graph))
 
     def use_entra_groups(self, runtime: Runtime) -> None:
         lookup = self.entra_groups()
         if lookup is not None:
             use_membership(runtime, lookup)
+            runtime.optional[DIRECTORY_CHECK] = lambda: lookup.problem
 
     def mount(self, app: web.Application,
               read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
