@@ -194,7 +194,8 @@ def _report(outcomes: list[SyncOutcome], as_json: bool) -> None:
         return
     for o in outcomes:
         counts = ", ".join(f"{key} {value}" for key, value in o.counts().items())
-        out.print(f"{o.name} ({o.kind}): {counts}" + (" — FAILED" if o.error else ""))
+        skipped = f", skipped {len(o.skipped)} (see the notes)" if o.skipped else ""
+        out.print(f"{o.name} ({o.kind}): {counts}{skipped}" + (" — FAILED" if o.error else ""))
     if not outcomes:
         out.print("no sources: add one with `docassist sources add`")
 

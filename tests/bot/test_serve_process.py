@@ -187,3 +187,29 @@ def test_serve_starts_the_gaps_digest_on_slack_and_teams(db_path: Path) -> None:
     [teams] = connector.messages()
     assert (teams.conversation_id, teams.reply_to_id) == (admins, None)
     assert teams.text == "No gaps this week."
+
+
+def test_serve_starts_and_slack_answers_when_the_sign_in_service_is_out_of_reach(
+        db_path: Path) -> None:
+    """Issue 39: with Teams credentials set and Microsoft's sign-in service out of reach,
+    Slack on the same server still answers; `/readyz` lists the directory."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    down = f"https://127.0.0.1:{free_port()}"
+    with FakeSlackApi() as api:
+        process = start_serve(serve_env(
+            str(db_path), SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            DOCASSIST_SLACK_API_URL=api.url, DOCASSIST_TEAMS_APP_ID="app-1",
+            DOCASSIST_TEAMS_TENANT_ID="tenant-1", DOCASSIST_TEAMS_APP_PASSWORD="pw-9",
+            DOCASSIST_GRAPH_AUTHORITY_HOST=down), port)
+        try:
+            ready = httpx.get(f"{url}/readyz", timeout=10)
+            assert ready.status_code == 200, ready.text
+            assert ready.json()["checks"]["directory:teams"] == "ok"
+            assert ready.json()["degraded"] == []
+            assert slack_event(url, SLACK_QUESTION).status_code == 200
+            assert wait_until(lambda: len(api.posted()) == 1)
+            assert "[DOC-TLS-" in api.posted()[0]["text"]
+        finally:
+            process.terminate()
+            process.communicate(timeout=20)

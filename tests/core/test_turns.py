@@ -345,3 +345,20 @@ def test_a_turn_that_dies_midway_leaves_its_event_to_run_again(
     assert resumed and resumed.status == "answered"
     assert make_engine().handle(message("How do I renew TLS?", event_id="Ev-crash")) is None
     assert len(store.turns()) == 1
+
+
+def test_a_known_id_the_message_did_not_name_is_asked_for_not_called_unknown(
+        make_engine: EngineFactory, store: Store, registry: ToolRegistry) -> None:
+    """Issue 39: the reply said "I don't know the document DOC-TLS. Known documents: …,
+    DOC-TLS" when a model proposed a real id the user had not written."""
+    engine = make_engine(ScriptedSelector(proposal(
+        "tool_call", "get_document_metadata", {"document_id": "DOC-TLS"})))
+    with recording(registry, *registry.names()) as recorders:
+        result = engine.handle(message("Who owns that document?"))
+    assert result is not None and result.status == "clarification_needed"
+    assert result.answer.startswith("Which document? Give its id. Known documents:")
+    assert "don't know" not in result.answer
+    assert all(recorder.calls == [] for recorder in recorders.values())
+    [row] = store.turns()
+    assert (row["status"], row["tool_status"], row["error_code"]) == (
+        "clarification_needed", "invalid_arguments", "document_id_not_in_message")

@@ -74,3 +74,23 @@ def test_an_unknown_collection_is_refused_and_changes_nothing(tmp_path: Path) ->
         assert {d.document_id for d in store.documents()} == {"DOC-TLS", "DOC-WORKER"}
     finally:
         store.close()
+
+
+def test_a_channel_named_instead_of_its_id_and_clearing_nothing_are_refused(
+        tmp_path: Path) -> None:
+    """Issue 39: `slack:general` could never match a channel; clearing a subject with no
+    mapping said "Scopes changed."."""
+    db = indexed(tmp_path)
+    for subject in ("slack:general", "slack:#ops", "user:slack:alice"):
+        named = run("scopes", "set", subject, "security", "--json", db=db)
+        assert named.returncode == 2, subject
+        assert f"“{subject}” is not a Slack id" in one_json(named.stdout)["error"]
+    cleared = run("scopes", "clear", "slack:C0NOTMAPPED", "--json", db=db)
+    assert cleared.returncode == 2
+    assert one_json(cleared.stdout)["error"] == (
+        "slack:C0NOTMAPPED has no mapping. Nothing changed.")
+    store = Store(db)
+    try:
+        assert store.scope_mappings() == {} and store.scope_changes() == []
+    finally:
+        store.close()

@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import json
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -56,11 +57,13 @@ class SlackRig:
         return self.send(urlencode({"payload": json.dumps(payload)}),
                          "application/x-www-form-urlencoded")
 
-    def command(self, command: str, text: str, user: str = "U1") -> httpx.Response:
+    def command(self, command: str, text: str, user: str = "U1",
+                trigger_id: str | None = None) -> httpx.Response:
+        """Slack gives every invocation its own trigger id (a replay repeats one)."""
         return self.send(urlencode({"command": command, "text": text, "team_id": TEAM,
                                     "channel_id": CHANNEL, "user_id": user,
                                     "response_url": "http://127.0.0.1:9/unused",
-                                    "trigger_id": "t"}),
+                                    "trigger_id": trigger_id or f"t-{uuid.uuid4().hex}"}),
                          "application/x-www-form-urlencoded")
 
 

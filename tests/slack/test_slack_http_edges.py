@@ -93,6 +93,16 @@ def test_a_timestamp_that_is_not_a_number_is_refused_not_a_500(rig: SlackRig) ->
     nothing_happened(rig)
 
 
+def test_a_400_digit_timestamp_is_refused_with_401_not_a_500(rig: SlackRig) -> None:
+    """Issue 39: the SDK turned it into a float (OverflowError) before comparing."""
+    body = json.dumps({"type": "event_callback", "event_id": "Ev1", "team_id": "T1",
+                       "event": mention("How do I renew TLS?", "1.1")}).encode()
+    for stamp in ("9" * 400, "1" + "0" * 399):
+        answer = raw_request(rig, signed_head(body, "application/json", timestamp=stamp), body)
+        assert status_of(answer) == 401
+    nothing_happened(rig)
+
+
 def test_a_lone_surrogate_in_the_text_still_gets_one_answer(rig: SlackRig) -> None:
     event = mention("How do I renew the TLS certificate? \\ud800", "2.1")
     body = json.dumps({"type": "event_callback", "event_id": "EvSurrogate", "team_id": "T1",

@@ -127,7 +127,8 @@ def test_buttons_and_slash_commands_obey_the_rate_limit(rig: SlackRig,
     public = thread_posts(rig, "800.1")
     assert len(public) == 3  # the answer and two sources: nothing more in the thread
     hints = [post for post in rig.api.posted("chat.postEphemeral") if TRY_AGAIN in post["text"]]
-    assert len(hints) == 3 + 3 and all(hint["user"] == "U1" for hint in hints)
+    # six presses and commands refused, the user told once when to retry (issue 39)
+    assert len(hints) == 1 and hints[0]["user"] == "U1"
     assert recorders["get_document_metadata"].calls == []
 
 
@@ -207,3 +208,32 @@ def test_a_refusal_does_not_make_the_thread_the_bots(rig: SlackRig) -> None:
                   f"EvChatter{root}")
     assert [len(thread_posts(rig, root)) for root in ("1400.1", "1500.1")] == [1, 1]
     assert [row["event_id"] for row in rig.store.inbox_rows()] == ["EvExternal", "EvLimited"]
+
+
+def test_a_replayed_slash_command_runs_once(rig: SlackRig) -> None:
+    """Issue 39: a signed command sent again within Slack's window (same trigger id)."""
+    for _ in range(3):
+        assert rig.command("/docassist-meta", "DOC-TLS", trigger_id="tr-1").status_code == 200
+    rig.command("/docassist-meta", "DOC-TLS", trigger_id="tr-2")
+    assert wait_until(lambda: len(rig.api.posted("chat.postEphemeral")) == 2)
+    assert [turn["status"] for turn in rig.store.turns()] == ["metadata_shown"] * 2
+    assert all("DOC-TLS" in post["text"] for post in rig.api.posted("chat.postEphemeral"))
+
+
+def test_a_vote_or_ask_a_human_naming_another_channels_answer_is_refused(
+        rig: SlackRig) -> None:
+    """Issue 39: a crafted button value with another conversation's answer id."""
+    rig.event(mention("How do I renew the TLS certificate?", "1100.1"), "EvOther")
+    result_id = rig.store.turns()[0]["result_id"]
+    elsewhere = {**feedback_payload(f"bad:{result_id}", user="U7"),
+                 "container": {"type": "message", "channel_id": "C-OTHER", "message_ts": "2.1",
+                               "thread_ts": "2.1"}, "channel": {"id": "C-OTHER"}}
+    rig.interactive(elsewhere)
+    ask = {"action_id": "docassist_ask_human", "value": result_id, "action_ts": "2.9"}
+    rig.interactive({**elsewhere, "actions": [ask]})
+    assert rig.store.feedback() == []
+    assert not [post for post in rig.api.posted() if post["channel"] == "C-HUMANS"]
+    told = [post for post in rig.api.posted("chat.postEphemeral") if post["channel"] == "C-OTHER"]
+    assert [post["text"] for post in told] == [
+        "That answer is not from this conversation, so nothing was recorded."] * 2
+    assert [turn["status"] for turn in rig.store.turns()] == ["answered"]

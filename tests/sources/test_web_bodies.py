@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,7 +82,7 @@ def test_a_gzip_page_within_the_limit_is_inflated_and_indexed_whole(
     store.close()
 
 
-def _peak_rss_kb(tmp_path: Path, site: WebSite, name: str) -> tuple[int, dict[str, object]]:
+def _peak_rss_kb(tmp_path: Path, site: WebSite, name: str) -> tuple[int, dict[str, Any]]:
     """`docassist sync --json` in a fresh interpreter: its peak RSS and its JSON."""
     db = tmp_path / f"{name}.db"
     store = Store(db)
@@ -106,8 +107,8 @@ def test_syncing_the_hostile_site_peaks_within_50_mb_of_a_one_page_site(
     one_page_kb, one_page = _peak_rss_kb(tmp_path, site, "one-page")
     _hostile(site, bomb)
     hostile_kb, hostile = _peak_rss_kb(tmp_path, site, "hostile")
-    [plain] = one_page["sources"]  # type: ignore[index]
-    [report] = hostile["sources"]  # type: ignore[index]
+    [plain] = one_page["sources"]
+    [report] = hostile["sources"]
     assert (plain["added"], report["added"], report["skipped"]) == (1, 1, 2)
     assert {skip["item"] for skip in report["skips"]} == {f"{site.url}/huge.html",
                                                           f"{site.url}/bomb.html"}

@@ -40,9 +40,9 @@ def elsewhere() -> Iterator[WebSite]:
     site.stop()
 
 
-def _store(tmp_path: Path, **settings: object) -> Store:
+def _store(tmp_path: Path, **settings: str | list[str]) -> Store:
     store = Store(tmp_path / "walls.db")
-    store.add_source(Source(name="wiki", kind=SourceKind.WEB, settings=settings))  # type: ignore[arg-type]
+    store.add_source(Source(name="wiki", kind=SourceKind.WEB, settings=settings))
     return store
 
 

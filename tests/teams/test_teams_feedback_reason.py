@@ -49,3 +49,15 @@ def test_a_reason_for_an_unknown_answer_is_told(teams: TeamsRig) -> None:
     assert "could not find the answer" in teams.connector.messages()[-1].text
     assert [vote["reason"] for vote in teams.store.feedback()] == [None]
     assert len(teams.store.turns()) == 1
+
+
+def test_a_vote_naming_another_conversations_answer_is_refused(teams: TeamsRig) -> None:
+    """Issue 39: a crafted card value with an answer id from another conversation."""
+    teams.post(teams.activity("How do I renew the TLS certificate?"))
+    result_id = teams.store.turns()[0]["result_id"]
+    other = teams.activity(None, value={"docassist": "feedback", "verdict": "bad",
+                                        "result_id": result_id})
+    other["conversation"] = {**other["conversation"], "id": "a:another-chat"}
+    teams.post(other)
+    assert "not from this conversation" in teams.connector.messages()[-1].text
+    assert teams.store.feedback() == []

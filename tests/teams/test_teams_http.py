@@ -192,6 +192,23 @@ def test_with_auth_on_unauthenticated_requests_are_refused(
     assert httpx.get(teams.url.replace("/api/messages", "/healthz")).json() == {"ok": True}
 
 
+def test_a_token_without_a_key_id_is_refused_with_401_not_a_500(
+        teams_factory: Any, make_engine: EngineFactory, registry: ToolRegistry) -> None:
+    """Issue 39: the SDK looked the token's `kid` up and raised KeyError (a 500)."""
+    import jwt
+
+    token = jwt.encode({"aud": "app-1", "iss": "https://api.botframework.com",
+                        "exp": 4_102_444_800}, "any-key-at-all-32-bytes-long-xxxx",
+                       algorithm="HS256")
+    with recording(registry, "answer_from_documents") as calls:
+        teams = teams_factory(make_engine(), TeamsCredentials("app-1", TENANT, "s3cret"))
+        refused = teams.post(teams.activity("How do I renew the TLS certificate?"),
+                             headers={"Authorization": f"Bearer {token}"})
+    assert refused.status_code == 401
+    assert calls["answer_from_documents"].calls == []
+    assert teams.store.inbox_rows() == [] and teams.store.turns() == []
+
+
 def test_long_answers_are_split_across_cards_and_nothing_is_lost() -> None:
     answer = "\n\n".join(f"Paragraph {i}: " + "word " * 400 for i in range(12))
     result = TurnResult(result_id="r", conversation_id="c", generation=0, turn_id=1,

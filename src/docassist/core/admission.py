@@ -11,8 +11,11 @@ platform is answered quickly (503) and retries, while the write goes on.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Final
 
 from docassist.core.ack_writes import LateFailure
 from docassist.core.errors import AckDeadlineError, StorageError
@@ -50,12 +53,27 @@ class Arrival:
         return self.dedupe_key or str(self.message.event_id)
 
 
+REPLAYED: Final = -1
+"""The check's answer for an arrival already taken (never a number of seconds)."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A command or button over the rate limit: `notice` to show, or None when the user was
+    already told within the same wait."""
+
+    notice: Notice | None
+
+
 class Admission:
     def __init__(self, seen: SeenEvents, limiter: Limiter, worker: InboxWorker,
                  deadline: float = ACK_DEADLINE_SECONDS) -> None:
         self.seen = seen
         self.limiter = limiter
         self.worker = worker
+        self._told_until: dict[str, float] = {}
+        """User → until when (monotonic) they know they were refused (commands, buttons)."""
+        self._told_lock = threading.Lock()
         self.deadline = deadline
 
     def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None,
@@ -137,20 +155,37 @@ class Admission:
             return message.model_copy(update={"notice": notice})
         return message
 
-    def limit(self, user: str, arrival_id: str, language: Language) -> Notice | None:
-        """For requests answered at once (commands, buttons): the rate-limit notice, if any.
+    def limit(self, user: str, arrival_id: str, language: Language,
+              once_on: str | None = None) -> Refusal | None:
+        """For requests answered at once (commands, buttons): a refusal over the rate
+        limit, with the notice to show the first time only — a user pressing a button
+        again and again is told once when to retry, not once per press (in this process).
+        With `once_on` (a platform), a request that is not a turn is taken once: a replay of
+        the same arrival is refused silently (the same write as the rate check).
         A check the store cannot answer within the ack deadline (busy, read-only) admits the
         request: the ack must not wait, and the request's own work meets the same store."""
+        def check() -> int:
+            if once_on is not None and not self.seen.claim_arrival(once_on, arrival_id):
+                return REPLAYED
+            return self.limiter.check(user, arrival_id)
+
         try:
-            wait = self.worker.within_deadline(lambda: self.limiter.check(user, arrival_id),
-                                               self.deadline)
+            wait = self.worker.within_deadline(check, self.deadline)
         except (AckDeadlineError, StorageError) as error:
             logger.warning("rate limit not checked for %s: %s", arrival_id, error)
             return None
+        if wait == REPLAYED:
+            logger.warning("%s was delivered again: not run again", arrival_id)
+            return Refusal(None)
         notice = self._limit_notice(language, wait)
-        if notice is not None:
-            self._report_limited(user, arrival_id)
-        return notice
+        if notice is None:
+            return None
+        self._report_limited(user, arrival_id)
+        now = time.monotonic()
+        with self._told_lock:
+            told = self._told_until.get(user, 0.0) > now
+            self._told_until[user] = max(self._told_until.get(user, 0.0), now + wait)
+        return Refusal(None if told else notice)
 
     @staticmethod
     def _limit_notice(language: Language, wait: int) -> Notice | None:

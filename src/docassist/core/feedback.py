@@ -18,3 +18,9 @@ def parse_reason(value: object) -> FeedbackReason | None:
 
 def reason_label(reason: FeedbackReason, language: i18n.Language) -> str:
     return i18n.text(f"feedback_reason_{reason}", language)
+
+
+def answered_elsewhere(place: tuple[str, str] | None, platform: str, channel: str) -> bool:
+    """A click naming an answer given in another channel (a crafted payload): refused. An
+    unknown answer is not "elsewhere": recording it says it was not found."""
+    return place is not None and place != (platform, channel)

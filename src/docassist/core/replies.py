@@ -100,7 +100,9 @@ def _from_outcome(
     if outcome.status == "clarification_needed":
         return _clarify(plan, "last_sources", state, catalog, language, human_channel)
     if outcome.status == "invalid_arguments" and code in DOCUMENT_ID_ERRORS:
-        plan.unknown_document_ids = [str(outcome.arguments.get("document_id", ""))]
+        if code != "document_id_not_in_message":  # a known id the message did not name is
+            # not "unknown": the user is asked which document, not told it does not exist
+            plan.unknown_document_ids = [str(outcome.arguments.get("document_id", ""))]
         return _clarify(plan, "document_id", state, catalog, language, human_channel)
     if outcome.status == "tool_error" and code == "model_unavailable":
         return Reply("handoff", i18n.text("handoff_model_down", language, channel=human_channel))

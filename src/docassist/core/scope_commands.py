@@ -18,7 +18,7 @@ from typing import Any
 
 from docassist.core import i18n
 from docassist.core.ports import ScopeAdmin
-from docassist.core.scopes import SUBJECT_PATTERN
+from docassist.core.scopes import SUBJECT_PATTERN, slack_id_expected
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,15 @@ def run_scope_command(words: list[str], admin: str, store: ScopeAdmin,
         if not SUBJECT_PATTERN.match(subject):
             return ScopeCommandResult(False, i18n.text("scopes_bad_subject", language,
                                                        subject=subject))
+        slack_kind = slack_id_expected(subject)
+        if verb == "set" and slack_kind is not None:
+            return ScopeCommandResult(False, i18n.text("scopes_slack_id", language,
+                                                       subject=subject, kind=slack_kind))
         if verb == "set" and not names:
             return ScopeCommandResult(False, i18n.text("scopes_usage", language))
+        if verb == "clear" and subject not in store.scope_mappings():
+            return ScopeCommandResult(False, i18n.text("scopes_not_mapped", language,
+                                                       subject=subject))
         problem = _unknown(names, store, language)
         if problem is not None:
             return problem

@@ -8,7 +8,9 @@ mappings. Subjects of a mapping are written as the CLI and the admin command tak
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -27,6 +29,12 @@ CHANNEL_PLATFORMS: Final = ("slack", "teams")
 SUBJECT_PATTERN: Final = re.compile(
     r"^(?:(?:slack|teams):[^\s;]+|(?:user|group):(?:slack|teams):[^\s:;]+)$")
 """A channel's id has no `;` (a Teams thread's `;messageid=…` names a thread, not a channel)."""
+SLACK_IDS: Final = {"slack": ("C", re.compile(r"^[CGD][A-Z0-9_-]+$")),
+                    "user:slack": ("U", re.compile(r"^[UW][A-Z0-9_-]+$")),
+                    "group:slack": ("S", re.compile(r"^S[A-Z0-9_-]+$"))}
+"""Slack's ids are upper case and start with their kind's letter (channels C/G/D…, users
+U/W…, user groups S…): a subject naming a channel by its name (`slack:general`,
+`slack:#ops`) could never match, so it is refused with a hint."""
 COLLECTION_PATTERN: Final = SOURCE_NAME_PATTERN
 """A collection's name follows the source names' rule (sources and `index --collection`)."""
 
@@ -44,6 +52,13 @@ class Audience(BaseModel):
     """The asker's platform user id: their own scope in private, and the held-back note."""
     collections: tuple[str, ...] | None = None
     """Operator only: `--collections` narrowed the search to these."""
+
+    def kept(self) -> Audience:
+        """As a conversation's saved state keeps it: the user id as a hash (states hold no
+        raw platform user id; scopes still match it by its hash)."""
+        if self.user is None or is_hashed_user(self.user):
+            return self
+        return self.model_copy(update={"user": hashed_user(self.user)})
 
     def label(self) -> str:
         """How traces record the audience (no user id: traces keep users as hashes)."""
@@ -86,12 +101,43 @@ EVERYTHING: Final = Scope(None)
 DEFAULT_SCOPE: Final = Scope(frozenset({DEFAULT_COLLECTION}))
 
 
+def slack_id_expected(subject: str) -> str | None:
+    """The id's first letter when a Slack subject names something by another spelling than
+    its id (`slack:general`); None when the subject is fine (or not Slack's)."""
+    prefix, _, value = subject.rpartition(":")
+    expected = SLACK_IDS.get(prefix)
+    if expected is None or expected[1].match(value):
+        return None
+    return expected[0]
+
+
 def channel_subject(platform: str, channel: str) -> str:
     return f"{platform}:{channel}"
 
 
 def user_subject(platform: str, user: str) -> str:
     return f"user:{platform}:{user}"
+
+
+HASHED_USER_PREFIX: Final = "sha256:"
+
+
+def hashed_user(user: str) -> str:
+    return HASHED_USER_PREFIX + hashlib.sha256(user.encode("utf-8")).hexdigest()
+
+
+def is_hashed_user(user: str) -> bool:
+    return user.startswith(HASHED_USER_PREFIX)
+
+
+def user_subjects_of(platform: str, user: str, subjects: Iterable[str]) -> list[str]:
+    """The mapped `user:` subjects that name this user, by id or (a saved audience) by its
+    hash."""
+    if not is_hashed_user(user):
+        return [user_subject(platform, user)]
+    prefix = user_subject(platform, "")
+    return [subject for subject in subjects if subject.startswith(prefix)
+            and hashed_user(subject.removeprefix(prefix)) == user]
 
 
 def group_subject(platform: str, group: str) -> str:

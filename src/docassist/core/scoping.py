@@ -31,7 +31,8 @@ from docassist.core.scopes import (
     Scope,
     channel_subject,
     group_subject,
-    user_subject,
+    is_hashed_user,
+    user_subjects_of,
 )
 from docassist.core.state import ConversationState
 
@@ -73,8 +74,10 @@ class ScopeResolver:
                    mappings: dict[str, tuple[str, ...]] | None = None) -> Scope:
         """The asker's own collections: their mapping and their groups', else `default`."""
         mappings = self.rules.scope_mappings() if mappings is None else mappings
-        subjects = [user_subject(platform, user)]
-        if any(subject.startswith("group:") for subject in mappings):  # no lookup otherwise
+        subjects = user_subjects_of(platform, user, mappings)
+        # A saved audience's user is a hash no directory can look up: group-granted
+        # collections do not count for it (fail closed). No lookup without group mappings.
+        if not is_hashed_user(user) and any(s.startswith("group:") for s in mappings):
             subjects += [group_subject(platform, group)
                          for group in sorted(self.membership.groups_of(platform, user))]
         found = {name for subject in subjects for name in mappings.get(subject, ())}
@@ -160,7 +163,7 @@ def thread_audience(audience: Audience, state: ConversationState) -> Audience:
         state.shared_outside = True
     elif audience.kind == "channel" and state.shared_outside:
         audience = audience.model_copy(update={"kind": "shared"})
-    state.audience = audience
+    state.audience = audience.kept()
     return audience
 
 

@@ -107,6 +107,26 @@ class ConversationRows:
         with self._lock:
             return list(self.db.query("SELECT * FROM shadow_decisions ORDER BY created_at"))
 
+    def answer_place(self: _StoreParts, result_id: str) -> tuple[str, str] | None:
+        with self._reading() as connection:
+            row = connection.execute(
+                "SELECT conversations.platform, conversations.channel FROM turns JOIN "
+                "conversations USING (conversation_id) WHERE turns.result_id = ?",
+                [result_id]).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def claim_arrival(self: _StoreParts, platform: str, arrival_id: str) -> bool:
+        """True for the first delivery of a request that is not a turn (a slash command by
+        its trigger id); a replay finds it taken."""
+        with self._transaction() as connection:
+            try:
+                insert_row(connection, "processed_events", {
+                    "platform": platform, "event_id": arrival_id, "conversation_id": "",
+                    "created_at": now_iso()})
+            except sqlite3.IntegrityError:
+                return False
+        return True
+
     def event_seen(self: _StoreParts, platform: str, event_id: str) -> bool:
         with self._reading() as connection:
             row = connection.execute(

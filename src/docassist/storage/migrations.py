@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
+from docassist.storage.privacy import hash_saved_users
+
 migrations = Migrations("docassist")
 
 
@@ -417,3 +419,9 @@ def m017_sched(db: Database) -> None:
     end is `last_run`), so a replica skips a source another one synced within the interval
     and a sync that never finished (its process died) shows."""
     db.table("sources").add_column("sync_started", str)
+
+
+@migrations()
+def m018_hashed_users(db: Database) -> None:
+    """Conversation states keep the audience's user as a hash, not the platform's id."""
+    hash_saved_users(db.conn)  # inside the migration's own transaction

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from docassist.core.scopes import hashed_user, is_hashed_user
 from docassist.core.state import ConversationState
 from docassist.core.trace import sha256_text
 
@@ -109,3 +110,21 @@ def _delete(connection: Executes, table: str, cutoff: str) -> int:
     return int(connection.execute(
         f"DELETE FROM {table} WHERE created_at < ? OR result_id IN "
         "(SELECT result_id FROM turns WHERE created_at < ?)", [cutoff, cutoff]).rowcount)
+
+
+def hash_saved_users(connection: Executes) -> int:
+    """Conversation states saved before their audience kept the user as a hash (issue 39):
+    the raw platform user id becomes its hash (Audience.kept); returns the rows changed."""
+    changed = 0
+    for conversation_id, state in connection.execute(
+            "SELECT conversation_id, state FROM conversations").fetchall():
+        data = json.loads(state)
+        audience = data.get("audience") or {}
+        user = audience.get("user")
+        if not isinstance(user, str) or is_hashed_user(user):
+            continue
+        audience["user"] = hashed_user(user)
+        connection.execute("UPDATE conversations SET state = ? WHERE conversation_id = ?",
+                           [json.dumps(data), conversation_id])
+        changed += 1
+    return changed

@@ -239,10 +239,12 @@ class SlackAdapter:
     def _submit_click(self, message: ChatMessage) -> None:
         key, user, event_id = message.key, message.user, str(message.event_id)
         language = self.config.default_language
-        limited = self.admission.limit(user, event_id, language)
-        if limited is not None:
-            self.client.chat_postEphemeral(channel=key.channel, user=user, text=limited.text(),
-                                           thread_ts=self.thread_ts(key))
+        refused = self.admission.limit(user, event_id, language)
+        if refused is not None:
+            if refused.notice is not None:
+                self.client.chat_postEphemeral(channel=key.channel, user=user,
+                                               text=refused.notice.text(),
+                                               thread_ts=self.thread_ts(key))
             return
         try:
             self.worker.submit(message, deadline=ACK_DEADLINE_SECONDS,

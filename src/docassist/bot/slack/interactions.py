@@ -14,7 +14,7 @@ from docassist.bot.slack.payloads import interaction
 from docassist.bot.slack.render import CHOICE_ACTION, SHARE_ACTION
 from docassist.core import i18n
 from docassist.core.errors import StorageError, StorageUnavailableError
-from docassist.core.feedback import reason_label
+from docassist.core.feedback import answered_elsewhere, reason_label
 from docassist.core.replies import storage_problem_text
 
 logger = logging.getLogger(__name__)
@@ -72,6 +72,13 @@ def reason_listener(adapter: SlackAdapter) -> Callable[..., None]:
 def record_reason(adapter: SlackAdapter, submission: ReasonSubmission,
                   language: i18n.Language) -> None:
     assert submission.reason is not None
+    if answered_elsewhere(adapter.store.answer_place(submission.result_id), "slack",
+                          submission.channel):
+        logger.warning("refused a reason naming an answer from another channel")
+        adapter.client.chat_postEphemeral(
+            channel=submission.channel, user=submission.user, thread_ts=submission.thread,
+            text=i18n.text("feedback_elsewhere", language))
+        return
     try:
         adapter.store.record_feedback_reason(submission.result_id, submission.user,
                                              submission.reason, submission.text)

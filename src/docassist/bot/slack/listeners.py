@@ -38,6 +38,7 @@ from docassist.bot.slack.server import SERVER_ACK_DEADLINE
 from docassist.core import i18n
 from docassist.core.admission import Admission
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
+from docassist.core.feedback import answered_elsewhere
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import Catalog, FeedbackLog
 from docassist.core.replies import storage_problem_text
@@ -50,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 class ListenerStore(Catalog, FeedbackLog, Protocol):
     """What the listeners read and write themselves (turns go through the adapter)."""
+
+    def answer_place(self, result_id: str) -> tuple[str, str] | None: ...
 
 
 class TurnHandler(Protocol):
@@ -250,14 +253,17 @@ class SlackListeners:
     # --- slash commands -----------------------------------------------------------------
 
     def _admitted(self, command: SlashCommand) -> bool:
-        """Rate-limited like messages; over the limit, the user is told when to retry."""
+        """Once per invocation (a signed request sent again within Slack's window carries
+        the same trigger id) and rate-limited like messages; over the limit, the user is
+        told when to retry."""
         adapter = self.adapter
         language = i18n.detect_language(command.text, adapter.config.default_language)
         arrival = f"command:{command.trigger_id or uuid.uuid4().hex}"
-        limited = adapter.admission.limit(command.user_id, arrival, language)
-        if limited is not None:
-            _ephemeral(adapter, command, limited.text())
-        return limited is None
+        refused = adapter.admission.limit(command.user_id, arrival, language,
+                                          once_on="slack" if command.trigger_id else None)
+        if refused is not None and refused.notice is not None:
+            _ephemeral(adapter, command, refused.notice.text())
+        return refused is None
 
     def on_admin(self, ack: Any, body: dict[str, Any]) -> None:
         command = slash_command(body)
@@ -291,6 +297,8 @@ def _record_vote(adapter: SlackAdapter, vote: Interaction, result_id: str,
     user, channel = vote.user.id, vote.channel_id
     language = adapter.config.default_language
     client = adapter.client
+    if not _answered_here(adapter, result_id, channel, user):
+        return
     try:
         adapter.store.record_feedback(result_id, user, positive=positive)
     except StorageError as error:
@@ -316,6 +324,8 @@ def _escalate(adapter: SlackAdapter, request: Interaction, result_id: str) -> No
     user, channel = request.user.id, request.channel_id
     language = adapter.config.default_language
     client = adapter.client
+    if not _answered_here(adapter, result_id, channel, user):
+        return
     try:
         first = adapter.store.record_escalation(result_id, user)
     except StorageError as error:
@@ -343,6 +353,17 @@ def _escalate(adapter: SlackAdapter, request: Interaction, result_id: str) -> No
     text_key = "slack_human_requested" if first else "slack_human_already_requested"
     client.chat_postEphemeral(channel=channel, user=user,
                               text=i18n.text(text_key, language, channel=human_channel))
+
+
+def _answered_here(adapter: SlackAdapter, result_id: str, channel: str, user: str) -> bool:
+    """A vote or "ask a human" names its answer by id: one from another channel (a crafted
+    payload) is refused, and the user told; nothing is recorded."""
+    if not answered_elsewhere(adapter.store.answer_place(result_id), "slack", channel):
+        return True
+    logger.warning("refused a click naming answer %s from another channel", result_id[:16])
+    adapter.client.chat_postEphemeral(channel=channel, user=user, text=i18n.text(
+        "feedback_elsewhere", adapter.config.default_language))
+    return False
 
 
 def _metadata(adapter: SlackAdapter, command: SlashCommand) -> None:

@@ -57,9 +57,14 @@ itself, so the listener may store the event on its own thread."""
 BadRequest = BodyRefused  # its name here so far
 
 
+TIMESTAMP_MAX_DIGITS: Final = 12
+"""Slack's request timestamps are Unix seconds (10 digits); a longer one is refused with
+401 before the SDK turns it into a float (an OverflowError, a 500, at 400 digits)."""
+
+
 def _is_number(value: str) -> bool:
     value = value.strip()
-    return value.isascii() and value.isdigit()
+    return value.isascii() and value.isdigit() and len(value.lstrip("0")) <= TIMESTAMP_MAX_DIGITS
 
 
 def check_signature(verifier: SignatureVerifier | None, headers: Mapping[str, str],

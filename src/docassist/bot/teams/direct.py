@@ -19,7 +19,7 @@ from docassist.bot.teams import cards
 from docassist.bot.teams.audience import THREAD_MARKER
 from docassist.core import i18n
 from docassist.core.errors import StorageError, StorageUnavailableError
-from docassist.core.feedback import parse_reason, reason_label
+from docassist.core.feedback import answered_elsewhere, parse_reason, reason_label
 from docassist.core.messages import ChatMessage, Command
 from docassist.core.ports import AdapterStore, Catalog
 from docassist.core.replies import storage_problem_text
@@ -144,6 +144,10 @@ class DirectReplies:
             return [card_activity(cards.sources_card(self.store.source_statuses(), language))]
         if name == "stats":
             return [card_activity(cards.stats_card(activity_summary(self.store), language))]
+        result_id = str(request.value.get("result_id") or "")
+        if answered_elsewhere(self.store.answer_place(result_id), "teams", message.key.channel):
+            logger.warning("refused %s naming an answer from another conversation", name)
+            return [text_activity(i18n.text("feedback_elsewhere", language))]
         if name == cards.FEEDBACK:
             return self._vote(user, request)
         if name == cards.FEEDBACK_REASON:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+import jwt
 from aiohttp import web
 from aiohttp.typedefs import Handler
 from microsoft_agents.activity import Activity, ActivityTypes
@@ -149,7 +150,14 @@ def mount(app: web.Application, adapter: TeamsAdapter, connections: Connections,
                             content_type=response.content_type)
 
     # The SDK's check: a valid Bot Framework / Entra JWT, or none at all in anonymous mode.
-    messages = cast(Handler, jwt_authorization_decorator(process))  # type: ignore[no-untyped-call]
+    checked = cast(Handler, jwt_authorization_decorator(process))  # type: ignore[no-untyped-call]
+
+    async def messages(request: web.Request) -> web.StreamResponse:
+        if not _names_its_key(request.headers.get("Authorization")):
+            logger.warning("Teams request refused (401): a token without a key id")
+            return web.json_response({"error": "Invalid token or authentication failed."},
+                                     status=401)
+        return await checked(request)
 
     async def on_startup(_app: web.Application) -> None:
         resumed = adapter.start(asyncio.get_running_loop())
@@ -160,6 +168,18 @@ def mount(app: web.Application, adapter: TeamsAdapter, connections: Connections,
     app["agent_configuration"] = connections.get_default_connection_configuration()
     app.router.add_post(MESSAGES_PATH, messages)
     app.on_startup.append(on_startup)
+
+
+def _names_its_key(authorization: str | None) -> bool:
+    """False for a bearer JWT whose header has no `kid`: the SDK looks the key up by it and
+    raised KeyError (a 500). Anything else is the SDK's to judge (401 for garbage)."""
+    if authorization is None or not authorization.lower().startswith("bearer "):
+        return True
+    try:
+        header = jwt.get_unverified_header(authorization.split(maxsplit=1)[1].strip())
+    except (jwt.PyJWTError, IndexError):
+        return True
+    return isinstance(header.get("kid"), str) and bool(header["kid"])
 
 
 def make_app(adapter: TeamsAdapter, connections: Connections,

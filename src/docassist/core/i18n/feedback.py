@@ -11,6 +11,9 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
     "feedback_good": {"pl": "Pomocna", "en": "Helpful"},
     "feedback_bad": {"pl": "Niepomocna", "en": "Not helpful"},
     "feedback_thanks": {"pl": "Dziękuję za ocenę.", "en": "Thanks for the feedback."},
+    "feedback_elsewhere": {
+        "pl": "Ta odpowiedź nie pochodzi z tej rozmowy, więc nic nie zapisałem.",
+        "en": "That answer is not from this conversation, so nothing was recorded."},
     "feedback_reason_title": {"pl": "Co było nie tak?", "en": "What was wrong?"},
     "feedback_reason_question": {
         "pl": "Dlaczego ta odpowiedź nie pomogła?", "en": "Why did this answer not help?"},

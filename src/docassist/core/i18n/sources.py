@@ -66,6 +66,16 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "Unknown subject “{subject}”: use slack:CHANNEL, teams:CONVERSATION, "
         "user:PLATFORM:ID or group:PLATFORM:ID. Nothing changed.",
     },
+    "scopes_slack_id": {
+        "pl": "„{subject}” nie jest identyfikatorem Slacka: podaj identyfikator ({kind}…, "
+        "widoczny w szczegółach kanału lub profilu), a nie nazwę. Nic nie zmieniono.",
+        "en": "“{subject}” is not a Slack id: give the id ({kind}…, shown in the channel's or "
+        "profile's details), not a name. Nothing changed.",
+    },
+    "scopes_not_mapped": {
+        "pl": "{subject} nie ma przypisanych zbiorów. Nic nie zmieniono.",
+        "en": "{subject} has no mapping. Nothing changed.",
+    },
     "scopes_changed": {"pl": "Zakresy zmienione.", "en": "Scopes changed."},
     "scopes_header": {
         "pl": "Zakresy (nieprzypisane kanały i użytkownicy: default):",

@@ -64,6 +64,11 @@ class SeenEvents(Protocol):
 
     def inbox_seen(self, platform: str, event_id: str, dedupe_key: str | None) -> bool: ...
 
+    def claim_arrival(self, platform: str, arrival_id: str) -> bool:
+        """True for the first delivery of a request that is not a turn (a slash command);
+        False for a replay."""
+        ...
+
 
 class ConversationLookup(Protocol):
     """What adapters ask about conversations without loading them."""
@@ -88,6 +93,11 @@ class FeedbackLog(Protocol):
     def record_escalation(self, result_id: str, user: str) -> bool: ...
 
     def withdraw_escalation(self, result_id: str) -> None: ...
+
+    def answer_place(self, result_id: str) -> tuple[str, str] | None:
+        """The platform and channel an answer was given in (None for an unknown id): a vote
+        or "ask a human" names its answer by id and must not reach another channel's."""
+        ...
 
 
 class TraceLog(Protocol):

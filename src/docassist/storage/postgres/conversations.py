@@ -82,6 +82,21 @@ class ConversationRows:
                     [result.model_dump_json(), turn.platform, turn.event_id])
         return new_version
 
+    def answer_place(self: _Base, result_id: str) -> tuple[str, str] | None:
+        rows = self._rows("SELECT conversations.platform, conversations.channel FROM turns "
+                          "JOIN conversations USING (conversation_id) WHERE "
+                          "turns.result_id = %s", [result_id])
+        return None if not rows else (str(rows[0]["platform"]), str(rows[0]["channel"]))
+
+    def claim_arrival(self: _Base, platform: str, arrival_id: str) -> bool:
+        """True for the first delivery of a request that is not a turn (a slash command by
+        its trigger id); a replay finds it taken."""
+        with self._transaction() as connection:
+            return bool(connection.execute(
+                "INSERT INTO processed_events (platform, event_id, conversation_id, created_at) "
+                "VALUES (%s, %s, '', %s) ON CONFLICT DO NOTHING",
+                [platform, arrival_id, now_iso()]).rowcount == 1)
+
     def event_seen(self: _Base, platform: str, event_id: str) -> bool:
         return self._value("SELECT 1 FROM processed_events WHERE platform = %s AND "
                            "event_id = %s", [platform, event_id]) is not None

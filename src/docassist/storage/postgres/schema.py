@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from docassist.storage.postgres.connection import Connection, now_iso
+from docassist.storage.postgres.connection import Connection, Qmark, now_iso
+from docassist.storage.privacy import hash_saved_users
 
 MIGRATION_LOCK: Final = 0x646F6361  # "doca": the advisory lock key of migrations
 
@@ -231,6 +232,12 @@ def p007_teams(connection: Connection) -> None:
 def p008_sched(connection: Connection) -> None:
     """m017_sched: when the latest sync of a source started (its end is `last_run`)."""
     connection.execute(f"ALTER TABLE sources ADD COLUMN sync_started {T}")
+
+
+@migration
+def p009_hashed_users(connection: Connection) -> None:
+    """m018_hashed_users: conversation states keep the audience's user as a hash."""
+    hash_saved_users(Qmark(connection))
 
 
 def pending(connection: Connection) -> list[str]:
