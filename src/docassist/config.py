@@ -64,8 +64,10 @@ class Settings(BaseSettings):
         description="Embedder for dense retrieval: use, e5, ollama:<model>, openai:<model>, "
         "replay:<file>, or none (BM25 only)",
     )
-    retriever: Literal["hybrid", "bm25", "dense"] = Field(
-        default="hybrid", description="Retriever answers use (bm25 when embedder is none)"
+    retriever: Literal["ranked", "hybrid", "bm25", "dense"] = Field(
+        default="ranked", description="Retriever answers use: ranked (BM25 and dense "
+        "candidates ranked by the learned second stage), hybrid (fused only), bm25, dense "
+        "(bm25 when embedder is none)"
     )
     superseded_retention_days: int = Field(
         default=SUPERSEDED_RETENTION_DAYS, ge=0, le=MAX_RETENTION_DAYS,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from docassist import heap
 from docassist.config import Settings
+from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
 from docassist.core.gaps import QuestionRecorder
 from docassist.core.limits import WARM_POLL_SECONDS
@@ -27,6 +28,7 @@ from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, IndexReport, index_paths
 from docassist.storage.backends import AnyStore, open_store
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+from docassist.storage.rerank import RankedRetriever
 
 Progress = Callable[[int], None]
 log = logging.getLogger(__name__)
@@ -64,6 +66,7 @@ def build_retrievers(
                                                      config or settings.model_config_for()))
     retrievers["dense"] = dense
     retrievers["hybrid"] = HybridRetriever(bm25, dense)
+    retrievers["ranked"] = RankedRetriever(bm25, dense)
     return retrievers, settings.retriever
 
 
@@ -77,6 +80,8 @@ def open_runtime(settings: Settings, record_path: Path | None = None,
     selector = get_selector(settings.model, config, settings.embedder)
     answerer = get_answerer(settings.answer_model or settings.model, config, settings.embedder)
     store = open_store(settings.db, save_raw=settings.save_raw)
+    if isinstance(answerer, ExtractiveAnswerer):  # names the pages a passage links to
+        answerer.catalog = store
     retrievers, default = build_retrievers(store, settings, config)
     shadow = (get_selector(settings.shadow_model, config, settings.embedder)
               if settings.shadow_model else None)

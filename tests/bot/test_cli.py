@@ -146,13 +146,14 @@ def test_eval_retrieval_reports_every_retriever_and_the_default(any_db: str) -> 
                db=any_db)
     assert done.returncode == 0, done.stderr
     report = one_json(done.stdout)
-    assert report["default"] == "hybrid"
-    assert set(report["retrievers"]) == {"bm25", "dense", "hybrid"}
+    assert report["default"] == "ranked"  # the learned second stage (issue 40)
+    assert set(report["retrievers"]) == {"bm25", "dense", "hybrid", "ranked"}
     for scores in report["retrievers"].values():
         assert set(scores) == {"recall_at_1", "recall_at_3", "recall_at_5", "mrr"}
         assert 0 <= scores["recall_at_1"] <= scores["recall_at_3"] <= scores["recall_at_5"] <= 1
     assert report["total"] >= 40
     assert report["retrievers"]["hybrid"]["recall_at_5"] >= 0.9
+    assert report["retrievers"]["ranked"]["recall_at_5"] >= 0.9
     assert {"id", "ranks"} <= set(report["cases"][0])
 
 

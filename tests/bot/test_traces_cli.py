@@ -38,7 +38,7 @@ def test_export_jsonl_with_tool_attempts_and_no_text(traced_db: str, tmp_path: P
     assert [row["status"] for row in rows] == ["answered", "sources_shown", "rejected"]
     assert rows[0]["feedback"] is None
     assert (rows[0]["backend"], rows[0]["answer_backend"], rows[0]["retriever"]) == (
-        "rules", "rules", "hybrid")
+        "rules", "rules", "ranked")  # the default retriever since issue 40
     assert rows[0]["tool_calls"][0]["tool_name"] == "answer_from_documents"
     assert rows[0]["tool_calls"][0]["arguments"]["question"].keys() == {"sha256"}
     assert rows[2]["tool_calls"] == []

@@ -102,6 +102,6 @@ def test_a_configured_model_may_search_with_translations(db_path: Path,
     [body] = server.bodies("/v1/chat/completions")
     assert '\\"translations\\"' in json.dumps(body["messages"][1]["content"])
     store = Store(db_path)
-    assert store.turns()[-1]["retriever"] == "hybrid+translations"
+    assert store.turns()[-1]["retriever"] == "ranked+translations"  # the default since #40
     assert "How do I renew" not in json.dumps(store.tool_calls())  # hashed, not raw
     store.close()

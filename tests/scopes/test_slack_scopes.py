@@ -157,9 +157,10 @@ def test_a_stale_note_names_a_document_only_if_the_thread_may_still_see_it(
     assert "DOC-ZEBRA-" in said(rig, "C1", "80.1") and "DOC-ZEBRA-" in said(rig, "C2", "81.1")
     rig.store.set_scope("slack:C1", ["security"], "UADMIN")  # C1 narrowed
     zebra.write_text(ZEBRA_V2)
+    answers = len(rig.api.posted())  # the answers name the page too: only later posts count
     sync_all(rig.store, stale_days=14)
     StaleNoteCourier(rig.store, "slack", rig.adapter.stale_notes.post).deliver_once()
-    notes = [p for p in rig.api.posted() if "Zebra alarm" in p.get("text", "")]
+    notes = [p for p in rig.api.posted()[answers:] if "Zebra alarm" in p.get("text", "")]
     assert [(note["channel"], note["thread_ts"]) for note in notes] == [("C2", "81.1")]
 
 

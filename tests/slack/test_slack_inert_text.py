@@ -27,10 +27,11 @@ TITLE = "Zebra alarm &lt;!channel&gt; &amp; &lt;https://evil.example/t|the wiki&
 
 
 def answer_text(chunk: str) -> str:
-    return (f"According to the documents: the procedure from “{TITLE}”, step by step.\n"
-            "1. When the zebra alarm sounds, tell &lt;!everyone&gt; and open "
-            f"&lt;https://evil.example/login|the status page&gt;. [{chunk}]\n"
-            "2. Silence the zebra alarm with `zebra-ctl mute --all &lt;!here&gt;` and read "
+    """The page's passage in its own words and lines (issue 40), every piece inert."""
+    return (f"From “{TITLE}”, section “Zebra alarm paging”:\n"
+            "When the zebra alarm sounds, tell &lt;!everyone&gt; and open "
+            "&lt;https://evil.example/login|the status page&gt;.\n"
+            "Silence the zebra alarm with `zebra-ctl mute --all &lt;!here&gt;` and read "
             f"*now* [the zebra runbook](https://evil.example/runbook). [{chunk}]")
 
 

@@ -14,7 +14,13 @@ from docassist.cli_gaps import eval_canary
 from docassist.cli_output import emit_json, err, fail, out
 from docassist.cli_scopes import CollectionsOption, operator_audience
 from docassist.core.scoping import scoped
-from docassist.evaluation.answers import evaluate_answers, harvest, load_answer_cases
+from docassist.evaluation.answers import (
+    AnswerReport,
+    evaluate_answers,
+    harvest,
+    load_answer_cases,
+)
+from docassist.evaluation.answers import with_documents_by_path as with_paths_as_ids
 from docassist.evaluation.baseline import Bm25sRetriever, bm25s_available
 from docassist.evaluation.canary import scratch_turns
 from docassist.evaluation.decisions import (
@@ -24,6 +30,7 @@ from docassist.evaluation.decisions import (
     load_cases,
     shadow_report,
 )
+from docassist.evaluation.pages import measured_on, write_block
 from docassist.evaluation.retrieval import (
     evaluate_retrieval,
     load_retrieval_cases,
@@ -114,34 +121,67 @@ def eval_compare(
 
 @eval_app.command("answers")
 def eval_answers(
-    file: Annotated[Path, typer.Argument(help="JSONL: id, question, expected_documents "
-                                         "([] = should not be answered).")],
+    file: Annotated[Path, typer.Argument(help="JSONL: id, question, expected_documents or "
+                                         "expected_paths ([] = should not be answered).")],
     as_json: JsonOption = False,
     collections: CollectionsOption = None,
+    root: Annotated[Path | None, typer.Option(
+        help="The indexed folder that `expected_paths` are relative to.")] = None,
+    split: Annotated[str | None, typer.Option(
+        help="Only cases of this split (held-out sets: tune, test).")] = None,
+    page: Annotated[Path | None, typer.Option(
+        help="Also write the figures into this documentation page (docs/evaluation.md), "
+        "replacing this set's block.")] = None,
 ) -> None:
-    """End to end: answered or not as expected, cited documents expected, citations valid."""
+    """End to end: right page, wrong page, refused, unanswerable answered, per set and
+    language; citations valid."""
     runtime = open_checked(as_json)
     audience = operator_audience(collections, runtime.store, as_json)
-    answer_cases = read_cases(file, load_answer_cases, as_json)
+    answer_cases = [case for case in read_cases(file, load_answer_cases, as_json)
+                    if split is None or case.split == split]
+    try:
+        answer_cases = with_paths_as_ids(answer_cases, _ids_by_path(runtime, root))
+    except ValueError as error:
+        raise fail(f"{file}: {error}", as_json) from error
     run_turn = scratch_turns(runtime.engine, audience)  # eval turns stay out of the traces
     with progress_bars() as progress:
         task = progress.add_task("answering", total=len(answer_cases))
         report = evaluate_answers(answer_cases, run_turn,
                                   on_case=lambda: progress.advance(task))
+    if page is not None:
+        write_block(page, f"answers {file.name} {split or 'all'}",
+                    answers_markdown(report, measured_on(file), runtime, split))
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return
-    table = Table("id", "status", "expected", "cited", "ok")
+    table = Table("id", "verdict", "status", "expected", "cited")
     for case in report.cases:
-        table.add_row(case.id, case.status, ", ".join(case.expected_documents) or "-",
-                      ", ".join(case.cited_documents) or "-",
-                      "✓" if case.answered_as_expected and case.cites_expected is not False
-                      and case.citations_valid else "[red]✗[/red]")
+        table.add_row(case.id, case.verdict, case.status,
+                      ", ".join(case.expected_documents) or "-",
+                      ", ".join(case.cited_documents) or "-")
     out.print(table)
-    out.print(f"answered as expected {report.answered_as_expected:.1%}; cites an expected "
-              f"document {report.cites_expected:.1%}; cites an expected section "
-              f"{report.cites_expected_section:.1%} (of {report.section_cases} answered cases "
-              f"with sections); invalid citations {report.invalid_citations}")
+    out.print(f"right {report.right:.1%} of answerable; wrong {report.wrong:.1%} of answers; "
+              f"refused answerable {report.refused_answerable:.1%}; unanswerable answered "
+              f"{report.unanswerable_answered:.1%}; section hit {report.section_hit_rate:.1%}; "
+              f"invalid citations {report.invalid_citations}")
+
+
+def answers_markdown(report: AnswerReport, stamp: str, runtime: Runtime,
+                     split: str | None) -> str:
+    settings = runtime.settings
+    lines = [stamp, "",
+             f"Split `{split or 'all'}`, {report.total} questions; model `{settings.model}`, "
+             f"retriever `{runtime.default_retriever}`, embedder `{settings.embedder}`.", "",
+             "| group | answerable | unanswerable | right | wrong | refused answerable | "
+             "unanswerable answered | section hit |", "|---|---|---|---|---|---|---|---|"]
+    rows = list(report.groups.items())
+    if report.overall is not None:
+        rows.append(("all", report.overall))
+    for name, scores in rows:
+        lines.append(f"| {name} | {scores.answerable} | {scores.unanswerable} | "
+                     f"{scores.right:.3f} | {scores.wrong:.3f} | {scores.refused_answerable:.3f} "
+                     f"| {scores.unanswerable_answered:.3f} | {scores.section_hit_rate:.3f} |")
+    return "\n".join(lines)
 
 
 @eval_app.command("harvest")

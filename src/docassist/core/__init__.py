@@ -37,7 +37,8 @@ The turn
     rules        the deterministic selector (no model)
     tools        the tool catalog and the guarded executor (at most one attempt per turn)
     retrieval    searching a question with its translations
-    answering    the answer from retrieved chunks, and the citation check
+    answering    the answer from the best page's passage, and the citation check
+    passages     a page's passage as replies show it (lists as lists, links as titles)
     procedure    the consecutive steps of a how-to document
     documents    documents and chunks: front matter, chunking, stable ids
     text         terms, stems and sentences shared by search and answers

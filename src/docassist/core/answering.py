@@ -7,17 +7,15 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
-from docassist.core import i18n
+from docassist.core import i18n, passages
 from docassist.core.limits import (
-    MAX_ANSWER_QUOTES,
-    MAX_PROCEDURE_STEPS,
     MIN_SHARED_WORDS,
+    PASSAGE_CHARS,
     SNIPPET_CHARS,
     STEP_CHARS,
-    STEP_SENTENCES,
 )
 from docassist.core.ports import Answerer, Catalog, Embedder, Retriever, SearchHit
-from docassist.core.procedure import procedure_window
+from docassist.core.procedure import best_document_hit, procedure_window
 from docassist.core.state import RagResult, Source
 from docassist.core.statuses import language_of
 from docassist.core.text import sentences, stems
@@ -25,8 +23,13 @@ from docassist.core.text import sentences, stems
 CITATION: Final = re.compile(r"\[([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*-[0-9a-f]{10}-\d{4})\]")
 _CITATION_WITH_SPACE: Final = re.compile(r"[ \t]?" + CITATION.pattern)
 CLOSEST_DOCUMENTS: Final = 3
-NEAREST_SENTENCE_CHUNKS: Final = 2
-"""Chunks whose sentences are embedded when words do not match (~10 sentences, ~70 ms)."""
+CLOSEST_SHARE: Final = 0.5
+"""A page is named as close to an unanswered question when its score reaches this share of
+the answer threshold (below, it is no help: "the closest documents" would mislead)."""
+CONTINUING_SHARE: Final = 0.5
+"""The share of the threshold a page the thread's last answer came from must reach."""
+PAGE_DEPTH: Final = 20
+"""Hits asked for: enough that the best page's other retrieved chunks come along."""
 
 
 def chunk_body(text: str) -> str:
@@ -85,30 +88,33 @@ def answer_question(
     language: i18n.Language,
     catalog: Catalog,
     on_partial: Callable[[str], None] | None = None,
+    thread_pages: frozenset[str] = frozenset(),
 ) -> RagResult:
     """Search, answer from what was found (or say nothing was), check every citation.
 
     With `on_partial` and an answerer that streams, checked sentences are released to it
-    as they complete; the final text is checked again as a whole.
+    as they complete; the final text is checked again as a whole. `thread_pages`: the pages
+    the thread's last answer came from — a question that goes on about one of them (a
+    follow-up) needs less evidence of its own (CONTINUING_SHARE of the threshold).
     """
-    hits = retriever.search(question, top_k)
-    kept = [hit for hit in hits if threshold is None or hit.score >= threshold]
+    hits = retriever.search(question, max(top_k, PAGE_DEPTH))
+    passing = [hit for hit in hits if threshold is None or hit.score >= threshold or (
+        hit.document.document_id in thread_pages and hit.score >= CONTINUING_SHARE * threshold)]
     rag_id = uuid.uuid4().hex[:16]
-    if not kept:
-        answer = i18n.text("no_answer", language)
-        closest = list(dict.fromkeys(f"{hit.document.title} ({hit.document.document_id})"
-                                     for hit in hits))[:CLOSEST_DOCUMENTS]
-        if closest:
-            answer += " " + i18n.text("no_answer_closest", language, documents="; ".join(closest))
-        return RagResult(
-            rag_id=rag_id, status="no_answer", answer=answer, sources=[],
-            retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
-            similarity_threshold=threshold, closest_document_ids=list(dict.fromkeys(
-                hit.document.document_id for hit in hits))[:CLOSEST_DOCUMENTS],
-        )
+    if not passing:
+        return _not_found(rag_id, hits, retriever, top_k, threshold, language)
+    # The answer comes from one page: the best that passes (a page declaring a service the
+    # question names first, then the most retrieved score), with every chunk of it that was
+    # retrieved (its procedure's steps, the passage that covers a follow-up).
+    page = best_document_hit(question, passing).document.document_id
+    kept = [hit for hit in hits if hit.document.document_id == page]
     # A how-to question gets the whole run of steps of its best document, in order.
     window = procedure_window(question, kept, catalog.chunk)
     if window:
+        # A step retrieval did not return carries its page's score (shown with the sources).
+        best = max(hit.score for hit in window)
+        window = [hit if hit.score > 0 else SearchHit(hit.chunk, hit.document, best)
+                  for hit in window]
         in_window = {hit.chunk.chunk_id for hit in window}
         kept = window + [hit for hit in kept if hit.chunk.chunk_id not in in_window]
     retrieved_ids = {hit.chunk.chunk_id for hit in kept}
@@ -140,6 +146,24 @@ def answer_question(
         closest_document_ids=list(dict.fromkeys(
             hit.document.document_id for hit in kept))[:CLOSEST_DOCUMENTS],
     )
+
+
+def _not_found(rag_id: str, hits: list[SearchHit], retriever: Retriever, top_k: int,
+               threshold: float | None, language: i18n.Language) -> RagResult:
+    """Nothing passes: said so, naming the closest pages only when they are plausibly
+    related (half the threshold at least); the trace keeps the closest pages either way."""
+    related = [hit for hit in hits
+               if threshold is None or hit.score >= CLOSEST_SHARE * threshold]
+    closest = list(dict.fromkeys(f"{hit.document.title} ({hit.document.document_id})"
+                                 for hit in related))[:CLOSEST_DOCUMENTS]
+    answer = i18n.text("no_answer", language)
+    if closest:
+        answer += " " + i18n.text("no_answer_closest", language, documents="; ".join(closest))
+    return RagResult(
+        rag_id=rag_id, status="no_answer", answer=answer, sources=[],
+        retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
+        similarity_threshold=threshold, closest_document_ids=list(dict.fromkeys(
+            hit.document.document_id for hit in hits))[:CLOSEST_DOCUMENTS])
 
 
 _SENTENCE_END: Final = re.compile(
@@ -222,17 +246,22 @@ def release_sentences(deltas: Iterable[str], retrieved_ids: set[str], *,
 
 
 class ExtractiveAnswerer:
-    """The `rules` answerer: for a how-to question, the steps of the best document in order;
-    otherwise the sentences of the best chunks that match the question."""
+    """The `rules` answerer: the passage of the best page that answers, in its own words and
+    order (core/passages.py) — for a how-to question its steps in order; for a how many /
+    when / who question the line holding the fact first. Never sentences from several pages.
+    """
 
     backend = "rules"
     model: str | None = None
     can_stream = False
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
+    def __init__(self, embedder: Embedder | None = None,
+                 catalog: Catalog | None = None) -> None:
         self.embedder = embedder
-        """When no sentence shares a word with the question (a Polish question over an
-        English document), the sentences nearest to it in this embedding space are quoted."""
+        """When no line shares a word with the question (a Polish question over an English
+        page), the line nearest to it in this embedding space holds the fact."""
+        self.catalog = catalog
+        """Where relative links are looked up, to name the linked page (and its URL)."""
 
     def compose_stream(self, question: str, hits: list[SearchHit], language: str
                        ) -> Iterator[str]:
@@ -242,83 +271,139 @@ class ExtractiveAnswerer:
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
         by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}
         steps = procedure_window(question, hits, by_id.get)
-        if steps:
-            return compose_procedure(steps, language_of(language))
-        return self._quotes(question, hits, language)
+        links = LinkTitles(self.catalog) if self.catalog is not None else None
+        if len(steps) > 1:
+            return compose_procedure(steps, language_of(language), links)
+        best = steps[0] if steps else self._best_passage(question, hits)
+        return self._passage(question, best, language_of(language), links)
 
-    def _quotes(self, question: str, hits: list[SearchHit], language: str) -> str:
+    def _best_passage(self, question: str, hits: list[SearchHit]) -> SearchHit:
+        """Of the best page's retrieved chunks, the one that covers the question most (a
+        follow-up about expiry is answered from the section on expiry, not from the page's
+        best-ranked one): the share of the question's words it holds plus, with an
+        embedder, its nearness in meaning (across languages)."""
+        page = [hit for hit in hits if hit.document.document_id == hits[0].document.document_id]
+        if len(page) == 1:
+            return page[0]
         wanted = stems(question)
-        scored: list[tuple[float, int, int, str, str]] = []
-        best_overlap = 0
-        for rank, hit in enumerate(hits):
-            for position, sentence in enumerate(sentences(chunk_body(hit.chunk.text))):
-                overlap = len(wanted & stems(sentence))
-                best_overlap = max(best_overlap, overlap)
-                # Earlier (better-ranked) chunks win ties; a sentence must share a word.
-                if overlap:
-                    scored.append((overlap - 0.5 * rank, rank, position, sentence,
-                                   hit.chunk.chunk_id))
-        # One shared word (often a name or a path part such as `tls`) says little about a
-        # sentence; with an embedder, nearness in meaning says more, across languages too.
-        if not scored or (best_overlap < MIN_SHARED_WORDS and self.embedder is not None):
-            scored = self._nearest_sentences(question, hits)
-        chosen = sorted(scored, key=lambda item: -item[0])[:MAX_ANSWER_QUOTES]
-        chosen.sort(key=lambda item: (item[1], item[2]))
-        intro = i18n.text("answer_intro", language_of(language))
-        lines = [f"• {sentence} [{chunk_id}]" for _, _, _, sentence, chunk_id in chosen]
-        return "\n".join([intro, *lines])
+        shared = [len(wanted & stems(f"{hit.chunk.section} {chunk_body(hit.chunk.text)}"))
+                  for hit in page]
+        # One shared word (a name such as `tls`) says little; the retriever's order a bit.
+        scores = [(n / len(wanted) if n >= MIN_SHARED_WORDS else 0.0) + RANK_PRIOR / rank
+                  for rank, n in enumerate(shared, start=1)]
+        if self.embedder is not None:  # the nearest sentence speaks for its chunk
+            texts = [sentences(chunk_body(hit.chunk.text))[:PASSAGE_SENTENCES] or [""]
+                     for hit in page]
+            flat = [sentence for chunk in texts for sentence in chunk]
+            nearness = self.embedder.embed_passages(flat) @ self.embedder.embed_queries(
+                [question])[0]
+            start = 0
+            for position, chunk in enumerate(texts):
+                scores[position] += float(nearness[start:start + len(chunk)].max())
+                start += len(chunk)
+        return page[scores.index(max(scores))]
 
+    def _passage(self, question: str, hit: SearchHit, language: i18n.Language,
+                 links: LinkTitles | None) -> str:
+        lines = passage_lines(hit, links)
+        cite = f" [{hit.chunk.chunk_id}]"
+        intro = i18n.text("answer_passage_intro", language, title=hit.document.title,
+                          section=section_name(hit))
+        fact = self._fact(question, lines) if asks_for_a_fact(question) else None
+        body = "\n".join(lines) + cite
+        if fact is None or lines[0].startswith(fact):
+            return f"{intro}\n{body}"
+        return f"{fact}{cite}\n\n{intro}\n{body}"
 
-    def _nearest_sentences(self, question: str, hits: list[SearchHit]
-                           ) -> list[tuple[float, int, int, str, str]]:
-        candidates = [(rank, position, sentence, hit.chunk.chunk_id)
-                      for rank, hit in enumerate(hits[:NEAREST_SENTENCE_CHUNKS])
-                      for position, sentence in enumerate(sentences(chunk_body(hit.chunk.text)))]
-        if self.embedder is None or not candidates:
-            best = hits[0]
-            return [(0.0, 0, i, s, best.chunk.chunk_id)
-                    for i, s in enumerate(sentences(chunk_body(best.chunk.text))[:2])]
-        vectors = self.embedder.embed_passages([sentence for _, _, sentence, _ in candidates])
+    def _fact(self, question: str, lines: list[str]) -> str | None:
+        """The sentence that holds what a how many / when / who question asks: the most of
+        the question's words, else (another language) the nearest in meaning."""
+        candidates = [sentence for line in lines
+                      if not line.rstrip().endswith(":") and not line.startswith("```")
+                      for sentence in sentences(line.lstrip("•0123456789. "))]
+        if not candidates:
+            return None
+        wanted = stems(question)
+        overlap = [len(wanted & stems(line)) for line in candidates]
+        if max(overlap) >= MIN_SHARED_WORDS or self.embedder is None:
+            return candidates[overlap.index(max(overlap))] if max(overlap) else None
+        vectors = self.embedder.embed_passages(candidates)
         similarity = vectors @ self.embedder.embed_queries([question])[0]
-        return [(float(score), rank, position, sentence, chunk_id)
-                for score, (rank, position, sentence, chunk_id) in zip(similarity, candidates,
-                                                                       strict=True)]
+        return candidates[int(similarity.argmax())]
 
 
-_LIST_NUMBER: Final = re.compile(r"^\d+[.)]$")
+_FACT_QUESTION: Final = re.compile(
+    r"\b(?:how\s+(?:many|much|long|often|far|soon)|when|who|whom|which|what\s+time|"
+    r"what\s+is\s+the\s+(?:limit|deadline|number|rate|address|email)|"
+    r"ile|kiedy|kto|kogo|komu|jak\s+(?:długo|dlugo|często|czesto)|o\s+której|"
+    r"do\s+kiedy|od\s+kiedy|który|która|które|jaki\s+jest|jaka\s+jest)\b",
+    re.IGNORECASE)
 
 
-def _items(chunk_text: str) -> list[str]:
-    """Sentences and list items of a chunk, as steps quote them."""
-    items: list[str] = []
-    for sentence in sentences(chunk_body(chunk_text)):
-        # "1." cut off as a sentence rejoins its item; "On the VM run:" keeps its command.
-        if items and (_LIST_NUMBER.match(items[-1])
-                      or (items[-1].endswith(":") and sentence.startswith("`"))):
-            items[-1] = f"{items[-1]} {sentence}"
-        else:
-            items.append(sentence)
-    return items
+RANK_PRIOR: Final = 0.05
+"""What the retriever's order adds when choosing the page's passage (1st: this, 2nd: half)."""
+PASSAGE_SENTENCES: Final = 12
+"""Sentences of each candidate chunk compared with the question when choosing the passage."""
 
 
-def _step_text(chunk_text: str) -> str:
-    picked: list[str] = []
-    for sentence in _items(chunk_text):
-        if picked and (len(picked) >= STEP_SENTENCES
-                       or sum(map(len, picked)) + len(sentence) > STEP_CHARS):
+def asks_for_a_fact(question: str) -> bool:
+    """How many / how long / when / who (and their Polish forms): one line holds it."""
+    return bool(_FACT_QUESTION.search(question))
+
+
+def section_name(hit: SearchHit) -> str:
+    return hit.chunk.section or hit.document.title
+
+
+def passage_lines(hit: SearchHit, links: LinkTitles | None, limit: int = PASSAGE_CHARS
+                  ) -> list[str]:
+    """The chunk's passage in reply conventions, cut after whole lines at about `limit`
+    characters (the cut is said: the source holds the rest)."""
+    lines = passages.render(chunk_body(hit.chunk.text), hit.document.source_path,
+                            links.title if links is not None else None).lines
+    kept: list[str] = []
+    for line in lines:
+        if kept and sum(map(len, kept)) + len(line) > limit:
+            kept.append("…")
             break
-        picked.append(sentence)
-    return " ".join(picked)
+        kept.append(line)
+    return kept or [" ".join(chunk_body(hit.chunk.text).split())[:limit]]
 
 
-def compose_procedure(steps: list[SearchHit], language: i18n.Language) -> str:
-    """Numbered steps, each cited: one per section, or the items of a one-section procedure."""
+class LinkTitles:
+    """Relative links of a page resolved to the catalog's pages by path (`../x.md`,
+    `x/` for `x/index.md`, `x` for `x.md`): their title and URL."""
+
+    SUFFIXES: Final = ("", ".md", "/index.md", ".html.md", ".html", "/index.html.md")
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._by_path: dict[str, tuple[str, str | None]] | None = None
+
+    def title(self, target: str) -> tuple[str, str | None] | None:
+        if self._by_path is None:
+            self._by_path = {d.source_path.replace("\\", "/"): (d.title, d.url)
+                             for d in self.catalog.documents()}
+        wanted = target.rstrip("/")
+        for suffix in self.SUFFIXES:
+            path = wanted + suffix
+            if path in self._by_path:
+                return self._by_path[path]
+            found = [value for key, value in self._by_path.items()
+                     if key.endswith("/" + path.lstrip("./"))]
+            if len(found) == 1:
+                return found[0]
+        return None
+
+
+def compose_procedure(steps: list[SearchHit], language: i18n.Language,
+                      links: LinkTitles | None = None) -> str:
+    """A procedure across sections: one numbered step per section, in order, each cited (a
+    one-section procedure is its passage, lists as its own lists)."""
     intro = i18n.text("answer_procedure_intro", language, title=steps[0].document.title)
-    if len(steps) == 1:
-        chunk = steps[0].chunk
-        items = _items(chunk.text)[:MAX_PROCEDURE_STEPS]
-        lines = [f"{n}. {item} [{chunk.chunk_id}]" for n, item in enumerate(items, start=1)]
-    else:
-        lines = [f"{n}. {hit.chunk.section}: {_step_text(hit.chunk.text)} [{hit.chunk.chunk_id}]"
-                 for n, hit in enumerate(steps, start=1)]
-    return "\n".join([intro, *lines])
+    numbered = []
+    for n, hit in enumerate(steps, start=1):
+        text = " ".join(line.lstrip("•0123456789. ") if line[:1] in "•0123456789" else line
+                        for line in passage_lines(hit, links, STEP_CHARS))
+        numbered.append(f"{n}. {hit.chunk.section}: {text} [{hit.chunk.chunk_id}]")
+    return "\n".join([intro, *numbered])

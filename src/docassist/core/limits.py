@@ -57,19 +57,18 @@ in an actions block; more than ten buttons is a list nobody reads)."""
 MAX_FEEDBACK_TEXT_CHARS: Final = 500
 """The words a user may add to a 👎's reason (the Slack modal and Teams card cap the input)."""
 
-MAX_ANSWER_QUOTES: Final = 3
-"""Sentences the extractive answerer quotes."""
+PASSAGE_CHARS: Final = 1200
+"""About how much of a passage an answer quotes (whole lines; the source holds the rest)."""
 
 MIN_SHARED_WORDS: Final = 2
-"""Words a quoted sentence shares with the question before word overlap picks the quotes; with
-fewer (one shared name or path part), sentences nearest in the embedding space are quoted."""
+"""Words a passage's line shares with the question before word overlap picks the line that
+holds a fact; with fewer (one shared name, another language), the nearest in meaning."""
 
 MAX_PROCEDURE_STEPS: Final = 5
 """Sections one procedure answer walks through (and steps of a one-section procedure)."""
 
-STEP_SENTENCES: Final = 6
 STEP_CHARS: Final = 480
-"""A step quotes its section's first sentences, up to this many and about this long."""
+"""A step of a procedure across sections quotes about this much of its section."""
 
 SNIPPET_CHARS: Final = 240
 """Length of a source snippet."""

@@ -189,6 +189,7 @@ def run_answer_from_documents(arguments: AnswerArguments, context: ToolContext) 
         language=context.language,
         catalog=context.catalog,
         on_partial=context.on_partial,
+        thread_pages=frozenset(source.document_id for source in context.state.last_sources),
     )
     return result.model_dump()
 

@@ -1,38 +1,79 @@
 """End-to-end answer evaluation and harvesting draft cases from traces.
 
-Answers: each labelled question runs as one real turn; a case with `expected_documents` should
-be answered citing one of them, a case with `[]` should get `no_answer`; every cited id must
-be among the sources retrieved for it.
+Each labelled question runs as one real turn. A case names the pages that answer it
+(`expected_documents`, or `expected_paths` relative to the indexed root); `[]` means the
+documents cannot answer it. An answer is judged by its primary citation — the first chunk it
+cites — because that is the page an employee opens:
+
+- **right**: answered, the primary citation on an expected page;
+- **wrong**: answered from another page, or any answer to an unanswerable question;
+- **refused answerable**: `no_answer` where the documents hold the answer;
+- **unanswerable answered**: an answer where they do not (also counted as wrong);
+- **section hit**: of the right answers whose case names `expected_sections`, the share whose
+  primary citation is in one of them.
+
+A wrong answer costs more than a refusal (DESIGN §11): `wrong` is reported against every
+answer given, the others against the cases they are about.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from docassist.core.answering import CITATION
 from docassist.core.documents import document_of_chunk
 from docassist.core.results import TurnResult
 from docassist.evaluation.decisions import load_jsonl
 
+_PART_OF: Final = re.compile(r"\s*\(\d+/\d+\)$")
+"""A long section's chunks are labelled `Heading (2/3)`; the heading is what cases name."""
+
 
 class AnswerCase(BaseModel):
-    """A labelled question; `expected_documents: []` means it should not be answered."""
+    """A labelled question; no expected page means it should not be answered."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     id: str
     question: str
     expected_documents: list[str] = Field(default_factory=list)
+    expected_paths: list[str] = Field(default_factory=list)
+    """Pages relative to the indexed root (mapped to ids through the catalog)."""
     expected_sections: list[str] = Field(default_factory=list)
     """Optional: headings of the sections that answer it; one of them should be cited."""
+    set: str | None = None
+    language: str | None = Field(default=None, validation_alias=AliasChoices("language", "lang"))
+    split: str | None = None
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.expected_documents or self.expected_paths)
+
+    @property
+    def group(self) -> str:
+        return f"{self.set or '-'}/{self.language or '-'}"
 
 
 def load_answer_cases(lines: list[str]) -> list[AnswerCase]:
     return load_jsonl(lines, AnswerCase)
+
+
+def with_documents_by_path(cases: list[AnswerCase], ids_by_path: dict[str, str]
+                           ) -> list[AnswerCase]:
+    """`expected_paths` as document ids; a path the catalog does not hold is a ValueError."""
+    missing = sorted({path for case in cases for path in case.expected_paths
+                      if path not in ids_by_path})
+    if missing:
+        raise ValueError(f"{len(missing)} expected path(s) not in the catalog under this root, "
+                         f"e.g. {', '.join(missing[:3])}")
+    return [case.model_copy(update={"expected_documents": list(dict.fromkeys(
+        [*case.expected_documents, *(ids_by_path[path] for path in case.expected_paths)]))})
+        for case in cases]
 
 
 class AnswerCaseResult(BaseModel):
@@ -45,6 +86,27 @@ class AnswerCaseResult(BaseModel):
     cites_expected_section: bool | None = None
     """None when the case names no section or was not answered."""
     citations_valid: bool
+    primary_document: str | None = None
+    """The document of the answer's first citation (what the employee opens)."""
+    verdict: str = ""
+    """right, wrong, refused (answerable, no answer) or abstained (unanswerable, no answer)."""
+    section_hit: bool | None = None
+    """A right answer whose primary citation is in an expected section (None: not judged)."""
+    group: str = "-/-"
+
+
+class GroupScores(BaseModel):
+    answerable: int
+    unanswerable: int
+    answered: int
+    right: float
+    """Right answers / answerable cases."""
+    wrong: float
+    """Wrong answers (other page, or unanswerable answered) / answers given."""
+    refused_answerable: float
+    unanswerable_answered: float
+    section_hit_rate: float
+    section_cases: int
 
 
 class AnswerReport(BaseModel):
@@ -56,26 +118,69 @@ class AnswerReport(BaseModel):
     section_cases: int
     invalid_citations: int
     cases: list[AnswerCaseResult]
+    right: float = 0.0
+    wrong: float = 0.0
+    refused_answerable: float = 0.0
+    unanswerable_answered: float = 0.0
+    section_hit_rate: float = 0.0
+    groups: dict[str, GroupScores] = Field(default_factory=dict)
+    """The same figures per `set/language`, when cases say."""
+    overall: GroupScores | None = None
+    """The same figures over every case, with the counts."""
 
+
+def _section(label: str) -> str:
+    return _PART_OF.sub("", label).rsplit(" > ", 1)[-1].strip().casefold()
 
 
 def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
-    cited = CITATION.findall(result.answer)
+    cited = list(dict.fromkeys(CITATION.findall(result.answer)))
     retrieved = {source.chunk_id for source in result.sources}
     documents = sorted({document_of_chunk(chunk) for chunk in cited})
-    sections = {source.section.casefold() for source in result.sources
-                if source.chunk_id in cited}
-    wanted = {section.casefold() for section in case.expected_sections}
-    should_answer = bool(case.expected_documents)
+    section_of = {source.chunk_id: source.section for source in result.sources}
+    sections = {_section(section_of[chunk]) for chunk in cited if chunk in section_of}
+    wanted = {_section(section) for section in case.expected_sections}
     answered = result.status == "answered"
+    primary = document_of_chunk(cited[0]) if answered and cited else None
+    right = answered and primary in case.expected_documents
+    if not answered:
+        verdict = "refused" if case.answerable else "abstained"
+    else:
+        verdict = "right" if right else "wrong"
+    section_hit = (_section(section_of.get(cited[0], "")) in wanted
+                   if right and wanted and cited else None)
     return AnswerCaseResult(
         id=case.id, status=result.status, expected_documents=case.expected_documents,
         cited_documents=documents,
-        answered_as_expected=answered == should_answer,
+        answered_as_expected=answered == case.answerable,
         cites_expected=(bool(set(documents) & set(case.expected_documents))
-                        if answered and should_answer else None),
+                        if answered and case.answerable else None),
         cites_expected_section=bool(sections & wanted) if answered and wanted else None,
-        citations_valid=set(cited) <= retrieved)
+        citations_valid=set(cited) <= retrieved, primary_document=primary, verdict=verdict,
+        section_hit=section_hit, group=case.group)
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def group_scores(results: Iterable[AnswerCaseResult], cases: Iterable[AnswerCase]
+                 ) -> GroupScores:
+    pairs = list(zip(cases, results, strict=True))
+    answerable = [r for c, r in pairs if c.answerable]
+    unanswerable = [r for c, r in pairs if not c.answerable]
+    answered = [r for _, r in pairs if r.verdict in ("right", "wrong")]
+    sections = [r for r in answerable if r.section_hit is not None]
+    return GroupScores(
+        answerable=len(answerable), unanswerable=len(unanswerable), answered=len(answered),
+        right=_share(sum(r.verdict == "right" for r in answerable), len(answerable)),
+        wrong=_share(sum(r.verdict == "wrong" for r in answered), len(answered)),
+        refused_answerable=_share(sum(r.verdict == "refused" for r in answerable),
+                                  len(answerable)),
+        unanswerable_answered=_share(sum(r.verdict == "wrong" for r in unanswerable),
+                                     len(unanswerable)),
+        section_hit_rate=_share(sum(bool(r.section_hit) for r in sections), len(sections)),
+        section_cases=len(sections))
 
 
 def evaluate_answers(cases: list[AnswerCase], run_turn: Callable[[str, str], TurnResult],
@@ -88,19 +193,27 @@ def evaluate_answers(cases: list[AnswerCase], run_turn: Callable[[str, str], Tur
             on_case()
     judged = [r for r in results if r.cites_expected is not None]
     by_section = [r for r in results if r.cites_expected_section is not None]
+    overall = group_scores(results, cases)
+    grouped: dict[str, tuple[list[AnswerCaseResult], list[AnswerCase]]] = {}
+    for case, result in zip(cases, results, strict=True):
+        if case.set or case.language:
+            members = grouped.setdefault(case.group, ([], []))
+            members[0].append(result)
+            members[1].append(case)
     total = len(results)
     return AnswerReport(
         total=total,
-        answered_as_expected=round(sum(r.answered_as_expected for r in results) / total, 4)
-        if total else 0.0,
-        cites_expected=round(sum(bool(r.cites_expected) for r in judged) / len(judged), 4)
-        if judged else 0.0,
-        cites_expected_section=round(
-            sum(bool(r.cites_expected_section) for r in by_section) / len(by_section), 4)
-        if by_section else 0.0,
+        answered_as_expected=_share(sum(r.answered_as_expected for r in results), total),
+        cites_expected=_share(sum(bool(r.cites_expected) for r in judged), len(judged)),
+        cites_expected_section=_share(
+            sum(bool(r.cites_expected_section) for r in by_section), len(by_section)),
         section_cases=len(by_section),
         invalid_citations=sum(not r.citations_valid for r in results),
-        cases=results)
+        cases=results, right=overall.right, wrong=overall.wrong,
+        refused_answerable=overall.refused_answerable,
+        unanswerable_answered=overall.unanswerable_answered,
+        section_hit_rate=overall.section_hit_rate, overall=overall,
+        groups={name: group_scores(*members) for name, members in sorted(grouped.items())})
 
 
 def harvest(turns: list[dict[str, Any]], negative_result_ids: set[str]

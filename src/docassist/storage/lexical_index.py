@@ -225,6 +225,15 @@ class LexicalIndex:
         at = bisect.bisect_left(self.tokens, first)
         return at < len(self.tokens) and self.tokens[at].startswith(first)
 
+    def document_frequency(self, word_stem: str) -> int:
+        """Rows holding a word with this stem (0 for a stem the corpus does not hold)."""
+        positions = self.stem_tokens.get(word_stem, [])
+        if not positions:
+            return 0
+        if len(positions) == 1:
+            return int(self.offsets[positions[0] + 1] - self.offsets[positions[0]])
+        return len(self._postings(positions)[0])
+
     def has(self, token: str) -> bool:
         at = bisect.bisect_left(self.tokens, token)
         return at < len(self.tokens) and self.tokens[at] == token

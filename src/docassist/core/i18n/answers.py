@@ -129,6 +129,10 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Według dokumentacji:",
         "en": "According to the documents:",
     },
+    "answer_passage_intro": {
+        "pl": "Z dokumentu „{title}”, część „{section}”:",
+        "en": "From “{title}”, section “{section}”:",
+    },
     "no_supported_answer": {
         "pl": "Odpowiedź modelu nie powoływała się na żaden z odnalezionych fragmentów, więc jej "
               "nie pokazuję. Poniżej najbliższe źródła.",

@@ -1,0 +1,321 @@
+"""Train the second-stage ranker (src/docassist/storage/rerank.py) and calibrate its
+answer/refuse threshold.
+
+    .venv/bin/python scripts/train_ranker.py train      # fit on samples/train, write weights
+    .venv/bin/python scripts/train_ranker.py calibrate  # choose the threshold on the tune split
+
+`train` unpacks the three training collections (samples/corpora: GDS Way, MoJ Cloud Platform,
+PagerDuty incident response; never the evaluation ones), indexes each with the default
+embedder into a work folder (reused when present), describes every candidate of every
+training question with the ranker's own feature code, and fits a logistic model (numpy,
+L2, Newton steps; deterministic). It reports leave-one-collection-out figures and writes
+`ranker_weights.json` with the data's hashes and those figures inside.
+
+`calibrate` runs the model over the `tune` split of the held-out answer set
+(samples/public/handbooks, both collections) and picks the threshold on the top hit's
+probability that maximises `right - WRONG_COST * wrong` (a wrong answer costs more than a
+refusal, DESIGN §11), writing the curve into docs/ranker-threshold.md. It never reads the
+`test` split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from docassist.storage.rerank import Linear, answer_features
+
+REPO = Path(__file__).resolve().parent.parent
+TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response")
+EVAL_SETS = ("18f-handbook", "govuk-developer-docs")
+QUESTIONS = REPO / "samples" / "train" / "ranker_questions.jsonl"
+HELD_OUT = REPO / "samples" / "public" / "handbooks" / "answers_heldout.jsonl"
+RANKING_L2 = 1.0
+ANSWERING_L2 = 1.0
+WRONG_COST = 1.25
+"""How many refusals one wrong answer is worth when the threshold is chosen: more than one
+(DESIGN §11), and not so many that a page in another language than its question (the demo's
+Polish pages asked in English) is refused; docs/ranker-threshold.md shows the curve."""
+
+Matrix = npt.NDArray[np.float64]
+
+
+@dataclass
+class Described:
+    question_id: str
+    collection: str
+    answerable: bool
+    features: Matrix
+    labels: npt.NDArray[np.int64]
+    """Per candidate: 1 when its page answers the question, else 0."""
+    documents: list[str]
+    grades: npt.NDArray[np.int64]
+    """2 for a chunk of the section that answers (when the case names it), 1 for the page's
+    other chunks, 0 for other pages: pairs teach the page first, then the passage."""
+
+
+def work_database(work: Path, name: str) -> Path:
+    """The collection unpacked and indexed (default embedder) in `work`, once."""
+    database = work / f"{name}.db"
+    root = work / "corpora" / name
+    if not root.exists():
+        with tarfile.open(REPO / "samples" / "corpora" / f"{name}.tar.gz") as archive:
+            archive.extractall(work / "corpora", filter="data")
+    if not database.exists():
+        print(f"indexing {name} into {database}", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "docassist", "index", str(root), "--json"],
+                       env={**os.environ, "DOCASSIST_DB": str(database)}, check=True,
+                       stdout=subprocess.DEVNULL)
+    return database
+
+
+def _ranker(store: Any) -> Any:
+    from docassist.models.embedders import get_embedder
+    from docassist.storage.dense import DenseRetriever
+    from docassist.storage.rerank import RankedRetriever, RankerModel
+    from docassist.storage.search import Bm25Retriever
+
+    idle = Linear(np.zeros(1), np.ones(1), np.zeros(1))
+    return RankedRetriever(Bm25Retriever(store), DenseRetriever(store, get_embedder("use")),
+                           RankerModel(idle, idle, 0.5))
+
+
+def describe(work: Path, name: str, cases: list[dict[str, Any]]) -> list[Described]:
+    """Every case's candidates and FEATURES, through the ranker's own code."""
+    from docassist.storage import Store
+
+    store = Store(work_database(work, name))
+    root = (work / "corpora" / name).resolve()
+    ids = {Path(d.source_path).resolve().relative_to(root).as_posix(): d.document_id
+           for d in store.documents()}
+    ranker = _ranker(store)
+    found = []
+    for case in cases:
+        expected = {ids[path] for path in case["expected_paths"]}
+        candidates, matrix = ranker.described(case["question"])
+        labels = np.asarray([c.document.document_id in expected for c in candidates], np.int64)
+        sections = {_heading(section) for section in case.get("expected_sections", [])}
+        grades = labels + np.asarray([bool(label) and _heading(c.chunk.section) in sections
+                                      for label, c in zip(labels, candidates, strict=True)],
+                                     np.int64)
+        found.append(Described(case["id"], name, bool(expected), matrix, labels,
+                               [c.document.document_id for c in candidates], grades))
+    store.close()
+    return found
+
+
+def _heading(section: str) -> str:
+    """A chunk's section label as cases name it (`Steps (2/3)` → `steps`)."""
+    return section.rsplit(" (", 1)[0].strip().casefold() if section.endswith(")") \
+        else section.strip().casefold()
+
+
+def fit_logistic(rows: Matrix, labels: Matrix, l2: float) -> Linear:
+    """Standardised logistic regression with L2 (Newton's method: exact, deterministic)."""
+    means = rows.mean(axis=0)
+    scales = rows.std(axis=0)
+    scales[scales == 0.0] = 1.0
+    x = np.hstack([(rows - means) / scales, np.ones((len(rows), 1))])
+    weights = np.zeros(x.shape[1])
+    penalty = np.eye(x.shape[1]) * l2
+    penalty[-1, -1] = 0.0
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(x @ weights)))
+        step = np.linalg.solve((x * (p * (1 - p))[:, None]).T @ x + penalty,
+                               x.T @ (p - labels) + penalty @ weights)
+        weights -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return Linear(means, scales, weights[:-1], float(weights[-1]))
+
+
+def fit_ranking(described: list[Described]) -> Linear:
+    """Pairwise (RankNet-style) logistic: every better chunk against every worse one of the
+    same question (the answering section over the page's other chunks over other pages), so
+    what a question shares with all its candidates cancels out."""
+    differences = [item.features[better] - item.features[worse] for item in described
+                   for grade in (2, 1)
+                   for better in np.flatnonzero(item.grades == grade)
+                   for worse in np.flatnonzero(item.grades < grade)]
+    both = np.vstack([np.asarray(differences), -np.asarray(differences)])
+    labels = np.r_[np.ones(len(differences)), np.zeros(len(differences))]
+    model = fit_logistic(both, labels, RANKING_L2)
+    # Differences have mean 0: the means are not subtracted, so the scales carry it all.
+    return Linear(np.zeros_like(model.means), model.scales, model.weights, 0.0)
+
+
+def page_order(item: Described, rank: Matrix) -> list[int]:
+    """Candidates as the retriever lists them: each page's best chunk, best page first."""
+    order = np.lexsort((np.arange(len(rank)), -rank))
+    pages: dict[str, int] = {}
+    for i in order:
+        pages.setdefault(item.documents[int(i)], int(i))
+    return list(pages.values())
+
+
+def top_answers(items: list[Described], ranking: Linear) -> tuple[Matrix, Matrix]:
+    """Per question, the top page's ANSWER_FEATURES and whether that page answers it."""
+    from docassist.storage.rerank import ANSWER_FEATURES
+
+    rows, labels = [], []
+    for item in items:
+        if not len(item.labels):
+            continue
+        rank = ranking.logits(item.features)
+        top = page_order(item, rank)[0]
+        rows.append(answer_features(item.documents, item.features, rank)[top])
+        labels.append(float(item.labels[top]))
+    return np.asarray(rows).reshape(-1, len(ANSWER_FEATURES)), np.asarray(labels)
+
+
+def ranking_figures(items: list[Described], ranking: Linear) -> dict[str, float]:
+    """Page-level MRR, top-1 and recall@5 of the answerable questions."""
+    reciprocal, top, five = [], [], []
+    for item in items:
+        if not item.answerable:
+            continue
+        pages = page_order(item, ranking.logits(item.features)) if len(item.labels) else []
+        hits = [n for n, i in enumerate(pages[:10]) if item.labels[i]]
+        reciprocal.append(1.0 / (hits[0] + 1) if hits else 0.0)
+        top.append(float(bool(hits) and hits[0] == 0))
+        five.append(float(bool(hits) and hits[0] < 5))
+    return {"mrr": round(float(np.mean(reciprocal)), 4), "top1": round(float(np.mean(top)), 4),
+            "recall_at_5": round(float(np.mean(five)), 4)}
+
+
+def auc(scores: Matrix, labels: Matrix) -> float:
+    positives, negatives = scores[labels == 1], scores[labels == 0]
+    if not len(positives) or not len(negatives):
+        return 0.0
+    wins = (positives[:, None] > negatives[None, :]).sum()
+    ties = (positives[:, None] == negatives[None, :]).sum()
+    return round(float((wins + 0.5 * ties) / (len(positives) * len(negatives))), 4)
+
+
+def train(work: Path) -> None:
+    from docassist.storage.rerank import ANSWER_FEATURES, FEATURES, WEIGHTS_FILE
+
+    cases = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    described = {name: describe(work, name, [c for c in cases if c["set"] == name])
+                 for name in TRAIN_SETS}
+    folds: dict[str, dict[str, float]] = {}
+    answer_rows, answer_labels = [], []
+    for held in TRAIN_SETS:  # out-of-fold rankings also train the answerability model
+        ranking = fit_ranking([d for n in TRAIN_SETS if n != held for d in described[n]])
+        folds[held] = ranking_figures(described[held], ranking)
+        rows, labels = top_answers(described[held], ranking)
+        answer_rows.append(rows)
+        answer_labels.append(labels)
+    for position, held in enumerate(TRAIN_SETS):
+        others = [i for i in range(len(TRAIN_SETS)) if i != position]
+        answering = fit_logistic(np.vstack([answer_rows[i] for i in others]),
+                                 np.concatenate([answer_labels[i] for i in others]),
+                                 ANSWERING_L2)
+        probabilities = 1.0 / (1.0 + np.exp(-answering.logits(answer_rows[position])))
+        folds[held]["auc_answers"] = auc(probabilities, answer_labels[position])
+        print(f"held out {held}: {folds[held]}", file=sys.stderr)
+    ranking = fit_ranking([d for n in TRAIN_SETS for d in described[n]])
+    answering = fit_logistic(np.vstack(answer_rows), np.concatenate(answer_labels),
+                             ANSWERING_L2)
+    previous = json.loads(WEIGHTS_FILE.read_text()) if WEIGHTS_FILE.exists() else {}
+    WEIGHTS_FILE.write_text(json.dumps({
+        "features": list(FEATURES), "answer_features": list(ANSWER_FEATURES),
+        "ranking": _plain(ranking), "answering": _plain(answering),
+        "threshold": previous.get("threshold", 0.5),
+        "trained": {"questions": str(QUESTIONS.relative_to(REPO)),
+                    "questions_sha256": hashlib.sha256(QUESTIONS.read_bytes()).hexdigest(),
+                    "collections": list(TRAIN_SETS), "ranking_l2": RANKING_L2,
+                    "answering_l2": ANSWERING_L2, "leave_one_collection_out": folds},
+        "calibration": previous.get("calibration")}, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {WEIGHTS_FILE}", file=sys.stderr)
+
+
+def calibrate(work: Path) -> None:
+    """The threshold on the top page's probability, chosen on the tune split."""
+    from docassist.storage.rerank import WEIGHTS_FILE, RankerModel
+
+    model = RankerModel.load()
+    held = [json.loads(line) for line in HELD_OUT.read_text(encoding="utf-8").splitlines()]
+    tops: list[tuple[float, bool, bool]] = []  # probability, answerable, top page right
+    for name in EVAL_SETS:
+        for item in describe(work, name, [c for c in held if c["set"] == name
+                                          and c["split"] == "tune"]):
+            if not len(item.labels):
+                tops.append((0.0, item.answerable, False))
+                continue
+            rank = model.ranking.logits(item.features)
+            top = page_order(item, rank)[0]
+            answers = answer_features(item.documents, item.features, rank)
+            probability = 1.0 / (1.0 + np.exp(-model.answering.logits(answers[top:top + 1])))
+            tops.append((float(probability[0]), item.answerable, bool(item.labels[top])))
+    curve = [(threshold, *outcome(tops, threshold))
+             for threshold in np.round(np.arange(0.0, 1.0, 0.025), 3)]
+    best = max(curve, key=lambda row: row[1] - WRONG_COST * row[2])
+    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    data["threshold"] = float(best[0])
+    data["calibration"] = {"split": "tune", "questions": len(tops), "wrong_cost": WRONG_COST,
+                           "threshold": float(best[0]), "right": best[1], "wrong": best[2],
+                           "refused": best[3]}
+    WEIGHTS_FILE.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_curve(curve, float(best[0]), len(tops))
+    print(f"threshold {best[0]}: right {best[1]}, wrong {best[2]}, refused {best[3]} "
+          f"(of {len(tops)} tune questions)", file=sys.stderr)
+
+
+def outcome(tops: list[tuple[float, bool, bool]], threshold: float) -> tuple[int, int, int]:
+    """Right answers, wrong answers (another page, or an unanswerable question answered)
+    and refusals, answering when the top page's probability reaches the threshold."""
+    answered = [(answerable, right) for p, answerable, right in tops if p >= threshold]
+    right = sum(1 for answerable, hit in answered if answerable and hit)
+    return right, len(answered) - right, len(tops) - len(answered)
+
+
+def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: int) -> None:
+    from docassist.evaluation.pages import commit, write_block
+
+    lines = [f"Computed {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} on commit "
+             f"`{commit()}` by `scripts/train_ranker.py calibrate`, over the {total} questions "
+             "of the tune split (both collections). The chosen threshold maximises right − "
+             f"{WRONG_COST:g} × wrong; it is **{chosen}**.", "",
+             "| threshold | right | wrong | refused |", "|---|---|---|---|"]
+    lines += [f"| {'**' if t == chosen else ''}{t:.3f}{'**' if t == chosen else ''} | {r} | "
+              f"{w} | {n} |" for t, r, w, n in curve]
+    write_block(REPO / "docs" / "ranker-threshold.md", "curve", "\n".join(lines),
+                header="# The answer/refuse threshold\n\nHow many tune questions are answered "
+                "from the right page, answered wrongly (another page, or a question the "
+                "documents cannot answer) or refused, as the threshold on the best page's "
+                "probability moves.\n")
+
+
+def _plain(model: Linear) -> dict[str, Any]:
+    return {"means": model.means.tolist(), "scales": model.scales.tolist(),
+            "weights": model.weights.tolist(), "bias": model.bias}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["train", "calibrate"])
+    parser.add_argument("--work", type=Path, default=REPO / ".ranker-work",
+                        help="where collections are unpacked and indexed (kept between runs)")
+    arguments = parser.parse_args()
+    arguments.work.mkdir(parents=True, exist_ok=True)
+    if arguments.command == "train":
+        train(arguments.work)
+    else:
+        calibrate(arguments.work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""A document's passage as an answer shows it: in its own words and order, lists as lists
+(each item with its own number), a lead-in line as a line, code blocks kept, links as the
+linked page's title (and URL when known), templating and HTML left out.
+
+The reply conventions are bot/layout.py's: `• ` a point, `N. ` a numbered step, ``` a code
+block, `**…**` emphasis; single `*`/`_` emphasis is removed (platforms disagree on it).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+LinkTitle = Callable[[str], tuple[str, str | None] | None]
+"""A relative link's target (resolved against the page's own path) → the linked page's title
+and URL, or None when the catalog does not hold it."""
+
+_FENCE: Final = re.compile(r"^\s*(```|~~~)")
+_BULLET: Final = re.compile(r"^(\s*)[-*+•]\s+(.*)$")
+_ORDERED: Final = re.compile(r"^(\s*)\d{1,3}[.)]\s+(.*)$")
+_TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_LIQUID_PAGE: Final = re.compile(r"\{%-?\s*page\s+[\"']([^\"']+)[\"']\s*-?%\}")
+_LIQUID_CHANNEL: Final = re.compile(r"\{%-?\s*slack_channel\s+[\"']([^\"']+)[\"']\s*-?%\}")
+_TEMPLATE: Final = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|<%=?.*?%>", re.DOTALL)
+_IMAGE: Final = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK: Final = re.compile(r"\[([^\]]+)\]\(\s*([^)\s]*)(?:\s+\"[^\"]*\")?\s*\)")
+_HTML_LINK: Final = re.compile(r"<a\s[^>]*href=[\"']([^\"']+)[\"'][^>]*>(.*?)</a>",
+                               re.IGNORECASE | re.DOTALL)
+_HTML_TAG: Final = re.compile(
+    r"</?(?:a|abbr|b|br|code|del|details|div|em|h[1-6]|hr|i|img|kbd|li|ol|p|pre|s|small|span|"
+    r"strong|sub|summary|sup|table|tbody|td|th|thead|tr|u|ul)\b[^>]*>", re.IGNORECASE)
+"""HTML tags a Markdown page may carry; other `<…>` text (`<!channel>`, `<https://…|x>`) is the
+document's own words and is shown as written (renderers keep it inert)."""
+_SINGLE_EMPHASIS: Final = re.compile(r"(?<![\w*])([*_])(?!\s)([^*_\n]+?)(?<!\s)\1(?![\w*])")
+_UNDERSCORE_STRONG: Final = re.compile(r"__([^_\n]+)__")
+_BLOCK_TAG: Final = re.compile(r"^\s*(?:\{%-?\s*(?:end)?\w+[^%]*%\}|<%.*?%>)\s*$", re.MULTILINE)
+_ITEM: Final = re.compile(r"^\s*(?:• |\d+\. )")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """The passage's lines in reply conventions, ready to join with newlines."""
+
+    lines: list[str]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) -> Passage:
+    """`body` (a chunk's text without its header line) in reply conventions."""
+    lines: list[str] = []
+    numbers: dict[int, int] = {}  # indentation → the next number of that ordered list
+    code: list[str] | None = None
+    for raw in _unwrapped(body).split("\n"):
+        if code is not None:
+            code.append(raw)
+            if _FENCE.match(raw):
+                lines.append("\n".join(code))
+                code = None
+            continue
+        if _FENCE.match(raw):
+            code = [raw.strip()]
+            continue
+        if not raw.strip():
+            numbers.clear()
+            continue
+        lines.append(_line(raw, numbers, page_path, link_title, lines))
+    if code is not None:  # an unclosed fence: closed here, so nothing after it is code
+        lines.append("\n".join([*code, "```"]))
+    return Passage([line for line in lines if line])
+
+
+def _unwrapped(body: str) -> str:
+    """Liquid/ERB tags alone on a line (`{% alert %}` … `{% endalert %}`) left out."""
+    return _BLOCK_TAG.sub("", body)
+
+
+def _line(raw: str, numbers: dict[int, int], page_path: str, link_title: LinkTitle | None,
+          done: list[str]) -> str:
+    if _TABLE_RULE.match(raw):
+        return ""
+    ordered = _ORDERED.match(raw)
+    bullet = _BULLET.match(raw)
+    if ordered:
+        depth = len(ordered.group(1).expandtabs(4))
+        for deeper in [d for d in numbers if d > depth]:
+            del numbers[deeper]
+        number = numbers.get(depth, 1)
+        numbers[depth] = number + 1
+        text = inline(ordered.group(2), page_path, link_title)
+        return f"{'  ' * min(depth // 2, 2)}{number}. {text}"
+    if bullet:
+        depth = len(bullet.group(1).expandtabs(4))
+        return f"{'  ' * min(depth // 2, 2)}• {inline(bullet.group(2), page_path, link_title)}"
+    text = inline(raw.strip().lstrip(">").strip(), page_path, link_title)
+    if raw.strip().startswith("|"):
+        cells = [cell.strip() for cell in text.strip("|").split("|")]
+        return " — ".join(cell for cell in cells if cell)
+    if raw[:1] in (" ", "\t") and done and _ITEM.match(done[-1]):
+        done[-1] = f"{done[-1]} {text}"  # an item's wrapped continuation
+        return ""
+    return text
+
+
+def inline(text: str, page_path: str = "", link_title: LinkTitle | None = None) -> str:
+    """One line's markup as plain reply text."""
+    text = _LIQUID_CHANNEL.sub(lambda m: f"#{m.group(1)}", text)
+    text = _LIQUID_PAGE.sub(lambda m: m.group(1), text)
+    text = _TEMPLATE.sub("", text)
+    text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _HTML_LINK.sub(lambda m: _link(
+        _HTML_TAG.sub("", m.group(2)), m.group(1), page_path, link_title,
+        f"{_HTML_TAG.sub('', m.group(2))} ({m.group(1)})"), text)
+    text = _HTML_TAG.sub("", text)
+    text = _LINK.sub(lambda m: _link(m.group(1), m.group(2), page_path, link_title,
+                                     m.group(0)), text)
+    text = _UNDERSCORE_STRONG.sub(r"**\1**", text)
+    text = _SINGLE_EMPHASIS.sub(r"\2", text)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+def _link(label: str, target: str, page_path: str, link_title: LinkTitle | None,
+          written: str) -> str:
+    """A link as the reply shows it: an absolute one as written (renderers keep it inert),
+    one within the page as its words, a relative one as the linked page's title."""
+    label = label.strip()
+    if target.startswith(("http://", "https://")):
+        return written
+    if target.startswith(("mailto:", "#")) or not target:
+        return label.removeprefix("mailto:")
+    if link_title is None:
+        return label
+    path = target.split("#", 1)[0]
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(page_path), path)) \
+        if not path.startswith("/") else path.lstrip("/")
+    found = link_title(resolved)
+    if found is None:
+        return label
+    title, url = found
+    named = label if label.casefold() == title.casefold() else f"{label} (“{title}”"
+    if named == label:
+        return f"{label} ({url})" if url else label
+    return f"{named}, {url})" if url else f"{named})"

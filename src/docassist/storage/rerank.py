@@ -1,0 +1,352 @@
+"""The second stage of ranking: a learned model over cheap features of the fused candidates.
+
+BM25 and dense search each propose their best chunks (RERANK_CANDIDATES of each, inside the
+scope); every candidate is then described by features that say why it might answer — BM25
+and cosine against the other candidates, how much of the question's weight (idf) its title,
+section and text hold, how close together the question's words stand in it, how much of the
+question its whole document holds, whether the question's words are known to the corpus at
+all — and a logistic model trained on questions over other public collections
+(scripts/train_ranker.py; never the evaluation sets) turns them into the probability that the
+chunk's page answers the question. Candidates are ranked by it, and it is their score: the
+answer/refuse threshold is a probability, calibrated on the tune split (docs/evaluation.md).
+
+Query-level features (vocabulary share, the unknown words' weight, the best coverage) move
+every candidate's probability together: they change no ranking, they tell an unanswerable
+question from an answerable one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from docassist.core.documents import Chunk, DocumentInfo
+from docassist.core.ports import Embedder, SearchHit
+from docassist.core.scopes import EVERYTHING, Scope
+from docassist.core.text import stem, terms
+from docassist.storage.dense import DenseResult, DenseRetriever
+from docassist.storage.lexical_index import LexicalIndex
+from docassist.storage.search import Bm25Retriever
+
+RERANK_CANDIDATES: Final = 30
+"""Chunks each first-stage retriever proposes (their union is ranked)."""
+WEIGHTS_FILE: Final = Path(__file__).with_name("ranker_weights.json")
+"""The trained model (scripts/train_ranker.py writes it, with how it was trained)."""
+HEADING_CACHE_ENTRIES: Final = 20_000
+"""Headings whose vectors are kept (a few MB at 512 floats each)."""
+PROXIMITY_WINDOW: Final = 12
+"""Words: two of the question's words closer than this in a chunk count as near."""
+
+FEATURES: Final = (
+    "bm25_share", "bm25_reciprocal_rank", "cosine", "cosine_gap", "dense_reciprocal_rank",
+    "coverage", "coverage_gap", "title_coverage", "section_coverage", "document_coverage",
+    "document_chunks", "document_bm25_reciprocal_rank", "proximity", "foreign_cosine",
+    "vocabulary_share", "unknown_weight", "best_coverage", "best_cosine", "query_words",
+    "known_bm25_reciprocal_rank", "known_bm25_share", "unknown_cosine",
+    "unknown_dense_reciprocal_rank", "missing_known_weight", "missing_known_share",
+    "heading_cosine", "heading_cosine_gap",
+)
+
+
+ANSWER_FEATURES: Final = (
+    "rank_score", "margin", "coverage", "title_coverage", "cosine", "proximity",
+    "bm25_reciprocal_rank", "dense_reciprocal_rank", "vocabulary_share", "unknown_weight",
+    "best_coverage", "best_cosine", "query_words", "missing_known_weight",
+    "missing_known_share",
+)
+"""What tells whether a candidate's page answers at all: its rank score, its lead over the
+best chunk of any other page, and how much of the question the corpus and the chunk hold."""
+
+
+@dataclass(frozen=True)
+class Linear:
+    """A linear model over standardised features (a logistic one for probabilities)."""
+
+    means: npt.NDArray[np.float64]
+    scales: npt.NDArray[np.float64]
+    weights: npt.NDArray[np.float64]
+    bias: float = 0.0
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Linear:
+        return cls(np.asarray(data["means"], dtype=np.float64),
+                   np.asarray(data["scales"], dtype=np.float64),
+                   np.asarray(data["weights"], dtype=np.float64), float(data.get("bias", 0.0)))
+
+    def logits(self, rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        return np.asarray(((rows - self.means) / self.scales) @ self.weights + self.bias)
+
+
+@dataclass(frozen=True)
+class RankerModel:
+    """The pairwise ranking model over FEATURES, the answerability model over
+    ANSWER_FEATURES, and the probability above which the best page is answered."""
+
+    ranking: Linear
+    answering: Linear
+    threshold: float
+    """Calibrated on the tune split (scripts/train_ranker.py calibrate)."""
+
+    @classmethod
+    def load(cls, path: Path = WEIGHTS_FILE) -> RankerModel:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if (tuple(data["features"]), tuple(data["answer_features"])) != (
+                FEATURES, ANSWER_FEATURES):
+            raise ValueError(f"{path} was trained on other features; train it again")
+        return cls(Linear.of(data["ranking"]), Linear.of(data["answering"]),
+                   float(data["threshold"]))
+
+    def scored(self, candidates: Sequence[Candidate], matrix: npt.NDArray[np.float64]
+               ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Each candidate's rank score and the probability that its page answers."""
+        rank = self.ranking.logits(matrix)
+        answers = answer_features([c.document.document_id for c in candidates], matrix, rank)
+        return rank, np.asarray(1.0 / (1.0 + np.exp(-self.answering.logits(answers))))
+
+
+def answer_features(documents: Sequence[str], matrix: npt.NDArray[np.float64],
+                    rank: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """One row of ANSWER_FEATURES per candidate (`documents`: each candidate's page)."""
+    column = {name: matrix[:, FEATURES.index(name)] for name in ANSWER_FEATURES
+              if name in FEATURES}
+    margins = np.empty(len(documents))
+    for position, document in enumerate(documents):
+        others = [rank[i] for i, other in enumerate(documents) if other != document]
+        margins[position] = rank[position] - max(others) if others else 1.0
+    extra = {"rank_score": rank, "margin": margins}
+    return np.column_stack([extra[name] if name in extra else column[name]
+                            for name in ANSWER_FEATURES])
+
+
+@dataclass(frozen=True)
+class Candidate:
+    chunk: Chunk
+    document: DocumentInfo
+    bm25: float
+    """Raw BM25 (0 when BM25 did not propose it)."""
+    bm25_rank: int | None
+    dense_rank: int | None
+
+
+@dataclass(frozen=True)
+class Question:
+    """The question's words as the features weigh them."""
+
+    stems: dict[str, float]
+    """Content-word stem → idf (an unknown word gets the largest idf the corpus could give)."""
+    unknown: frozenset[str]
+    foreign: bool
+    """Most of its weight is in words the corpus does not hold (another language)."""
+    top: float
+    """The largest idf the corpus could give (an unknown word's)."""
+
+    @classmethod
+    def of(cls, text: str, index: LexicalIndex) -> Question:
+        rows = max(len(index.chunk_ids), 1)
+        top = math.log(rows + 1.0)
+        weights: dict[str, float] = {}
+        unknown: set[str] = set()
+        for word in terms(text):
+            key = stem(word)
+            if key in weights:
+                continue
+            found = index.document_frequency(key)
+            if not found:
+                unknown.add(key)
+            weights[key] = math.log((rows + 1.0) / (found + 0.5)) if found else top
+        total = sum(weights.values()) or 1.0
+        unknown_share = sum(weights[key] for key in unknown) / total
+        return cls(weights, frozenset(unknown), unknown_share > 0.5, top)
+
+    def coverage(self, found: set[str]) -> float:
+        total = sum(self.stems.values())
+        return sum(w for key, w in self.stems.items() if key in found) / total if total else 0.0
+
+    def missing(self, found: set[str]) -> tuple[float, float]:
+        """Of the words the corpus knows, those the chunk lacks: the heaviest one's idf (on
+        the corpus's scale, 0..1) and their share of the known words' weight. An
+        unanswerable question that sounds like an answerable one usually lacks just one
+        specific word ("dress code" on the office page)."""
+        known = {key: w for key, w in self.stems.items() if key not in self.unknown}
+        absent = [w for key, w in known.items() if key not in found]
+        if not absent:
+            return 0.0, 0.0
+        return max(absent) / self.top, sum(absent) / sum(known.values())
+
+
+def _stems(text: str) -> list[str]:
+    return [stem(word) for word in terms(text)]
+
+
+def _proximity(question: Question, words: list[str]) -> float:
+    """1 when two different question words stand next to each other, falling with the gap;
+    0 when fewer than two occur."""
+    last: dict[str, int] = {}
+    best = PROXIMITY_WINDOW
+    for position, word in enumerate(words):
+        if word not in question.stems:
+            continue
+        for other, at in last.items():
+            if other != word:
+                best = min(best, position - at)
+        last[word] = position
+    return 0.0 if best >= PROXIMITY_WINDOW else 1.0 / best
+
+
+def features(question: Question, candidates: Sequence[Candidate],
+             cosines: Sequence[float], vocabulary_share: float,
+             heading_cosines: Sequence[float]) -> npt.NDArray[np.float64]:
+    """One row of FEATURES per candidate."""
+    if not candidates:
+        return np.zeros((0, len(FEATURES)))
+    bodies = [_stems(candidate.chunk.text.split("\n", 1)[-1]) for candidate in candidates]
+    found = [set(body) | set(_stems(c.chunk.section)) | set(_stems(c.document.title))
+             for body, c in zip(bodies, candidates, strict=True)]
+    covered = [question.coverage(words) for words in found]
+    best_bm25 = max((c.bm25 for c in candidates), default=0.0) or 1.0
+    best_cosine = max(cosines)
+    best_coverage = max(covered)
+    by_document: dict[str, list[int]] = {}
+    for position, candidate in enumerate(candidates):
+        by_document.setdefault(candidate.document.document_id, []).append(position)
+    unknown_weight = 1.0 - question.coverage(set(question.stems) - question.unknown)
+    rows = []
+    for position, candidate in enumerate(candidates):
+        mates = by_document[candidate.document.document_id]
+        bm25_ranks = [rank for m in mates if (rank := candidates[m].bm25_rank) is not None]
+        cosine = cosines[position]
+        rows.append([
+            candidate.bm25 / best_bm25,
+            1.0 / candidate.bm25_rank if candidate.bm25_rank else 0.0,
+            cosine, cosine - best_cosine,
+            1.0 / candidate.dense_rank if candidate.dense_rank else 0.0,
+            covered[position], covered[position] - best_coverage,
+            question.coverage(set(_stems(candidate.document.title))),
+            question.coverage(set(_stems(candidate.chunk.section))),
+            max(covered[m] for m in mates),
+            min(len(mates), 5) / 5.0,
+            1.0 / min(bm25_ranks) if bm25_ranks else 0.0,
+            _proximity(question, bodies[position]),
+            cosine if question.foreign else 0.0,
+            vocabulary_share, unknown_weight, best_coverage, best_cosine,
+            min(len(question.stems), 12) / 12.0,
+            # How much BM25 or the embedding should count depends on how much of the
+            # question the corpus knows (a Polish question over English pages: little).
+            vocabulary_share / candidate.bm25_rank if candidate.bm25_rank else 0.0,
+            vocabulary_share * candidate.bm25 / best_bm25,
+            (1.0 - vocabulary_share) * cosine,
+            (1.0 - vocabulary_share) / candidate.dense_rank if candidate.dense_rank else 0.0,
+            *question.missing(found[position]),
+            heading_cosines[position], heading_cosines[position] - max(heading_cosines),
+        ])
+    return np.asarray(rows, dtype=np.float64)
+
+
+def heading(candidate: Candidate) -> str:
+    """What a page calls the passage: its title and the section's heading (a question in
+    another language meets these better than a long passage: "How do I report an
+    incident?" and the section "Jak zgłosić incydent")."""
+    section = _PART.sub("", candidate.chunk.section)
+    title = candidate.document.title
+    return f"{title}: {section}" if section and section != title else title
+
+
+_PART: Final = re.compile(r"\s*\(\d+/\d+\)$")
+
+
+class HeadingVectors:
+    """Headings embedded once and kept (a bounded map: a corpus has a few thousand)."""
+
+    def __init__(self, embedder: Embedder, size: int = HEADING_CACHE_ENTRIES) -> None:
+        self.embedder = embedder
+        self.size = size
+        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def cosines(self, query: npt.NDArray[np.float32], headings: list[str]) -> list[float]:
+        with self._lock:
+            known = {text: self._vectors[text] for text in set(headings) if text in self._vectors}
+        missing = [text for text in dict.fromkeys(headings) if text not in known]
+        if missing:
+            fresh = dict(zip(missing, self.embedder.embed_passages(missing), strict=True))
+            known.update(fresh)
+            with self._lock:
+                self._vectors.update(fresh)
+                while len(self._vectors) > self.size:
+                    self._vectors.popitem(last=False)
+        return [float(np.dot(known[text], query)) for text in headings]
+
+
+class RankedRetriever:
+    """Hybrid candidates ranked by the learned second stage; a hit's score is the probability
+    that its page answers the question."""
+
+    name = "ranked"
+
+    def __init__(self, bm25: Bm25Retriever, dense: DenseRetriever,
+                 model: RankerModel | None = None) -> None:
+        self.bm25 = bm25
+        self.dense = dense
+        self.model = model or RankerModel.load()
+        self.default_threshold = self.model.threshold
+        self.headings = HeadingVectors(dense.embedder)
+
+    def search(self, query: str, top_k: int) -> list[SearchHit]:
+        return self.search_in(query, top_k, EVERYTHING)
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        """The best chunk of each page first, pages by their best chunk, then the pages'
+        other chunks: the first hits are that many different pages (what recall counts)."""
+        candidates, matrix = self.described(query, scope)
+        if not candidates:
+            return []
+        rank, answers = self.model.scored(candidates, matrix)
+        order = [int(i) for i in np.lexsort((np.arange(len(rank)), -rank))]
+        leading: list[int] = []
+        pages: set[str] = set()
+        for i in order:
+            if candidates[i].document.document_id not in pages:
+                pages.add(candidates[i].document.document_id)
+                leading.append(i)
+        rest = [i for i in order if i not in set(leading)]
+        return [SearchHit(chunk=candidates[i].chunk, document=candidates[i].document,
+                          score=float(answers[i])) for i in [*leading, *rest][:top_k]]
+
+    def described(self, query: str, scope: Scope = EVERYTHING
+                  ) -> tuple[list[Candidate], npt.NDArray[np.float64]]:
+        """The candidates and their FEATURES (what training and ranking both read)."""
+        index = self.bm25.index()
+        lexical = self.bm25.ranked_ids(query, RERANK_CANDIDATES, index, scope=scope)
+        dense = self.dense.nearest(query, RERANK_CANDIDATES, scope)
+        candidates = self._candidates(index, lexical, dense)
+        cosines = dense.cosines([c.chunk.chunk_id for c in candidates])
+        question = Question.of(query, index)
+        share = self.bm25.vocabulary_share(query)
+        headings = self.headings.cosines(dense.query, [heading(c) for c in candidates])
+        return candidates, features(question, candidates,
+                                    [cosines[c.chunk.chunk_id] for c in candidates], share,
+                                    headings)
+
+    def _candidates(self, index: LexicalIndex, lexical: list[tuple[str, float]],
+                    dense: DenseResult) -> list[Candidate]:
+        bm25 = {chunk_id: (score, rank) for rank, (chunk_id, score) in enumerate(lexical, 1)}
+        dense_rank = {chunk_id: rank for rank, chunk_id in enumerate(dense.chunk_ids, 1)}
+        found: list[Candidate] = []
+        for chunk_id in dict.fromkeys([*bm25, *dense_rank]):
+            chunk = self.bm25.store.chunk(chunk_id)
+            document = index.documents.get(chunk.document_id) if chunk else None
+            if chunk is None or document is None:  # removed since the indexes were read
+                continue
+            raw, rank = bm25.get(chunk_id, (0.0, None))
+            found.append(Candidate(chunk, document, raw, rank, dense_rank.get(chunk_id)))
+        return found
