@@ -23,6 +23,10 @@ KNOWN_FRONT_MATTER_KEYS: Final = frozenset(
     {"id", "title", "version", "owner", "language", "updated", "url", "services"}
 )
 DEFAULT_COLLECTION: Final = "default"
+CHUNKING_VERSION: Final = 2
+"""How documents are cut into chunks; a document stored with another (or none: before this
+existed) is parsed again by the next `index` or sync even when its bytes did not change.
+2: long sections are cut between blocks and lines, keeping lists and paragraphs (issue 40)."""
 DOCUMENT_ID_PATTERN: Final = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)*$")
 _HEADING: Final = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FRONT_MATTER_LINE: Final = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*)$")
@@ -64,6 +68,12 @@ class DocumentInfo(BaseModel):
     """The configured source that indexed it; None for `docassist index PATH`."""
     indexed_at: str | None = None
     """When this version was stored (set by the store)."""
+    chunking: int | None = None
+    """The CHUNKING_VERSION its chunks were cut with (None: stored before there was one)."""
+
+    @property
+    def chunked_current(self) -> bool:
+        return self.chunking == CHUNKING_VERSION
 
     @field_validator("url")
     @classmethod
@@ -231,34 +241,74 @@ def parse_document(
         chunk_count=len(chunks),
         services=sorted(services | find_service_names(body)),
         extra={k: v for k, v in meta.items() if k not in KNOWN_FRONT_MATTER_KEYS},
+        chunking=CHUNKING_VERSION,
     )
     return ParsedDocument(info=info, chunks=chunks, declared_id=bool(declared))
 
 
 def split_by_size(text: str, max_chars: int, target_chars: int, overlap_chars: int) -> list[str]:
-    """`text` whole when short, else windows of about `target_chars` sentences that repeat
-    about `overlap_chars` of the previous window; empty text gives no window."""
+    """`text` whole when short, else windows of about `target_chars` that repeat about
+    `overlap_chars` of the previous window, cut between blocks (paragraphs, lists, code),
+    then between lines, then between sentences: a list's items stay lines of their own."""
     if not text:
         return []
     if len(text) <= max_chars:
         return [text]
-    parts = [piece for sentence in sentences(text)
-             for piece in _hard_split(sentence, target_chars)]
+    units = _units(text, target_chars)
     windows: list[str] = []
-    current: list[str] = []
-    for part in parts:
-        if current and len(" ".join([*current, part])) > target_chars:
-            windows.append(" ".join(current))
-            overlap: list[str] = []
+    current: list[tuple[str, str]] = []
+    for unit in units:
+        if current and len(_joined(current + [unit])) > target_chars:
+            windows.append(_joined(current))
+            overlap: list[tuple[str, str]] = []
             for previous in reversed(current):
-                if len(" ".join([previous, *overlap])) > overlap_chars:
+                if len(_joined([previous, *overlap])) > overlap_chars:
                     break
                 overlap.insert(0, previous)
             current = overlap
-        current.append(part)
-    if current and (not windows or " ".join(current) not in windows[-1]):
-        windows.append(" ".join(current))
+        current.append(unit)
+    if current and (not windows or _joined(current) not in windows[-1]):
+        windows.append(_joined(current))
     return windows
+
+
+def _units(text: str, limit: int) -> list[tuple[str, str]]:
+    """(separator before it, text) pieces no longer than `limit`: blocks, else their lines,
+    else sentences; a fenced code block is cut only by lines."""
+    units: list[tuple[str, str]] = []
+    for block in _blocks(text):
+        if len(block) <= limit:
+            units.append(("\n\n", block))
+            continue
+        for number, line in enumerate(block.split("\n")):
+            separator = "\n\n" if number == 0 else "\n"
+            pieces = [line] if len(line) <= limit else [
+                piece for sentence in sentences(line) for piece in _hard_split(sentence, limit)]
+            units.extend((separator if i == 0 else " ", piece) for i, piece in enumerate(pieces))
+    return units
+
+
+def _blocks(text: str) -> list[str]:
+    """Paragraphs, lists and fenced code blocks (blank lines inside a fence stay in it)."""
+    blocks: list[str] = []
+    current: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if line.strip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if not line.strip() and not fenced:
+            if current:
+                blocks.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def _joined(units: list[tuple[str, str]]) -> str:
+    return "".join(separator + piece for separator, piece in units).lstrip()
 
 
 def _hard_split(text: str, limit: int) -> list[str]:

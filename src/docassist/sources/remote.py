@@ -246,7 +246,8 @@ class ItemLedger:
         known = self.items.get(key)
         if known is None or known.etag != marker or known.document_id is None:
             return False
-        if self.store.document(known.document_id) is None:
+        document = self.store.document(known.document_id)
+        if document is None or not document.chunked_current:  # gone, or cut the old way
             return False
         self.outcome.unchanged.append(known.document_id)
         return True
@@ -258,7 +259,8 @@ class ItemLedger:
         previous = self.store.document(document_id)
         if previous is not None and previous.source != self.source.name:
             raise ValueError(f"document id {document_id} belongs to source {previous.source}")
-        if previous is not None and previous.content_sha256 == parsed.info.content_sha256:
+        if previous is not None and previous.content_sha256 == parsed.info.content_sha256 \
+                and previous.chunked_current:
             self.outcome.unchanged.append(document_id)
         else:
             self.store.replace_document(parsed, location, source=self.source.name,

@@ -118,6 +118,8 @@ class WebSync:
             self.seen.discard(url)
             return []
         known = self.items.get(url)
+        if known is not None and not self._chunked_current(known.document_id):
+            known = WebItem(url, known.document_id, None, None, known.links)  # fetch it whole
         try:
             page = self.fetcher.get(url, known.etag if known else None,
                                     known.last_modified if known else None)
@@ -148,6 +150,11 @@ class WebSync:
             url, document_id, page.etag, page.last_modified, links))
         return links
 
+    def _chunked_current(self, document_id: str | None) -> bool:
+        """False for a page stored with an older chunking: fetched and parsed again."""
+        document = self.store.document(document_id) if document_id else None
+        return document is None or document.chunked_current
+
     def _unchanged(self, url: str, document_id: str | None) -> None:
         if document_id is not None:
             self.outcome.unchanged.append(document_id)
@@ -158,7 +165,8 @@ class WebSync:
             raise ValueError("no text on the page")
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         previous = self.store.document_at(page.url)
-        if previous is not None and previous.content_sha256 == digest:
+        if previous is not None and previous.content_sha256 == digest \
+                and previous.chunked_current:
             self.outcome.unchanged.append(previous.document_id)
             return previous.document_id
         relative = url_relative_path(page.url)

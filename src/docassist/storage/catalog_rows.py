@@ -131,6 +131,10 @@ class CatalogRows:
             row.update(services=json.dumps(info.services), extra=json.dumps(info.extra),
                        indexed_at=now)
             upsert_row(connection, "documents", row)
+            # The same version cut anew (CHUNKING_VERSION moved) keeps its chunk ids: their
+            # vectors were of the old text (a new version's ids are new: nothing to delete).
+            connection.executemany("DELETE FROM embeddings WHERE chunk_id = ?",
+                                   [[chunk.chunk_id] for chunk in parsed.chunks])
             for chunk in parsed.chunks:
                 upsert_row(connection, "chunks", {**chunk.model_dump(), "superseded_at": None})
                 body = chunk.text.split("\n", 1)[-1]

@@ -205,7 +205,8 @@ class _Run:
         self.seen_paths.add(source_path)
         previous = self.store.document_at(source_path)
         collection = self._collection_for(found, previous)
-        if previous is not None and previous.content_sha256 == digest:
+        if previous is not None and previous.content_sha256 == digest \
+                and previous.chunked_current:
             self.seen_ids[previous.document_id] = path
             self.report.unchanged.append(previous.document_id)
             if (previous.source, previous.collection) != (self.source, collection):

@@ -425,3 +425,10 @@ def m017_sched(db: Database) -> None:
 def m018_hashed_users(db: Database) -> None:
     """Conversation states keep the audience's user as a hash, not the platform's id."""
     hash_saved_users(db.conn)  # inside the migration's own transaction
+
+
+@migrations()
+def m019_chunking(db: Database) -> None:
+    """Which chunking a document was cut with: one cut by an older one is parsed again by
+    the next `index` or sync (core.documents.CHUNKING_VERSION)."""
+    db.table("documents").add_column("chunking", int)

@@ -42,6 +42,11 @@ RERANK_CANDIDATES: Final = 30
 """Chunks each first-stage retriever proposes (their union is ranked)."""
 WEIGHTS_FILE: Final = Path(__file__).with_name("ranker_weights.json")
 """The trained model (scripts/train_ranker.py writes it, with how it was trained)."""
+MARGIN_CAP: Final = 4.0
+"""A page's lead in rank score counts up to this: beyond, a small corpus's pages simply differ
+(seven pages: any page leads by far), which says nothing about answering."""
+FOREIGN_SHARE: Final = 0.6
+"""A question with more of its weight in words no page holds is in another language."""
 HEADING_CACHE_ENTRIES: Final = 20_000
 """Headings whose vectors are kept (a few MB at 512 floats each)."""
 PROXIMITY_WINDOW: Final = 12
@@ -59,13 +64,15 @@ FEATURES: Final = (
 
 
 ANSWER_FEATURES: Final = (
-    "rank_score", "margin", "coverage", "title_coverage", "cosine", "proximity",
-    "bm25_reciprocal_rank", "dense_reciprocal_rank", "vocabulary_share", "unknown_weight",
-    "best_coverage", "best_cosine", "query_words", "missing_known_weight",
-    "missing_known_share",
+    "margin", "coverage", "title_coverage", "cosine", "heading_cosine",
+    "missing_known_weight", "partly_unknown",
 )
-"""What tells whether a candidate's page answers at all: its rank score, its lead over the
-best chunk of any other page, and how much of the question the corpus and the chunk hold."""
+"""What tells whether a candidate's page answers at all: its lead over the best chunk of any
+other page, how much of the question it holds (words, meaning, heading), and how much of the
+question's known words it lacks. Kept few and of an obvious direction: with more (the
+corpus's vocabulary share, the unknown words' weight, the best cosine) the model fitted signs
+that held on the training collections and not on a small bilingual one (the demo: "What is
+the dress code?" answered from the TLS page, its unknown words counting *for* it)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +130,11 @@ def answer_features(documents: Sequence[str], matrix: npt.NDArray[np.float64],
     for position, document in enumerate(documents):
         others = [rank[i] for i, other in enumerate(documents) if other != document]
         margins[position] = rank[position] - max(others) if others else 1.0
-    extra = {"rank_score": rank, "margin": margins}
+    unknown = matrix[:, FEATURES.index("unknown_weight")]
+    extra = {"rank_score": rank, "margin": np.minimum(margins, MARGIN_CAP),
+             # Words no page holds, in a question the corpus otherwise knows ("dress code"
+             # asked of the TLS page); not a question in another language (most unknown).
+             "partly_unknown": np.where(unknown <= FOREIGN_SHARE, unknown, 0.0)}
     return np.column_stack([extra[name] if name in extra else column[name]
                             for name in ANSWER_FEATURES])
 
@@ -166,7 +177,7 @@ class Question:
             weights[key] = math.log((rows + 1.0) / (found + 0.5)) if found else top
         total = sum(weights.values()) or 1.0
         unknown_share = sum(weights[key] for key in unknown) / total
-        return cls(weights, frozenset(unknown), unknown_share > 0.5, top)
+        return cls(weights, frozenset(unknown), unknown_share > FOREIGN_SHARE, top)
 
     def coverage(self, found: set[str]) -> float:
         total = sum(self.stems.values())

@@ -113,6 +113,9 @@ class CatalogRows:
             row.update(services=json.dumps(info.services), extra=json.dumps(info.extra),
                        indexed_at=now)
             connection.execute(*upsert_sql("documents", row, ["document_id"]))
+            # The same version cut anew keeps its chunk ids: their vectors were of the old text.
+            connection.execute("DELETE FROM embeddings WHERE chunk_id = ANY(%s)",
+                               [[chunk.chunk_id for chunk in parsed.chunks]])
             if parsed.chunks:  # executemany: pipelined, one round trip per batch
                 rows = [upsert_sql("chunks", {**chunk.model_dump(), "superseded_at": None},
                                    ["chunk_id"]) for chunk in parsed.chunks]

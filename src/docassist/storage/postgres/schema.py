@@ -240,6 +240,12 @@ def p009_hashed_users(connection: Connection) -> None:
     hash_saved_users(Qmark(connection))
 
 
+@migration
+def p010_chunking(connection: Connection) -> None:
+    """m019_chunking: which chunking a document was cut with."""
+    connection.execute("ALTER TABLE documents ADD COLUMN chunking integer")
+
+
 def pending(connection: Connection) -> list[str]:
     """Names of the migrations not applied yet, in order."""
     return [name for name, _ in MIGRATIONS if name not in _applied(connection)]
