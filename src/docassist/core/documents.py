@@ -258,7 +258,7 @@ def split_by_size(text: str, max_chars: int, target_chars: int, overlap_chars: i
     windows: list[str] = []
     current: list[tuple[str, str]] = []
     for unit in units:
-        if current and len(_joined(current + [unit])) > target_chars:
+        if current and len(_joined([*current, unit])) > target_chars:
             windows.append(_joined(current))
             overlap: list[tuple[str, str]] = []
             for previous in reversed(current):
