@@ -15,7 +15,7 @@ from docassist.core.limits import (
     STEP_CHARS,
 )
 from docassist.core.ports import Answerer, Catalog, Embedder, Retriever, SearchHit
-from docassist.core.procedure import best_document_hit, procedure_window
+from docassist.core.procedure import best_document_hit, is_step, procedure_window
 from docassist.core.state import RagResult, Source
 from docassist.core.statuses import language_of
 from docassist.core.text import sentences, stems
@@ -272,9 +272,12 @@ class ExtractiveAnswerer:
         by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}
         steps = procedure_window(question, hits, by_id.get)
         links = LinkTitles(self.catalog) if self.catalog is not None else None
-        if len(steps) > 1:
+        best = self._best_passage(question, hits)
+        # Steps across sections answer a how-to, unless a prose section is headed by the
+        # question itself ("Jak zgłosić incydent": that section answers, not the page's lists
+        # of priorities); one step section is its own passage.
+        if len(steps) > 1 and (is_step(best.chunk) or not _headed_by(question, best)):
             return compose_procedure(steps, language_of(language), links)
-        best = steps[0] if steps else self._best_passage(question, hits)
         return self._passage(question, best, language_of(language), links)
 
     def _best_passage(self, question: str, hits: list[SearchHit]) -> SearchHit:
@@ -288,9 +291,12 @@ class ExtractiveAnswerer:
         wanted = stems(question)
         shared = [len(wanted & stems(f"{hit.chunk.section} {chunk_body(hit.chunk.text)}"))
                   for hit in page]
-        # One shared word (a name such as `tls`) says little; the retriever's order a bit.
-        scores = [(n / len(wanted) if n >= MIN_SHARED_WORDS else 0.0) + RANK_PRIOR / rank
-                  for rank, n in enumerate(shared, start=1)]
+        # One shared word (a name such as `tls`) says little; a heading that names the
+        # question's words says most ("Jak zgłosić incydent"); the retriever's order a bit.
+        headed = [len(wanted & stems(hit.chunk.section)) / max(len(wanted), 1) for hit in page]
+        scores = [(n / len(wanted) if n >= MIN_SHARED_WORDS else 0.0) + heading
+                  + RANK_PRIOR / rank
+                  for rank, (n, heading) in enumerate(zip(shared, headed, strict=True), 1)]
         if self.embedder is not None:  # the nearest sentence speaks for its chunk
             texts = [sentences(chunk_body(hit.chunk.text))[:PASSAGE_SENTENCES] or [""]
                      for hit in page]
@@ -342,8 +348,15 @@ _FACT_QUESTION: Final = re.compile(
 
 RANK_PRIOR: Final = 0.05
 """What the retriever's order adds when choosing the page's passage (1st: this, 2nd: half)."""
+HEADING_MATCH: Final = 0.5
+"""A section whose heading holds this share of the question's words is what it asks about."""
 PASSAGE_SENTENCES: Final = 12
 """Sentences of each candidate chunk compared with the question when choosing the passage."""
+
+
+def _headed_by(question: str, hit: SearchHit) -> bool:
+    wanted = stems(question)
+    return bool(wanted) and len(wanted & stems(hit.chunk.section)) >= HEADING_MATCH * len(wanted)
 
 
 def asks_for_a_fact(question: str) -> bool:
