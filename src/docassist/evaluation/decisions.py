@@ -17,7 +17,7 @@ from docassist.core import i18n
 from docassist.core.messages import InvalidMessage, validate_message
 from docassist.core.planning import plan_turn
 from docassist.core.ports import Catalog, SelectorModel
-from docassist.core.selection import tool_catalog_version
+from docassist.core.selection import selector_catalog_version
 from docassist.core.state import ConversationState, RagResult, Source
 from docassist.evaluation.cases import CaseResult, CaseState, DecisionCase, Expected, Got
 from docassist.evaluation.decision_metrics import (
@@ -151,7 +151,7 @@ def evaluate_decisions(
         if on_case is not None:
             on_case(case)
     return decision_report(results, backend=selector.backend, model=selector.model,
-                           catalog_version=tool_catalog_version(tool_specs))
+                           catalog_version=selector_catalog_version(tool_specs, selector))
 
 
 def decision_report(results: list[CaseResult], *, backend: str, model: str,
