@@ -137,3 +137,15 @@ def assert_ask_again_refused(store: Any, reason: str) -> None:
     assert (last["decision_status"], last["decision_reason"]) == ("rejected", reason)
     assert last["tool_name"] is None and store.tool_calls(last["result_id"]) == []
     assert [t["status"] for t in store.turns()].count("answered") == 1  # the first answer
+
+
+def slack_seen(post: dict[str, Any]) -> str:
+    """A Slack message as people see it: its text, then its blocks' texts (a citation is a
+    marker like [1] in the text; the sources block resolves it to the chunk id)."""
+    texts = [str(post.get("text", ""))]
+    for block in post.get("blocks") or []:
+        if isinstance(block.get("text"), dict):
+            texts.append(str(block["text"].get("text", "")))
+        texts.extend(str(element.get("text", "")) for element in block.get("elements", [])
+                     if isinstance(element, dict) and isinstance(element.get("text"), str))
+    return "\n".join(texts)

@@ -207,6 +207,32 @@ def test_eval_answers_end_to_end(any_db: str, tmp_path: Path) -> None:
                         db=any_db).stdout)["rows"] == 0  # eval turns stay out of the traces
 
 
+def test_one_held_out_file_serves_both_evals_per_set_into_the_page(db_path: Path,
+                                                                    tmp_path: Path) -> None:
+    """A held-out file mixes sets and unanswerable cases: `--set` picks one set, retrieval
+    leaves out the unanswerable case, and each writes its own block into the page."""
+    cases = tmp_path / "heldout.jsonl"
+    cases.write_text(
+        '{"id": "a1", "set": "demo", "split": "test", "lang": "en", '
+        '"question": "How do I renew the TLS certificate?", "expected_documents": ["DOC-TLS"]}\n'
+        '{"id": "a2", "set": "demo", "split": "test", "lang": "en", '
+        '"question": "What is the dress code for client visits?", "expected_documents": []}\n'
+        '{"id": "b1", "set": "other", "split": "test", "question": "Who owns the coffee '
+        'machine?", "expected_documents": ["DOC-NOT-HERE"]}\n')
+    page = tmp_path / "evaluation.md"
+    for kind in ("answers", "retrieval"):
+        done = run("eval", kind, str(cases), "--set", "demo", "--split", "test", "--page",
+                   str(page), "--json", db=db_path)
+        assert done.returncode == 0, done.stderr
+        report = one_json(done.stdout)
+        assert [case["id"] for case in report["cases"]] == (
+            ["a1", "a2"] if kind == "answers" else ["a1"])
+    text = page.read_text()
+    assert "<!-- begin answers heldout.jsonl demo test -->" in text
+    assert "<!-- begin retrieval heldout.jsonl demo test -->" in text
+    assert "| bm25s |" in text and "| ranked (default) |" in text
+
+
 def test_harvest_drafts_with_and_without_raw_text(db_path: Path, tmp_path: Path) -> None:
     run("ask", "What is the dress code for client visits?", db=db_path)
     run("ask", "What is the parental leave policy for contractors?", db=db_path,

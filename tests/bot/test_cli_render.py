@@ -31,10 +31,10 @@ def test_points_commands_and_markup_in_documents_are_shown_as_written() -> None:
                         status="answered", answer=answer, language="en", sources=[source])
     assert shown(render_result(result)).splitlines() == [
         "According to the documents:",
-        f"• Open [link=https://evil.example]the portal[/link] now. [{CHUNK}]",
-        f"• Run zebra-ctl mute [/] [{CHUNK}]",
+        "• Open [link=https://evil.example]the portal[/link] now. [1]",
+        "• Run zebra-ctl mute [/] [1]",
         "Sources:",
-        f"  {CHUNK} Zebra [bold]alarm v1.0 — Paging (score 0.50)"]  # no javascript: link
+        f"  [1] {CHUNK} Zebra [bold]alarm v1.0 — Paging (score 0.50)"]  # no javascript: link
     streamed = styled(f"Run `zebra-ctl mute [/]` [{CHUNK}]")
     assert [(span.style, streamed.plain[span.start:span.end]) for span in streamed.spans] == [
         ("bold cyan", "zebra-ctl mute [/]"), ("dim", f"[{CHUNK}]")]

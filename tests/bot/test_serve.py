@@ -109,7 +109,7 @@ def test_both_platforms_on_one_port_give_the_shared_scenarios_results(
     inline = served.teams.post(served.teams.activity("Jak odnowić certyfikat TLS?"),
                                expect_replies=True)
     [reply] = inline.json()["activities"]
-    assert "[DOC-TLS-" in card_text(reply["attachments"][0]["content"])
+    assert "DOC-TLS-" in card_text(reply["attachments"][0]["content"])
     assert httpx.get(f"{served.url}/healthz").json() == {"ok": True}
 
 

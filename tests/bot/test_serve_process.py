@@ -19,6 +19,7 @@ from tests.conftest import REPO
 from tests.fakes.loopback import free_port, wait_healthy, wait_until
 from tests.fakes.slack_api import FakeSlackApi, slack_signature
 from tests.fakes.teams_connector import FakeConnector, card_text
+from tests.helpers import slack_seen
 
 BOT_TOKEN = "xoxb-serve-secret-token-1234"
 SIGNING_SECRET = "serve-signing-secret-5678"
@@ -83,8 +84,8 @@ def test_serve_runs_both_platforms_and_logs_json_without_secrets_or_questions(
             assert wait_until(lambda: len(api.posted()) == 1)
             reply = httpx.post(f"{url}/api/messages", json=teams_activity(
                 connector, TEAMS_QUESTION), timeout=30).json()["activities"][0]
-            assert "[DOC-" in card_text(reply["attachments"][0]["content"])
-            assert "[DOC-TLS-" in api.posted()[0]["text"]
+            assert "DOC-" in card_text(reply["attachments"][0]["content"])
+            assert "DOC-TLS-" in slack_seen(api.posted()[0])
             assert turns_counted(url) == 2
             assert httpx.get(f"{url}/readyz", timeout=10).status_code == 200
         finally:
@@ -209,7 +210,7 @@ def test_serve_starts_and_slack_answers_when_the_sign_in_service_is_out_of_reach
             assert ready.json()["degraded"] == []
             assert slack_event(url, SLACK_QUESTION).status_code == 200
             assert wait_until(lambda: len(api.posted()) == 1)
-            assert "[DOC-TLS-" in api.posted()[0]["text"]
+            assert "DOC-TLS-" in slack_seen(api.posted()[0])
         finally:
             process.terminate()
             process.communicate(timeout=20)

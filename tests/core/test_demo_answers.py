@@ -128,3 +128,15 @@ def test_relative_links_become_the_linked_pages_title(
 def test_the_demo_corpus_is_indexed_for_these_tests(store: Store) -> None:
     assert {d.source_path.rsplit("/", 1)[-1] for d in store.documents()} >= {
         path.name for path in DEMO_DOCS.iterdir() if path.suffix == ".md"}
+
+
+@pytest.mark.xfail(strict=True, reason="known miss (issue 40): neither the words nor USE's "
+                   "meaning tie \"nie wstanie\" to \"nie uruchamia się\"; the answer is the "
+                   "status check that points to the right section instead of that section")
+def test_a_follow_up_about_a_failed_restart_is_answered_from_its_section(
+        ranked_engine: TurnEngine) -> None:
+    ranked_engine.handle(message("Co zrobić po zmianie konfiguracji docassist-api?", "f1"))
+    result = ranked_engine.handle(message("a co jeśli nie wstanie po restarcie?", "f1"))
+    assert result is not None and result.status == "answered"
+    assert _cited_sections(result.answer, ranked_engine)[0] == (
+        "Gdy usługa nie uruchamia się (stan failed)")

@@ -37,7 +37,7 @@ def test_two_channels_with_different_scopes_get_different_sources(rig: SlackRig)
     rig.store.set_scope("slack:C-SEC", ["security"], "UADMIN")
     rig.event(mention(TLS_QUESTION, "10.1", channel="C-SEC"), "Ev1")
     rig.event(mention(TLS_QUESTION, "20.1", channel="C-GEN"), "Ev2")
-    assert "[DOC-TLS-" in said(rig, "C-SEC", "10.1")
+    assert "DOC-TLS-" in said(rig, "C-SEC", "10.1")
     general = said(rig, "C-GEN", "20.1")
     assert "DOC-TLS" not in general and "TLS certificate renewal" not in general
     audiences = [row["audience"] for row in rig.store.turns()]
@@ -48,7 +48,7 @@ def test_a_direct_message_gets_the_users_collections(rig: SlackRig) -> None:
     rig.store.set_scope("user:slack:U1", ["security"], "UADMIN")
     rig.event({"type": "message", "channel_type": "im", "channel": "D1", "user": "U1",
                "text": TLS_QUESTION, "ts": "30.1", "team": TEAM}, "Ev1")
-    assert "[DOC-TLS-" in said(rig, "D1", None) + said(rig, "D1", "30.1")
+    assert "DOC-TLS-" in said(rig, "D1", None) + said(rig, "D1", "30.1")
     assert rig.store.turns()[-1]["audience"] == "private:slack"
 
 
@@ -67,13 +67,13 @@ def test_an_externally_shared_channel_gets_only_shareable_collections(rig: Slack
     assert rig.store.turns()[-1]["audience"] == "shared:slack:C-EXT"
     rig.command("/docassist-admin", "scopes share security", user="UADMIN")
     shared_event("41.1", "Ev2")
-    assert "[DOC-TLS-" in said(rig, "C-EXT", "41.1")
+    assert "DOC-TLS-" in said(rig, "C-EXT", "41.1")
 
 
 def test_narrowing_a_channel_withholds_an_older_answers_sources(rig: SlackRig) -> None:
     rig.command("/docassist-admin", "scopes set slack:C1 security default", user="UADMIN")
     rig.event(mention(TLS_QUESTION, "50.1"), "Ev1")
-    assert "[DOC-TLS-" in said(rig, "C1", "50.1")
+    assert "DOC-TLS-" in said(rig, "C1", "50.1")
     rig.command("/docassist-admin", "scopes set slack:C1 default", user="UADMIN")
     assert "slack:C1 → default" in rig.api.posted("chat.postEphemeral")[-1]["text"]
     button = {"type": "block_actions", "team": {"id": TEAM}, "user": {"id": "U1"},
@@ -117,7 +117,7 @@ def test_a_button_in_an_externally_shared_thread_stays_shared(rig: SlackRig) -> 
             "event_id": "Ev1", "event_time": 1, "is_ext_shared_channel": True,
             "event": mention(TLS_QUESTION, "60.1", channel="C-EXT")}
     rig.send(json.dumps(body), "application/json")
-    assert "[DOC-TLS-" in said(rig, "C-EXT", "60.1")
+    assert "DOC-TLS-" in said(rig, "C-EXT", "60.1")
     rig.store.set_shareable("security", False, "UADMIN")  # the channel itself still maps it
     button = {"type": "block_actions", "team": {"id": TEAM}, "user": {"id": "U1"},
               "container": {"type": "message", "channel_id": "C-EXT", "message_ts": "1.2",
@@ -174,7 +174,7 @@ def test_a_private_answer_from_the_askers_scope_is_not_offered_to_the_channel(
     store.set_scope("user:slack:U1", ["security", "default"], "UADMIN")  # C1: default
     private.event(mention(TLS_QUESTION, "90.1"), "Ev1")
     answer = private.api.posted("chat.postEphemeral")[-1]
-    assert "[DOC-TLS-" in json.dumps(answer["blocks"]) and private.api.posted() == []
+    assert "DOC-TLS-" in json.dumps(answer["blocks"]) and private.api.posted() == []
     assert SHARE_ACTION not in json.dumps(answer["blocks"])
     assert private.store.turns()[-1]["audience"] == "private:slack"
     result_id = private.store.turns()[-1]["result_id"]

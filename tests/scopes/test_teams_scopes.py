@@ -37,7 +37,7 @@ def test_channels_with_different_scopes_and_their_threads(teams: TeamsRig) -> No
     teams.post(in_channel(teams, CHANNEL, "200"))  # another thread of the same channel
     teams.post(in_channel(teams, OTHER_CHANNEL, "300"))
     first, second, other = teams.connector.messages()[-3:]
-    assert "[DOC-TLS-" in first.text and "[DOC-TLS-" in second.text
+    assert "DOC-TLS-" in first.text and "DOC-TLS-" in second.text
     assert "DOC-TLS" not in other.text and "TLS certificate renewal" not in other.text
     assert [t["audience"] for t in teams.store.turns()] == [
         f"channel:teams:{CHANNEL}", f"channel:teams:{CHANNEL}",
@@ -49,7 +49,7 @@ def test_a_personal_chat_gets_the_users_collections(teams: TeamsRig) -> None:
     assert "DOC-TLS" not in teams.connector.messages()[-1].text
     teams.store.set_scope("user:teams:aad-user-1", ["security"], "teams:aad-admin")
     teams.post(teams.activity(TLS_QUESTION))
-    assert "[DOC-TLS-" in teams.connector.messages()[-1].text
+    assert "DOC-TLS-" in teams.connector.messages()[-1].text
     assert teams.store.turns()[-1]["audience"] == "private:teams"
 
 
@@ -64,7 +64,7 @@ def test_another_tenant_or_a_guest_gets_only_shareable_collections(teams: TeamsR
     assert [t["audience"] for t in teams.store.turns()] == [f"shared:teams:{CHANNEL}"] * 2
     teams.post(teams.activity("scopes share security", user=ADMIN))
     teams.post(in_channel(teams, CHANNEL, "600", tenantId="tenant-other"))
-    assert "[DOC-TLS-" in teams.connector.messages()[-1].text
+    assert "DOC-TLS-" in teams.connector.messages()[-1].text
 
 
 def test_scopes_is_for_admins_only(teams: TeamsRig, caplog: pytest.LogCaptureFixture) -> None:

@@ -8,6 +8,7 @@ from docassist.bot.limits import STREAM_APPEND_SECONDS
 from docassist.bot.slack.stream import SlackStream
 from tests.fakes.model_server import ModelServer, openai_stream
 from tests.fakes.slack_api import FakeSlackApi
+from tests.helpers import slack_seen
 from tests.slack.rig import PANE, SlackRig, mention
 
 
@@ -28,7 +29,7 @@ def test_assistant_pane_prompts_title_status_and_answer(rig: SlackRig) -> None:
     assert statuses[0] == "Szukam w dokumentach…" and "Writing the answer…" in statuses
     [answer] = rig.api.posted()
     assert answer["channel"] == "D1" and answer["thread_ts"] == "1200.1"
-    assert "[DOC-DB-" in answer["blocks"][0]["text"]["text"]
+    assert "DOC-DB-" in slack_seen(answer)
 
 
 
@@ -47,9 +48,9 @@ def test_an_answer_streams_its_first_sentence_at_once_and_the_rest_with_the_stop
     assert methods == ["chat.startStream", "chat.stopStream"]
     started = rig.api.posted("chat.startStream")[0]
     assert (started["thread_ts"], started["recipient_user_id"]) == ("1300.1", "U1")
-    assert rig.api.streamed() == [f"Renew 30 days ahead [{chunk.chunk.chunk_id}]. ",
-                                  f"Then reload the gateway [{chunk.chunk.chunk_id}]. "]
+    assert rig.api.streamed() == ["Renew 30 days ahead [1]. ", "Then reload the gateway [1]. "]
     final = rig.api.posted("chat.stopStream")[0]["blocks"]
+    assert f"[1] `{chunk.chunk.chunk_id}`" in str(final)  # the sources resolve the marker
     assert {block["type"] for block in final} >= {"context", "actions", "context_actions"}
     assert rig.api.posted() == []  # no separate post: the stream is the answer
 
@@ -65,7 +66,8 @@ def test_streaming_falls_back_to_a_single_post(streaming_rig: tuple[SlackRig, Mo
     rig.event(mention("How do I renew the TLS certificate?", "1400.1"), "Ev1")
     [post] = rig.api.posted()
     assert post["thread_ts"] == "1400.1"
-    assert f"Renew early [{cited}]. Then reload [{cited}]." in post["blocks"][0]["text"]["text"]
+    assert "Renew early [1]. Then reload [1]." in post["blocks"][0]["text"]["text"]
+    assert f"[1] `{cited}`" in slack_seen(post)  # the marker resolved in the sources block
     assert rig.api.posted("chat.appendStream") == []
 
 
@@ -74,7 +76,7 @@ def test_a_dm_thread_outside_the_pane_is_still_answered(rig: SlackRig) -> None:
     rig.event({**PANE, "type": "message", "text": "How do I renew the TLS certificate?",
                "ts": "1500.2", "thread_ts": "1500.1"}, "EvC")
     [answer] = rig.api.posted()
-    assert answer["thread_ts"] == "1500.1" and "[DOC-TLS-" in answer["blocks"][0]["text"]["text"]
+    assert answer["thread_ts"] == "1500.1" and "DOC-TLS-" in slack_seen(answer)
 
 
 def test_sentences_apart_are_appended_as_they_come_and_those_together_in_one_call() -> None:

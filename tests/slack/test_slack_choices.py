@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from docassist.bot.slack.render import CHOICES_BLOCK
+from tests.helpers import slack_seen
 from tests.slack.rig import CHANNEL, TEAM, SlackRig, channel_message, mention
 
 
@@ -39,7 +40,7 @@ def test_a_click_completes_the_request_as_the_typed_reply_does(rig: SlackRig) ->
     worker = next(b for b in buttons if "docassist-worker" in b["text"]["text"])
     click(rig, worker, "10.1", "10.5")
     answered = rig.api.posted()[-1]
-    assert answered["thread_ts"] == "10.1" and "[DOC-" in answered["text"]
+    assert answered["thread_ts"] == "10.1" and "DOC-" in slack_seen(answered)
     clicked = rig.store.turns()[-1]
     assert clicked["status"] == "answered" and clicked["decided_by"] == "pending"
     assert clicked["tool_status"] == "tool_completed"

@@ -14,7 +14,7 @@ from docassist.core.ports import ExampleSource, Reading
 from docassist.core.results import TurnResult
 from docassist.core.text import split_text
 from tests.conftest import EngineFactory
-from tests.helpers import MODEL_DOWN, ScriptedSelector, rules_selector
+from tests.helpers import MODEL_DOWN, ScriptedSelector, rules_selector, slack_seen
 from tests.slack.rig import (
     CHANNEL,
     SECRET,
@@ -36,9 +36,10 @@ def test_mention_is_answered_in_its_thread_with_citations(rig: SlackRig) -> None
     [post] = rig.api.posted()
     assert post["channel"] == CHANNEL and post["thread_ts"] == "100.1"
     blocks = post["blocks"]
-    assert blocks[0]["type"] == "section" and "[DOC-DB-" in blocks[0]["text"]["text"]
+    assert blocks[0]["type"] == "section" and "[1]" in blocks[0]["text"]["text"]
+    assert "DOC-DB-" not in blocks[0]["text"]["text"]  # the marker, not the long id
     context = next(block for block in blocks if block["type"] == "context")
-    assert "DOC-DB-" in context["elements"][0]["text"]
+    assert context["elements"][0]["text"].startswith("[1] `DOC-DB-")
     actions = next(block for block in blocks if block["type"] == "actions")
     assert [e["action_id"] for e in actions["elements"]] == [SHOW_SOURCES_ACTION,
                                                               CLEAR_THREAD_ACTION]
@@ -51,7 +52,7 @@ def test_follow_up_in_the_thread_needs_no_mention(rig: SlackRig) -> None:
     rig.event(channel_message("chatter in a foreign thread", "301.2", thread_ts="301.1"), "Ev4")
     posts = rig.api.posted()
     assert [post["thread_ts"] for post in posts] == ["200.1", "200.1"]
-    assert "[DOC-INSTR-" in posts[1]["blocks"][0]["text"]["text"]
+    assert "DOC-INSTR-" in slack_seen(posts[1])
     turn = rig.store.turns()[-1]
     assert turn["resolution_status"] == "resolved"
 
@@ -187,7 +188,7 @@ def test_a_clarification_is_completed_by_the_reply_in_the_thread(rig: SlackRig) 
               "Ev2")
     asked, answered = rig.api.posted()
     assert "Which object do you mean?" in asked["text"]
-    assert answered["thread_ts"] == "990.1" and "[DOC-WORKER-" in answered["text"]
+    assert answered["thread_ts"] == "990.1" and "DOC-WORKER-" in slack_seen(answered)
     assert rig.store.turns()[-1]["decided_by"] == "pending"
 
 

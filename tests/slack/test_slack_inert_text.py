@@ -26,29 +26,30 @@ TITLE = "Zebra alarm &lt;!channel&gt; &amp; &lt;https://evil.example/t|the wiki&
 """The title as Slack must receive it: entities, so it pings and links nothing."""
 
 
-def answer_text(chunk: str) -> str:
-    """The page's passage in its own words and lines (issue 40), every piece inert."""
+def answer_text() -> str:
+    """The page's passage in its own words and lines (issue 40), every piece inert; its
+    citation is the marker [1]."""
     return (f"From “{TITLE}”, section “Zebra alarm paging”:\n"
             "When the zebra alarm sounds, tell &lt;!everyone&gt; and open "
             "&lt;https://evil.example/login|the status page&gt;.\n"
             "Silence the zebra alarm with `zebra-ctl mute --all &lt;!here&gt;` and read "
-            f"*now* [the zebra runbook](https://evil.example/runbook). [{chunk}]")
+            "*now* [the zebra runbook](https://evil.example/runbook). [1]")
 
 
-def sources_context(chunk: str) -> dict[str, object]:
+def sources_context(chunk: str, marker: str = "") -> dict[str, object]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": (
-        f"`{chunk}` <{hostile.CATALOG_URL}|{TITLE} v1.0 — Zebra alarm paging>")}]}
+        f"{marker}`{chunk}` <{hostile.CATALOG_URL}|{TITLE} v1.0 — Zebra alarm paging>")}]}
 
 
 def test_an_answer_and_its_sources_are_posted_inert(rig: SlackRig, store: Store) -> None:
     chunk = hostile.chunk_id(store)
     rig.event(mention(hostile.QUESTION, "100.1"), "Ev1")
     [post] = rig.api.posted()
-    text = answer_text(chunk)
+    text = answer_text()
     assert post["text"] == text
     blocks = post["blocks"]
     assert blocks[:2] == [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
-                          sources_context(chunk)]
+                          sources_context(chunk, "[1] ")]
     assert [block["type"] for block in blocks[2:]] == ["actions", "context_actions"]
     button = {"type": "block_actions", "team": {"id": TEAM}, "user": {"id": "U1"},
               "container": {"type": "message", "channel_id": CHANNEL, "thread_ts": "100.1"},
@@ -100,8 +101,8 @@ def test_a_streamed_answer_is_inert(streaming_rig: tuple[SlackRig, ModelServer],
         f" Then mute it [{chunk}]."))
     rig.event(mention(hostile.QUESTION, "300.1"), "Ev1")
     assert rig.api.streamed() == [
-        f"Tell &lt;!channel&gt; &amp; see &lt;https://evil.example|docs&gt; [{chunk}]. ",
-        f"Then mute it [{chunk}]. "]
+        "Tell &lt;!channel&gt; &amp; see &lt;https://evil.example|docs&gt; [1]. ",
+        "Then mute it [1]. "]
 
 
 def test_a_users_message_reaches_the_core_as_typed(rig: SlackRig) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from docassist.core.tools import ToolRegistry
 from tests.db_locks import LockHolder
 from tests.fakes.loopback import wait_until
-from tests.helpers import recording
+from tests.helpers import recording, slack_seen
 from tests.slack.rig import (
     CHANNEL,
     PANE,
@@ -74,7 +74,7 @@ def test_a_file_with_a_question_gets_one_note_and_one_answer(rig: SlackRig) -> N
     event = mention("How do I renew the TLS certificate?", "400.1", files=[{"id": "F1"}])
     delivered_three_times(rig, event, "EvFileQuestion")
     note, answer = thread_posts(rig, "400.1")
-    assert "don't read attachments" in note["text"] and "[DOC-TLS-" in answer["text"]
+    assert "don't read attachments" in note["text"] and "DOC-TLS-" in slack_seen(answer)
     assert [turn["status"] for turn in rig.store.turns()] == ["answered"]
 
 
@@ -94,10 +94,10 @@ def test_concurrent_duplicates_take_the_budget_once(rig: SlackRig, db_path: Path
     assert rig.adapter.worker.wait_idle()
     assert statuses == [200] * 4
     [answer] = rig.api.posted()
-    assert "[DOC-TLS-" in answer["text"]  # and no "too many questions" beside it
+    assert "DOC-TLS-" in slack_seen(answer)  # and no "too many questions" beside it
     rig.event(mention("What should I do after changing the docassist-api config?", "600.1"),
               "EvNext")  # the user's next real question still fits the budget of 2
-    assert "[DOC-INSTR-" in thread_posts(rig, "600.1")[0]["text"]
+    assert "DOC-INSTR-" in slack_seen(thread_posts(rig, "600.1")[0])
     rig.event(mention("How do I renew the TLS certificate?", "700.1"), "EvThird")
     assert TRY_AGAIN in thread_posts(rig, "700.1")[0]["text"]  # the limit still holds
     assert len(rig.store.turns()) == 2
@@ -186,7 +186,7 @@ def test_a_broadcast_reply_is_answered_and_system_messages_are_not(
                                 thread_ts="1300.1", subtype="thread_broadcast")
     rig.event(broadcast, "EvBroadcast")
     first, second = thread_posts(rig, "1300.1")
-    assert "[DOC-TLS-" in first["text"] and "[DOC-DB-" in second["text"]
+    assert "DOC-TLS-" in slack_seen(first) and "DOC-DB-" in slack_seen(second)
     with recording(registry, *registry.names()) as recorders:
         for index, subtype in enumerate(("channel_name", "pinned_item", "channel_join",
                                          "channel_topic", "group_join")):

@@ -11,6 +11,7 @@ import pytest
 
 from docassist.bot.slack.render import SHARE_ACTION
 from docassist.core.turn import TurnEngine
+from tests.helpers import slack_seen
 from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
 
 QUESTION = "How do I renew the TLS certificate?"
@@ -46,7 +47,7 @@ def ask(rig: SlackRig, ts: str) -> tuple[dict[str, Any], str]:
 
 def test_a_private_answer_is_shared_once_with_its_citations(private: SlackRig) -> None:
     answer, result_id = ask(private, "10.1")
-    assert "[DOC-TLS-" in answer["blocks"][0]["text"]["text"]
+    assert "DOC-TLS-" in slack_seen(answer)
     assert share_button(answer)["value"] == result_id
     click_share(private, result_id)
     [shared] = private.api.posted()
@@ -133,7 +134,7 @@ def test_an_ephemeral_clarification_is_completed_by_its_button(private: SlackRig
         "actions": [{"action_id": button["action_id"], "value": button["value"],
                      "action_ts": "70.5"}]})
     answered = private.api.posted("chat.postEphemeral")[-1]
-    assert answered["thread_ts"] == "70.1" and "[DOC-" in answered["text"]
+    assert answered["thread_ts"] == "70.1" and "DOC-" in slack_seen(answered)
     first, second = private.store.turns()
     assert first["conversation_id"] == second["conversation_id"]
     assert second["decided_by"] == "pending"

@@ -14,6 +14,7 @@ from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
 from tests.fakes.slack_api import FakeSlackApi
+from tests.helpers import slack_seen
 
 ENVELOPE_ID = "env-1"
 
@@ -61,5 +62,5 @@ def test_an_event_over_socket_mode_is_answered_and_acked(engine: TurnEngine,
             adapter.worker.close()
             websocket_server.shutdown()
     [post] = api.posted()
-    assert post["thread_ts"] == "321.1" and "[DOC-TLS-" in post["blocks"][0]["text"]["text"]
+    assert post["thread_ts"] == "321.1" and "DOC-TLS-" in slack_seen(post)
     assert store.turns()[0]["event_id"] == "EvSocket"

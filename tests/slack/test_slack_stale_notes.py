@@ -40,7 +40,7 @@ def test_a_changed_citation_gets_one_note_and_ask_again_answers_from_the_new_ver
         rig: SlackRig, store: Store, zebra: Path) -> None:
     rig.event(mention(QUESTION, "500.1"), "Ev1")
     [answer] = rig.api.posted()
-    assert "PagerDuty" in answer["text"] and "DOC-ZEBRA-" in answer["text"]
+    assert "PagerDuty" in answer["text"] and "DOC-ZEBRA-" in str(answer["blocks"])
     zebra.write_text(ZEBRA_V2)
     [outcome] = sync_all(store, stale_days=14)
     assert outcome.updated == ["DOC-ZEBRA"]

@@ -51,7 +51,7 @@ def holding(db: Path, needle: str) -> list[tuple[str, str]]:
 def test_a_slack_event_answered_keeps_ids_and_hashes_only(rig: SlackRig) -> None:
     rig.event(mention(QUESTION, "2100.1"), "EvPrivate")
     [post] = rig.api.posted()
-    assert "[DOC-TLS-" in post["text"]
+    assert "[1]" in post["text"] and "DOC-TLS-" in str(post["blocks"])
     [row] = rig.store.inbox_rows()
     assert row["status"] == "done" and row["result"] is None
     stored = json.loads(row["message"])

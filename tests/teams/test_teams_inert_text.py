@@ -39,7 +39,7 @@ def test_an_answer_card_shows_document_text_as_written(teams: TeamsRig, store: S
     teams.post(teams.activity(hostile.QUESTION))
     [reply] = teams.connector.messages()
     [card] = reply.cards
-    cite = catalog_link(f"[{chunk}]", isSubtle=True, size="Small")
+    cite = catalog_link("[1]", isSubtle=True, size="Small")  # resolved under "Sources"
     first, silence, command, read, now, runbook = hostile.SENTENCES
     small = {"size": "Small", "isSubtle": True}
     *shown, first_row, second_row = card["body"]
@@ -51,7 +51,7 @@ def test_an_answer_card_shows_document_text_as_written(teams: TeamsRig, store: S
              run(now, weight="Bolder"), run(runbook), cite, spacing="Small"),
         {"type": "TextBlock", "text": "Sources", "wrap": True, "weight": "Bolder",
          "spacing": "Medium"},
-        rich(run("•\u00a0", **small), run(chunk, fontType="Monospace", **small),
+        rich(run("[1]\u00a0", **small), run(chunk, fontType="Monospace", **small),
              run(" ", **small),
              catalog_link(f"{hostile.TITLE} v1.0 — Zebra alarm paging", **small),
              spacing="None")]

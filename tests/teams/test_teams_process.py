@@ -36,7 +36,7 @@ def test_anonymous_mode_warns_and_replies_inline(db_path: Path) -> None:
                 json=activity(connector, "How do I renew the TLS certificate?", "p-1",
                               deliveryMode="expectReplies"))
             [reply] = response.json()["activities"]
-            assert "[DOC-TLS-" in card_text(reply["attachments"][0]["content"])
+            assert "DOC-TLS-" in card_text(reply["attachments"][0]["content"])
             assert connector.sent == []
     finally:
         process.terminate()

@@ -53,8 +53,8 @@ def test_a_personal_chat_answer_streams_sentence_by_sentence(
     sent = [s.activity for s in teams.connector.sent]
     typing = [a for a in sent if a["type"] == "typing"]
     assert [a["text"] for a in typing] == [
-        f"Renew 30 days ahead \\[{cited}\\].",
-        f"Renew 30 days ahead \\[{cited}\\]. Then reload the gateway \\[{cited}\\]."]
+        "Renew 30 days ahead \\[1\\].",
+        "Renew 30 days ahead \\[1\\]. Then reload the gateway \\[1\\]."]  # markers
     first, second = (stream_info(a) for a in typing)
     assert (first["streamType"], first["streamSequence"]) == ("streaming", 1)
     assert "streamId" not in first  # Teams names the stream in its answer to the first
@@ -82,13 +82,13 @@ def test_a_channel_answer_is_posted_once_and_updated_in_place(
                               activity_id="5001", mention=True))
     [posted] = teams.connector.sent  # one message, no typing activities
     assert posted.activity["type"] == "message" and posted.conversation_id == thread
-    assert posted.activity["text"] == f"Renew 30 days ahead \\[{cited}\\]."
+    assert posted.activity["text"] == "Renew 30 days ahead \\[1\\]."
     growing, final = teams.connector.updated
     assert {growing.reply_to_id, final.reply_to_id} == {"reply-1"}  # the posted message
     assert {growing.conversation_id, final.conversation_id} == {thread}
-    assert growing.activity["text"].endswith(f"Then reload the gateway \\[{cited}\\].")
+    assert growing.activity["text"].endswith("Then reload the gateway \\[1\\].")
     [card] = [a["content"] for a in final.activity["attachments"]]
-    assert f"[{cited}]" in str(card) and cards.actions(card)  # the whole answer card
+    assert "[1]" in str(card) and cited in str(card) and cards.actions(card)  # whole answer
     assert teams.store.inbox_rows()[0]["posted_id"] == "reply-1"
 
 
@@ -100,7 +100,7 @@ def test_a_refused_first_post_leaves_the_answer_to_be_posted_whole(
     teams.post(teams.activity(QUESTION, conversation=teams.channel_thread("5003"),
                               conversation_type="channel", activity_id="5003", mention=True))
     [whole] = teams.connector.sent  # ... so the answer is posted whole, once
-    assert f"[{cited}]" in whole.text and whole.activity.get("attachments")
+    assert "[1]" in whole.text and cited in whole.text and whole.activity.get("attachments")
     assert teams.connector.updated == []
 
 
@@ -109,7 +109,7 @@ def test_an_answer_that_does_not_stream_is_posted_whole(teams: TeamsRig) -> None
     teams.post(teams.activity(QUESTION, conversation=teams.channel_thread("5002"),
                               conversation_type="channel", activity_id="5002", mention=True))
     [sent] = teams.connector.sent
-    assert sent.activity["type"] == "message" and "[DOC-TLS-" in sent.text
+    assert sent.activity["type"] == "message" and "DOC-TLS-" in sent.text
     assert CHANNEL in sent.conversation_id and teams.connector.updated == []
 
 
@@ -118,7 +118,8 @@ def test_expect_replies_never_streams(streaming: tuple[TeamsRig, ModelServer, st
     server.script("/v1/chat/completions", openai_chat(f"Renew 30 days ahead [{cited}]."))
     response = teams.post(teams.activity(QUESTION), expect_replies=True)
     [reply] = response.json()["activities"]
-    assert reply["type"] == "message" and f"[{cited}]" in str(reply["attachments"])
+    attachments = str(reply["attachments"])
+    assert reply["type"] == "message" and "[1]" in attachments and cited in attachments
     assert teams.connector.sent == []
 
 
@@ -131,4 +132,4 @@ def test_a_stream_that_fails_falls_back_to_the_whole_card(
     [answer] = teams.connector.messages()
     assert "entities" not in answer.activity or not any(
         e.get("type") == "streaminfo" for e in answer.activity["entities"])
-    assert f"[{cited}]" in answer.text and "Renew 30 days ahead" in answer.text
+    assert "[1]" in answer.text and cited in answer.text and "Renew 30 days ahead" in answer.text

@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from docassist.bot.layout import CitationMarkers, citations_json
 from docassist.bot.terminal import ChatSession, render_result
-from docassist.bot.terminal.chat import new_thread_key
+from docassist.bot.terminal.chat import new_thread_key, styled
 from docassist.cli.common import (
     IndexProgress,
     JsonOption,
@@ -120,11 +121,12 @@ def ask(
     message = ChatMessage(key=new_thread_key(thread), user="terminal", text=text,
                           audience=audience)
     streamed: list[str] = []
+    markers = CitationMarkers()
 
     def show(sentence: str) -> None:
         streamed.append(sentence)
         if not as_json:
-            out.print(sentence)
+            out.print(styled(markers.apply(sentence)))
 
     try:
         result = runtime.engine.handle(message, on_partial=show)
@@ -132,7 +134,7 @@ def ask(
         raise fail(str(error), as_json) from error
     assert result is not None  # no event id, so never a duplicate
     if as_json:
-        emit_json(result.model_dump(mode="json"))
+        emit_json({**result.model_dump(mode="json"), "citations": citations_json(result)})
     else:
         out.print(render_result(result, debug=debug, answer_shown=bool(streamed)))
     if result.status == "storage_unavailable":

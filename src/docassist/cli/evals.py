@@ -32,11 +32,18 @@ from docassist.evaluation.decisions import (
 )
 from docassist.evaluation.pages import measured_on, write_block
 from docassist.evaluation.retrieval import (
+    RetrievalReport,
     evaluate_retrieval,
     load_retrieval_cases,
     with_documents_by_path,
 )
 from docassist.runtime import Runtime
+
+SetOption = Annotated[str | None, typer.Option(
+    "--set", help="Only cases of this set (a held-out file holds several collections).")]
+PageOption = Annotated[Path | None, typer.Option(
+    help="Also write the figures into this documentation page (docs/evaluation.md), "
+    "replacing this file's, set's and split's block.")]
 
 eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_help=True)
 
@@ -133,16 +140,16 @@ def eval_answers(
         help="The indexed folder that `expected_paths` are relative to.")] = None,
     split: Annotated[str | None, typer.Option(
         help="Only cases of this split (held-out sets: tune, test).")] = None,
-    page: Annotated[Path | None, typer.Option(
-        help="Also write the figures into this documentation page (docs/evaluation.md), "
-        "replacing this set's block.")] = None,
+    set_name: SetOption = None,
+    page: PageOption = None,
 ) -> None:
     """End to end: right page, wrong page, refused, unanswerable answered, per set and
     language; citations valid."""
     runtime = open_checked(as_json)
     audience = operator_audience(collections, runtime.store, as_json)
     answer_cases = [case for case in read_cases(file, load_answer_cases, as_json)
-                    if split is None or case.split == split]
+                    if (split is None or case.split == split)
+                    and (set_name is None or case.set == set_name)]
     try:
         answer_cases = with_paths_as_ids(answer_cases, _ids_by_path(runtime, root))
     except ValueError as error:
@@ -153,7 +160,7 @@ def eval_answers(
         report = evaluate_answers(answer_cases, run_turn,
                                   on_case=lambda: progress.advance(task))
     if page is not None:
-        write_block(page, f"answers {file.name} {split or 'all'}",
+        write_block(page, _block_key("answers", file, set_name, split),
                     answers_markdown(report, measured_on(file), runtime, split))
     if as_json:
         emit_json(report.model_dump(mode="json"))
@@ -168,6 +175,26 @@ def eval_answers(
               f"refused answerable {report.refused_answerable:.1%}; unanswerable answered "
               f"{report.unanswerable_answered:.1%}; section hit {report.section_hit_rate:.1%}; "
               f"invalid citations {report.invalid_citations}")
+
+
+def _block_key(kind: str, file: Path, set_name: str | None, split: str | None) -> str:
+    return f"{kind} {file.name} {set_name or 'all'} {split or 'all'}"
+
+
+def retrieval_markdown(report: RetrievalReport, stamp: str, split: str | None) -> str:
+    lines = [stamp, "", f"Split `{split or 'all'}`, {report.total} answerable questions; "
+             f"default retriever `{report.default}`; `bm25s` is the plain library over the "
+             "same chunks.", ""]
+    every = {**report.retrievers, **report.baselines}
+    for group, scores_by_name in [("all", every), *report.groups.items()]:
+        lines += [f"**{group}**", "", "| retriever | recall@1 | recall@3 | recall@5 | MRR |",
+                  "|---|---|---|---|---|"]
+        for name, scores in scores_by_name.items():
+            label = f"{name} (default)" if name == report.default else name
+            lines.append(f"| {label} | {scores.recall_at_1:.3f} | {scores.recall_at_3:.3f} | "
+                         f"{scores.recall_at_5:.3f} | {scores.mrr:.3f} |")
+        lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 def answers_markdown(report: AnswerReport, stamp: str, runtime: Runtime,
@@ -255,6 +282,8 @@ def eval_retrieval(
         help="Only cases of this split (e.g. test: the held-out part).")] = None,
     as_json: JsonOption = False,
     collections: CollectionsOption = None,
+    set_name: SetOption = None,
+    page: PageOption = None,
 ) -> None:
     """Recall@1/3/5 and MRR of every retriever (and of plain bm25s) on labelled questions."""
     runtime = open_checked(as_json)
@@ -262,9 +291,9 @@ def eval_retrieval(
                                                              as_json))
     retrievers = {name: scoped(retriever, scope)
                   for name, retriever in runtime.retrievers.items()}
-    cases = read_cases(file, load_retrieval_cases, as_json)
-    if split is not None:
-        cases = [case for case in cases if case.split == split]
+    cases = [case for case in read_cases(file, load_retrieval_cases, as_json)
+             if (split is None or case.split == split)
+             and (set_name is None or case.set == set_name)]
     try:
         cases = with_documents_by_path(cases, _ids_by_path(runtime, root))
     except ValueError as error:
@@ -279,6 +308,9 @@ def eval_retrieval(
                                  total=len(cases) * (len(retrievers) + len(baselines)))
         report = evaluate_retrieval(cases, retrievers, runtime.default_retriever,
                                     on_step=lambda: progress.advance(task), baselines=baselines)
+    if page is not None:
+        write_block(page, _block_key("retrieval", file, set_name, split),
+                    retrieval_markdown(report, measured_on(file), split))
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return

@@ -9,10 +9,11 @@ expected documents by id (`expected_documents`) or by path relative to the corpu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from docassist.core.ports import Retriever
 from docassist.evaluation.decisions import load_jsonl
@@ -30,7 +31,7 @@ class RetrievalCase(BaseModel):
     expected_documents: list[str] = Field(default_factory=list)
     expected_paths: list[str] = Field(default_factory=list)
     set: str | None = None
-    language: str | None = None
+    language: str | None = Field(default=None, validation_alias=AliasChoices("language", "lang"))
     split: str | None = None
 
     @model_validator(mode="after")
@@ -74,7 +75,21 @@ class RetrievalReport(BaseModel):
 
 
 def load_retrieval_cases(lines: Iterable[str]) -> list[RetrievalCase]:
-    return load_jsonl(lines, RetrievalCase)
+    """Cases from JSONL. An answer set's unanswerable case (`expected_documents: []` or
+    `expected_paths: []`, nothing in either) has no page to rank and is left out, so one
+    held-out file serves `eval answers` and `eval retrieval`; a line that names nothing
+    expected at all is still an error."""
+    return load_jsonl(["" if _unanswerable(line) else line for line in lines], RetrievalCase)
+
+
+def _unanswerable(line: str) -> bool:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return False  # load_jsonl names the bad line
+    return (isinstance(data, dict)
+            and [] in (data.get("expected_documents"), data.get("expected_paths"))
+            and not data.get("expected_documents") and not data.get("expected_paths"))
 
 
 def with_documents_by_path(cases: list[RetrievalCase],

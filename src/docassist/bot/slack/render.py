@@ -13,9 +13,9 @@ from typing import Any, Final
 
 from docassist.bot import layout
 from docassist.core import i18n
-from docassist.core.answering import CITATION
 from docassist.core.documents import DocumentInfo
 from docassist.core.results import TurnResult
+from docassist.core.state import Source
 from docassist.core.statuses import ANSWER_STATUSES, NOTHING_TO_ACT_ON
 from docassist.core.text import split_text
 
@@ -102,11 +102,11 @@ def _fit(block: layout.Block, limit: int) -> list[str]:
     return split_text(text, limit)
 
 
-def _lines(text: str, limit: int) -> list[str]:
+def _lines(text: str, limit: int, numbers: layout.Numbers | None = None) -> list[str]:
     """Reply text as mrkdwn lines of at most `limit` characters; a paragraph's first line
     starts with a newline (the blank line before it)."""
     lines: list[str] = []
-    for block in layout.parse(text):
+    for block in layout.parse(text, numbers):
         pieces = _fit(block, limit - 1)  # room for the paragraph's newline
         if block.gap and lines:
             pieces[0] = "\n" + pieces[0]
@@ -114,10 +114,12 @@ def _lines(text: str, limit: int) -> list[str]:
     return lines
 
 
-def sections(text: str, limit: int = SECTION_TEXT_LIMIT) -> list[str]:
+def sections(text: str, limit: int = SECTION_TEXT_LIMIT,
+             numbers: layout.Numbers | None = None) -> list[str]:
     """Reply text as mrkdwn, in pieces of at most `limit` characters, cut between lines (a
-    point or a step is cut only when it alone is longer than the limit)."""
-    lines = _lines(text, limit)
+    point or a step is cut only when it alone is longer than the limit); citations in
+    `numbers` shown as their marker."""
+    lines = _lines(text, limit, numbers)
     groups = layout.pack([len(line) for line in lines], limit)
     return ["\n".join(lines[i] for i in group).strip("\n") for group in groups] or [""]
 
@@ -128,15 +130,20 @@ def mrkdwn(text: str) -> str:
 
 
 def _sources_context(result: TurnResult) -> dict[str, Any] | None:
-    cited = set(CITATION.findall(result.answer))
-    shown = [s for s in result.sources if s.chunk_id in cited or result.status == "sources_shown"]
+    """The cited sources in marker order, each `[n]` resolved to its chunk id and title."""
+    shown: list[tuple[int | None, Source]]
+    if result.status == "sources_shown":
+        shown = [(None, source) for source in result.sources]
+    else:
+        shown = [*layout.cited_sources(result)]
     if not shown:
         return None
     elements = []
-    for source in shown[:CONTEXT_ELEMENTS]:
+    for number, source in shown[:CONTEXT_ELEMENTS]:
         title = f"{source.title} v{source.version} — {source.section}"
-        elements.append({"type": "mrkdwn",
-                         "text": f"`{escape(source.chunk_id)}` {link(source.url, title)}"})
+        marker = f"[{number}] " if number is not None else ""
+        elements.append({"type": "mrkdwn", "text": f"{marker}`{escape(source.chunk_id)}` "
+                                                   f"{link(source.url, title)}"})
     return {"type": "context", "elements": elements}
 
 
@@ -156,7 +163,9 @@ def _section(text: str) -> dict[str, Any]:
 
 def render(result: TurnResult) -> list[Message]:
     """One or more messages (`text` + `blocks`); the last carries sources and buttons."""
-    pieces = sections(result.answer)
+    numbers = ({} if result.status == "sources_shown"
+               else layout.citation_numbers(result.answer))
+    pieces = sections(result.answer, numbers=numbers)
     messages: list[Message] = []
     for start in range(0, len(pieces), SECTIONS_PER_MESSAGE):
         chunk = pieces[start:start + SECTIONS_PER_MESSAGE]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from slack_sdk import WebClient
 
+from docassist.bot import layout
 from docassist.bot.limits import STREAM_APPEND_SECONDS
 from docassist.bot.slack.render import escape, render
 from docassist.core.results import TurnResult
@@ -32,6 +33,8 @@ class SlackStream:
         self.clock = clock
         self.ts: str | None = None
         self.broken = False
+        self.markers = layout.CitationMarkers()
+        """Citations as the sources block numbers them (`layout.citation_numbers`)."""
         self._held: list[str] = []
         """Sentences not sent yet (they came within STREAM_APPEND_SECONDS of the last call)."""
         self._sent_at = 0.0
@@ -40,7 +43,7 @@ class SlackStream:
         if self.broken or self.thread_ts is None:
             self.broken = True
             return
-        self._held.append(escape(sentence) + " ")
+        self._held.append(escape(self.markers.apply(sentence)) + " ")
         try:
             if self.ts is None:
                 started = self.client.chat_startStream(

@@ -18,7 +18,6 @@ from typing import Any, Final
 
 from docassist.bot import layout
 from docassist.core import i18n
-from docassist.core.answering import CITATION
 from docassist.core.documents import DocumentInfo
 from docassist.core.feedback import FEEDBACK_REASONS, reason_label
 from docassist.core.limits import MAX_FEEDBACK_TEXT_CHARS
@@ -99,7 +98,7 @@ def _inlines(spans: list[layout.Span], links: Links) -> list[dict[str, Any]]:
         elif span.kind == "strong":
             runs.append(_run(span.text, weight="Bolder"))
         elif span.kind == "cite":
-            runs.append(_link(f"[{span.text}]", links.get(span.text), isSubtle=True,
+            runs.append(_link(f"[{span.text}]", links.get(span.target), isSubtle=True,
                               size="Small"))
         else:
             runs.append(_run(span.text))
@@ -143,10 +142,12 @@ def _split_block(block: layout.Block, limit: int) -> list[layout.Block]:
             for index, piece in enumerate(pieces)]
 
 
-def answer_bodies(text: str, limit: int = CARD_TEXT_LIMIT, links: Links | None = None
-                  ) -> list[list[dict[str, Any]]]:
-    """The card bodies of a reply: whole points and steps per card, cut between them."""
-    blocks = [piece for block in layout.parse(text) for piece in _split_block(block, limit)]
+def answer_bodies(text: str, limit: int = CARD_TEXT_LIMIT, links: Links | None = None,
+                  numbers: layout.Numbers | None = None) -> list[list[dict[str, Any]]]:
+    """The card bodies of a reply: whole points and steps per card, cut between them;
+    citations in `numbers` shown as their marker."""
+    blocks = [piece for block in layout.parse(text, numbers)
+              for piece in _split_block(block, limit)]
     groups = [_elements(block, index == 0, links or {}) for index, block in enumerate(blocks)]
     sizes = [sum(len(element_text(e)) + 1 for e in group) - 1 for group in groups]
     bodies = []
@@ -159,14 +160,15 @@ def answer_bodies(text: str, limit: int = CARD_TEXT_LIMIT, links: Links | None =
 
 
 def _sources_blocks(result: TurnResult) -> list[dict[str, Any]]:
-    cited = set(CITATION.findall(result.answer))
-    shown = [s for s in result.sources if s.chunk_id in cited]
+    """The cited sources in marker order, each `[n]` resolved to its chunk id and title."""
+    shown = layout.cited_sources(result)
     if not shown:
         return []
     lines = []
-    for source in shown[:MAX_SOURCES_SHOWN]:
+    for number, source in shown[:MAX_SOURCES_SHOWN]:
         title = f"{source.title} v{source.version} — {source.section}"
-        lines.append(_rich([_run("•\u00a0"), _run(source.chunk_id, fontType="Monospace"),
+        lines.append(_rich([_run(f"[{number}]\u00a0"),
+                            _run(source.chunk_id, fontType="Monospace"),
                             _run(" "), _link(title, source.url)],
                            spacing="None"))
     for line in lines:
@@ -222,7 +224,10 @@ def actions(content: Card) -> list[dict[str, Any]]:
 def render(result: TurnResult) -> list[Card]:
     """One or more cards; the last carries the sources and the buttons."""
     links = {source.chunk_id: source.url for source in result.sources}
-    cards = [card(body) for body in answer_bodies(result.answer, links=links)]
+    numbers = ({} if result.status == "sources_shown"
+               else layout.citation_numbers(result.answer))
+    cards = [card(body) for body in answer_bodies(result.answer, links=links,
+                                                  numbers=numbers)]
     last = cards[-1]["body"]
     if result.status != "sources_shown":  # there the answer is the list, its ids linked
         last.extend(_sources_blocks(result))

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from microsoft_agents.activity import Activity, ActivityTypes, Attachment, Entity
 
+from docassist.bot import layout
 from docassist.bot.teams import cards
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class TeamsStream:
     def __init__(self, send: SendOne) -> None:
         self.send = send
         self.text = ""
+        self.markers = layout.CitationMarkers()
         self.stream_id: str | None = None
         self.sequence = 0
         self.broken = False
@@ -52,7 +54,7 @@ class TeamsStream:
     def append(self, sentence: str) -> None:
         if self.broken:
             return
-        self.text += inert_markdown(sentence) + " "
+        self.text += inert_markdown(self.markers.apply(sentence)) + " "
         self.sequence += 1
         info: dict[str, Any] = {"streamType": "streaming", "streamSequence": self.sequence}
         if self.stream_id is not None:
@@ -97,13 +99,14 @@ class TeamsUpdates:
         self.send = send
         self.update = update
         self.text = ""
+        self.markers = layout.CitationMarkers()
         self.posted_id: str | None = None
         self.broken = False
 
     def append(self, sentence: str) -> None:
         if self.broken:
             return
-        self.text += inert_markdown(sentence) + " "
+        self.text += inert_markdown(self.markers.apply(sentence)) + " "
         activity = Activity(type=ActivityTypes.message, text=self.text.rstrip())
         try:
             if self.posted_id is None:

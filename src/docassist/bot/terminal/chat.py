@@ -40,12 +40,12 @@ CODE_STYLE = "bold cyan"
 _SPAN_STYLE = {"code": CODE_STYLE, "strong": "bold", "cite": "dim"}
 
 
-def styled(text: str, style: str = "") -> Text:
+def styled(text: str, style: str = "", numbers: layout.Numbers | None = None) -> Text:
     """Reply text for the terminal: a line per point and step, commands in colour without
-    their backticks (so they copy clean). Plain Text, never Rich markup: a document's
-    `[link=…]` or `[/]` stays text."""
+    their backticks (so they copy clean), citations in `numbers` as their marker. Plain
+    Text, never Rich markup: a document's `[link=…]` or `[/]` stays text."""
     out = Text(style=style)
-    for index, block in enumerate(layout.parse(text)):
+    for index, block in enumerate(layout.parse(text, numbers)):
         if index:
             out.append("\n\n" if block.gap else "\n")
         if block.kind == "code":
@@ -64,15 +64,20 @@ def render_result(result: TurnResult, *, debug: bool = False,
     the decision and tool status."""
     style = STATUS_STYLE.get(result.status, "white")
     parts: list[RenderableType] = []
+    numbers = ({} if result.status == "sources_shown"
+               else layout.citation_numbers(result.answer))
     if not answer_shown:
-        parts.append(styled(result.answer, style if result.status != "answered" else ""))
+        parts.append(styled(result.answer, style if result.status != "answered" else "",
+                            numbers))
     if result.sources and result.status == "answered":  # sources_shown lists them already
         label = i18n.text("sources_label", result.language)
         lines = Text()
         lines.append(f"{label}:", style="bold")
-        for source in result.sources:
+        cited = sorted(result.sources, key=lambda s: numbers.get(s.chunk_id, len(numbers) + 1))
+        for source in cited:
             url = layout.web_url(source.url)
-            lines.append("\n  ")
+            marker = numbers.get(source.chunk_id)
+            lines.append(f"\n  [{marker}] " if marker else "\n      ")
             lines.append(source.chunk_id, style="dim")
             lines.append(f" {source.title} v{source.version} — {source.section}",
                          style=Style(link=url) if url else "")
@@ -171,10 +176,11 @@ class ChatSession:
 
     def _send(self, message: ChatMessage) -> None:
         streamed: list[str] = []
+        markers = layout.CitationMarkers()
 
         def show(sentence: str) -> None:
             streamed.append(sentence)
-            self.console.print(styled(sentence))
+            self.console.print(styled(markers.apply(sentence)))
 
         result = self.engine.handle(message, on_partial=show)
         if result is not None:
