@@ -61,8 +61,7 @@ MEASURE = ("<script>document.body.dataset.height = "
 
 
 def teams_picture(env: dict[str, str], browser: str, work: Path, out: Path) -> None:
-    answers = [TurnResult.model_validate(json.loads(run_docassist(env, "ask", q, "--json")))
-               for q in CARD_QUESTIONS]
+    answers = [_turn_result(run_docassist(env, "ask", q, "--json")) for q in CARD_QUESTIONS]
     payload = {f"Teams · {result.conversation.original_question}": cards.render(result)
                for result in answers}
     html = page.write_page(payload, work / "cards.html")
@@ -125,6 +124,13 @@ def main() -> None:
         teams_picture(env, browser, work, docs / "teams-answer.png")
         terminal_picture(env, browser, work, docs / "terminal-chat.png")
     print("wrote docs/teams-answer.png and docs/terminal-chat.png")
+
+
+def _turn_result(ask_json: str) -> TurnResult:
+    """`ask --json` is the TurnResult plus `citations` (what chat's markers stand for)."""
+    data = json.loads(ask_json)
+    data.pop("citations", None)
+    return TurnResult.model_validate(data)
 
 
 if __name__ == "__main__":

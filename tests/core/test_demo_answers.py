@@ -140,3 +140,16 @@ def test_a_follow_up_about_a_failed_restart_is_answered_from_its_section(
     assert result is not None and result.status == "answered"
     assert _cited_sections(result.answer, ranked_engine)[0] == (
         "Gdy usługa nie uruchamia się (stan failed)")
+
+
+def test_a_follow_up_naming_a_step_is_answered_from_that_step(
+        ranked_engine: TurnEngine) -> None:
+    """After the whole procedure, "how do I check its status?" is the status-check step,
+    not the procedure again."""
+    first = ranked_engine.handle(message("Co zrobić po zmianie konfiguracji docassist-api?",
+                                         "f2"))
+    assert first is not None and len(_cited_sections(first.answer, ranked_engine)) > 1
+    result = ranked_engine.handle(message("Jak sprawdzić jej stan?", "f2"))
+    assert result is not None and result.status == "answered"
+    assert _cited_sections(result.answer, ranked_engine) == [
+        "Sprawdzenie stanu usługi docassist-api"]

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from docassist.core import i18n, passages
+from docassist.core.learned import without_context
 from docassist.core.limits import (
     MIN_SHARED_WORDS,
     PASSAGE_CHARS,
@@ -272,11 +273,15 @@ class ExtractiveAnswerer:
         by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}
         steps = procedure_window(question, hits, by_id.get)
         links = LinkTitles(self.catalog) if self.catalog is not None else None
-        best = self._best_passage(question, hits)
+        own = without_context(question)  # a follow-up's own words pick the section
+        best = self._best_passage(own, hits)
         # Steps across sections answer a how-to, unless a prose section is headed by the
         # question itself ("Jak zgłosić incydent": that section answers, not the page's lists
-        # of priorities); one step section is its own passage.
-        if len(steps) > 1 and (is_step(best.chunk) or not _headed_by(question, best)):
+        # of priorities), or a follow-up names the step it asks about ("Jak sprawdzić jej
+        # stan?"); one step section is its own passage.
+        names_a_step = own != question and _headed_by(own, best)
+        if len(steps) > 1 and not names_a_step and (
+                is_step(best.chunk) or not _headed_by(question, best)):
             return compose_procedure(steps, language_of(language), links)
         return self._passage(question, best, language_of(language), links)
 

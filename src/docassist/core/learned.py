@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -159,6 +160,17 @@ def with_context(question: str, history: list[HistoryMessage]) -> str:
         return question
     room = MAX_QUESTION_CHARS - len(question) - len(" ()")
     return f"{question} ({previous[-1][:room]})" if room > 0 else question
+
+
+_WITH_CONTEXT: Final = re.compile(r"^(.+\?) \((.+)\)$", re.DOTALL)
+
+
+def without_context(query: str) -> str:
+    """The follow-up's own words of a `with_context` query: they, not the earlier question,
+    say which section of the page answers ("Jak sprawdzić jej stan?" after a question on
+    the whole procedure: the status-check section, not the procedure again)."""
+    found = _WITH_CONTEXT.match(query)
+    return found.group(1) if found else query
 
 
 def _proposal(decision: str, action: str | None = None,

@@ -69,15 +69,13 @@ def render_result(result: TurnResult, *, debug: bool = False,
     if not answer_shown:
         parts.append(styled(result.answer, style if result.status != "answered" else "",
                             numbers))
-    if result.sources and result.status == "answered":  # sources_shown lists them already
+    if numbers and result.status == "answered":  # sources_shown lists them already
         label = i18n.text("sources_label", result.language)
         lines = Text()
         lines.append(f"{label}:", style="bold")
-        cited = sorted(result.sources, key=lambda s: numbers.get(s.chunk_id, len(numbers) + 1))
-        for source in cited:
+        for marker, source in layout.cited_sources(result):  # what the markers stand for
             url = layout.web_url(source.url)
-            marker = numbers.get(source.chunk_id)
-            lines.append(f"\n  [{marker}] " if marker else "\n      ")
+            lines.append(f"\n  [{marker}] ")
             lines.append(source.chunk_id, style="dim")
             lines.append(f" {source.title} v{source.version} — {source.section}",
                          style=Style(link=url) if url else "")
