@@ -30,6 +30,7 @@ from docassist.storage import Bm25Retriever, Store, index_paths
 from docassist.storage.backends import AnyStore
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.postgres import PostgresStore
+from docassist.storage.rerank import RankedRetriever
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.teams_connector import FakeConnector
 from tests.helpers import rules_selector
@@ -152,6 +153,18 @@ def registry() -> ToolRegistry:
 
 
 EngineFactory = Callable[..., TurnEngine]
+
+
+def ranked_engine_over(make_engine: EngineFactory, store: Store, *folders: Path) -> TurnEngine:
+    """The default engine (the learned ranker, the extractive answerer) over `store`, after
+    indexing and embedding `folders` into it."""
+    if folders:
+        index_paths(store, list(folders))
+    embedder = get_embedder("use")
+    embed_missing(store, embedder)
+    return make_engine(
+        retriever=RankedRetriever(Bm25Retriever(store), DenseRetriever(store, embedder)),
+        answerer=ExtractiveAnswerer(embedder, catalog=store))
 
 
 @pytest.fixture

@@ -12,15 +12,11 @@ from rich.console import Console
 from docassist.bot.slack import render as slack
 from docassist.bot.teams import cards
 from docassist.bot.terminal.chat import render_result
-from docassist.core.answering import CITATION, ExtractiveAnswerer
+from docassist.core.answering import CITATION
 from docassist.core.results import TurnResult
-from docassist.models.embedders import get_embedder
-from docassist.storage import Store, index_paths
-from docassist.storage.dense import DenseRetriever, embed_missing
-from docassist.storage.rerank import RankedRetriever
-from docassist.storage.search import Bm25Retriever
+from docassist.storage import Store
 from tests.cli_run import one_json, run
-from tests.conftest import EngineFactory
+from tests.conftest import EngineFactory, ranked_engine_over
 from tests.fakes.teams_connector import card_text
 from tests.helpers import message
 
@@ -39,12 +35,7 @@ def _answer_from_a_deep_tree(tmp_path: Path, make_engine: EngineFactory,
     folder = tmp_path / "handbook" / "departments" / "people-ops" / "tools" / "equipment"
     folder.mkdir(parents=True)
     (folder / "laptops-and-other-equipment-faq.md").write_text(LAPTOPS, encoding="utf-8")
-    index_paths(store, [tmp_path / "handbook"])
-    embedder = get_embedder("use")
-    embed_missing(store, embedder)
-    engine = make_engine(
-        retriever=RankedRetriever(Bm25Retriever(store), DenseRetriever(store, embedder)),
-        answerer=ExtractiveAnswerer(embedder, catalog=store))
+    engine = ranked_engine_over(make_engine, store, tmp_path / "handbook")
     result = engine.handle(message("How do I order a laptop?"))
     assert result is not None and result.status == "answered"
     return result

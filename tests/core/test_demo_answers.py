@@ -9,14 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.turn import TurnEngine
-from docassist.models.embedders import get_embedder
-from docassist.storage import Store, index_paths
-from docassist.storage.dense import DenseRetriever, embed_missing
-from docassist.storage.rerank import RankedRetriever
-from docassist.storage.search import Bm25Retriever
-from tests.conftest import DEMO_DOCS, EngineFactory
+from docassist.storage import Store
+from tests.conftest import DEMO_DOCS, EngineFactory, ranked_engine_over
 from tests.helpers import message
 
 PASSWORDS = """---
@@ -38,10 +33,7 @@ Hasło ma co najmniej 14 znaków i nie może powtarzać żadnego z pięciu poprz
 
 @pytest.fixture
 def ranked_engine(make_engine: EngineFactory, store: Store) -> TurnEngine:
-    embedder = get_embedder("use")
-    return make_engine(
-        retriever=RankedRetriever(Bm25Retriever(store), DenseRetriever(store, embedder)),
-        answerer=ExtractiveAnswerer(embedder, catalog=store))
+    return ranked_engine_over(make_engine, store)
 
 
 def _cited_sections(answer: str, engine: TurnEngine) -> list[str]:
@@ -80,12 +72,7 @@ def test_a_password_reset_is_answered_from_the_password_page(
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "hasla.md").write_text(PASSWORDS, encoding="utf-8")
-    index_paths(store, [folder])
-    embedder = get_embedder("use")
-    embed_missing(store, embedder)
-    engine = make_engine(
-        retriever=RankedRetriever(Bm25Retriever(store), DenseRetriever(store, embedder)),
-        answerer=ExtractiveAnswerer(embedder, catalog=store))
+    engine = ranked_engine_over(make_engine, store, folder)
     result = engine.handle(message("Jak zresetować hasło?"))
     assert result is not None and result.status == "answered"
     assert _cited_sections(result.answer, engine) == ["Jak zresetować hasło"]
@@ -113,12 +100,7 @@ def test_relative_links_become_the_linked_pages_title(
         "# Laptops\n\n## Ordering a laptop\n\nOrder a laptop through the IT portal; costs "
         "are charged as described [here](../../finance/index.md). Delivery takes **three "
         "days**.\n")
-    index_paths(store, [folder])
-    embedder = get_embedder("use")
-    embed_missing(store, embedder)
-    engine = make_engine(
-        retriever=RankedRetriever(Bm25Retriever(store), DenseRetriever(store, embedder)),
-        answerer=ExtractiveAnswerer(embedder, catalog=store))
+    engine = ranked_engine_over(make_engine, store, folder)
     result = engine.handle(message("How do I order a laptop?"))
     assert result is not None and result.status == "answered"
     assert "here (“Finance handbook”, https://handbook.example/finance)" in result.answer
