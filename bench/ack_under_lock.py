@@ -64,9 +64,9 @@ def main() -> None:
     from docassist.bot.slack.runner import make_slack_server
     from docassist.bot.slack.server import serve_in_thread
     from docassist.core.answering import ExtractiveAnswerer
-    from docassist.core.rules import RulesSelector
     from docassist.core.tools import default_registry
     from docassist.core.turn import TurnEngine
+    from docassist.models import ModelConfig, get_selector
     from docassist.storage import Bm25Retriever, Store, index_paths
     from tests.fakes.slack_api import FakeSlackApi
 
@@ -75,7 +75,8 @@ def main() -> None:
         store = Store(path)
         index_paths(store, [REPO / "samples" / "docs"])
         engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
-                            selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                            selector=get_selector("rules", ModelConfig()),
+                            answerer=ExtractiveAnswerer(),
                             registry=default_registry())
         adapter = SlackAdapter(engine, store, SlackConfig(
             bot_token="xoxb", signing_secret=SECRET, api_url=api.url))

@@ -50,11 +50,11 @@ from synthetic import WORDS, SyntheticEmbedder, synthetic_store  # noqa: E402
 from docassist.core.answering import ExtractiveAnswerer  # noqa: E402
 from docassist.core.messages import ChatMessage, ConversationKey  # noqa: E402
 from docassist.core.ports import SearchHit  # noqa: E402
-from docassist.core.rules import RulesSelector  # noqa: E402
 from docassist.core.scopes import Scope  # noqa: E402
 from docassist.core.tools import default_registry  # noqa: E402
 from docassist.core.turn import TurnEngine  # noqa: E402
 from docassist.evaluation.retrieval import load_retrieval_cases  # noqa: E402
+from docassist.models import ModelConfig, get_selector  # noqa: E402
 from docassist.models.embedders import get_embedder  # noqa: E402
 from docassist.storage import Bm25Retriever, Store, index_paths  # noqa: E402
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing  # noqa: E402
@@ -88,7 +88,8 @@ def turn_overhead(folder: Path, turns: int) -> dict[str, float]:
     index_paths(store, [REPO / "samples" / "docs"])
     hits = Bm25Retriever(store).search("How do I renew the TLS certificate?", 3)
     engine = TurnEngine(store=store, catalog=store, retriever=FixedRetriever(hits),
-                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        selector=get_selector("rules", ModelConfig()),
+                        answerer=ExtractiveAnswerer(),
                         registry=default_registry())
     questions = ["How do I renew the TLS certificate?", "pokaż źródła", "Jak sprawdzić jej stan?",
                  "Restart docassist-api now"]
@@ -236,7 +237,8 @@ def slack_path(folder: Path, messages: int) -> dict[str, float]:
     store = Store(folder / "slack.db")
     index_paths(store, [REPO / "samples" / "docs"])
     engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
-                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        selector=get_selector("rules", ModelConfig()),
+                        answerer=ExtractiveAnswerer(),
                         registry=default_registry())
     with FakeSlackApi() as api:
         adapter = SlackAdapter(engine, store, SlackConfig(

@@ -23,7 +23,6 @@ from docassist.bot.teams.server import (
 )
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.ports import Answerer, Retriever, SelectorModel
-from docassist.core.rules import RulesSelector
 from docassist.core.sources import Source, SourceKind
 from docassist.core.tools import ToolRegistry, default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
@@ -35,6 +34,7 @@ from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missi
 from docassist.storage.postgres import PostgresStore
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.teams_connector import FakeConnector
+from tests.helpers import rules_selector
 from tests.pg import (  # noqa: F401  (fixtures: a throwaway PostgreSQL)
     pg_cluster,
     pg_demo_template,
@@ -175,7 +175,7 @@ def make_engine(store: AnyStore, registry: ToolRegistry, hybrid: HybridRetriever
             store=store,
             catalog=store,
             retriever=retriever or hybrid,
-            selector=selector or RulesSelector(),
+            selector=selector or rules_selector(),
             answerer=answerer or ExtractiveAnswerer(),
             registry=registry,
             options=EngineOptions(**options),  # type: ignore[arg-type]

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
+import pytest
+
 from docassist.core.errors import ModelError
+from docassist.core.learned import LearnedSelector
 from docassist.core.messages import ChatMessage, Command, ConversationKey
+from docassist.core.ports import ExampleSource, Reading
 from docassist.core.selection import SelectionRequest
 from docassist.core.tools import (
     ToolContext,
@@ -18,6 +23,19 @@ from docassist.core.tools import (
     ToolRegistry,
 )
 from docassist.core.trace import TurnRecord
+from docassist.models.embedders import get_embedder
+
+SCORES_HELDOUT_TEST = pytest.mark.skipif(
+    os.environ.get("DOCASSIST_SCORE_HELDOUT_TEST") != "1",
+    reason="scores the held-out test split: only for the final figure "
+           "(DOCASSIST_SCORE_HELDOUT_TEST=1), never while tuning")
+"""The held-out test split is scored once, by whoever reports the final figure: a suite run
+that scored it on every change would make it a tuning set."""
+
+
+def rules_selector() -> LearnedSelector:
+    """The model-free default selector, as `DOCASSIST_MODEL=rules` builds it."""
+    return LearnedSelector(lambda: get_embedder("use"))
 
 
 class ScriptedSelector:
@@ -25,6 +43,7 @@ class ScriptedSelector:
 
     backend = "scripted"
     model = "scripted-v1"
+    examples: ExampleSource | None = None
 
     def __init__(self, *responses: str | Exception) -> None:
         self.responses = list(responses)
@@ -36,6 +55,9 @@ class ScriptedSelector:
         if isinstance(response, Exception):
             raise response
         return response
+
+    def reading(self, request: SelectionRequest) -> Reading | None:
+        return None
 
 
 def proposal(decision: str = "tool_call", action: str | None = None,

@@ -14,7 +14,7 @@ from docassist.storage.dense import embed_missing
 TITLE: Final = "Zebra alarm <!channel> & <https://evil.example/t|the wiki>"
 OWNER: Final = "Ops <!here> team"
 CATALOG_URL: Final = "https://intranet.example.com/docs/DOC-ZEBRA"
-QUESTION: Final = "What do I do when the zebra alarm sounds?"
+QUESTION: Final = "How do I handle a zebra alarm?"
 DOCUMENT: Final = f"""---
 id: DOC-ZEBRA
 title: {TITLE}

@@ -126,6 +126,9 @@ def warm_up(runtime: Runtime) -> None:
     p99 of a 500-event burst to ~1.2 s; rebuilding at 100k chunks takes seconds. What was
     loaded is then kept out of the garbage collector's way (heap.py)."""
     runtime.engine.retriever.search(WARM_UP_QUERY, 1)
+    examples = runtime.engine.selector.examples
+    if examples is not None:  # a model selector's worked examples and their embedder
+        examples.load()
     keep_warm(runtime)
     heap.settle()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.cli_run import one_json, run
 from tests.conftest import REPO
+from tests.helpers import SCORES_HELDOUT_TEST
 
 
 def test_the_tls_demo_over_ask_thread_json(db_path: Path) -> None:
@@ -27,13 +28,14 @@ def test_the_tls_demo_over_ask_thread_json(db_path: Path) -> None:
     assert "If a certificate actually expires" in follow["answer"]
 
 
+@SCORES_HELDOUT_TEST
 def test_eval_decisions_on_the_held_out_test_split(db_path: Path) -> None:
     done = run("eval", "decisions", str(REPO / "samples" / "public" / "decisions_heldout.jsonl"),
                "--split", "test", "--json", db=db_path)
     assert done.returncode == 0, done.stderr
     report = one_json(done.stdout)
     assert {"total", "correct", "accuracy", "macro_f1", "by_status", "cases"} <= set(report)
-    assert report["total"] == 228 and report["model"] == "rules-v1+nearest"
+    assert report["total"] == 228 and report["model"].startswith("learned-")
     assert set(report["by_language"]) == {"pl", "en"}
     assert report["by_kind"]["procedure"]["total"] == 50
     assert {case["kind"] for case in report["cases"]} >= {"injection", "ambiguous_followup"}

@@ -18,7 +18,6 @@ from docassist.bot.slack.server import serve_in_thread
 from docassist.config import Settings
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ModelUnavailableError
-from docassist.core.rules import RulesSelector
 from docassist.core.sources import Source, SourceKind
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
@@ -31,6 +30,7 @@ from docassist.storage import Bm25Retriever, Store
 from tests.fakes.loopback import free_port
 from tests.fakes.model_server import ModelServer, Reply, ollama_chat
 from tests.fakes.slack_api import FakeSlackApi
+from tests.helpers import rules_selector
 from tests.slack.rig import SECRET, SlackRig, mention
 
 
@@ -43,7 +43,7 @@ def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], f
 def runtime_for(store: Store, db_path: Path, metrics: Metrics, registry: ToolRegistry,
                 **settings: object) -> Runtime:
     engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
-                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        selector=rules_selector(), answerer=ExtractiveAnswerer(),
                         registry=registry, observer=metrics)
     return Runtime(settings=Settings(db=db_path, embedder="none", retriever="bm25",
                                      **settings),  # type: ignore[arg-type]

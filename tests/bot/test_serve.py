@@ -23,7 +23,6 @@ from docassist.bot.teams.runner import TeamsEndpoint
 from docassist.bot.web import AppServer
 from docassist.config import Settings, TeamsSettings
 from docassist.core.answering import ExtractiveAnswerer
-from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.metrics import Metrics
@@ -35,6 +34,7 @@ from tests.db_locks import WriteLock
 from tests.fakes.loopback import wait_until
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.teams_connector import FakeConnector, card_text
+from tests.helpers import rules_selector
 from tests.shared_scenario import (
     EXPECTED_STATUSES,
     SCRIPT,
@@ -69,7 +69,7 @@ class Served:
 def served(store: Store, registry: ToolRegistry, hybrid: HybridRetriever,
            db_path: Path) -> Iterator[Served]:
     metrics = Metrics(store)
-    engine = TurnEngine(store=store, catalog=store, retriever=hybrid, selector=RulesSelector(),
+    engine = TurnEngine(store=store, catalog=store, retriever=hybrid, selector=rules_selector(),
                         answerer=ExtractiveAnswerer(), registry=registry, observer=metrics)
     runtime = Runtime(settings=Settings(db=db_path, embedder="none", retriever="bm25"),
                       store=store, engine=engine, retrievers={})

@@ -3,26 +3,36 @@ name, procedure answers, and the held-out decision set."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
+import numpy as np
 import pytest
 
 from docassist.core import i18n
 from docassist.core.answering import ExtractiveAnswerer
-from docassist.core.nearest import BANK_PATH, NearestExamples, bank_digest, load_bank
-from docassist.core.rules import RulesSelector
+from docassist.core.examples import EXAMPLES_PATH
+from docassist.core.learned import WEIGHTS_PATH
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.evaluation.decisions import evaluate_decisions, load_cases
 from docassist.models.embedders import get_embedder
 from docassist.storage import Store
 from tests.conftest import REPO, EngineFactory
-from tests.helpers import ScriptedSelector, message, proposal, recording
+from tests.helpers import (
+    SCORES_HELDOUT_TEST,
+    ScriptedSelector,
+    message,
+    proposal,
+    recording,
+    rules_selector,
+)
 
 HELDOUT = REPO / "samples" / "public" / "decisions_heldout.jsonl"
 HELDOUT_TEST_FLOOR = 0.85
-"""Measured 0.890 on the test split (README); a regression below this fails."""
+"""The rules measured 0.890 on the test split (README); a regression below this fails."""
+DEV_FLOOR = 0.95
 
 
 @pytest.mark.parametrize(("text", "language"), [
@@ -130,28 +140,55 @@ def test_a_question_that_is_no_procedure_is_still_quoted_by_sentences(
     assert not re.search(r"^\d+\. ", result.answer, re.MULTILINE)
 
 
-def test_the_example_bank_holds_no_held_out_test_case() -> None:
-    test_ids = {json.loads(line)["id"] for line in HELDOUT.read_text().splitlines()
-                if json.loads(line)["split"] == "test"}
-    bank_ids = {json.loads(line)["id"] for line in BANK_PATH.read_text().splitlines()}
-    assert bank_ids and not bank_ids & test_ids
-    texts = [text for text, _ in load_bank()]
-    shipped = BANK_PATH.with_name("intent_examples.use.sha256").read_text().strip()
-    assert shipped == bank_digest(texts)  # the shipped vectors were made from this bank
+def test_the_selector_learns_from_the_frozen_bank_only() -> None:
+    """Its weights and worked examples come from the bank as frozen (FROZEN.sha256), which
+    its writers wrote from the labelling contract alone; no evaluation set goes in."""
+    bank = REPO / "samples" / "bank" / "decisions_bank.jsonl"
+    frozen = (bank.parent / "FROZEN.sha256").read_text().split()[0]
+    assert hashlib.sha256(bank.read_bytes()).hexdigest() == frozen
+    with np.load(WEIGHTS_PATH, allow_pickle=False) as stored:
+        assert str(stored["bank_sha256"]) == frozen
+    shipped = [json.loads(line)["message"] for line in EXAMPLES_PATH.read_text().splitlines()]
+    assert shipped == [json.loads(line)["message"] for line in bank.read_text().splitlines()]
 
 
-def test_held_out_test_split_and_dev_set(store: Store, registry: ToolRegistry) -> None:
-    selector = RulesSelector(NearestExamples(get_embedder("use")))
+def test_the_dev_set(store: Store, registry: ToolRegistry) -> None:
+    dev = evaluate_decisions(load_cases((REPO / "samples" / "decisions_dev.jsonl")
+                                        .read_text().splitlines()),
+                             catalog=store, selector=rules_selector(),
+                             tool_specs=registry.specs(), default_language="en")
+    assert dev.accuracy >= DEV_FLOOR, [case.id for case in dev.cases if not case.ok]
+
+
+@SCORES_HELDOUT_TEST
+def test_held_out_test_split(store: Store, registry: ToolRegistry) -> None:
     cases = [case for case in load_cases(HELDOUT.read_text().splitlines())
              if case.split == "test"]
-    report = evaluate_decisions(cases, catalog=store, selector=selector,
+    report = evaluate_decisions(cases, catalog=store, selector=rules_selector(),
                                 tool_specs=registry.specs(), default_language="en")
     assert report.total == 228
     assert report.accuracy >= HELDOUT_TEST_FLOOR, report.accuracy
     assert set(report.by_language) == {"pl", "en"}
     assert report.by_kind["validation"].accuracy == 1.0
-    dev = evaluate_decisions(load_cases((REPO / "samples" / "decisions_dev.jsonl")
-                                        .read_text().splitlines()),
-                             catalog=store, selector=selector, tool_specs=registry.specs(),
-                             default_language="en")
-    assert dev.accuracy >= 0.95
+
+
+@pytest.mark.parametrize(("text", "language", "kind"), [
+    ("thanks, that helped!", "en", "smalltalk"),
+    ("cześć!", "pl", "smalltalk"),
+    ("dzięki, do jutra", "pl", "smalltalk"),
+    ("any idea if it will rain in Berlin tomorrow?", "en", "off_topic"),
+])
+def test_small_talk_gets_a_friendly_word_and_never_a_search(
+    make_engine: EngineFactory, store: Store, registry: ToolRegistry, text: str,
+    language: i18n.Language, kind: str
+) -> None:
+    engine = make_engine()
+    with recording(registry, *registry.names()) as recorders:
+        result = engine.handle(message(text))
+    assert result and result.status == "no_suitable_tool"
+    assert result.answer == i18n.text(kind, language)  # says what DocAssist does, in theirs
+    assert all(recorder.calls == [] for recorder in recorders.values())
+    assert store.tool_calls() == []
+    [row] = store.turns(result.conversation_id)
+    assert (row["decision_status"], row["decision_reason"], row["tool_name"]) == (
+        "no_suitable_tool", kind, None)

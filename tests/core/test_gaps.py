@@ -21,7 +21,8 @@ from docassist.storage import Store
 from tests.conftest import EngineFactory
 from tests.helpers import message
 
-CANTEEN = ["What is on the lunch menu on Friday?", "Which food does the canteen serve this week?"]
+CANTEEN = ["How is overtime paid on public holidays?",
+           "What is the overtime rate for working on a holiday?"]
 PARKING = "Where can visitors park their cars?"
 TLS = "How do I renew the TLS certificate?"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from docassist.core.rules import RulesSelector
+from docassist.core.messages import Command
 from docassist.core.tools import ToolRegistry
 from docassist.evaluation.decisions import shadow_report
 from docassist.storage.backends import AnyStore
 from tests.conftest import STORES, EngineFactory
-from tests.helpers import MODEL_DOWN, ScriptedSelector, message, proposal, recording
+from tests.helpers import MODEL_DOWN, ScriptedSelector, message, proposal, recording, rules_selector
 
 
 @pytest.mark.parametrize("store", STORES, indirect=True)
@@ -42,8 +42,8 @@ def test_candidate_proposals_are_recorded_and_never_run(
 
 def test_no_shadow_row_without_a_selection(make_engine: EngineFactory, store: AnyStore) -> None:
     engine = make_engine()
-    engine.shadow = RulesSelector()
+    engine.shadow = rules_selector()
     engine.handle(message(""))  # invalid: the selector is never asked
-    engine.handle(message("Jak sprawdzić jej stan?"))  # the resolver asks back first
+    engine.handle(message("/sources", command=Command.SHOW_SOURCES))  # a command's own plan
     engine.wait_for_shadows()
     assert store.shadow_decisions() == []

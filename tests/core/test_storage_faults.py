@@ -20,12 +20,11 @@ from docassist.core.errors import StorageFullError
 from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, Command
 from docassist.core.results import TurnResult
-from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolContext, ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
 from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
-from tests.helpers import key, message, recording, swapped
+from tests.helpers import key, message, recording, rules_selector, swapped
 
 HOLD_SECONDS = 0.3
 """Well inside the default bound (3 attempts × 2 s busy timeout)."""
@@ -49,7 +48,7 @@ def read_only_engine(db_path: Path, registry: ToolRegistry) -> Iterator[TurnEngi
     file)."""
     read_only = Store(f"file:{db_path}?mode=ro")
     yield TurnEngine(store=read_only, catalog=read_only, retriever=Bm25Retriever(read_only),
-                     selector=RulesSelector(), answerer=ExtractiveAnswerer(), registry=registry)
+                     selector=rules_selector(), answerer=ExtractiveAnswerer(), registry=registry)
     read_only.close()
 
 
@@ -159,7 +158,7 @@ def test_a_filling_disk_loses_no_answer_of_the_inbox(
     shutil.copy(demo_template, path)
     store = Store(path)
     engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
-                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        selector=rules_selector(), answerer=ExtractiveAnswerer(),
                         registry=registry)
     page_count = store.db.execute("PRAGMA page_count").fetchone()[0]
     store.db.execute(f"PRAGMA max_page_count = {page_count + spare_pages}")

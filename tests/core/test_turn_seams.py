@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 
+from docassist.core.ports import ExampleSource, Reading
 from docassist.core.selection import SelectionRequest
 from docassist.core.state import ConversationState
 from docassist.storage import Store
@@ -18,6 +19,7 @@ class _SlowCandidate:
 
     backend = "slow"
     model = "slow-v1"
+    examples: ExampleSource | None = None
 
     def __init__(self) -> None:
         self.release = threading.Event()
@@ -27,6 +29,9 @@ class _SlowCandidate:
         self.asked += 1
         assert self.release.wait(10), "the test never released the candidate"
         return proposal("rejected", message="No.")
+
+    def reading(self, request: SelectionRequest) -> Reading | None:
+        return None
 
 
 def test_the_shadow_is_asked_after_the_commit_and_outside_the_lock(

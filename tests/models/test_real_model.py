@@ -1,25 +1,33 @@
 """A real small model (SmolLM2-135M on llama.cpp's server) through our `openai` backend.
 
-Plumbing, not accuracy: the constrained selection parses and normalizes, an answer streams.
+Plumbing, not accuracy: the constrained selection parses and normalizes, the selector
+prompt carries the bank's nearest labelled examples, an answer streams.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
+from docassist.core.examples import EXAMPLES_SHOWN, BankExamples
 from docassist.core.selection import (
     PROPOSAL_KEYS,
     SelectionRequest,
     StateSummary,
     normalize,
     propose_action,
+    selector_catalog_version,
+    tool_catalog_version,
 )
 from docassist.core.tools import default_registry
 from docassist.models.adapters import ModelAnswerer, ModelSelector
+from docassist.models.embedders import get_embedder
 from docassist.models.openai import OpenAIModel
+from docassist.models.replay import ReplayModel
 from docassist.storage import Store
 from tests.fakes.llama_server import llama_server
 
@@ -49,6 +57,33 @@ def test_constrained_selection_parses_and_normalizes(model: OpenAIModel, text: s
     assert normalize(selection).status in (
         "action_proposed", "clarification_needed", "no_suitable_tool", "rejected",
         "parse_error")  # a schema-valid but inconsistent proposal is still caught
+
+
+def test_the_prompt_carries_the_nearest_bank_examples(model: OpenAIModel,
+                                                      tmp_path: Path) -> None:
+    """What the model is sent, as our own recorder writes it: the labelled bank messages
+    nearest to this one, with their kinds and decisions; and the catalog version (on every
+    trace row) names the example bank it was shown."""
+    examples = BankExamples(lambda: get_embedder("use"))
+    recorded = ReplayModel(tmp_path / "session.jsonl", inner=model)
+    selector = ModelSelector(recorded, examples)
+    text = "where did you get that from?"
+    request = SelectionRequest(
+        message=text, standalone_question=text, history=[],
+        state_summary=StateSummary(has_last_sources=True),
+        tool_specs=default_registry().specs(), language="en")
+    selection = propose_action(request, selector)
+    assert selection.parse_error is None, selection.raw_response
+    [entry] = [json.loads(line) for line in (tmp_path / "session.jsonl").read_text().splitlines()]
+    sent = entry["request"]["payload"]["messages"][-1]["content"]
+    shown = json.loads(sent.split("DATA:\n", 1)[1])["labelled_examples"]
+    nearest = examples.nearest(request)
+    assert len(shown) == EXAMPLES_SHOWN
+    assert shown == [example.model_dump() for example in nearest]
+    assert sum(e["kind"] in ("sources", "sources_without_answer") for e in shown) >= 4
+    specs = default_registry().specs()
+    assert selector_catalog_version(specs, selector) == tool_catalog_version(
+        specs, examples.version) != tool_catalog_version(specs)
 
 
 def test_an_answer_streams(model: OpenAIModel, store: Store) -> None:

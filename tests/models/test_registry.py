@@ -6,7 +6,7 @@ import pytest
 
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError
-from docassist.core.rules import RulesSelector
+from docassist.core.learned import LearnedSelector
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
 from docassist.models.registry import backends
 
@@ -24,7 +24,7 @@ def test_every_builtin_is_an_entry_of_the_one_registry() -> None:
 
 def test_rules_resolves_through_the_registry_and_names_no_model() -> None:
     config = ModelConfig()
-    assert isinstance(get_selector("rules", config), RulesSelector)
+    assert isinstance(get_selector("rules", config), LearnedSelector)
     assert isinstance(get_answerer(" rules ", config), ExtractiveAnswerer)
     with pytest.raises(ConfigurationError, match="unknown model backend 'rules'"):
         get_selector("rules:v2", config)

@@ -12,7 +12,6 @@ import pytest
 
 from docassist.bot.teams.streaming import inert_markdown
 from docassist.core.answering import keep_cited_sentences
-from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
@@ -22,7 +21,7 @@ from tests.cli_run import one_json, run
 from tests.conftest import EngineFactory
 from tests.fakes.model_server import ModelServer, openai_chat, openai_stream
 from tests.fakes.teams_connector import card_text
-from tests.helpers import message
+from tests.helpers import message, rules_selector
 from tests.slack.rig import mention
 
 QUESTION = "How do I renew the TLS certificate?"
@@ -57,7 +56,7 @@ def model_engine(make_engine: EngineFactory, model_server: tuple[ModelServer, st
     with httpx.Client(timeout=5.0) as client:
         model = OpenAIModel("m", client, base_url=f"{server.url}/v1",
                             policy=RetryPolicy(attempts=1))
-        yield make_engine(RulesSelector(), answerer=ModelAnswerer(model))
+        yield make_engine(rules_selector(), answerer=ModelAnswerer(model))
 
 
 def test_the_terminal_shows_only_cited_sentences(db_path: Path,
@@ -114,7 +113,7 @@ def test_nothing_supported_left_is_said_plainly(make_engine: EngineFactory,
         server.always("/v1/chat/completions", openai_chat(f"{UNCITED}. Trust me [{FAKE}]."))
         model = OpenAIModel("m", client, base_url=f"{server.url}/v1",
                             policy=RetryPolicy(attempts=1))
-        engine = make_engine(RulesSelector(), answerer=ModelAnswerer(model))
+        engine = make_engine(rules_selector(), answerer=ModelAnswerer(model))
         result = engine.handle(message(QUESTION))
     assert result is not None and result.status == "answered"
     assert result.answer.startswith("The model's answer cited none of the passages found")

@@ -7,11 +7,11 @@ from typing import Final
 
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.ports import Answerer, Retriever
-from docassist.core.rules import RulesSelector
 from docassist.core.scoping import ScopeResolver
 from docassist.core.tools import default_registry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
+from tests.helpers import rules_selector
 
 COLLECTION_OF: Final = {"DOC-TLS": "security", "DOC-DB": "ops", "DOC-ACCESS": "hr"}
 """Every other demo document stays in `default`."""
@@ -31,5 +31,5 @@ def collection_of(document_id: str) -> str:
 def scoped_engine(store: Store, retriever: Retriever,
                   answerer: Answerer | None = None) -> TurnEngine:
     return TurnEngine(store=store, catalog=store, retriever=retriever,
-                      selector=RulesSelector(), answerer=answerer or ExtractiveAnswerer(),
+                      selector=rules_selector(), answerer=answerer or ExtractiveAnswerer(),
                       registry=default_registry(), scopes=ScopeResolver(store))

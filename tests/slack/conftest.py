@@ -8,12 +8,12 @@ from typing import Any
 import httpx
 import pytest
 
-from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
 from tests.fakes.model_server import ModelServer
+from tests.helpers import rules_selector
 from tests.slack.rig import SlackRig
 
 
@@ -23,5 +23,5 @@ def streaming_rig(rig_factory: Any, make_engine: EngineFactory) -> Iterator[
     with ModelServer() as server, httpx.Client(timeout=5) as client:
         model = OpenAIModel("m", client, base_url=f"{server.url}/v1",
                             policy=RetryPolicy(attempts=1))
-        engine = make_engine(RulesSelector(), answerer=ModelAnswerer(model))
+        engine = make_engine(rules_selector(), answerer=ModelAnswerer(model))
         yield rig_factory(engine), server

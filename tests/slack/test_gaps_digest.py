@@ -16,7 +16,7 @@ from tests.conftest import EngineFactory
 from tests.helpers import message
 from tests.slack.rig import SlackRig
 
-HOSTILE = "What is on the <!channel> lunch menu on Friday?"
+HOSTILE = "What is the <!channel> dress code for client visits?"
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from docassist.bot.slack.render import CLEAR_THREAD_ACTION, SHOW_SOURCES_ACTION, render
+from docassist.core.ports import ExampleSource, Reading
 from docassist.core.results import TurnResult
-from docassist.core.rules import RulesSelector
 from docassist.core.text import split_text
 from tests.conftest import EngineFactory
-from tests.helpers import MODEL_DOWN, ScriptedSelector
+from tests.helpers import MODEL_DOWN, ScriptedSelector, rules_selector
 from tests.slack.rig import (
     CHANNEL,
     SECRET,
@@ -264,14 +264,18 @@ class GatedModel:
     """A selector that answers like the rules once `gate` opens: a slow model."""
 
     backend, model = "gated", "gated-v1"
+    examples: ExampleSource | None = None
 
     def __init__(self, gate: threading.Event) -> None:
         self.gate = gate
-        self.rules = RulesSelector()
+        self.rules = rules_selector()
 
     def propose(self, request: Any) -> str:
         assert self.gate.wait(20)
         return self.rules.propose(request)
+
+    def reading(self, request: Any) -> Reading | None:
+        return self.rules.reading(request)
 
 
 def test_a_follow_up_sent_before_the_first_answer_is_not_dropped(

@@ -145,7 +145,7 @@ def test_a_replica_killed_mid_load_loses_no_acked_event(
                                           tmp_path)
         sender = ReplicaSender([f"http://127.0.0.1:{port}/slack/events" for port in ports],
                                SECRET)
-        run = LoadRun(conversations, turns, think_seconds=0.3)
+        run = LoadRun(conversations, turns, think_seconds=1.0)  # sending outlasts the first answers
         loader = threading.Thread(target=send_load, args=(sender, run), daemon=True)
         victim = processes[0]
         try:

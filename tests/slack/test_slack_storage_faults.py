@@ -20,7 +20,6 @@ from docassist.bot.slack.runner import make_slack_server
 from docassist.bot.slack.server import serve_in_thread
 from docassist.core import i18n
 from docassist.core.answering import ExtractiveAnswerer
-from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
@@ -28,7 +27,7 @@ from tests.conftest import REPO
 from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
 from tests.fakes.loopback import free_port, wait_until
 from tests.fakes.slack_api import FakeSlackApi
-from tests.helpers import recording
+from tests.helpers import recording, rules_selector
 from tests.slack.rig import SECRET, SlackRig, mention
 from tests.slack_process import SECRET as PROCESS_SECRET
 from tests.slack_process import signed_event
@@ -43,7 +42,7 @@ def read_only_rig(db_path: Path, registry: ToolRegistry) -> Iterator[SlackRig]:
     write-protected file."""
     read_only = Store(f"file:{db_path}?mode=ro")
     engine = TurnEngine(store=read_only, catalog=read_only, retriever=Bm25Retriever(read_only),
-                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        selector=rules_selector(), answerer=ExtractiveAnswerer(),
                         registry=registry)
     with FakeSlackApi() as api:
         adapter = SlackAdapter(engine, read_only, SlackConfig(

@@ -138,15 +138,14 @@ def test_a_second_process_indexes_while_the_engine_serves(tmp_path: Path) -> Non
     import sys
 
     from docassist.core.answering import ExtractiveAnswerer
-    from docassist.core.rules import RulesSelector
     from docassist.core.tools import default_registry
     from docassist.core.turn import TurnEngine
-    from tests.helpers import message
+    from tests.helpers import message, rules_selector
 
     db = tmp_path / "live.db"
     store = Store(db)
     engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
-                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        selector=rules_selector(), answerer=ExtractiveAnswerer(),
                         registry=default_registry())
     before = engine.handle(message("How do I water the office ficus?"))
     assert before and before.status == "no_answer"

@@ -19,7 +19,6 @@ from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.documents import parse_document
 from docassist.core.errors import StorageUnavailableError
 from docassist.core.limits import PG_CHECK_IDLE_SECONDS, WARM_POLL_SECONDS
-from docassist.core.rules import RulesSelector
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.models.embedders import get_embedder
@@ -29,7 +28,7 @@ from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missi
 from docassist.storage.migrations import migrations as sqlite_migrations
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.schema import MIGRATIONS
-from tests.helpers import message, recording
+from tests.helpers import message, recording, rules_selector
 from tests.pg import PgCluster
 
 
@@ -73,7 +72,7 @@ def test_a_read_only_database_gets_a_clear_reply_and_nothing_runs(
     store = PostgresStore(pg_demo_url)  # new connections are read-only; reading works
     try:
         engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
-                            selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                            selector=rules_selector(), answerer=ExtractiveAnswerer(),
                             registry=registry)
         with caplog.at_level(logging.ERROR), recording(registry,
                                                        *registry.names()) as recorders:
@@ -96,7 +95,7 @@ def test_a_server_that_is_gone_gets_a_clear_reply_and_the_engine_goes_on(
     pg_cluster.admin(f'CREATE DATABASE "{name}"')
     store = PostgresStore(pg_cluster.url(name))
     engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
-                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        selector=rules_selector(), answerer=ExtractiveAnswerer(),
                         registry=registry)
     try:
         pg_cluster.admin(f'DROP DATABASE "{name}" WITH (FORCE)')  # connections are cut
@@ -144,7 +143,7 @@ def test_the_store_recovers_by_itself_after_the_server_restarts(
         pg_cluster: PgCluster, pg_demo_url: str, registry: ToolRegistry) -> None:
     store = PostgresStore(pg_demo_url)
     engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
-                        selector=RulesSelector(), answerer=ExtractiveAnswerer(),
+                        selector=rules_selector(), answerer=ExtractiveAnswerer(),
                         registry=registry)
     try:
         first = engine.handle(message("How do I renew the TLS certificate?"))

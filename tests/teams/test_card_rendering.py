@@ -17,12 +17,12 @@ from bs4 import BeautifulSoup, Tag
 from docassist.bot.teams import cards
 from docassist.core import i18n
 from docassist.core.results import TurnResult
-from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
 from tests.fakes.model_server import ModelServer, openai_stream
+from tests.helpers import rules_selector
 from tests.render import page
 from tests.teams.rig import TeamsRig
 
@@ -60,7 +60,7 @@ def model_rig(teams_factory: Any, make_engine: EngineFactory) -> Iterator[
     with ModelServer() as server, httpx.Client(timeout=5) as client:
         model = OpenAIModel("m", client, base_url=f"{server.url}/v1",
                             policy=RetryPolicy(attempts=1))
-        yield teams_factory(make_engine(RulesSelector(), answerer=ModelAnswerer(model))), server
+        yield teams_factory(make_engine(rules_selector(), answerer=ModelAnswerer(model))), server
 
 
 def conversation_cards(teams: TeamsRig, model_rig: tuple[TeamsRig, ModelServer]

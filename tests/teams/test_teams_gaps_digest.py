@@ -21,7 +21,7 @@ from tests.teams.rig import TENANT, TeamsRig
 
 TEAM = "19:team-admins@thread.tacv2"
 ADMINS = "19:docassist-admins@thread.tacv2"
-HOSTILE = "What is on the **<at>everyone</at>** lunch menu on Friday?"
+HOSTILE = "Is there a **<at>everyone</at>** policy on bringing dogs to the office?"
 LEASE = lease_for("teams")
 
 

@@ -11,12 +11,12 @@ import httpx
 import pytest
 
 from docassist.bot.teams import cards
-from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from tests.conftest import EngineFactory
 from tests.fakes.model_server import ModelServer, openai_chat, openai_stream
+from tests.helpers import rules_selector
 from tests.teams.rig import CHANNEL, TeamsRig
 
 QUESTION = "How do I renew the TLS certificate?"
@@ -28,7 +28,7 @@ def streaming(teams_factory: Any, make_engine: EngineFactory) -> Iterator[
     with ModelServer() as server, httpx.Client(timeout=5) as client:
         model = OpenAIModel("m", client, base_url=f"{server.url}/v1",
                             policy=RetryPolicy(attempts=1))
-        rig: TeamsRig = teams_factory(make_engine(RulesSelector(),
+        rig: TeamsRig = teams_factory(make_engine(rules_selector(),
                                                   answerer=ModelAnswerer(model)))
         cited = rig.adapter.engine.retriever.search(QUESTION, 1)[0].chunk.chunk_id
         yield rig, server, cited

@@ -89,6 +89,10 @@ def eval_decisions(
               f"clarifications {errors.unnecessary_clarifications}, wrong refusals "
               f"{errors.wrong_refusals}, tool hallucination rate "
               f"{errors.tool_hallucination_rate:.1%}")
+    for label, decision in report.by_decision.items():
+        out.print(f"decision {label}: precision {decision.precision:.3f}, recall "
+                  f"{decision.recall:.3f}, F1 {decision.f1:.3f} ({decision.correct} of "
+                  f"{decision.total} expected, {decision.predicted} made)")
     for group, scores in (("language", report.by_language), ("kind", report.by_kind)):
         for name, score in scores.items():
             out.print(f"{group} {name}: {score.accuracy:.1%} ({score.correct}/{score.total}), "

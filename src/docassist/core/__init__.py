@@ -31,10 +31,11 @@ The turn
     planning     everything a turn decides before it acts
     followup     follow-up questions made standalone from the history
     subjects     what a conversation can be about (catalog services, object kinds)
-    intents      rule-based reading of what a message asks for
-    nearest      intent by the nearest labelled examples (embedding space)
+    intents      the exact rules: document ids, paths, injections a pattern catches for sure
     selection    the selector prompt, strict parsing of its proposal, normalization
-    rules        the deterministic selector (no model)
+    message_features  what the learned selector sees of a message (embedding, n-grams, state)
+    learned      the learned selector (no model): exact rules, a classifier, kind -> decision
+    examples     a model selector's worked examples: the nearest labelled bank messages
     tools        the tool catalog and the guarded executor (at most one attempt per turn)
     retrieval    searching a question with its translations
     answering    the answer from the best page's passage, and the citation check

@@ -79,8 +79,15 @@ _MARKERS_PL: Final = re.compile(
     r"(?:tego|tym|tej|tę|ten|tą)(?=\s*(?:[?.,!]|$)|\s+\w+[ćc]\b))\b",
     re.IGNORECASE,
 )
+# "it" that refers to nothing: the IT department, or a dummy subject ("is it ok to reboot
+# the db?", "is it going to rain?"): these name their own subject, or none is needed.
+_REFERRING_IT: Final = (
+    r"(?-i:(?!IT\b))it(?!(?:\s+is|\s+was|'s)?\s+(?:(?:ok|okay|safe|fine|allowed|possible|"
+    r"alright|worth|normal|necessary|required|true|wise|better|good|bad|legal|mandatory)"
+    r"\s+(?:to|if|for|when)|going)\b)")
 _MARKERS_EN: Final = re.compile(
-    r"\b(?:its|it|they|them|their|that\s+service|this\s+service|the\s+service|that\s+one|"
+    r"\b(?:its|" + _REFERRING_IT + r"|they|them|their|that\s+service|this\s+service|"
+    r"the\s+service(?!\s+desk)|that\s+one|"
     r"this\s+one|(?:that|this)(?=\s*(?:[?.!]|$))|"
     r"(?:do|undo|redo|fix|check|verify|repeat)\s+(?:that|this)|"
     r"(?:that|this)(?=\s+(?:fails?|failed|works?|worked|happens?|breaks?|doesn't|does\s+not)\b)|"

@@ -7,7 +7,7 @@ runs exactly this, so what it measures is what users get.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from docassist.core import intents
 from docassist.core.followup import (
@@ -19,8 +19,9 @@ from docassist.core.followup import (
     resolve_with_subject,
 )
 from docassist.core.i18n import Language
+from docassist.core.learned import KIND_GROUPS
 from docassist.core.limits import MAX_CLARIFICATIONS_WITHOUT_PROGRESS
-from docassist.core.ports import Catalog, SelectorModel
+from docassist.core.ports import Catalog, FollowUp, SelectorModel
 from docassist.core.selection import (
     Decision,
     Selection,
@@ -57,7 +58,8 @@ class Plan:
         )
 
 
-def state_summary(message: str, state: ConversationState, catalog: Catalog) -> StateSummary:
+def state_summary(message: str, state: ConversationState, catalog: Catalog,
+                  follow_up: FollowUp = "none") -> StateSummary:
     tokens = intents.document_id_tokens(message)
     known = [token for token in tokens if catalog.document(token) is not None]
     pending = state.pending_clarification
@@ -66,35 +68,42 @@ def state_summary(message: str, state: ConversationState, catalog: Catalog) -> S
         known_document_ids_in_message=known,
         unknown_document_ids_in_message=[token for token in tokens if token not in known],
         pending_clarification=pending.missing_field if pending else None,
+        follow_up=follow_up,
     )
 
 
-def is_request_without_subject(message: str) -> bool:
-    """Requests the follow-up resolver leaves alone: they need no subject from history."""
-    return (
-        intents.is_injection(message)
-        or intents.is_sources_request(message)
-        or intents.is_metadata_request(message)
-        or intents.is_only_document_id(message)
-        or intents.is_action_request(message)
-        or intents.is_unsupported_request(message)
-        or intents.is_greeting(message)
-    )
+def follow_up_of(resolution: Resolution) -> FollowUp:
+    if resolution.status == "resolved":
+        return "resolved"
+    if resolution.status == "clarification_needed":
+        return "ambiguous" if resolution.reason == "ambiguous_reference" else "unresolved"
+    return "none"
 
 
-def missing_field_for(message: str) -> MissingField:
-    """Which piece a clarification asks for, derived by code from the message."""
-    if intents.is_sources_request(message):
-        return "last_sources"
-    if (intents.is_metadata_request(message) or intents.document_id_tokens(message)
-            or intents.mentions_path(message)):
+def stands_alone(message: str) -> bool:
+    """What certainly needs no subject from history: an injection, a document id."""
+    return intents.is_injection(message) or bool(intents.document_id_tokens(message))
+
+
+MISSING_FIELDS: Final[dict[str, MissingField]] = {
+    "sources": "last_sources", "sources_without_answer": "last_sources",
+    "metadata": "document_id", "metadata_missing_id": "document_id",
+}
+"""The piece a clarification asks for, by the kind the selector read."""
+
+
+def missing_field_for(message: str, kind: str | None) -> MissingField:
+    """Which piece a clarification asks for: from the kind read, else from the message."""
+    if kind in MISSING_FIELDS:
+        return MISSING_FIELDS[kind]
+    if intents.document_id_tokens(message) or intents.mentions_path(message):
         return "document_id"
     return "subject"
 
 
 def is_new_request(reply: str, vocabulary: SubjectVocabulary) -> bool:
     """A complete message of its own rather than a fragment answering our question."""
-    if is_request_without_subject(reply):
+    if stands_alone(reply):
         return True
     if is_follow_up(reply, vocabulary):
         return False
@@ -112,6 +121,8 @@ def plan_turn(
 ) -> Plan:
     """Decide the turn: complete a pending clarification, resolve, select, normalize.
 
+    The resolver only rewrites: whether a message it could not rewrite is a follow-up to ask
+    about, a question to search as written or something else is the selector's call.
     Raises `ModelError` when the selector's backend is down (the caller hands off).
     """
     vocabulary = SubjectVocabulary.from_catalog(catalog.documents())
@@ -122,51 +133,95 @@ def plan_turn(
         completed = _complete_pending(pending, message, vocabulary, catalog, language)
         if completed is not None:
             effective, resolution = completed
-        elif not is_new_request(message, vocabulary):
-            # No progress: ask the same question again, or hand off after too many.
-            decision = Decision(status="clarification_needed", reason="no_progress",
-                                decided_by="pending")
-            return Plan(
-                message=pending.original_message,
-                decision=decision,
-                resolution=Resolution(message, None, "clarification_needed", reason="no_progress"),
-                missing_field=pending.missing_field,
-                options=[s for s in vocabulary.subjects if s.key in pending.options],
-                clarification_attempts=pending.attempts + 1,
-            )
+        elif not is_new_request(message, vocabulary) and not _read_as_request(
+                selector, selection_request(message, Resolution(message, message), state,
+                                            catalog=catalog, tool_specs=tool_specs,
+                                            language=language)):
+            return _no_progress(pending, message, vocabulary)
+    # A reply that supplied the missing subject completed the request: the selector reads the
+    # rewritten question, or it would ask about the pronoun again.
+    read = resolution.standalone_question if resolution is not None else None
     if resolution is None:
-        if is_request_without_subject(effective):
-            resolution = Resolution(effective, effective)
-        else:
-            resolution = resolve_follow_up(effective, state.history, vocabulary, language)
-    if resolution.status == "clarification_needed":
-        return _count_repeats(Plan(
-            message=effective,
-            decision=Decision(status="clarification_needed", reason=resolution.reason,
-                              decided_by="resolver"),
-            resolution=resolution,
-            missing_field="subject",
-            options=resolution.options,
-        ), pending)
-    summary = state_summary(effective, state, catalog)
-    request = SelectionRequest(
-        message=effective,
-        standalone_question=resolution.standalone_question or effective,
-        history=state.history,
-        state_summary=summary,
-        tool_specs=tool_specs,
-        language=language,
-    )
+        resolution = resolve(effective, state, vocabulary, language)
+    request = selection_request(read or effective, resolution, state, catalog=catalog,
+                                tool_specs=tool_specs, language=language)
+    summary = request.state_summary
     selection = propose_action(request, selector)
     decision = guard(normalize(selection), effective)
     if message not in (effective, resolution.original_question):
         decision.decided_by = "pending"  # the original request, completed by this reply
-    plan = Plan(message=effective, decision=decision, resolution=resolution,
+    plan = Plan(message=effective, decision=decision, resolution=_settled(resolution, decision),
                 selection=selection, request=request,
                 unknown_document_ids=summary.unknown_document_ids_in_message)
     if decision.status == "clarification_needed":
-        plan.missing_field = missing_field_for(effective)
+        plan.missing_field = missing_field_for(effective, decision.reason)
+        plan.options = resolution.options if plan.missing_field == "subject" else []
     return _count_repeats(plan, pending)
+
+
+def resolve(message: str, state: ConversationState, vocabulary: SubjectVocabulary,
+            language: Language) -> Resolution:
+    """The follow-up resolver's rewrite; an injection is refused as written, never rewritten."""
+    if intents.is_injection(message):
+        return Resolution(message, message)
+    return resolve_follow_up(message, state.history, vocabulary, language)
+
+
+def selection_request(message: str, resolution: Resolution, state: ConversationState, *,
+                      catalog: Catalog, tool_specs: list[dict[str, Any]],
+                      language: Language) -> SelectionRequest:
+    """What the selector is asked (the selector's training builds it the same way)."""
+    return SelectionRequest(
+        message=message,
+        standalone_question=resolution.standalone_question or message,
+        history=state.history,
+        state_summary=state_summary(message, state, catalog, follow_up_of(resolution)),
+        tool_specs=tool_specs,
+        language=language,
+    )
+
+
+NEW_REQUEST_MIN_CONFIDENCE: Final = 0.9
+"""A short reply to our question is still a request of its own ("pokaż źródła") when the
+selector reads one of these kinds this surely; a fragment ("the api one") or a word ("hmm",
+"nie wiem") is no progress."""
+NEW_REQUEST_GROUPS: Final = frozenset({"sources", "metadata", "refuse"})
+
+
+def _read_as_request(selector: SelectorModel, request: SelectionRequest) -> bool:
+    reading = selector.reading(request)
+    return (reading is not None and reading.confidence >= NEW_REQUEST_MIN_CONFIDENCE
+            and KIND_GROUPS.get(reading.kind) in NEW_REQUEST_GROUPS)
+
+
+def _no_progress(pending: PendingClarification, message: str,
+                 vocabulary: SubjectVocabulary) -> Plan:
+    """The same question again, or a handoff after too many."""
+    decision = Decision(status="clarification_needed", reason="no_progress",
+                        decided_by="pending")
+    return Plan(
+        message=pending.original_message,
+        decision=decision,
+        resolution=Resolution(message, None, "clarification_needed", reason="no_progress"),
+        missing_field=pending.missing_field,
+        options=[s for s in vocabulary.subjects if s.key in pending.options],
+        clarification_attempts=pending.attempts + 1,
+    )
+
+
+def _settled(resolution: Resolution, decision: Decision) -> Resolution:
+    """The resolution as the decision left it: a search carries the question it searched
+    (the selector may search a message the resolver could not rewrite, or add the thread's
+    last question to it)."""
+    question = decision.arguments.get("question")
+    if decision.action != "answer_from_documents" or not isinstance(question, str):
+        return resolution
+    if question == resolution.standalone_question:
+        return resolution
+    changed = question != resolution.original_question
+    return Resolution(resolution.original_question, question,
+                      "resolved" if changed else "unchanged",
+                      history_used=changed or resolution.history_used)
 
 
 def guard(decision: Decision, message: str) -> Decision:
@@ -198,7 +253,7 @@ def _complete_pending(
         subjects = vocabulary.find(reply)
         # "usługa docassist-api", "I mean the database": one subject and not a new question.
         if (len(subjects) == 1 and not reply.rstrip().endswith("?")
-                and not is_request_without_subject(reply)):
+                and not stands_alone(reply)):
             original = pending.original_message
             return original, resolve_with_subject(original, subjects[0], language)
         return None

@@ -7,7 +7,7 @@ message is never shown in their place.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from docassist.core import i18n, intents
 from docassist.core.documents import NO_VERSION, DocumentInfo
@@ -30,6 +30,8 @@ DOCUMENT_ID_ERRORS = frozenset(
     {"unknown_document_id", "document_id_not_in_message", "invalid_document_id"}
 )
 EXAMPLE_SUBJECTS = 2
+NO_TOOL_TEXTS: Final[dict[str, str]] = {"smalltalk": "smalltalk", "off_topic": "off_topic"}
+"""The reply to `no_suitable_tool` by the kind the selector read (other kinds: the plain one)."""
 
 
 _STORAGE_TEXT: dict[type[StorageUnavailableError], str] = {
@@ -74,12 +76,13 @@ def compose_reply(
     if decision.status == "parse_error":
         return Reply("parse_error", i18n.text("parse_error", language))
     if decision.status == "rejected":
-        key = "rejected_injection" if intents.is_injection(plan.message) else "rejected"
-        return Reply("rejected", i18n.text(key, language))
+        injection = decision.reason == "injection" or intents.is_injection(plan.message)
+        return Reply("rejected", i18n.text("rejected_injection" if injection else "rejected",
+                                           language))
     if decision.status == "no_suitable_tool":
-        if intents.is_greeting(plan.message):
-            return Reply("no_suitable_tool", i18n.text("greeting", language))
-        return Reply("no_suitable_tool", i18n.text("no_suitable_tool", language))
+        # Small talk gets a friendly word on what DocAssist does; chit-chat a polite no.
+        key = NO_TOOL_TEXTS.get(decision.reason or "", "no_suitable_tool")
+        return Reply("no_suitable_tool", i18n.text(key, language))
     if decision.status == "clarification_needed":
         return _clarify(plan, plan.missing_field or "subject", state, catalog, language,
                         human_channel)

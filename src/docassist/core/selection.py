@@ -69,6 +69,9 @@ class Selection(BaseModel):
     backend: str
     model: str
     duration_ms: float
+    kind: str | None = None
+    """What a learned selector read in the message (its `Reading`); None for a model."""
+    confidence: float | None = None
 
 
 class Decision(BaseModel):
@@ -119,23 +122,35 @@ def decision_schema(tool_specs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def build_prompt(request: SelectionRequest) -> str:
-    data = {
+    data: dict[str, Any] = {
         "user_message": request.message,
         "standalone_question": request.standalone_question,
         "recent_history": [m.model_dump() for m in recent_history(request.history)],
-        "state_summary": request.state_summary.model_dump(),
+        # `follow_up` only when there is one: a plain request's prompt stays as it was
+        # (recorded sessions and a small model's constrained output depend on it).
+        "state_summary": request.state_summary.model_dump(
+            exclude={"follow_up"} if request.state_summary.follow_up == "none" else None),
         "tool_specs": request.tool_specs,
         "language": request.language,
     }
+    if request.examples:
+        data["labelled_examples"] = [example.model_dump() for example in request.examples]
     return PROMPT_RULES + "\nDATA:\n" + json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
-def tool_catalog_version(tool_specs: list[dict[str, Any]]) -> str:
-    """Hash of the tool specs and the prompt rules: ties a trace row to what the model saw.
+def tool_catalog_version(tool_specs: list[dict[str, Any]], examples_version: str = "") -> str:
+    """Hash of the tool specs, the prompt rules and the labelled examples a model selector
+    may be shown (`ExampleSource.version`): ties a trace row to what the model saw.
 
     Not the document catalog: the traces keep this under their `catalog_version` column."""
-    payload = json.dumps(tool_specs, sort_keys=True, ensure_ascii=False) + PROMPT_RULES
+    payload = (json.dumps(tool_specs, sort_keys=True, ensure_ascii=False) + PROMPT_RULES
+               + examples_version)
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def selector_catalog_version(tool_specs: list[dict[str, Any]], selector: SelectorModel) -> str:
+    examples = selector.examples
+    return tool_catalog_version(tool_specs, examples.version if examples is not None else "")
 
 
 class _DuplicateKeyError(ValueError):
@@ -169,10 +184,16 @@ def parse_strict(raw: str) -> tuple[Any, str | None]:
 
 
 def propose_action(request: SelectionRequest, selector: SelectorModel) -> Selection:
-    """Ask the selector for a proposal; `ModelError` (backend down) propagates to the caller."""
-    prompt = build_prompt(request)
+    """Ask the selector for a proposal; `ModelError` (backend down) propagates to the caller.
+
+    A selector that reads a prompt gets the labelled examples nearest to the message in it
+    (its `examples`), and the prompt recorded is the one it read."""
     started = time.perf_counter()
+    if selector.examples is not None and not request.examples:
+        request = request.model_copy(update={"examples": selector.examples.nearest(request)})
+    prompt = build_prompt(request)
     raw: str | None = selector.propose(request)  # ModelError means the backend is down
+    reading = selector.reading(request)
     duration_ms = round((time.perf_counter() - started) * 1000, 3)
     proposal, error = parse_strict(raw) if isinstance(raw, str) else (None, "no text returned")
     return Selection(
@@ -184,6 +205,8 @@ def propose_action(request: SelectionRequest, selector: SelectorModel) -> Select
         backend=selector.backend,
         model=selector.model,
         duration_ms=duration_ms,
+        kind=reading.kind if reading is not None else None,
+        confidence=reading.confidence if reading is not None else None,
     )
 
 
@@ -202,10 +225,11 @@ def normalize(selection: Selection) -> Decision:
     if decision == "tool_call":
         if not isinstance(action, str) or not action.strip() or message is not None:
             return invalid
-        return Decision(status="action_proposed", action=action, arguments=json.loads(
-            json.dumps(arguments)))
+        return Decision(status="action_proposed", action=action, reason=selection.kind,
+                        arguments=json.loads(json.dumps(arguments)))
     if decision not in NON_TOOL_DECISIONS:
         return invalid
     if action is not None or arguments or not isinstance(message, str) or not message.strip():
         return invalid
-    return Decision(status=decision, reason=decision, message=message[:MAX_DECISION_MESSAGE_CHARS])
+    return Decision(status=decision, reason=selection.kind or decision,
+                    message=message[:MAX_DECISION_MESSAGE_CHARS])

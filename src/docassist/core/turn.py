@@ -52,7 +52,7 @@ from docassist.core.scoping import (
     scoped_catalog,
     thread_audience,
 )
-from docassist.core.selection import tool_catalog_version
+from docassist.core.selection import selector_catalog_version
 from docassist.core.shadow import ShadowAsker
 from docassist.core.state import ConversationState, RagResult
 from docassist.core.tools import ToolContext, ToolExecutor, ToolRegistry
@@ -124,13 +124,14 @@ class TurnEngine:
 
     @property
     def tool_catalog_version(self) -> str:
-        """Hash of the tool specs and prompt (not the document catalog); see selection.
-        Computed again only after the registry changed (a turn asks for it twice)."""
+        """Hash of the tool specs, prompt and a model's worked examples (not the document
+        catalog); see selection. Computed again only after the registry changed (a turn asks
+        for it twice)."""
         generation = self.registry.generation
         cached = self._catalog_version
         if cached is None or cached[0] != generation:
-            cached = self._catalog_version = (generation,
-                                              tool_catalog_version(self.registry.specs()))
+            cached = self._catalog_version = (generation, selector_catalog_version(
+                self.registry.specs(), self.selector))
         return cached[1]
 
     def handle(

@@ -9,78 +9,33 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from docassist.core import i18n
 from docassist.core.messages import InvalidMessage, validate_message
 from docassist.core.planning import plan_turn
 from docassist.core.ports import Catalog, SelectorModel
-from docassist.core.selection import tool_catalog_version
-from docassist.core.state import ConversationState, HistoryMessage, RagResult, Source
+from docassist.core.selection import selector_catalog_version
+from docassist.core.state import ConversationState, RagResult, Source
+from docassist.evaluation.cases import CaseResult, CaseState, DecisionCase, Expected, Got
+from docassist.evaluation.decision_metrics import (
+    DecisionScore,
+    ErrorKinds,
+    GroupScore,
+    decision_label,
+    decision_scores,
+    decisions_macro_f1,
+    error_kinds,
+    group_scores,
+    macro_f1,
+)
 
-
-class CaseState(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    has_last_sources: bool = False
-
-
-class Expected(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    status: str
-    action: str | None = None
-    arguments: dict[str, Any] | None = None
-    arguments_contains: dict[str, str] | None = None
-
-
-class DecisionCase(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    message: Any
-    history: list[HistoryMessage] = Field(default_factory=list)
-    state: CaseState = Field(default_factory=CaseState)
-    expected: Expected
-    language: str | None = None
-    kind: str | None = None
-    split: str | None = None
-    """Held-out sets mark `tune` and `test`; `eval decisions --split test` reports one."""
-
-
-class Got(BaseModel):
-    status: str
-    action: str | None = None
-    arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class CaseResult(BaseModel):
-    id: str
-    expected: Expected
-    got: Got
-    ok: bool
-    language: str | None = None
-    kind: str | None = None
-
-
-class GroupScore(BaseModel):
-    total: int
-    correct: int
-    accuracy: float
-    macro_f1: float
-
-
-class ErrorKinds(BaseModel):
-    """The mistakes that matter, counted over cases (see `error_kinds`)."""
-
-    unnecessary_tool_calls: int = 0
-    missed_clarifications: int = 0
-    unnecessary_clarifications: int = 0
-    wrong_refusals: int = 0
-    tool_hallucinations: int = 0
-    tool_hallucination_rate: float = 0.0
+__all__ = ["CaseResult", "CaseState", "DecisionCase", "DecisionReport", "DecisionScore",
+           "ErrorKinds", "Expected", "Got", "GroupScore", "decision_label", "decision_report",
+           "error_kinds", "evaluate_decisions", "is_match", "load_cases", "macro_f1",
+           "state_for"]
 
 
 class DecisionReport(BaseModel):
@@ -96,64 +51,11 @@ class DecisionReport(BaseModel):
     catalog_version: str = ""
     by_language: dict[str, GroupScore] = Field(default_factory=dict)
     by_kind: dict[str, GroupScore] = Field(default_factory=dict)
-    """Only for cases labelled with a language or a kind (held-out sets)."""
+    """Only for cases labelled with a language or a kind (held-out sets). A kind's entry
+    also carries the precision, recall and F1 of the decision it expects."""
+    by_decision: dict[str, DecisionScore] = Field(default_factory=dict)
+    """Precision, recall and F1 per decision (status, and the tool of a tool call)."""
     cases: list[CaseResult]
-
-
-def group_scores(results: list[CaseResult], key: Callable[[CaseResult], str | None]
-                 ) -> dict[str, GroupScore]:
-    groups: dict[str, list[CaseResult]] = {}
-    for result in results:
-        name = key(result)
-        if name is not None:
-            groups.setdefault(name, []).append(result)
-    return {name: GroupScore(
-        total=len(members), correct=sum(m.ok for m in members),
-        accuracy=round(sum(m.ok for m in members) / len(members), 4),
-        macro_f1=macro_f1([(m.expected.status, m.got.status) for m in members]))
-        for name, members in sorted(groups.items())}
-
-
-NO_TOOL_FITS: Final = frozenset({"no_suitable_tool", "rejected"})
-
-
-def macro_f1(pairs: list[tuple[str, str]]) -> float:
-    """Mean F1 over the labels that occur as expected or got statuses."""
-    labels = sorted({label for pair in pairs for label in pair})
-    scores = []
-    for label in labels:
-        true_positive = sum(1 for e, g in pairs if e == label and g == label)
-        predicted = sum(1 for _, g in pairs if g == label)
-        actual = sum(1 for e, _ in pairs if e == label)
-        precision = true_positive / predicted if predicted else 0.0
-        recall = true_positive / actual if actual else 0.0
-        scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
-    return round(sum(scores) / len(scores), 4) if scores else 0.0
-
-
-def error_kinds(results: list[CaseResult]) -> ErrorKinds:
-    """Unnecessary tool calls (a tool where the answer was not a tool), missed and unnecessary
-    clarifications, wrong refusals, and tool hallucinations (a tool where none fits: the
-    request was unsupported or to be refused)."""
-    kinds = ErrorKinds()
-    none_fits = 0
-    for result in results:
-        expected, got = result.expected.status, result.got.status
-        proposed_tool = got == "action_proposed"
-        if proposed_tool and expected != "action_proposed":
-            kinds.unnecessary_tool_calls += 1
-        if expected == "clarification_needed" and got != "clarification_needed":
-            kinds.missed_clarifications += 1
-        if got == "clarification_needed" and expected != "clarification_needed":
-            kinds.unnecessary_clarifications += 1
-        if got == "rejected" and expected != "rejected":
-            kinds.wrong_refusals += 1
-        if expected in NO_TOOL_FITS:
-            none_fits += 1
-            kinds.tool_hallucinations += proposed_tool
-    kinds.tool_hallucination_rate = round(kinds.tool_hallucinations / none_fits, 4) \
-        if none_fits else 0.0
-    return kinds
 
 
 CaseT = TypeVar("CaseT", bound=BaseModel)
@@ -181,7 +83,7 @@ def load_cases(lines: Iterable[str]) -> list[DecisionCase]:
     return load_jsonl(lines, DecisionCase)
 
 
-def _state_for(case: DecisionCase) -> ConversationState:
+def state_for(case: DecisionCase) -> ConversationState:
     state = ConversationState(history=case.history)
     if case.state.has_last_sources:
         source = Source(chunk_id="EVAL-0000000000-0001", document_id="EVAL", title="eval",
@@ -208,7 +110,7 @@ def decide_case(
     except InvalidMessage as problem:
         return Got(status=problem.problem)
     language = i18n.detect_language(message, default_language)
-    plan = plan_turn(message, _state_for(case), catalog=catalog, selector=selector,
+    plan = plan_turn(message, state_for(case), catalog=catalog, selector=selector,
                      tool_specs=tool_specs, language=language)
     if plan.handoff:
         return Got(status="handoff")
@@ -248,6 +150,14 @@ def evaluate_decisions(
                                   kind=case.kind))
         if on_case is not None:
             on_case(case)
+    return decision_report(results, backend=selector.backend, model=selector.model,
+                           catalog_version=selector_catalog_version(tool_specs, selector))
+
+
+def decision_report(results: list[CaseResult], *, backend: str, model: str,
+                    catalog_version: str) -> DecisionReport:
+    """The figures of a run from its case results (the selector's training reports its
+    cross-validation with the same function)."""
     correct = sum(result.ok for result in results)
     totals = Counter(result.expected.status for result in results)
     hits = Counter(result.expected.status for result in results if result.ok)
@@ -255,20 +165,22 @@ def evaluate_decisions(
     for result in results:
         row = confusion.setdefault(result.expected.status, {})
         row[result.got.status] = row.get(result.got.status, 0) + 1
+    by_decision = decision_scores(results)
     return DecisionReport(
         total=len(results),
         correct=correct,
         accuracy=round(correct / len(results), 4) if results else 0.0,
-        macro_f1=macro_f1([(r.expected.status, r.got.status) for r in results]),
+        macro_f1=decisions_macro_f1(results),
         by_status={status: {"total": totals[status], "correct": hits[status]}
                    for status in sorted(totals)},
         confusion=confusion,
         errors=error_kinds(results),
-        backend=selector.backend,
-        model=selector.model,
-        catalog_version=tool_catalog_version(tool_specs),
+        backend=backend,
+        model=model,
+        catalog_version=catalog_version,
         by_language=group_scores(results, lambda result: result.language),
-        by_kind=group_scores(results, lambda result: result.kind),
+        by_kind=group_scores(results, lambda result: result.kind, by_decision),
+        by_decision=by_decision,
         cases=results,
     )
 

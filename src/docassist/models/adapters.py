@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from docassist.core.answering import chunk_body
 from docassist.core.errors import ModelResponseError
-from docassist.core.ports import SearchHit
+from docassist.core.ports import ExampleSource, Reading, SearchHit
 from docassist.core.selection import PROMPT_RULES, SelectionRequest, build_prompt, decision_schema
 from docassist.models.base import ChatModel, Message
 
@@ -26,12 +26,18 @@ in the documents (in the user's language) and cite nothing.
 
 
 class ModelSelector:
-    """Proposes the action with a model, asking for output constrained to the decision schema."""
+    """Proposes the action with a model, asking for output constrained to the decision schema.
+    With `examples`, the labelled bank messages nearest to the current one go into its
+    prompt (`labelled_examples`, added by `propose_action`)."""
 
-    def __init__(self, model: ChatModel) -> None:
+    def __init__(self, model: ChatModel, examples: ExampleSource | None = None) -> None:
         self.chat_model = model
         self.backend = model.backend
         self.model = model.model
+        self.examples = examples
+
+    def reading(self, request: SelectionRequest) -> Reading | None:
+        return None  # a model proposes; it reads no kind
 
     def propose(self, request: SelectionRequest) -> str:
         prompt = build_prompt(request)

@@ -19,9 +19,9 @@ import httpx
 
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError
-from docassist.core.nearest import NearestExamples
+from docassist.core.examples import BankExamples
+from docassist.core.learned import LearnedSelector
 from docassist.core.ports import NULL_OBSERVER, Answerer, Embedder, Observer, SelectorModel
-from docassist.core.rules import RulesSelector
 from docassist.models.adapters import ModelAnswerer, ModelEmbedder, ModelSelector
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS, ChatModel, RetryPolicy, new_client
 from docassist.models.embedders import EMBEDDER_NAMES, get_embedder
@@ -92,7 +92,8 @@ def register(name: str, factory: ChatModelFactory) -> None:
     answerer and embedder."""
     register_backend(Backend(
         name=name, chat=factory,
-        selector=lambda model, config, _: ModelSelector(chat_model(f"{name}:{model}", config)),
+        selector=lambda model, config, _: ModelSelector(chat_model(f"{name}:{model}", config),
+                                                        BankExamples(_selector_embedder)),
         answerer=lambda model, config, _: ModelAnswerer(chat_model(f"{name}:{model}", config)),
         embedder=lambda model, config: ModelEmbedder(chat_model(f"{name}:{model}", config))))
 
@@ -179,11 +180,16 @@ def _local_embedder(name: str) -> EmbedderFactory:
     return build
 
 
+def _selector_embedder() -> Embedder:
+    """The embedder the learned selector was trained with and a model's worked examples are
+    found by: USE, whatever DOCASSIST_EMBEDDER names for retrieval."""
+    return get_embedder("use")
+
+
 def _rules_selector(model: str, config: ModelConfig, embedder: str) -> SelectorModel:
-    """With a local embedder (`use`, `e5`), the rules also consult the nearest labelled
-    examples (`core/nearest.py`): measured better on the held-out set, see README."""
-    local = _local(embedder)
-    return RulesSelector(NearestExamples(local)) if local is not None else RulesSelector()
+    """The model-free default: exact rules and the classifier learned from the bank
+    (`core/learned.py`); it reads messages with USE, the embedder it was trained with."""
+    return LearnedSelector(_selector_embedder)
 
 
 def _rules_answerer(model: str, config: ModelConfig, embedder: str) -> Answerer:

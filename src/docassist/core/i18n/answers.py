@@ -91,11 +91,22 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "I have no tool for that (e.g. charts, bookings, translations). "
         "I answer procedure questions from the documents.",
     },
-    "greeting": {
-        "pl": "Cześć! Odpowiadam na pytania o procedury na podstawie dokumentów, np. "
-        "„Co zrobić po zmianie konfiguracji docassist-api?”",
-        "en": "Hi! I answer procedure questions from the documents, e.g. "
-        "“What do I do after changing the docassist-api config?”",
+    "smalltalk": {
+        "pl": "Jestem DocAssist. Odpowiadam na pytania o procedury na podstawie dokumentów "
+        "firmy i podaję fragmenty, z których korzystam; pokażę też źródła ostatniej "
+        "odpowiedzi albo dane dokumentu (właściciel, wersja). Zapytaj np. „Jak zgłosić "
+        "incydent?”.",
+        "en": "I'm DocAssist. I answer questions about our procedures from the company's "
+        "documents and cite the passages I used; I can also show the sources of my last "
+        "answer or a document's details (owner, version). Ask, e.g., “How do I report an "
+        "incident?”.",
+    },
+    "off_topic": {
+        "pl": "Tu nie pomogę — odpowiadam tylko na pytania o pracę na podstawie dokumentów "
+        "firmy (procedury, zasady, instrukcje). Zapytaj np. „Jak zgłosić incydent?”.",
+        "en": "I can't help with that one — I only answer work questions from the company's "
+        "documents (procedures, policies, how-tos). Ask, e.g., “How do I report an "
+        "incident?”.",
     },
     "parse_error": {
         "pl": "Nie zrozumiałem odpowiedzi modelu, więc niczego nie wykonałem. "

@@ -4,13 +4,18 @@ declared), and a model server's chat client."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Protocol, TypedDict
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from docassist.core.ports.search import SearchHit
 from docassist.core.state import HistoryMessage
 from docassist.core.statuses import Language
+
+FollowUp = Literal["none", "resolved", "ambiguous", "unresolved"]
+"""What the follow-up resolver made of a message: no reference to resolve, rewritten with
+the one subject the history names, several subjects fit, or none does."""
 
 
 class StateSummary(BaseModel):
@@ -20,6 +25,21 @@ class StateSummary(BaseModel):
     known_document_ids_in_message: list[str] = Field(default_factory=list)
     unknown_document_ids_in_message: list[str] = Field(default_factory=list)
     pending_clarification: str | None = None
+    follow_up: FollowUp = "none"
+
+
+class LabelledExample(BaseModel):
+    """A message of the selector's training bank and the decision it was labelled with:
+    shown to a model selector as a worked example (data, never instructions)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str
+    has_history: bool
+    has_last_sources: bool
+    kind: str
+    decision: str
+    action: str | None = None
 
 
 class SelectionRequest(BaseModel):
@@ -33,15 +53,47 @@ class SelectionRequest(BaseModel):
     state_summary: StateSummary
     tool_specs: list[dict[str, Any]]
     language: Language
+    examples: list[LabelledExample] = Field(default_factory=list)
+    """Labelled messages nearest to this one, for a selector that reads a prompt."""
+
+
+class ExampleSource(Protocol):
+    """Where a model selector's few-shot examples come from (core/examples.py)."""
+
+    version: str
+    """A digest of the examples it can pick from: part of the tool catalog version."""
+
+    def nearest(self, request: SelectionRequest) -> list[LabelledExample]: ...
+
+    def load(self) -> None:
+        """Load the embedder and the examples now (a server does, before its first event)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a learned selector read in a message: the bank kind it chose (the contract's
+    finer label: `smalltalk`, `off_topic`, `injection`…, or `low_confidence`) and the
+    calibrated probability of that kind's decision."""
+
+    kind: str
+    confidence: float
 
 
 class SelectorModel(Protocol):
-    """Something that reads a selection prompt and returns raw text (JSON, hopefully)."""
+    """Something that reads a selection request and returns raw text (JSON, hopefully)."""
 
     backend: str
     model: str
+    examples: ExampleSource | None
+    """Labelled examples for its prompt (a model); None when it reads no prompt."""
 
     def propose(self, request: SelectionRequest) -> str: ...
+
+    def reading(self, request: SelectionRequest) -> Reading | None:
+        """The kind behind its last proposal for `request` (a learned selector); None for
+        a selector that only proposes (a model)."""
+        ...
 
 
 class Answerer(Protocol):
