@@ -33,7 +33,8 @@ reads these at import): a command that changes one gets a fresh interpreter."""
 
 
 def run(
-    *args: str, db: Path | str | None, stdin: str | None = None, cwd: Path = REPO, **env: str
+    *args: str, db: Path | str | None, stdin: str | None = None, cwd: Path | str = REPO,
+    **env: str
 ) -> subprocess.CompletedProcess[str]:
     """`docassist ARGS` in `cwd`; `db=None` leaves DOCASSIST_DB unset (the default database:
     the session's XDG_DATA_HOME, tests/conftest.py, unless `env` names another)."""
@@ -105,7 +106,7 @@ class _Zygote:
         os.rmdir(self.folder)
 
     def run(self, command: list[str], stdin: str | None, environment: dict[str, str],
-            cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+            cwd: Path | str = REPO) -> subprocess.CompletedProcess[str]:
         request = json.dumps({"args": command[3:], "env": environment, "cwd": str(cwd)})
         payload = HEADER.pack(len(request.encode())) + request.encode()
         with (tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out,

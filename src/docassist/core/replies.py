@@ -135,7 +135,7 @@ def _from_outcome(
 
 
 def _options_list(labels: list[str], language: i18n.Language) -> str:
-    """`a, b or c` in English; `„a”, „b”, „c”` in Polish (a list, no inflection needed)."""
+    """`a, b or c` in English; `„a”, „b” czy „c”` in Polish (after a colon: no inflection)."""
     shown = [i18n.text("option", language, option=label) for label in labels]
     last = i18n.text("options_last_joiner", language)
     return last.join([", ".join(shown[:-1]), shown[-1]]) if len(shown) > 1 else "".join(shown)

@@ -34,8 +34,9 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
     },
     "clarify_subject_ambiguous": {
         # Polish inflects names after "o" ("o kopii zapasowej"), and no maintained package
-        # does that: the candidates follow a colon, in quotes, in their own form.
-        "pl": "Czy chodzi o jedno z: {options}? Wskaż jeden obiekt.",
+        # does that: the question ends at a colon and the candidates follow in quotes, in the
+        # form the catalog spells them (a list needs no inflection).
+        "pl": "O który obiekt chodzi: {options}?",
         "en": "Do you mean {options}? Please name one.",
     },
     "clarify_subject_instances": {

@@ -84,7 +84,7 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "Feedback: {helpful} helpful, {not_helpful} not helpful",
     },
     "option": {"pl": "„{option}”", "en": "{option}"},
-    "options_last_joiner": {"pl": ", ", "en": " or "},
+    "options_last_joiner": {"pl": " czy ", "en": " or "},
     "chat_welcome": {
         "pl": "DocAssist — pytaj o procedury. Polecenia: /sources /meta ID /clear /new /debug "
         "/good /bad /quit",
