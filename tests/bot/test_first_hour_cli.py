@@ -92,3 +92,13 @@ def test_the_writer_lock_beside_the_default_database_is_ignored_by_git() -> None
         done = subprocess.run(["git", "check-ignore", "--no-index", "-q", name], cwd=REPO,
                               check=False)
         assert done.returncode == 0, f"{name} is not in .gitignore"
+
+
+def test_a_folder_source_that_does_not_exist_is_a_usage_error_naming_it(
+        db_path: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "not-mounted"
+    done = run("sources", "add", "folder", "handbook", "--path", str(missing), "--json",
+               db=db_path)
+    assert done.returncode == 2
+    assert one_json(done.stdout) == {"error": f"no such folder: {missing}"}
+    assert one_json(run("sources", "--json", db=db_path).stdout) == {"sources": []}

@@ -1,9 +1,14 @@
 """Replies a newcomer meets first (issue 42, items 4 and 6): `/meta` gives the document's
 link, never the server's path to its file, and "—" for a document without a version; a
-question over an empty catalog says that nothing is indexed yet, in the user's language."""
+question over an empty catalog says that nothing is indexed yet, in the user's language;
+the Slack and Teams catalogs show a document's own version only, never its content hash."""
 
 from __future__ import annotations
 
+import json
+
+from docassist.bot.slack.render import catalog_message
+from docassist.bot.teams.cards import catalog_card
 from docassist.core.messages import Command
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
@@ -43,3 +48,14 @@ def test_an_empty_catalog_says_nothing_is_indexed_in_polish_too(engine: TurnEngi
     assert result and result.status == "no_answer"
     assert result.answer.startswith("Nie ma jeszcze żadnych zaindeksowanych dokumentów")
     assert "docassist index ŚCIEŻKA" in result.answer
+
+
+def test_the_slack_and_teams_catalogs_show_no_hash_for_a_versionless_document(
+        store: Store) -> None:
+    documents = store.documents()
+    [faq] = [d for d in documents if d.document_id == "DOC-ONBOARDING-FAQ"]
+    [tls] = [d for d in documents if d.document_id == "DOC-TLS"]
+    slack = catalog_message(documents, "en")["text"]
+    teams = json.dumps(catalog_card(documents, "en"), ensure_ascii=False)
+    for shown in (slack, teams):
+        assert faq.version not in shown and f"(v{tls.version})" in shown
