@@ -33,16 +33,22 @@ reads these at import): a command that changes one gets a fresh interpreter."""
 
 
 def run(
-    *args: str, db: Path | str, stdin: str | None = None, **env: str
+    *args: str, db: Path | str | None, stdin: str | None = None, cwd: Path | str = REPO,
+    **env: str
 ) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "DOCASSIST_DB": str(db), "DOCASSIST_LANGUAGE": "en",
-                   "COLUMNS": "200", **env}
+    """`docassist ARGS` in `cwd`; `db=None` leaves DOCASSIST_DB unset (the default database:
+    the session's XDG_DATA_HOME, tests/conftest.py, unless `env` names another)."""
+    environment = {**os.environ, "DOCASSIST_LANGUAGE": "en", "COLUMNS": "200", **env}
+    if db is None:
+        environment.pop("DOCASSIST_DB", None)
+    else:
+        environment["DOCASSIST_DB"] = str(db)
     command = [sys.executable, "-m", "docassist", *args]
     zygote = None if os.environ.get("TESTS_CLI_SPAWN") == "1" else _Zygote.shared()
     if zygote is None or not zygote.can_run(environment):
         return subprocess.run(command, input=stdin, capture_output=True, text=True,
-                              env=environment, cwd=REPO, timeout=RUN_TIMEOUT, check=False)
-    return zygote.run(command, stdin, environment)
+                              env=environment, cwd=cwd, timeout=RUN_TIMEOUT, check=False)
+    return zygote.run(command, stdin, environment, cwd)
 
 
 def one_json(stdout: str) -> Any:
@@ -99,9 +105,9 @@ class _Zygote:
             os.unlink(os.path.join(self.folder, name))
         os.rmdir(self.folder)
 
-    def run(self, command: list[str], stdin: str | None,
-            environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
-        request = json.dumps({"args": command[3:], "env": environment, "cwd": str(REPO)})
+    def run(self, command: list[str], stdin: str | None, environment: dict[str, str],
+            cwd: Path | str = REPO) -> subprocess.CompletedProcess[str]:
+        request = json.dumps({"args": command[3:], "env": environment, "cwd": str(cwd)})
         payload = HEADER.pack(len(request.encode())) + request.encode()
         with (tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out,
               tempfile.TemporaryFile() as err,

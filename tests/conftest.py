@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -48,6 +50,17 @@ from tests.teams.rig import ADMIN, TeamsRig
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_DOCS = REPO / "samples" / "docs"
+USER_DATA_VARIABLE = "XDG_DATA_HOME"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The default database lives in the user's data folder (config.py): every process the
+    suite starts, the CLI's included, gets a throwaway one, never the real user's."""
+    os.environ[USER_DATA_VARIABLE] = tempfile.mkdtemp(prefix="docassist-data-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(os.environ.pop(USER_DATA_VARIABLE, ""), ignore_errors=True)
 
 _TEMPLATE: dict[str, Path] = {}
 

@@ -11,6 +11,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
+from docassist.cli.common import announce_database
 from docassist.cli_output import emit_json, err, fail, out
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
@@ -27,9 +28,11 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON
 
 def _settings(as_json: bool) -> Settings:
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as error:
         raise fail(f"invalid configuration: {error.errors()[0]['msg']}", as_json) from error
+    announce_database(settings)
+    return settings
 
 
 @db_app.command("migrate")

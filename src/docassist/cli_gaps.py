@@ -16,6 +16,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
+from docassist.cli.common import announce_database
 from docassist.cli_output import emit_json, err, fail, out
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
@@ -33,7 +34,9 @@ SinceOption = Annotated[str | None, typer.Option(
 
 def _runtime(as_json: bool) -> Runtime:
     try:
-        return open_runtime(Settings())
+        settings = Settings()
+        announce_database(settings)
+        return open_runtime(settings)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
     except ValidationError as error:

@@ -25,7 +25,7 @@ def fail(message: str, as_json: bool) -> typer.Exit:
     if json_logs():  # stderr holds JSON lines only
         logging.getLogger("docassist.cli").error(message)
     else:
-        err.print(f"[red]error:[/red] {message}")
+        err.print(f"[red]error:[/red] {message}", soft_wrap=True)  # one line, paths whole
     if as_json:
         emit_json({"error": message})
     return typer.Exit(code=2)

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from docassist.cli.common import announce_database
 from docassist.cli_output import emit_json, fail, out
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
@@ -49,6 +50,7 @@ def _operator() -> str:
 
 def _run(words: list[str], as_json: bool) -> None:
     settings = Settings()
+    announce_database(settings)
     try:
         store = open_store(settings.db)
     except DocAssistError as error:

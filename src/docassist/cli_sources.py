@@ -12,9 +12,10 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.progress import Progress, SpinnerColumn, TextColumn
-from rich.table import Table
 
+from docassist.cli.common import announce_database, require_paths
 from docassist.cli_output import emit_json, err, fail, out
+from docassist.cli_tables import Column, fitted_table
 from docassist.config import Settings
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
@@ -34,9 +35,16 @@ CollectionOption = Annotated[str, typer.Option("--collection",
                                                help="Collection of its documents.")]
 
 
+SOURCE_COLUMNS = (Column("name", "id"), Column("kind"), Column("collection"),
+                  Column("documents"), Column("last success"), Column("last error", max_width=48),
+                  Column("next run", "optional"))
+
+
 def _runtime(as_json: bool) -> Runtime:
     try:
-        return open_runtime(Settings())
+        settings = Settings()
+        announce_database(settings)
+        return open_runtime(settings)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
     except ValidationError as error:
@@ -59,12 +67,10 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if as_json:
         emit_json({"sources": [status_json(status) for status in statuses]})
         return
-    table = Table("name", "kind", "collection", "documents", "last success", "last error",
-                  "next run")
-    for s in statuses:
-        table.add_row(s.name, str(s.kind), s.collection, str(s.documents),
-                      s.last_success or "never", s.last_error or "", s.next_run or "")
-    out.print(table if statuses else "no sources: add one with `docassist sources add`")
+    rows = [[s.name, str(s.kind), s.collection, str(s.documents), s.last_success or "never",
+             s.last_error or "", s.next_run or ""] for s in statuses]
+    out.print(fitted_table(out, SOURCE_COLUMNS, rows) if statuses
+              else "no sources: add one with `docassist sources add`")
 
 
 def _add(source_values: dict[str, Any], as_json: bool) -> None:
@@ -118,6 +124,7 @@ def add_folder(
     as_json: JsonOption = False,
 ) -> None:
     """A folder on this machine (what `docassist index PATH` indexes)."""
+    require_paths([path], as_json, folders=True)
     _add({"name": name, "kind": "folder", "collection": collection,
           "settings": {"path": str(path.resolve())}}, as_json)
 

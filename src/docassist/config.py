@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
+import platformdirs
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -28,6 +29,29 @@ from docassist.models.openai import DEFAULT_OPENAI_URL
 from docassist.models.registry import ModelConfig
 
 _REPO_DEMO_DOCS = Path(__file__).resolve().parents[2] / "samples" / "docs"
+APP_NAME = "docassist"
+DATABASE_FILE = "docassist.db"
+FOLDER_DATABASE = Path(DATABASE_FILE)
+"""Where the database lived before it moved to the user's data folder: the working folder."""
+
+
+def user_database() -> Path:
+    """The per-user default database, in the platform's data folder (Linux:
+    $XDG_DATA_HOME/docassist, else ~/.local/share/docassist; macOS: ~/Library/Application
+    Support/docassist), so `docassist` finds the same documents from any folder."""
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / DATABASE_FILE
+
+
+def default_database() -> str:
+    """DOCASSIST_DB when unset. A `docassist.db` in the working folder is the one this user
+    has been using (the old default): it stays in use, never silently replaced by an empty
+    one (the CLI says where the database lives now and how to move it: folder_database_note).
+    Otherwise the per-user database, its folder made on first use."""
+    if FOLDER_DATABASE.is_file():
+        return str(FOLDER_DATABASE)
+    path = user_database()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path)
 
 
 def default_teams_manifest() -> Path:
@@ -44,8 +68,9 @@ def default_docs_path() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DOCASSIST_", extra="ignore")
 
-    db: str = Field(default="docassist.db",
-                    description="SQLite database file, or postgresql://USER@HOST:PORT/DB")
+    db: str = Field(default_factory=default_database,
+                    description="SQLite database file, or postgresql://USER@HOST:PORT/DB "
+                    "(default: docassist.db in the user's data folder)")
     model: str = Field(default="rules",
                        description="Selection backend: rules, ollama:<model>, openai:<model>, "
                        "replay:<file>")
@@ -139,6 +164,10 @@ class Settings(BaseSettings):
                                  description="Only threads active within this many days get "
                                  "such a note")
 
+    def uses_folder_database(self) -> bool:
+        """True when DOCASSIST_DB is unset and ./docassist.db (the old default) is in use."""
+        return "db" not in self.model_fields_set and self.db == str(FOLDER_DATABASE)
+
     def turns_in_flight(self) -> int:
         """Turns one replica runs at once: TURNS_PER_MODEL_REQUEST per model request it may
         keep in flight (a turn is outside the model part of the time), or fewer when
@@ -209,6 +238,12 @@ class TeamsSettings(BaseSettings):
                                "channel where \"Ask a human\" posts (empty: none)")
     admin_users: str = Field(default="",
                              description="Comma-separated AAD object ids allowed to run stats")
+    website_url: str = Field(default="", description="The Teams app's developer website "
+                             "(teams-package; https)")
+    privacy_url: str = Field(default="", description="The Teams app's privacy statement "
+                             "(teams-package; https)")
+    terms_url: str = Field(default="", description="The Teams app's terms of use "
+                           "(teams-package; https)")
 
     def missing_credentials(self) -> list[str]:
         if self.anonymous:

@@ -71,10 +71,10 @@ def test_metadata_and_the_document_list_are_posted_inert(rig: SlackRig, store: S
     rig.command("/docassist-meta", "DOC-ZEBRA")
     rig.command("/docassist-docs", "")
     meta, docs = rig.api.posted("chat.postEphemeral")
-    path = tmp_path / "hostile-docs" / "zebra.md"
     assert meta["text"] == (f"DOC-ZEBRA: {TITLE}\nVersion: 1.0 · owner: Ops &lt;!here&gt; "
                             f"team · language: en · updated: 2026-11-01 · chunks: 1\n"
-                            f"File: {path}")
+                            f"Link: {hostile.CATALOG_URL}")  # the link, not the server's file
+    assert str(tmp_path) not in meta["text"]
     line = f"• `DOC-ZEBRA` <{hostile.CATALOG_URL}|{TITLE}> (v1.0)"
     assert docs["text"] == f"Documents in the catalog:\n{line}"
     assert docs["blocks"] == [

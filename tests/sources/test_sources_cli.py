@@ -33,7 +33,8 @@ def test_sources_and_sync_never_index_the_demo_corpus(tmp_path: Path) -> None:
     assert one_json(listed.stdout) == {"sources": []}
     synced = run("sync", "--json", db=db, **BASE_ENV)
     assert synced.returncode == 0 and one_json(synced.stdout) == {"sources": []}
-    added = run("sources", "add", "folder", "empty", "--path", str(tmp_path / "none"), db=db,
+    (tmp_path / "empty").mkdir()
+    added = run("sources", "add", "folder", "empty", "--path", str(tmp_path / "empty"), db=db,
                 **BASE_ENV)
     assert added.returncode == 0, added.stderr
     store = Store(db)

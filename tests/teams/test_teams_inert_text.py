@@ -4,6 +4,7 @@ only link is the catalog url."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,6 @@ def test_metadata_and_catalog_cards_show_document_text_as_written(
     teams.post(teams.activity("meta DOC-ZEBRA"))
     teams.post(teams.activity("docs"))
     meta, docs = teams.connector.messages()
-    path = tmp_path / "hostile-docs" / "zebra.md"
     [meta_card] = meta.cards
     *meta_shown, buttons = meta_card["body"]
     assert buttons["type"] == "ActionSet"
@@ -72,7 +72,8 @@ def test_metadata_and_catalog_cards_show_document_text_as_written(
         rich(run(f"DOC-ZEBRA: {hostile.TITLE}"), spacing="None"),
         rich(run(f"Version: 1.0 · owner: {hostile.OWNER} · language: en · updated: "
                  "2026-11-01 · chunks: 1"), spacing="Small"),
-        rich(run(f"File: {path}"), spacing="Small")]
+        rich(run(f"Link: {hostile.CATALOG_URL}"), spacing="Small")]  # not the server's file
+    assert str(tmp_path) not in json.dumps(meta_card)
     [docs_card] = docs.cards
     assert docs_card["body"] == [
         {"type": "TextBlock", "text": "Documents in the catalog:", "wrap": True,

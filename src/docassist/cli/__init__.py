@@ -13,11 +13,14 @@ server.py, the platform packages). stdout carries results (exactly one JSON docu
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+from docassist import __version__
 from docassist.cli import admin, documents, evals, servers
 from docassist.cli_db import db_app
-from docassist.cli_output import err
+from docassist.cli_output import err, out
 from docassist.cli_scopes import scopes_app
 from docassist.cli_sources import sources_app, sync
 from docassist.logs import LogLevelError, configure_logging
@@ -35,6 +38,19 @@ app.add_typer(db_app, name="db")
 syncing = typer.Typer()
 syncing.command("sync")(sync)
 app.add_typer(syncing)  # listed with the other commands, not before them
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        out.print(f"docassist {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = False) -> None:
+    """DocAssist: answers procedure questions from documents, with citations."""
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from docassist.cli.common import JsonOption, open_checked
+from docassist.cli.common import JsonOption, announce_database, open_checked
 from docassist.cli_gaps import gaps
 from docassist.cli_output import emit_json, fail, out
 from docassist.cli_scopes import AudienceOption, CollectionFilterOption
@@ -36,6 +36,7 @@ def doctor(as_json: JsonOption = False) -> None:
         settings = Settings()
     except ValidationError as error:
         raise fail(f"invalid configuration: {error}", as_json) from error
+    announce_database(settings)
     checks = run_checks(settings)
     if as_json:
         emit_json({"ok": all(check.ok for check in checks),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, TypeVar
@@ -21,7 +23,7 @@ from rich.progress import (
 from rich.text import Text
 
 from docassist.cli_output import err, fail
-from docassist.config import Settings
+from docassist.config import FOLDER_DATABASE, Settings, user_database
 from docassist.core import i18n
 from docassist.core.errors import DocAssistError
 from docassist.core.ports import NULL_OBSERVER, Observer
@@ -46,6 +48,26 @@ def is_utf8(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def printable(path: Path) -> str:
+    """A path as people can read it: bytes of its name that are not UTF-8 shown as \\xNN
+    (printed as they are, they end in a codec error)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def require_paths(paths: list[Path], as_json: bool, *, folders: bool = False) -> None:
+    """A usage error (exit 2, before anything is opened) naming every path that does not
+    exist (or, with `folders`, is no folder), and every path whose name is not UTF-8 text
+    (stored or printed, it could only fail)."""
+    wrong = [printable(path) for path in paths if not is_utf8(str(path))]
+    if wrong:
+        raise fail(f"{', '.join(wrong)}: the name is not valid UTF-8 text (rename it)",
+                   as_json)
+    missing = [str(path) for path in paths if not (path.is_dir() if folders else path.exists())]
+    if missing:
+        kind = "folder" if folders else "file or folder"
+        raise fail(f"no such {kind}: {', '.join(missing)}", as_json)
 
 
 class _RateColumn(ProgressColumn):
@@ -100,13 +122,44 @@ def read_cases(file: Path, loader: Callable[[list[str]], list[CaseT]], as_json: 
         raise fail(f"{file}: {error}", as_json) from error
 
 
+DATABASE_COMPANIONS = ("-wal", "-shm")
+"""SQLite's files beside a database that hold part of it until a checkpoint: moved with it."""
+
+
+def announce_database(settings: Settings) -> None:
+    """Say on stderr, when ./docassist.db (the old default) is still in use, where the
+    database lives now and how to keep or move the old one. Every run says it until the user
+    moves the file or sets DOCASSIST_DB: the folder's database is never dropped silently."""
+    if not settings.uses_folder_database():
+        return
+    target = user_database()
+    if target.exists():
+        note = i18n.text("database_in_both", settings.language, path=shlex.quote(str(target)))
+    else:
+        files = [FOLDER_DATABASE.name] + [
+            FOLDER_DATABASE.name + suffix for suffix in DATABASE_COMPANIONS
+            if FOLDER_DATABASE.with_name(FOLDER_DATABASE.name + suffix).exists()]
+        move = f"mkdir -p {shlex.quote(str(target.parent))} && mv {' '.join(files)} " \
+               f"{shlex.quote(str(target.parent))}/"
+        note = i18n.text("database_in_folder", settings.language, path=shlex.quote(str(target)),
+                         move=move)
+    if json_logs():  # stderr holds JSON lines only
+        logger.warning(note)
+    else:
+        err.print(Text(note, style="yellow"), soft_wrap=True)  # commands stay copyable
+
+
 def open_checked(as_json: bool = False, *, index_demo: bool = False,
-                 record: Path | None = None, observer: Observer = NULL_OBSERVER) -> Runtime:
+                 record: Path | None = None, observer: Observer = NULL_OBSERVER,
+                 announce: bool = True) -> Runtime:
     """The runtime from the environment; a bad setting is a clear error, not a traceback.
     With `index_demo` (only `chat` and `ask`), the first start indexes the demo corpus when
-    no source is configured and the catalog is empty."""
+    no source is configured and the catalog is empty. `announce` says which database is in
+    use when it is the working folder's (not in a server's turn processes: the server did)."""
     try:
         settings = Settings()
+        if announce:
+            announce_database(settings)
         runtime = open_runtime(settings, record_path=record, observer=observer)
         if index_demo and needs_first_index(runtime.store):
             _first_index(runtime)

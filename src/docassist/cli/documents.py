@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from docassist.bot.layout import CitationMarkers, citations_json
 from docassist.bot.terminal import ChatSession, render_result
@@ -19,17 +18,24 @@ from docassist.cli.common import (
     open_checked,
     print_notes,
     progress_bars,
+    require_paths,
 )
 from docassist.cli_output import emit_json, err, fail, out
 from docassist.cli_scopes import CollectionsOption, operator_audience
+from docassist.cli_tables import Column, fitted_table
 from docassist.core import i18n
-from docassist.core.documents import DEFAULT_COLLECTION
+from docassist.core.documents import DEFAULT_COLLECTION, NO_VERSION
 from docassist.core.errors import DocAssistError
 from docassist.core.messages import ChatMessage
 from docassist.core.scopes import COLLECTION_PATTERN
 from docassist.runtime import index_and_embed, interrupted_index, keep_warm
 
 app = typer.Typer()
+DOCS_COLUMNS = (Column("id", "id"), Column("title", max_width=48), Column("version"),
+                Column("collection"), Column("chunks"), Column("owner", "optional"),
+                Column("updated", "optional"), Column("source", "optional"),
+                Column("lang", "optional"), Column("indexed", "optional"))
+"""`docs` for people: what is left out at a narrow width is in `docs --json`."""
 
 
 @app.command()
@@ -47,9 +53,7 @@ def index(
     if collection is not None and not COLLECTION_PATTERN.match(collection):
         raise fail(f"invalid collection name {collection!r} (use lower-case letters, digits, "
                    "- and _; at most 63)", as_json)
-    missing = [str(path) for path in paths if not path.exists()]
-    if missing:
-        raise fail(f"no such file or folder: {', '.join(missing)}", as_json)
+    require_paths(paths, as_json)
     runtime = open_checked(as_json)
     resumed = interrupted_index(runtime.store)
     if resumed is not None:
@@ -93,14 +97,13 @@ def docs(as_json: JsonOption = False) -> None:
     if as_json:
         emit_json([document.model_dump() for document in documents])
         return
-    table = Table("id", "title", "version", "indexed", "collection", "source", "owner", "lang",
-                  "updated", "chunks")
-    for d in documents:
-        table.add_row(d.document_id, d.title, d.version, (d.indexed_at or "")[:16],
-                      d.collection, d.source or "", d.owner or "", d.language or "",
-                      d.updated or "",
-                      str(d.chunk_count))
-    out.print(table)
+    if not documents:
+        out.print(i18n.text("catalog_empty", runtime.settings.language))
+        return
+    rows = [[d.document_id, d.title, d.own_version or NO_VERSION, d.collection,
+             str(d.chunk_count), d.owner or "", d.updated or "", d.source or "",
+             d.language or "", (d.indexed_at or "")[:16]] for d in documents]
+    out.print(fitted_table(out, DOCS_COLUMNS, rows))
 
 
 @app.command()

@@ -9,10 +9,18 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from docassist.cli.common import JsonOption, RecordOption, open_checked, progress_bars, read_cases
+from docassist.cli.common import (
+    JsonOption,
+    RecordOption,
+    open_checked,
+    progress_bars,
+    read_cases,
+    require_paths,
+)
 from docassist.cli_gaps import eval_canary
 from docassist.cli_output import emit_json, err, fail, out
 from docassist.cli_scopes import CollectionsOption, operator_audience
+from docassist.cli_tables import Column, fitted_table
 from docassist.core.scoping import scoped
 from docassist.evaluation.answers import (
     AnswerReport,
@@ -57,6 +65,7 @@ def eval_decisions(
         help="Only cases of this split (held-out sets: tune, test).")] = None,
 ) -> None:
     """Accuracy of the configured selector on labelled decision cases."""
+    require_paths([file], as_json)
     runtime = open_checked(as_json, record=record)
     cases = [case for case in read_cases(file, load_cases, as_json)
              if split is None or case.split == split]
@@ -145,6 +154,9 @@ def eval_answers(
 ) -> None:
     """End to end: right page, wrong page, refused, unanswerable answered, per set and
     language; citations valid."""
+    require_paths([file], as_json)
+    if root is not None:
+        require_paths([root], as_json, folders=True)
     runtime = open_checked(as_json)
     audience = operator_audience(collections, runtime.store, as_json)
     answer_cases = [case for case in read_cases(file, load_answer_cases, as_json)
@@ -257,6 +269,13 @@ def eval_shadow(as_json: JsonOption = False) -> None:
     out.print(table)
 
 
+RUN_COLUMNS = (Column("run", "id"), Column("kind"), Column("total"), Column("accuracy"),
+               Column("model", "optional"), Column("backend", "optional"),
+               Column("created", "optional"), Column("catalog", "optional"))
+"""`eval runs` for people (every field is in `--json`); the run id is what `eval compare`
+takes, so it is never cut."""
+
+
 @eval_app.command("runs")
 def eval_runs(as_json: JsonOption = False) -> None:
     """Stored evaluation runs, oldest first."""
@@ -265,12 +284,10 @@ def eval_runs(as_json: JsonOption = False) -> None:
     if as_json:
         emit_json(runs)
         return
-    table = Table("run", "kind", "created", "backend", "model", "catalog", "total", "accuracy")
-    for run in runs:
-        table.add_row(run["run_id"], run["kind"], run["created_at"], run["backend"],
-                      run["model"], run["catalog_version"], str(run["total"]),
-                      f"{run['accuracy']:.1%}")
-    out.print(table)
+    rows = [[run["run_id"], run["kind"], str(run["total"]), f"{run['accuracy']:.1%}",
+             run["model"], run["backend"], run["created_at"], run["catalog_version"]]
+            for run in runs]
+    out.print(fitted_table(out, RUN_COLUMNS, rows))
 
 
 @eval_app.command("retrieval")
@@ -286,6 +303,9 @@ def eval_retrieval(
     page: PageOption = None,
 ) -> None:
     """Recall@1/3/5 and MRR of every retriever (and of plain bm25s) on labelled questions."""
+    require_paths([file], as_json)
+    if root is not None:
+        require_paths([root], as_json, folders=True)
     runtime = open_checked(as_json)
     scope = runtime.engine.scopes.scope_of(operator_audience(collections, runtime.store,
                                                              as_json))

@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
-from docassist.cli.common import open_checked
-from docassist.cli_output import err, fail
+from docassist.cli.common import JsonOption, open_checked, require_paths
+from docassist.cli_output import emit_json, err, fail
 from docassist.core.errors import ConfigurationError, DocAssistError
 from docassist.logs import json_logs
 from docassist.metrics import Metrics
@@ -93,7 +93,7 @@ def turn_worker() -> None:
     from docassist.turn_processes import RelayObserver, relay_output, turn_process_holder
 
     relay = RelayObserver(relay_output())
-    runtime = open_checked(observer=relay)
+    runtime = open_checked(observer=relay, announce=False)
     try:
         settings = runner.slack_settings()
     except ConfigurationError as error:
@@ -126,24 +126,62 @@ def teams(
         MESSAGES_PATH, *OPERATOR_PATHS]))
 
 
+UrlOption = Annotated[str | None, typer.Option(
+    help="An https URL shown in the app's details in Teams (default: its "
+    "DOCASSIST_TEAMS_…_URL setting, else the template's example.com).")]
+
+
 @app.command("teams-package")
 def teams_package(
     out: Annotated[Path, typer.Option(help="The zip to write.")] = Path("docassist-teams.zip"),
     bot_app_id: Annotated[str | None, typer.Option(
         help="The bot's Entra app id (default: DOCASSIST_TEAMS_APP_ID).")] = None,
     manifest: Annotated[Path | None, typer.Option(help="Manifest template.")] = None,
+    website_url: UrlOption = None,
+    privacy_url: UrlOption = None,
+    terms_url: UrlOption = None,
+    as_json: JsonOption = False,
 ) -> None:
-    """Build the Teams app package to sideload: manifest with ids filled in, plus icons."""
-    from docassist.bot.teams.package import build_package
+    """Build the Teams app package to sideload: manifest with ids filled in, plus icons. The
+    Teams app id follows from the bot id: a rebuild updates the same app."""
+    from docassist.bot.teams.package import build_package, placeholder_urls
     from docassist.config import TeamsSettings, default_teams_manifest
 
-    app_id = bot_app_id or TeamsSettings().app_id
+    settings = TeamsSettings()
+    app_id = bot_app_id or settings.app_id
     if not app_id:
-        raise fail("give --bot-app-id or set DOCASSIST_TEAMS_APP_ID", False)
+        raise fail("give --bot-app-id or set DOCASSIST_TEAMS_APP_ID", as_json)
+    if manifest is not None:
+        require_paths([manifest], as_json)
+    urls = {name: value for name, value in (
+        ("websiteUrl", website_url or settings.website_url),
+        ("privacyUrl", privacy_url or settings.privacy_url),
+        ("termsOfUseUrl", terms_url or settings.terms_url)) if value}
+    if any(not value.startswith("https://") for value in urls.values()):
+        raise fail("Teams takes only https:// developer URLs", as_json)
     try:
-        build_package(manifest or default_teams_manifest(), out, app_id)
+        written = build_package(manifest or default_teams_manifest(), out, app_id,
+                                developer_urls=urls)
     except (ValueError, OSError) as error:
-        raise fail(f"could not build the package: {error}", False) from error
+        raise fail(f"could not build the package: {error}", as_json) from error
+    warnings = _placeholder_warnings(placeholder_urls(written))
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/yellow] {warning}")
     err.print(f"wrote {out}: upload it in Teams → Apps → Manage your apps → Upload an app")
+    if as_json:
+        emit_json({"out": str(out), "teams_app_id": written["id"], "bot_app_id": app_id,
+                   "warnings": warnings})
+
+
+PACKAGE_URL_OPTIONS = {"websiteUrl": "--website-url / DOCASSIST_TEAMS_WEBSITE_URL",
+                       "privacyUrl": "--privacy-url / DOCASSIST_TEAMS_PRIVACY_URL",
+                       "termsOfUseUrl": "--terms-url / DOCASSIST_TEAMS_TERMS_URL"}
+
+
+def _placeholder_warnings(names: list[str]) -> list[str]:
+    """One line per developer link still at example.com, naming how to set it."""
+    return [f"the app's {name} is still the template's example.com: set "
+            f"{PACKAGE_URL_OPTIONS[name]} (Teams shows it in the app's details)"
+            for name in names]
 
 

@@ -27,6 +27,11 @@ CHUNKING_VERSION: Final = 2
 """How documents are cut into chunks; a document stored with another (or none: before this
 existed) is parsed again by the next `index` or sync even when its bytes did not change.
 2: long sections are cut between blocks and lines, keeping lists and paragraphs (issue 40)."""
+NO_VERSION: Final = "—"
+"""Shown to people for a document without a version of its own."""
+VERSION_HASH_CHARS: Final = 10
+"""A document without a version of its own is versioned by this many hex digits of its
+content hash (which every chunk id carries too)."""
 DOCUMENT_ID_PATTERN: Final = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)*$")
 _HEADING: Final = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FRONT_MATTER_LINE: Final = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*)$")
@@ -70,6 +75,12 @@ class DocumentInfo(BaseModel):
     """When this version was stored (set by the store)."""
     chunking: int | None = None
     """The CHUNKING_VERSION its chunks were cut with (None: stored before there was one)."""
+
+    @property
+    def own_version(self) -> str | None:
+        """The version the document declares; None when `version` only holds the content
+        hash (people are shown "—" rather than a hash; JSON keeps `version` as it is)."""
+        return own_version(self.version, self.content_sha256[:VERSION_HASH_CHARS])
 
     @property
     def chunked_current(self) -> bool:
@@ -152,7 +163,19 @@ def _id_part(name: str) -> str:
 
 
 def chunk_id(document_id: str, content_sha256: str, ordinal: int) -> str:
-    return f"{document_id}-{content_sha256[:10]}-{ordinal:04d}"
+    return f"{document_id}-{content_sha256[:VERSION_HASH_CHARS]}-{ordinal:04d}"
+
+
+def own_version(version: str, content_hash: str) -> str | None:
+    """`version` unless it is the content-hash fallback (`content_hash`: its first
+    VERSION_HASH_CHARS hex digits, as chunk ids carry them)."""
+    return None if version == content_hash else version
+
+
+def hash_of_chunk(chunk_id_value: str) -> str:
+    """The content-hash part a chunk id names (`DOC-X-0123456789-0001` → `0123456789`)."""
+    parts = chunk_id_value.rsplit("-", 2)
+    return parts[1] if len(parts) == 3 else ""
 
 
 def document_of_chunk(chunk_id_value: str) -> str:
@@ -208,7 +231,7 @@ def parse_document(
     declared = meta.get("id", "").strip().upper()
     document_id = declared or default_id or document_id_from_stem(stem)
     title = meta.get("title") or first_heading or stem
-    version = meta.get("version") or content_sha256[:10]
+    version = meta.get("version") or content_sha256[:VERSION_HASH_CHARS]
     chunks: list[Chunk] = []
     for section, _level, section_body in sections:
         windows = split_by_size(section_body.strip(), sizes.max_chars, sizes.target_chars,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from docassist.core import i18n, intents
+from docassist.core.documents import NO_VERSION, DocumentInfo
 from docassist.core.errors import (
     StorageBusyError,
     StorageFullError,
@@ -120,18 +121,37 @@ def _from_outcome(
         sources = [Source.model_validate(item) for item in outcome.data["sources"]]
         turn_id = outcome.data.get("source_turn_id")
         lines = [i18n.text("sources_header", language, turn_id=turn_id)]
-        lines += [f"• [{s.chunk_id}] {s.title} (v{s.version}) — {s.section}" for s in sources]
+        lines += [f"• [{s.chunk_id}] {s.title}"
+                  + (f" (v{s.own_version})" if s.own_version else "") + f" — {s.section}"
+                  for s in sources]
         if outcome.data.get("withheld"):
             lines.append(i18n.text("sources_withheld_scope", language,
                                    count=outcome.data["withheld"]))
         return Reply("sources_shown", "\n".join(lines), sources=sources, source_turn_id=turn_id)
     if outcome.name == "get_document_metadata":
-        missing = i18n.text("unknown_value", language)
-        values = {key: (value if value not in (None, "") else missing)
-                  for key, value in outcome.data.items()}
-        return Reply("metadata_shown", i18n.text("metadata", language, **values),
+        return Reply("metadata_shown", _metadata_text(outcome.data, language),
                      sources=[], metadata=outcome.data)
     return Reply("tool_error", i18n.text("tool_error", language, code="unexpected_tool"))
+
+
+def _options_list(labels: list[str], language: i18n.Language) -> str:
+    """`a, b or c` in English; `„a”, „b” czy „c”` in Polish (after a colon: no inflection)."""
+    shown = [i18n.text("option", language, option=label) for label in labels]
+    last = i18n.text("options_last_joiner", language)
+    return last.join([", ".join(shown[:-1]), shown[-1]]) if len(shown) > 1 else "".join(shown)
+
+
+def _metadata_text(data: dict[str, Any], language: i18n.Language) -> str:
+    """A catalog entry for people: the declared version (or "—", never a content hash) and
+    the document's link when it has one; never the server's path to the file (the
+    metadata in JSON keeps every field)."""
+    document = DocumentInfo.model_validate(data)
+    missing = i18n.text("unknown_value", language)
+    values = {key: (value if value not in (None, "") else missing) for key, value in data.items()}
+    values["version"] = document.own_version or NO_VERSION
+    text = i18n.text("metadata", language, **values)
+    return text + ("\n" + i18n.text("metadata_url", language, url=document.url)
+                   if document.url else "")
 
 
 def _clarify(
@@ -168,9 +188,8 @@ def _clarify(
         answer = i18n.text("clarify_subject_instances", language, options=option_labels[0])
         choices = []  # which one of them is said in words, not picked from one button
     elif len(option_labels) > 1:
-        joiner = f" {i18n.text('or', language)} "
-        answer = i18n.text("clarify_subject_ambiguous", language, options=joiner.join(
-            option_labels))
+        answer = i18n.text("clarify_subject_ambiguous", language,
+                           options=_options_list(option_labels, language))
     else:
         vocabulary = SubjectVocabulary.from_catalog(catalog.documents())
         examples = [s.label(language) for s in vocabulary.subjects][:EXAMPLE_SUBJECTS]

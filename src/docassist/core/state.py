@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from docassist.core.documents import hash_of_chunk, own_version
 from docassist.core.limits import MAX_HISTORY_TURNS, MAX_TURN_LOG
 from docassist.core.scopes import Audience
 from docassist.core.statuses import AnswerStatus, DecisionStatus, Language, ToolStatus, TurnStatus
@@ -40,6 +41,16 @@ class Source(BaseModel):
     """The collection the version was in when it was retrieved: a note about its removal is
     posted only where that collection may still be seen (core/stale.py); None in threads
     answered before it was kept."""
+
+    @property
+    def own_version(self) -> str | None:
+        """The document's declared version; None when `version` is its content hash."""
+        return own_version(self.version, hash_of_chunk(self.chunk_id))
+
+    def label(self) -> str:
+        """`Title v1.2 — Section` as chat shows a source (no version when it has none)."""
+        version = f" v{self.own_version}" if self.own_version else ""
+        return f"{self.title}{version} — {self.section}"
 
 
 class RagResult(BaseModel):

@@ -283,6 +283,11 @@ class TurnEngine:
         )
         if turn.rag is not None and HELD_BACK_WARNING in turn.rag.warnings:
             reply.answer += "\n\n" + i18n.text("scope_held_back", turn.language)
+        if (reply.status == "no_answer" and turn.rag is not None
+                and not turn.rag.closest_document_ids and not self.catalog.documents()):
+            # Nothing came back because nothing is indexed (not even outside this
+            # audience's scope): say so, and how administrators fix it.
+            reply.answer = i18n.text("nothing_indexed", turn.language)
         return reply
 
     def _commit(self, turn: TurnContext, reply: Reply) -> TurnResult:

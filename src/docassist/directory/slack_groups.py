@@ -1,7 +1,8 @@
 """Slack user groups through the Web API: `usergroups.list`, then `usergroups.users.list`
 for each group, inverted to user → groups and kept for MEMBERSHIP_CACHE_SECONDS (one
 workspace per client). 429s are waited out by slack_sdk's rate-limit retry handler (it obeys
-Retry-After). Least privilege: the bot token's `usergroups:read` scope.
+Retry-After). Least privilege: the bot token's `usergroups:read` scope (REQUIRED_SCOPE;
+manifest.yml declares it, tests/slack/test_manifest.py checks).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ SLACK: Final = "slack"
 RATE_LIMIT_RETRIES: Final = 2
 """Extra tries of a throttled call (each after Slack's Retry-After)."""
 WORKSPACE: Final = "workspace"
+REQUIRED_SCOPE: Final = "usergroups:read"
+"""The bot token scope `usergroups.list` and `usergroups.users.list` need."""
 
 
 def with_rate_limit_retries(client: WebClient) -> WebClient:

@@ -77,6 +77,25 @@ class Found:
     notes: list[str] = field(default_factory=list)
 
 
+def readable_name(path: Path) -> str | None:
+    """None when the path is UTF-8 text; else the path with its other bytes as \\xNN, for a
+    note (the catalog stores paths as text, so such a file cannot be catalogued)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return None
+
+
+def _add_file(found: Found, file: FoundFile) -> None:
+    shown = readable_name(file.path)
+    if shown is None:
+        found.files.append(file)
+    else:
+        found.notes.append(f"{shown}: skipped: its name is not valid UTF-8; rename the file "
+                           "to index it")
+
+
 def collect_files(paths: Iterable[Path]) -> Found:
     """Files under the given paths (folders recursively, sorted). A folder's root is its
     resolved path: a link inside it that leads outside (to a file or a folder) is skipped
@@ -87,7 +106,7 @@ def collect_files(paths: Iterable[Path]) -> Found:
             found.folders.append(catalog_path(path))
             _walk(path, found)
         elif path.is_file():
-            found.files.append(FoundFile(path, PurePosixPath(path.name), catalog_path(path)))
+            _add_file(found, FoundFile(path, PurePosixPath(path.name), catalog_path(path)))
         else:
             found.notes.append(f"{path}: not found")
     return found
@@ -106,9 +125,8 @@ def _walk(folder: Path, found: Found) -> None:
             found.outside.append(catalog_path(entry))
             found.notes.append(f"{entry}: skipped: a link leading outside {folder}")
         elif entry.is_file() and not entry.is_dir():
-            found.files.append(FoundFile(entry, PurePosixPath(entry.relative_to(folder)
-                                                              .as_posix()),
-                                         catalog_path(folder)))
+            _add_file(found, FoundFile(entry, PurePosixPath(entry.relative_to(folder).as_posix()),
+                                       catalog_path(folder)))
 
 
 def catalog_path(path: Path) -> Path:

@@ -25,6 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 from docassist.bot.commands import parse_text_command
 from docassist.bot.slack.admin import AdminCommands
 from docassist.bot.slack.audience import PLATFORM, click_audience, slack_audience
+from docassist.bot.slack.bolt_log import quiet_token_warning
 from docassist.bot.slack.config import SlackConfig as SlackConfig  # its import path so far
 from docassist.bot.slack.interactions import register_interactions
 from docassist.bot.slack.listeners import register_listeners
@@ -95,7 +96,8 @@ class SlackAdapter:
                                               thread_name_prefix="slack-work")
         self._streams: dict[str, SlackStream] = {}
         self._streams_lock = threading.Lock()
-        # The bot token lives in the client; Bolt uses the client's.
+        # The bot token lives in the client; Bolt uses the client's (bolt_log.py: no warning).
+        quiet_token_warning()
         self.app = App(signing_secret=config.signing_secret, client=self.client,
                        process_before_response=True)
         self.admin = AdminCommands(store, self.client, config.admin_users,

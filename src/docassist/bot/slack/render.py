@@ -140,10 +140,9 @@ def _sources_context(result: TurnResult) -> dict[str, Any] | None:
         return None
     elements = []
     for number, source in shown[:CONTEXT_ELEMENTS]:
-        title = f"{source.title} v{source.version} — {source.section}"
         marker = f"[{number}] " if number is not None else ""
         elements.append({"type": "mrkdwn", "text": f"{marker}`{escape(source.chunk_id)}` "
-                                                   f"{link(source.url, title)}"})
+                                                   f"{link(source.url, source.label())}"})
     return {"type": "context", "elements": elements}
 
 
@@ -221,8 +220,8 @@ def catalog_message(documents: list[DocumentInfo], language: i18n.Language) -> M
     catalog url; the text carries the same lines for notifications and clients without
     blocks."""
     header = i18n.text("docs_header", language)
-    lines = [f"• `{escape(d.document_id)}` {link(d.url, d.title)} (v{escape(d.version)})"
-             for d in documents]
+    lines = [f"• `{escape(d.document_id)}` {link(d.url, d.title)}"
+             + (f" (v{escape(d.own_version)})" if d.own_version else "") for d in documents]
     groups = layout.pack([len(line) for line in lines], SECTION_TEXT_LIMIT)
     blocks = [{"type": "header", "text": {"type": "plain_text",
                                           "text": header[:HEADER_TEXT_LIMIT]}}]

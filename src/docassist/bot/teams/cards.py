@@ -166,7 +166,7 @@ def _sources_blocks(result: TurnResult) -> list[dict[str, Any]]:
         return []
     lines = []
     for number, source in shown[:MAX_SOURCES_SHOWN]:
-        title = f"{source.title} v{source.version} — {source.section}"
+        title = source.label()
         lines.append(_rich([_run(f"[{number}]\u00a0"),
                             _run(source.chunk_id, fontType="Monospace"),
                             _run(" "), _link(title, source.url)],
@@ -269,7 +269,8 @@ def trailer(result: TurnResult) -> Card | None:
 def catalog_card(documents: list[DocumentInfo], language: i18n.Language) -> Card:
     lines = [_rich([_run("•\u00a0"), _run(document.document_id, fontType="Monospace"),
                     _run(" "), _link(document.title, document.url),
-                    _run(f" (v{document.version})")], spacing="None")
+                    *([_run(f" (v{document.own_version})")] if document.own_version else [])],
+                   spacing="None")
              for document in documents]
     return card([text_block(i18n.text("docs_header", language), weight="Bolder"),
                  *(lines or [text_block("—")])])

@@ -36,6 +36,9 @@ def new_thread_key(thread: str | None = None) -> ConversationKey:
                            thread=thread or uuid.uuid4().hex[:12])
 
 
+SHOWN_SCORE_MIN = 0.005
+"""A source's score is shown only when it would not print as 0.00: a chunk shown with its page
+without a score of its own (or a retriever's near-zero score) would read as "irrelevant"."""
 CODE_STYLE = "bold cyan"
 _SPAN_STYLE = {"code": CODE_STYLE, "strong": "bold", "cite": "dim"}
 
@@ -77,10 +80,11 @@ def render_result(result: TurnResult, *, debug: bool = False,
             url = layout.web_url(source.url)
             lines.append(f"\n  [{marker}] ")
             lines.append(source.chunk_id, style="dim")
-            lines.append(f" {source.title} v{source.version} — {source.section}",
+            lines.append(f" {source.label()}",
                          style=Style(link=url) if url else "")
             lines.append(f" ({url})" if url else "")
-            lines.append(f" (score {source.score:.2f})", style="dim")
+            if source.score >= SHOWN_SCORE_MIN:
+                lines.append(f" (score {source.score:.2f})", style="dim")
         parts.append(lines)
     for warning in result.warnings:
         parts.append(Text(f"! {warning}", style="yellow"))

@@ -33,7 +33,10 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "Which object do you mean? Name it in your question, e.g. {examples}.",
     },
     "clarify_subject_ambiguous": {
-        "pl": "Czy chodzi o {options}? Wskaż jeden obiekt.",
+        # Polish inflects names after "o" ("o kopii zapasowej"), and no maintained package
+        # does that: the question ends at a colon and the candidates follow in quotes, in the
+        # form the catalog spells them (a list needs no inflection).
+        "pl": "O który obiekt chodzi: {options}?",
         "en": "Do you mean {options}? Please name one.",
     },
     "clarify_subject_instances": {
@@ -132,6 +135,14 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Nie znalazłem tego w dokumentach.",
         "en": "I didn't find this in the documents.",
     },
+    "nothing_indexed": {
+        "pl": "Nie ma jeszcze żadnych zaindeksowanych dokumentów, więc nie mam z czego "
+        "odpowiedzieć. Administratorzy: zaindeksujcie dokumenty (docassist index ŚCIEŻKA) "
+        "albo dodajcie źródło (docassist sources add …, potem docassist sync).",
+        "en": "Nothing is indexed yet, so I have no documents to answer from. "
+        "Administrators: index documents (docassist index PATH) or add a source "
+        "(docassist sources add …, then docassist sync).",
+    },
     "no_answer_closest": {
         "pl": "Najbliższe dokumenty: {documents}.",
         "en": "The closest documents: {documents}.",
@@ -167,10 +178,11 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
     "sources_label": {"pl": "Źródła", "en": "Sources"},
     "metadata": {
         "pl": "{document_id}: {title}\nWersja: {version} · właściciel: {owner} · język: {language}"
-        " · aktualizacja: {updated} · fragmentów: {chunk_count}\nPlik: {source_path}",
+        " · aktualizacja: {updated} · fragmentów: {chunk_count}",
         "en": "{document_id}: {title}\nVersion: {version} · owner: {owner} · language: {language}"
-        " · updated: {updated} · chunks: {chunk_count}\nFile: {source_path}",
+        " · updated: {updated} · chunks: {chunk_count}",
     },
+    "metadata_url": {"pl": "Link: {url}", "en": "Link: {url}"},
     "cleared": {
         "pl": "Wyczyściłem ten wątek. Zaczynamy od nowa.",
         "en": "This thread is cleared. Let's start fresh.",

@@ -83,7 +83,8 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Oceny: {helpful} pomocnych, {not_helpful} niepomocnych",
         "en": "Feedback: {helpful} helpful, {not_helpful} not helpful",
     },
-    "or": {"pl": "czy", "en": "or"},
+    "option": {"pl": "„{option}”", "en": "{option}"},
+    "options_last_joiner": {"pl": " czy ", "en": " or "},
     "chat_welcome": {
         "pl": "DocAssist — pytaj o procedury. Polecenia: /sources /meta ID /clear /new /debug "
         "/good /bad /quit",
@@ -109,6 +110,30 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
               "dokumenty i wektory zostają)",
         "en": "The previous indexing of {path} was interrupted — continuing (stored documents "
               "and vectors are kept)",
+    },
+    "database_in_folder": {
+        "pl": "Uwaga: używam ./docassist.db z tego folderu. DocAssist trzyma teraz bazę w "
+              "{path} (tę samą w każdym folderze).\nAby dalej używać tej bazy:  "
+              "export DOCASSIST_DB=./docassist.db\nAby ją tam przenieść:  {move}",
+        "en": "Note: using ./docassist.db from this folder. DocAssist now keeps its database "
+              "in {path} (the same from every folder).\nTo keep using this one:  "
+              "export DOCASSIST_DB=./docassist.db\nTo move it there:  {move}",
+    },
+    "database_in_both": {
+        "pl": "Uwaga: używam ./docassist.db z tego folderu, choć domyślna baza DocAssist jest "
+              "teraz w {path}.\nAby dalej używać tej bazy:  export DOCASSIST_DB=./docassist.db"
+              "\nAby używać tamtej:  export DOCASSIST_DB={path}  (albo przenieś "
+              "./docassist.db gdzie indziej)",
+        "en": "Note: using ./docassist.db from this folder, though DocAssist's default database "
+              "is now {path}.\nTo keep using this one:  export DOCASSIST_DB=./docassist.db"
+              "\nTo use that one:  export DOCASSIST_DB={path}  (or move ./docassist.db "
+              "elsewhere)",
+    },
+    "catalog_empty": {
+        "pl": "Katalog jest pusty. Zaindeksuj dokumenty: docassist index ŚCIEŻKA (albo dodaj "
+              "źródło: docassist sources add, potem docassist sync).",
+        "en": "The catalog is empty. Index documents: docassist index PATH (or add a source: "
+              "docassist sources add, then docassist sync).",
     },
     "indexing_empty_catalog": {
         "pl": "Pusta baza — indeksuję korpus demonstracyjny {path}",

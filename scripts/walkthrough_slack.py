@@ -1,0 +1,67 @@
+"""The walkthrough's Slack step (scripts/walkthrough): the fresh clone's `docassist serve`
+against a fake Slack Web API on 127.0.0.1, sent one signed mention as Slack would; the
+answer must come back in the mention's thread. Run with the suite's venv (the fakes need the
+dev extra): `python scripts/walkthrough_slack.py CLONE_DOCASSIST QUESTION EXPECTED_ID`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Final
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes, from the repo
+
+from tests.fakes.loopback import free_port, wait_healthy, wait_until
+from tests.fakes.slack_api import FakeSlackApi, slack_signature
+
+SECRET: Final = "walkthrough-signing-secret"
+ANSWER_SECONDS: Final = 120.0
+"""How long the first answer may take (the turn processes load the embedder first)."""
+
+
+def mention(port: int, question: str) -> httpx.Response:
+    body = json.dumps({"token": "t", "team_id": "T1", "api_app_id": "A1",
+                       "type": "event_callback", "event_id": "EvWalkthrough", "event_time": 1,
+                       "event": {"type": "app_mention", "user": "U1", "ts": "100.1",
+                                 "channel": "C1", "team": "T1",
+                                 "text": f"<@UBOT> {question}"}})
+    timestamp = str(int(time.time()))
+    return httpx.post(f"http://127.0.0.1:{port}/slack/events", content=body.encode(),
+                      headers={"Content-Type": "application/json",
+                               "X-Slack-Request-Timestamp": timestamp,
+                               "X-Slack-Signature": slack_signature(SECRET, timestamp, body)},
+                      timeout=10)
+
+
+def main(docassist: str, question: str, expected: str) -> int:
+    api = FakeSlackApi().start()
+    port = free_port()
+    env = {**os.environ, "SLACK_BOT_TOKEN": "xoxb-walkthrough",
+           "SLACK_SIGNING_SECRET": SECRET, "DOCASSIST_SLACK_API_URL": api.url}
+    server = subprocess.Popen([docassist, "serve", "--port", str(port)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              start_new_session=True)
+    try:
+        wait_healthy(server, port, lambda: "serve did not start")
+        assert mention(port, question).status_code == 200
+        assert wait_until(api.posted, ANSWER_SECONDS), "no answer was posted"
+        [reply] = api.posted()
+        assert reply["thread_ts"] == "100.1" and expected in reply["text"], reply
+        print(f"slack: answered in the thread, citing {expected}")
+        return 0
+    finally:
+        server.terminate()
+        _, stderr = server.communicate(timeout=30)
+        api.stop()
+        noise = "token` will be unused"
+        assert noise not in stderr.decode(), "serve printed Bolt's token warning"
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:4]))

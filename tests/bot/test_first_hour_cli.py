@@ -1,0 +1,104 @@
+"""What a newcomer reads at the command line (issue 42, items 6–8): tables at 80 columns keep
+every id whole, a document without a version shows "—", `--version` answers, a file whose
+name is not UTF-8 is named clearly, and the writer lock beside a database is not committed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+from tests.cli_run import one_json, run
+from tests.conftest import DEMO_DOCS, REPO
+
+NARROW = {"COLUMNS": "80"}
+BM25_ONLY = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
+VERSIONLESS = "DOC-ONBOARDING-FAQ"
+"""The demo document whose front matter declares no version (its version is its hash)."""
+NOT_UTF8 = b"na\xffme.md"
+
+
+def first_cells(table: str) -> list[str]:
+    """The first column of each body row of a rich table (continuation rows give "")."""
+    body = table.split("╇", 1)[1].splitlines()[1:-1] if "╇" in table else []
+    return [line.split("│")[1].strip() for line in body if line.startswith("│")]
+
+
+def test_docs_at_80_columns_keeps_every_id_whole_and_shows_no_hash(db_path: Path) -> None:
+    documents = one_json(run("docs", "--json", db=db_path).stdout)
+    hashed = next(d for d in documents if d["document_id"] == VERSIONLESS)["version"]
+    done = run("docs", db=db_path, **NARROW)
+    assert done.returncode == 0, done.stderr
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    ids = [cell for cell in first_cells(done.stdout) if cell]
+    assert ids == sorted(d["document_id"] for d in documents)
+    row = next(line for line in done.stdout.splitlines() if VERSIONLESS in line)
+    assert "│ —" in row and hashed not in done.stdout  # JSON keeps the hash, people see "—"
+
+
+def test_sources_and_eval_runs_at_80_columns_keep_their_ids_whole(
+        db_path: Path, tmp_path: Path) -> None:
+    name = "handbook-of-the-platform-team-on-call"
+    added = run("sources", "add", "folder", name, "--path", str(DEMO_DOCS), db=db_path)
+    assert added.returncode == 0, added.stderr
+    shown = run("sources", db=db_path, **NARROW)
+    assert shown.returncode == 0 and first_cells(shown.stdout)[0] == name
+    assert max(len(line) for line in shown.stdout.splitlines()) <= 80
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text((REPO / "samples" / "decisions_dev.jsonl").read_text().splitlines()[0])
+    assert run("eval", "decisions", str(cases), db=db_path, **BM25_ONLY).returncode == 0
+    [stored] = one_json(run("eval", "runs", "--json", db=db_path).stdout)
+    runs = run("eval", "runs", db=db_path, **NARROW)
+    assert first_cells(runs.stdout) == [stored["run_id"]]
+    assert max(len(line) for line in runs.stdout.splitlines()) <= 80
+
+
+def test_version_prints_the_installed_version(tmp_path: Path) -> None:
+    done = run("--version", db=tmp_path / "unused.db")
+    assert done.returncode == 0 and done.stdout == f"docassist {version('docassist')}\n"
+    assert not (tmp_path / "unused.db").exists()  # nothing is opened to answer it
+
+
+def test_a_file_name_that_is_not_utf8_is_named_not_a_codec_error(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\n\nPlain text.\n")
+    bad = os.fsdecode(os.fsencode(folder) + b"/" + NOT_UTF8)
+    Path(bad).write_text("# Bad\n\nText.\n")
+    db = tmp_path / "index.db"
+    environment = {**os.environ, "DOCASSIST_DB": str(db), "COLUMNS": "200", **BM25_ONLY}
+    folder_run = subprocess.run([sys.executable, "-m", "docassist", "index", str(folder),
+                                 "--json"], capture_output=True, text=True, timeout=120,
+                                env=environment, check=False)
+    assert folder_run.returncode == 0, folder_run.stderr
+    assert "codec" not in folder_run.stderr and "Traceback" not in folder_run.stderr
+    report = one_json(folder_run.stdout)
+    assert any("na\\xffme.md" in note and "not valid UTF-8" in note
+               for note in report["notes"]), report
+    file_run = subprocess.run([sys.executable, "-m", "docassist", "index", bad, "--json"],
+                              capture_output=True, text=True, timeout=120, env=environment,
+                              check=False)
+    assert file_run.returncode == 2
+    assert json.loads(file_run.stdout)["error"].endswith(
+        "na\\xffme.md: the name is not valid UTF-8 text (rename it)")
+
+
+def test_the_writer_lock_beside_the_default_database_is_ignored_by_git() -> None:
+    for name in ("docassist.db", "docassist.db-writer", "docassist.db-wal"):
+        done = subprocess.run(["git", "check-ignore", "--no-index", "-q", name], cwd=REPO,
+                              check=False)
+        assert done.returncode == 0, f"{name} is not in .gitignore"
+
+
+def test_a_folder_source_that_does_not_exist_is_a_usage_error_naming_it(
+        db_path: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "not-mounted"
+    done = run("sources", "add", "folder", "handbook", "--path", str(missing), "--json",
+               db=db_path)
+    assert done.returncode == 2
+    assert one_json(done.stdout) == {"error": f"no such folder: {missing}"}
+    assert one_json(run("sources", "--json", db=db_path).stdout) == {"sources": []}
