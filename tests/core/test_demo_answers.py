@@ -135,3 +135,14 @@ def test_a_follow_up_naming_a_step_is_answered_from_that_step(
     assert result is not None and result.status == "answered"
     assert _cited_sections(result.answer, ranked_engine) == [
         "Sprawdzenie stanu usługi docassist-api"]
+
+
+@pytest.mark.xfail(strict=True, reason="known miss (issue 40): every word of the English "
+                   "question is in the English FAQ, so the ranker (trained on English-only "
+                   "collections) trusts the words and puts the Polish incident page, nearest "
+                   "in meaning by its heading, below the FAQ")
+def test_reporting_an_incident_in_english_is_answered_from_the_polish_page(
+        ranked_engine: TurnEngine) -> None:
+    result = ranked_engine.handle(message("How do I report an incident?"))
+    assert result is not None and result.status == "answered"
+    assert _cited_sections(result.answer, ranked_engine)[0] == "Jak zgłosić incydent"
