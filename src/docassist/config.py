@@ -264,7 +264,7 @@ class GraphSettings(BaseSettings):
     """The Entra app registration DocAssist reads SharePoint/OneDrive and group membership
     with (app-only, client credentials). Unset values fall back to the Teams bot's
     registration (DOCASSIST_TEAMS_APP_ID, _TENANT_ID, _APP_PASSWORD), so one app can serve
-    both when it has been granted the Graph permissions (README, SharePoint)."""
+    both when it has been granted the Graph permissions (docs/sources.md, SharePoint)."""
 
     model_config = SettingsConfigDict(env_prefix="DOCASSIST_GRAPH_", extra="ignore")
 

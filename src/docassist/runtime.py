@@ -97,7 +97,7 @@ def open_runtime(settings: Settings, record_path: Path | None = None,
         questions=QuestionRecorder(store, dense.embedder if isinstance(
             dense := retrievers.get("dense"), DenseRetriever) else None,
             save_raw=settings.save_raw),
-        # A model selector may add the question in the documents' languages (README).
+        # A model selector may add the question in the documents' languages (docs/retrieval.md).
         registry=default_registry(translations=settings.model != RULES),
         options=EngineOptions(
             default_language=settings.language,

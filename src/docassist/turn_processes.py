@@ -3,7 +3,7 @@ only checks, stores and acks (issue 25).
 
 With turns on threads of the serving process, one GIL was shared by the ack path and up to
 32 turns: acks were 7–11× a bare Bolt app's at p99, and the process never used more than one
-core (README, "Turn processes: acks never wait for turns"). A turn process is a replica
+core (docs/scaling-out.md, "Turn processes: acks never wait for turns"). A turn process is a replica
 without a server: it claims events from the inbox table like any other (order per
 conversation, leases, resumption after a crash are the inbox's), so nothing new
 coordinates them. The serving process adds only two small pipes per child:

@@ -70,7 +70,7 @@ def traces_export(
     collection: CollectionFilterOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Export turns (with their tool attempts) as JSONL or CSV; columns in README."""
+    """Export turns (with their tool attempts) as JSONL or CSV ; columns in the docs."""
     try:
         start, end = parse_time(since, "--since"), parse_time(until, "--until")
     except ValueError as error:
@@ -93,7 +93,7 @@ def traces_purge(
     older_than: Annotated[str, typer.Option("--older-than", help="e.g. 90d, 12h, 30m")],
     as_json: JsonOption = False,
 ) -> None:
-    """Erase every stored copy of user text older than the given age (README, Privacy)."""
+    """Erase every stored copy of user text older than the given age (see the privacy docs)."""
     try:
         age = parse_age(older_than)
     except ValueError as error:

@@ -23,7 +23,7 @@ BM25_SIMILARITY_THRESHOLD: Final = 0.2
 DENSE_SIMILARITY_THRESHOLD: Final = 0.2
 """Cosine similarity (-1..1) for the dense and hybrid retrievers. Measured with USE: the best
 chunk of off-topic questions scores at most 0.16 (demo) / 0.19 (Python HOWTOs); 90% / 100%
-of answerable questions score above 0.2. See README."""
+of answerable questions score above 0.2. See docs/retrieval.md."""
 
 RRF_K: Final = 60
 """Reciprocal rank fusion constant: score = sum of 1 / (RRF_K + rank)."""
@@ -158,7 +158,7 @@ raised by hand); now it is an optional per-process cap below MODEL_CONCURRENCY."
 MODEL_CONCURRENCY: Final = 32
 """Default of DOCASSIST_MODEL_CONCURRENCY: model requests one process keeps in flight, and so
 turns (a turn has one request out at a time). A hosted model serves dozens at once; with
-4 turns at a time a 200 ms model answered ~9 messages a second (README, Benchmarks)."""
+4 turns at a time a 200 ms model answered ~9 messages a second (docs/benchmarks.md)."""
 MAX_MODEL_CONCURRENCY: Final = 512
 TURNS_PER_MODEL_REQUEST: Final = 2
 """Turns a replica runs per model request it may keep in flight: between its two model calls
@@ -324,7 +324,7 @@ again: a removed member keeps group-scoped collections at most this long."""
 GAP_SIMILARITY: Final = 0.55
 """Cosine similarity at which `docassist gaps` puts a question in an existing group. Measured
 with USE on paraphrases (English and Polish): the same question reworded scores 0.66-0.87,
-different topics 0.01-0.39 (README, "Gaps")."""
+different topics 0.01-0.39 (docs/traces-and-privacy.md, "Gaps")."""
 
 GAP_DAYS: Final = 7
 """The period `docassist gaps` looks at without --since."""

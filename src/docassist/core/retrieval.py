@@ -1,7 +1,7 @@
 """Searching a question together with its translations (given by a model selector).
 
 A Polish question over English or Russian pages shares few words with them, and a
-multilingual embedder only partly bridges that (README: cross-language figures). When the
+multilingual embedder only partly bridges that (docs/retrieval.md: cross-language figures). When the
 selector is a model, it may add the question in the documents' languages; each phrasing is
 searched with the configured retriever and the rankings are fused by reciprocal rank, so a
 page that any phrasing finds near the top comes up, and one every phrasing finds comes first.

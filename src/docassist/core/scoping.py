@@ -1,7 +1,7 @@
 """The core's decision: from an audience to the collections a conversation may search, and
 the catalog and retriever seen through that scope.
 
-Rules (README, "Collections, scopes and audiences"):
+Rules (docs/scopes.md):
 - operator (CLI): every collection, or those `--collections` names;
 - a channel: the collections mapped to `PLATFORM:CHANNEL`, else `default`;
 - private (DM, assistant pane, ephemeral, personal chat): the asker's own collections, the

@@ -74,7 +74,7 @@ def is_cyrillic(term: str) -> bool:
 def stem(term: str) -> str:
     """A folded word's stem (Snowball: Russian for Cyrillic; Polish, then English, for Latin
     letters: one key for both, since a page and a question need not say which language they
-    are in). Hyphenated names stay whole. Chosen by the numbers in README."""
+    are in). Hyphenated names stay whole. Chosen by the numbers in docs/retrieval.md."""
     if "-" in term:
         return term
     if _CYRILLIC.search(term):

@@ -4,7 +4,7 @@
 included (the directory roles and administrative units it also lists are left out by their
 `@odata.type`), following `@odata.nextLink`. Least privilege: the User.Read.All application
 permission is enough; groups then come back with only their id and type, which is all a
-scope needs (README).
+scope needs (docs/scopes.md).
 """
 
 from __future__ import annotations

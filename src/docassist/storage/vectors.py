@@ -12,7 +12,7 @@ k-means centroids; a question scans the ANN_PROBE_SHARE of groups nearest to it)
 again by the stored int8 rows: it is built in seconds to a minute (a graph index took
 minutes for 20k vectors on two cores, bench/ann_candidates.py), takes about the stored
 size in memory and agrees with exact search on ≥ 0.98 of the top 10 on real embeddings
-(README).
+(docs/retrieval.md).
 """
 
 from __future__ import annotations

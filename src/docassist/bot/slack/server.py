@@ -4,7 +4,7 @@ of `bot/web.py` mounts (`docassist serve` beside Teams; `make_server` alone).
 The handler translates HTTP to a BoltRequest and back; Bolt verifies the signature again and
 runs the listeners. Bolt's App is synchronous (its listeners wait on the database for at
 most the ack deadline), so each dispatch runs on a thread pool; the event loop only reads,
-checks and answers — measured against Bolt's own AsyncApp in README ("One server"). With
+checks and answers — measured against Bolt's own AsyncApp in docs/serving.md. With
 the events lane (lane.py), mentions and direct messages skip Bolt and the pool: they are
 stored from the event loop and acked once committed.
 

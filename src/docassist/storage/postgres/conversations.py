@@ -181,7 +181,7 @@ class ConversationRows:
     def erase_before(self: _Base, cutoff: str) -> Erasure:
         """Every stored copy of user text written before `cutoff` (storage/privacy.py). Rows
         PostgreSQL deletes stay in their pages until VACUUM reclaims them (autovacuum does);
-        README, Privacy."""
+        docs/traces-and-privacy.md."""
         with self._transaction() as connection:
             return erase_before(Qmark(connection), cutoff, now_iso())
 

@@ -2,7 +2,7 @@
 
 Search on PostgreSQL uses the same in-process index as on SQLite (storage/search.py: BM25
 from the FTS rows, phrases scored by FTS5; measured against PostgreSQL's own full text,
-README "Scaling out"). That index asks its store for FTS rows by rowid and for FTS5's bm25
+docs/scaling-out.md). That index asks its store for FTS rows by rowid and for FTS5's bm25
 of a phrase; this mirror answers both exactly as the SQLite store does, from a copy of
 `chunks_fts` kept in step with the database: when the index version moved, rows deleted
 there are deleted here and rows added there are read (only those), so a replica that did

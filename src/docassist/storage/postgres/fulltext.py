@@ -1,6 +1,6 @@
 """PostgreSQL's own full-text search as a lexical retriever: the candidate we measured against
 the in-process index (BM25 built from the same rows, fts_mirror.py) and did not choose
-(README "Scaling out": the figures; bench/pg_search.py: how).
+(docs/scaling-out.md: the figures; bench/pg_search.py: how).
 
 Rows are the folded title, section and body of `chunks_fts`, as a tsvector with the 'simple'
 configuration (the text is folded already; stems come from the query side, as prefixes)

@@ -66,7 +66,7 @@ def _catalog_tables() -> list[str]:
         "CREATE INDEX ON chunks (document_id)",
         "CREATE INDEX ON chunks (superseded_at)",
         # The searchable rows as SQLite's chunks_fts holds them (folded text); the search
-        # index is built from them in memory (README: Scaling out, search).
+        # index is built from them in memory (docs/scaling-out.md, search).
         _table("chunks_fts", {"rowid": SERIAL, "chunk_id": T, **_texts("title", "section",
                                                                       "body")}),
         "CREATE INDEX ON chunks_fts (chunk_id)",
