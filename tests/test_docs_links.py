@@ -3,7 +3,10 @@ leads to a file that exists (pages moved out of README must not leave dead links
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -31,3 +34,13 @@ def test_every_relative_link_in_readme_and_docs_resolves() -> None:
     dead = [f"{page.relative_to(REPO)} → {link}" for page in pages
             for link in _relative_links(page) if not (page.parent / link).exists()]
     assert dead == []
+
+
+def test_the_documentation_site_builds_strictly(tmp_path: Path) -> None:
+    """mkdocs.yml's navigation names every page and no link is broken (`--strict`)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "operator" / "install" / "index.html").exists()
