@@ -5,11 +5,9 @@ dev extra): `python scripts/walkthrough_slack.py CLONE_DOCASSIST QUESTION EXPECT
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Final
 
@@ -18,7 +16,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes, from the repo
 
 from tests.fakes.loopback import free_port, wait_healthy, wait_until
-from tests.fakes.slack_api import FakeSlackApi, slack_signature
+from tests.fakes.slack_api import FakeSlackApi, post_signed_mention
 
 SECRET: Final = "walkthrough-signing-secret"
 ANSWER_SECONDS: Final = 120.0
@@ -26,17 +24,7 @@ ANSWER_SECONDS: Final = 120.0
 
 
 def mention(port: int, question: str) -> httpx.Response:
-    body = json.dumps({"token": "t", "team_id": "T1", "api_app_id": "A1",
-                       "type": "event_callback", "event_id": "EvWalkthrough", "event_time": 1,
-                       "event": {"type": "app_mention", "user": "U1", "ts": "100.1",
-                                 "channel": "C1", "team": "T1",
-                                 "text": f"<@UBOT> {question}"}})
-    timestamp = str(int(time.time()))
-    return httpx.post(f"http://127.0.0.1:{port}/slack/events", content=body.encode(),
-                      headers={"Content-Type": "application/json",
-                               "X-Slack-Request-Timestamp": timestamp,
-                               "X-Slack-Signature": slack_signature(SECRET, timestamp, body)},
-                      timeout=10)
+    return post_signed_mention(port, SECRET, question, "EvWalkthrough", "100.1")
 
 
 def main(docassist: str, question: str, expected: str) -> int:

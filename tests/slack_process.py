@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
 from tests.conftest import REPO
 from tests.fakes.loopback import wait_healthy
-from tests.fakes.slack_api import FakeSlackApi, slack_signature
+from tests.fakes.slack_api import FakeSlackApi, post_signed_mention
 
 SECRET = "process-signing-secret"
 
@@ -31,14 +29,5 @@ def start_bot(db: Path, api: FakeSlackApi, port: int) -> subprocess.Popen[bytes]
 
 
 def signed_event(port: int) -> httpx.Response:
-    body = json.dumps({"token": "t", "team_id": "T1", "api_app_id": "A1",
-                       "type": "event_callback", "event_id": "EvCrash", "event_time": 1,
-                       "event": {"type": "app_mention", "user": "U1", "ts": "555.1",
-                                 "channel": "C1", "team": "T1",
-                                 "text": "<@UBOT> How do I renew the TLS certificate?"}})
-    timestamp = str(int(time.time()))
-    return httpx.post(f"http://127.0.0.1:{port}/slack/events", content=body.encode(),
-                      headers={"Content-Type": "application/json",
-                               "X-Slack-Request-Timestamp": timestamp,
-                               "X-Slack-Signature": slack_signature(SECRET, timestamp, body)},
-                      timeout=10)
+    return post_signed_mention(port, SECRET, "How do I renew the TLS certificate?", "EvCrash",
+                               "555.1")

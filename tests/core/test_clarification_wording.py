@@ -6,21 +6,25 @@ item 9)."""
 
 from __future__ import annotations
 
+import pytest
+
 from docassist.core.turn import TurnEngine
 from tests.helpers import message
 
 
-def test_polish_candidates_come_as_a_list_after_a_colon(engine: TurnEngine) -> None:
-    engine.handle(message("Po zmianie konfiguracji docassist-api odtworzyłem bazę danych."))
-    asked = engine.handle(message("Jak sprawdzić jej stan?"))
+@pytest.mark.parametrize(("first", "follow_up", "asked_back"), [
+    pytest.param("Po zmianie konfiguracji docassist-api odtworzyłem bazę danych.",
+                 "Jak sprawdzić jej stan?",
+                 "O który obiekt chodzi: „usługa docassist-api” czy „baza danych DocAssist”?",
+                 id="polish: a list after a colon"),
+    pytest.param("After changing the docassist-api config I restored the database.",
+                 "How do I check it?",
+                 "Do you mean the docassist-api service or the DocAssist database? Please "
+                 "name one.", id="english: A or B"),
+])
+def test_candidates_are_named_without_inflection(engine: TurnEngine, first: str,
+                                                 follow_up: str, asked_back: str) -> None:
+    engine.handle(message(first))
+    asked = engine.handle(message(follow_up))
     assert asked and asked.status == "clarification_needed"
-    assert asked.answer == ("O który obiekt chodzi: „usługa docassist-api” czy "
-                            "„baza danych DocAssist”?")
-
-
-def test_english_candidates_read_a_or_b(engine: TurnEngine) -> None:
-    engine.handle(message("After changing the docassist-api config I restored the database."))
-    asked = engine.handle(message("How do I check it?"))
-    assert asked and asked.status == "clarification_needed"
-    assert asked.answer == ("Do you mean the docassist-api service or the DocAssist "
-                            "database? Please name one.")
+    assert asked.answer == asked_back

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
+import httpx
 import trustme
 from slack_sdk.signature import SignatureVerifier
 
@@ -31,6 +32,23 @@ def slack_signature(secret: str, timestamp: str, body: str) -> str:
     signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
     assert signature is not None  # None only without a timestamp or a body
     return signature
+
+
+def post_signed_mention(port: int, secret: str, question: str, event_id: str,
+                        ts: str) -> httpx.Response:
+    """An `app_mention` in channel C1 as Slack delivers it: signed now with `secret`, posted
+    to a DocAssist server's `/slack/events` on 127.0.0.1:`port`."""
+    body = json.dumps({"token": "t", "team_id": "T1", "api_app_id": "A1",
+                       "type": "event_callback", "event_id": event_id, "event_time": 1,
+                       "event": {"type": "app_mention", "user": "U1", "ts": ts,
+                                 "channel": "C1", "team": "T1",
+                                 "text": f"<@UBOT> {question}"}})
+    timestamp = str(int(time.time()))
+    return httpx.post(f"http://127.0.0.1:{port}/slack/events", content=body.encode(),
+                      headers={"Content-Type": "application/json",
+                               "X-Slack-Request-Timestamp": timestamp,
+                               "X-Slack-Signature": slack_signature(secret, timestamp, body)},
+                      timeout=10)
 
 @dataclass
 class Call:
