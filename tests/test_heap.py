@@ -10,7 +10,7 @@ import sys
 
 PROGRAM = """
 import gc, json, weakref
-from docassist import heap
+from docassist.serving import heap
 from docassist.core.limits import GC_YOUNG_ALLOCATIONS
 
 class Node:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from docassist import heap
 from docassist.config import Settings
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
@@ -24,6 +23,7 @@ from docassist.core.turn import EngineOptions, TurnEngine
 from docassist.evaluation.canary import canary_sets, configuration_changed, run_canary
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
 from docassist.models.registry import RULES
+from docassist.serving import heap
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, IndexReport, index_paths
 from docassist.storage.backends import AnyStore, open_store

@@ -12,7 +12,7 @@ from typing import Any
 
 from docassist.config import Settings
 from docassist.runtime import canary_after_model_change, open_runtime
-from docassist.serving import start_background
+from docassist.serving.background import start_background
 
 
 def canary_configurations(db: Path) -> list[str | None]:

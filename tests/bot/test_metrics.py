@@ -22,10 +22,10 @@ from docassist.core.sources import Source, SourceKind
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.logs import JsonFormatter, secret_values
-from docassist.metrics import Metrics
 from docassist.models.registry import ModelConfig, chat_model
-from docassist.readiness import ModelProbe, readiness
 from docassist.runtime import Runtime, sync_and_embed
+from docassist.serving.metrics import Metrics
+from docassist.serving.readiness import ModelProbe, readiness
 from docassist.storage import Bm25Retriever, Store
 from tests.fakes.loopback import free_port
 from tests.fakes.model_server import ModelServer, Reply, ollama_chat

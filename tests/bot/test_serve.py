@@ -25,9 +25,9 @@ from docassist.config import Settings, TeamsSettings
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
-from docassist.metrics import Metrics
 from docassist.runtime import Runtime
-from docassist.server import Platforms, build_app
+from docassist.serving.metrics import Metrics
+from docassist.serving.server import Platforms, build_app
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
 from tests.db_locks import WriteLock

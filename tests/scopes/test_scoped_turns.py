@@ -189,7 +189,7 @@ def test_lists_and_prompts_show_only_the_audiences_documents(engine: TurnEngine,
 
 def test_exports_and_the_report_filter_by_audience_and_collection(engine: TurnEngine,
                                                                   store: Store) -> None:
-    from docassist.report import gather
+    from docassist.cli.report import gather
     from docassist.storage.exports import trace_rows
 
     store.set_scope("slack:C-SEC", ["security"], "UADMIN")

@@ -20,9 +20,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from docassist.core.documents import parse_document
 from docassist.core.ports import NULL_OBSERVER
-from docassist.metrics import Metrics
+from docassist.serving.metrics import Metrics
+from docassist.serving.turn_processes import TurnFinished, TurnProcesses, replay_line
 from docassist.storage import Store
-from docassist.turn_processes import TurnFinished, TurnProcesses, replay_line
 from tests.conftest import REPO
 from tests.fakes.loopback import children_of, free_port, kill_replica, wait_until
 from tests.fakes.model_server import ModelServer
@@ -194,7 +194,7 @@ def test_an_unreadable_report_from_a_turn_process_is_said_and_counts_nothing(
         caplog: pytest.LogCaptureFixture) -> None:
     metrics = Metrics()
     before = metrics.exposition()
-    with caplog.at_level(logging.WARNING, logger="docassist.turn_processes"):
+    with caplog.at_level(logging.WARNING, logger="docassist.serving.turn_processes"):
         assert replay_line(b'{"kind": "turn_finished", "status": 1', metrics) is None
         assert replay_line(b'{"kind": "reboot"}', metrics) is None
     assert [record.getMessage().startswith("turn process sent an unreadable report")

@@ -23,9 +23,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from docassist.bot.gaps_digest import GapsDigest
 from docassist.config import Settings
 from docassist.core.sources import Source, SourceKind, SourceStatus
-from docassist.metrics import Metrics
 from docassist.runtime import Runtime, open_runtime
-from docassist.serving import sync_scheduler
+from docassist.serving.background import sync_scheduler
+from docassist.serving.metrics import Metrics
 from docassist.sources.schedule import SyncScheduler
 from docassist.sources.sync import lease_name
 from docassist.storage import Store

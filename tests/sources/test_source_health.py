@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from docassist.cli.report import render_report
 from docassist.core.sources import Source, SourceKind
-from docassist.report import render_report
 from docassist.sources.schedule import SyncScheduler
 from docassist.sources.sync import sync_all
 from docassist.storage import Store

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from docassist.cli.report import gather
 from docassist.core.errors import StorageError
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.turn import TurnEngine
-from docassist.report import gather
 from docassist.storage import Store
 from docassist.storage.exports import purge_older_than, trace_rows
 

@@ -114,7 +114,7 @@ def test_first_start_indexing_killed_midway_is_finished_by_the_next_start(
 
 def test_doctor_names_what_differs_between_the_index_and_its_folder(tmp_path: Path) -> None:
     from docassist.config import Settings
-    from docassist.doctor import IndexDrift, index_drift
+    from docassist.serving.doctor import IndexDrift, index_drift
 
     folder = tmp_path / "docs"
     folder.mkdir()

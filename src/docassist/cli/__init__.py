@@ -7,8 +7,8 @@ server.py, the platform packages). stdout carries results (exactly one JSON docu
     servers.py    serve, slack, teams, teams-package
     evals.py      eval decisions|compare|answers|harvest|shadow|runs|retrieval|canary
     admin.py      doctor, traces export|purge, report, gaps
-    (sources and sync: ../cli_sources.py; scopes: ../cli_scopes.py; db migrate|copy:
-    ../cli_db.py; gaps and eval canary: ../cli_gaps.py; output streams: ../cli_output.py)
+    (sources and sync: sources.py; scopes: scopes.py; db migrate|copy:
+    db.py; gaps and eval canary: gaps.py; output streams: output.py)
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import typer
 
 from docassist import __version__
 from docassist.cli import admin, documents, evals, servers
-from docassist.cli_db import db_app
-from docassist.cli_output import err, out
-from docassist.cli_scopes import scopes_app
-from docassist.cli_sources import sources_app, sync
+from docassist.cli.db import db_app
+from docassist.cli.output import err, out
+from docassist.cli.scopes import scopes_app
+from docassist.cli.sources import sources_app, sync
 from docassist.logs import LogLevelError, configure_logging
 
 app = typer.Typer(help="DocAssist: answers procedure questions from documents, with citations.",

@@ -11,12 +11,12 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from docassist.cli.common import JsonOption, announce_database, open_checked
-from docassist.cli_gaps import gaps
-from docassist.cli_output import emit_json, fail, out
-from docassist.cli_scopes import AudienceOption, CollectionFilterOption
+from docassist.cli.gaps import gaps
+from docassist.cli.output import emit_json, fail, out
+from docassist.cli.scopes import AudienceOption, CollectionFilterOption
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
-from docassist.doctor import run_checks
+from docassist.serving.doctor import run_checks
 from docassist.storage.exports import (
     parse_age,
     parse_time,
@@ -123,7 +123,7 @@ def report(
     as_json: JsonOption = False,
 ) -> None:
     """One self-contained HTML dashboard of the traces and the latest eval runs."""
-    from docassist.report import render_report
+    from docassist.cli.report import render_report
 
     runtime = open_checked(as_json)
     try:
@@ -137,4 +137,4 @@ def report(
         out.print(f"wrote {out_path}")
 
 
-app.command("gaps")(gaps)  # cli_gaps.py
+app.command("gaps")(gaps)  # gaps.py

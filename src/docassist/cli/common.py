@@ -22,7 +22,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from docassist.cli_output import err, fail
+from docassist.cli.output import err, fail
 from docassist.config import FOLDER_DATABASE, Settings, user_database
 from docassist.core import i18n
 from docassist.core.errors import DocAssistError

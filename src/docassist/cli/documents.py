@@ -20,9 +20,9 @@ from docassist.cli.common import (
     progress_bars,
     require_paths,
 )
-from docassist.cli_output import emit_json, err, fail, out
-from docassist.cli_scopes import CollectionsOption, operator_audience
-from docassist.cli_tables import Column, fitted_table
+from docassist.cli.output import emit_json, err, fail, out
+from docassist.cli.scopes import CollectionsOption, operator_audience
+from docassist.cli.tables import Column, fitted_table
 from docassist.core import i18n
 from docassist.core.documents import DEFAULT_COLLECTION, NO_VERSION
 from docassist.core.errors import DocAssistError

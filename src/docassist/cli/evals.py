@@ -17,10 +17,10 @@ from docassist.cli.common import (
     read_cases,
     require_paths,
 )
-from docassist.cli_gaps import eval_canary
-from docassist.cli_output import emit_json, err, fail, out
-from docassist.cli_scopes import CollectionsOption, operator_audience
-from docassist.cli_tables import Column, fitted_table
+from docassist.cli.gaps import eval_canary
+from docassist.cli.output import emit_json, err, fail, out
+from docassist.cli.scopes import CollectionsOption, operator_audience
+from docassist.cli.tables import Column, fitted_table
 from docassist.core.scoping import scoped
 from docassist.evaluation.answers import (
     AnswerReport,
@@ -359,4 +359,4 @@ def _ids_by_path(runtime: Runtime, root: Path | None) -> dict[str, str]:
     return ids
 
 
-eval_app.command("canary")(eval_canary)  # cli_gaps.py: listed after the others
+eval_app.command("canary")(eval_canary)  # gaps.py: listed after the others

@@ -12,14 +12,14 @@ from typing import Annotated
 import typer
 
 from docassist.cli.common import JsonOption, open_checked, require_paths
-from docassist.cli_output import emit_json, err, fail
+from docassist.cli.output import emit_json, err, fail
 from docassist.core.errors import ConfigurationError, DocAssistError
 from docassist.logs import json_logs
-from docassist.metrics import Metrics
 from docassist.runtime import Runtime
+from docassist.serving.metrics import Metrics
 
 app = typer.Typer()
-logger = logging.getLogger("docassist.server")
+logger = logging.getLogger("docassist.serving.server")
 
 PortOption = Annotated[int, typer.Option(help="Port to listen on (0 = any free).")]
 HostOption = Annotated[str, typer.Option(help="Address to listen on.")]
@@ -47,7 +47,7 @@ def serve(port: PortOption = 8080, host: HostOption = "127.0.0.1") -> None:
     """Slack and Teams on one server, with /healthz, /readyz and /metrics.
 
     Each platform is mounted when its credentials are set in the environment."""
-    from docassist.server import configured_platforms, platforms_for, serve_forever
+    from docassist.serving.server import configured_platforms, platforms_for, serve_forever
 
     try:
         settings = configured_platforms()
@@ -67,7 +67,7 @@ def slack(
     """Run the Slack app (Socket Mode by default; --http serves POST /slack/events)."""
     from docassist.bot.slack import runner
     from docassist.bot.slack.server import EVENTS_PATH
-    from docassist.operations import OPERATOR_PATHS
+    from docassist.serving.operations import OPERATOR_PATHS
 
     runtime, metrics = _observed_runtime()
     try:
@@ -90,7 +90,7 @@ def turn_worker() -> None:
     """A turn process of `serve` and `slack --http` (they start it): answers Slack events
     from the inbox; stdin carries wake-ups, stdout reports for /metrics."""
     from docassist.bot.slack import runner
-    from docassist.turn_processes import RelayObserver, relay_output, turn_process_holder
+    from docassist.serving.turn_processes import RelayObserver, relay_output, turn_process_holder
 
     relay = RelayObserver(relay_output())
     runtime = open_checked(observer=relay, announce=False)
@@ -111,7 +111,7 @@ def teams(
     """Run the Teams endpoint alone: POST /api/messages, /healthz, /readyz, /metrics."""
     from docassist.bot.teams import runner
     from docassist.bot.teams.server import MESSAGES_PATH
-    from docassist.operations import OPERATOR_PATHS
+    from docassist.serving.operations import OPERATOR_PATHS
 
     try:
         settings = runner.teams_settings()

@@ -23,10 +23,10 @@ from docassist.core.errors import ConfigurationError
 from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.directory.slack_groups import SlackUserGroups
-from docassist.metrics import Metrics
-from docassist.operations import add_operator_routes, start_serving
 from docassist.runtime import Runtime, use_membership, warm_up
-from docassist.turn_processes import RelayObserver, TurnProcesses, wait_for_wakeups
+from docassist.serving.metrics import Metrics
+from docassist.serving.operations import add_operator_routes, start_serving
+from docassist.serving.turn_processes import RelayObserver, TurnProcesses, wait_for_wakeups
 
 TURN_WORKER_COMMAND: Final = ("-m", "docassist", "turn-worker")
 

@@ -25,9 +25,9 @@ from docassist.config import GraphSettings, TeamsSettings
 from docassist.core.errors import ConfigurationError
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.directory.entra import DIRECTORY_CHECK, EntraMembership
-from docassist.metrics import Metrics
-from docassist.operations import add_operator_routes, start_serving
 from docassist.runtime import Runtime, use_membership
+from docassist.serving.metrics import Metrics
+from docassist.serving.operations import add_operator_routes, start_serving
 from docassist.sources.graph import GraphClient
 
 

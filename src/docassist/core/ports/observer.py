@@ -9,8 +9,8 @@ from docassist.core.sources import SyncOutcome
 
 
 class Observer(Protocol):
-    """What the core and the adapters report as it happens; `docassist.metrics` turns it into
-    Prometheus metrics (the core never imports prometheus-client). Every method is cheap and
+    """What the core and the adapters report as it happens; `docassist.serving.metrics` turns it
+    into Prometheus metrics (the core never imports prometheus-client). Every method is cheap and
     never raises."""
 
     def turn_finished(self, status: str, decision: str, seconds: float) -> None:

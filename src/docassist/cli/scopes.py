@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from docassist.cli.common import announce_database
-from docassist.cli_output import emit_json, fail, out
+from docassist.cli.output import emit_json, fail, out
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
 from docassist.core.ports import ScopeRules

@@ -11,9 +11,9 @@ from typing import Final
 
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
-from docassist.doctor import Check, model_checks
 from docassist.runtime import Runtime
-from docassist.turn_processes import TurnProcesses
+from docassist.serving.doctor import Check, model_checks
+from docassist.serving.turn_processes import TurnProcesses
 
 MODEL_CHECK_SECONDS: Final = 30.0
 """How long a model-server check is reused: a probe every few seconds must not cost a model

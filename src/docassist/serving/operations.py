@@ -15,11 +15,11 @@ from aiohttp import web
 
 from docassist.bot.stale_courier import Post
 from docassist.bot.web import HEALTH_PATH, json_response
-from docassist.metrics import CONTENT_TYPE, Metrics
-from docassist.readiness import ModelProbe, readiness
 from docassist.runtime import Runtime, warm_up
-from docassist.serving import start_background
-from docassist.turn_processes import TurnProcesses
+from docassist.serving.background import start_background
+from docassist.serving.metrics import CONTENT_TYPE, Metrics
+from docassist.serving.readiness import ModelProbe, readiness
+from docassist.serving.turn_processes import TurnProcesses
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from docassist.cli.common import announce_database
-from docassist.cli_output import emit_json, err, fail, out
+from docassist.cli.output import emit_json, err, fail, out
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
 from docassist.storage.backends import SQLITE, backend_of, migrate_database, shown

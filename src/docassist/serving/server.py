@@ -44,10 +44,10 @@ from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.core.ports import MembershipLookup
 from docassist.directory.entra import DIRECTORY_CHECK
 from docassist.directory.slack_groups import SlackUserGroups
-from docassist.metrics import Metrics
-from docassist.operations import OPERATOR_PATHS, add_operator_routes, start_serving
 from docassist.runtime import Runtime, use_membership
-from docassist.turn_processes import TurnProcesses
+from docassist.serving.metrics import Metrics
+from docassist.serving.operations import OPERATOR_PATHS, add_operator_routes, start_serving
+from docassist.serving.turn_processes import TurnProcesses
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from rich.progress import Progress, SpinnerColumn, TextColumn
 
 from docassist.cli.common import announce_database, require_paths
-from docassist.cli_output import emit_json, err, fail, out
-from docassist.cli_tables import Column, fitted_table
+from docassist.cli.output import emit_json, err, fail, out
+from docassist.cli.tables import Column, fitted_table
 from docassist.config import Settings
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
