@@ -280,3 +280,48 @@ def test_fake_http_servers_start_only_through_the_one_base() -> None:
     assert {str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
             if path != base and "node_modules" not in path.parts
             and serves_http_itself(path)} == set()
+
+
+MAX_ROOT_MODULES = 6
+"""The package root holds the entry points (__init__, __main__) and the few modules every room
+shares (config, runtime, logs); the rest lives in cli/, serving/ and the other packages."""
+
+
+def test_the_package_root_holds_only_a_few_modules() -> None:
+    root = sorted(path.name for path in SRC.glob("*.py"))
+    assert "__main__.py" in root  # the checker sees the real root
+    assert len(root) <= MAX_ROOT_MODULES, root
+
+
+def limit_names(path: Path) -> set[str]:
+    return {node.target.id for node in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+
+
+def rooms_using(name: str, defined_in: Path) -> set[str]:
+    """The top-level rooms (core, storage, …; a root module is its own) whose code names
+    `name`, outside the module that defines it."""
+    pattern = re.compile(rf"\b{name}\b")
+    return {path.relative_to(SRC).parts[0].removesuffix(".py") for path in SRC.rglob("*.py")
+            if path != defined_in and pattern.search(path.read_text(encoding="utf-8"))}
+
+
+def test_a_core_limit_is_used_by_the_core_or_shared_by_several_rooms() -> None:
+    """Each limit sits next to what it limits: one that only storage (say) obeys lives in
+    storage/limits.py, not in the core's."""
+    limits = SRC / "core" / "limits.py"
+    names = limit_names(limits)
+    assert "MAX_MESSAGE_CHARS" in names and rooms_using("MAX_MESSAGE_CHARS", limits) >= {"core"}
+    misplaced = {name: sorted(rooms) for name in names
+                 if "core" not in (rooms := rooms_using(name, limits)) and len(rooms) < 2}
+    assert misplaced == {}
+
+
+@pytest.mark.parametrize("room", ["storage", "sources", "serving", "models", "directory"])
+def test_a_rooms_limits_are_its_own(room: str) -> None:
+    limits = SRC / room / "limits.py"
+    names = limit_names(limits)
+    assert names
+    assert {name: sorted(rooms) for name in names
+            if room not in (rooms := rooms_using(name, limits))} == {}
+

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import platformdirs
 from pydantic import Field, SecretStr, field_validator
@@ -12,14 +12,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from docassist.core.limits import (
     INBOX_LEASE_SECONDS,
-    MAX_MODEL_CONCURRENCY,
     MAX_RETENTION_DAYS,
-    MAX_TURN_PROCESSES,
     MODEL_CONCURRENCY,
-    STALE_NOTE_ACTIVE_DAYS,
     SUPERSEDED_RETENTION_DAYS,
-    SYNC_LEASE_SECONDS,
-    TURN_NICE,
     TURNS_PER_MODEL_REQUEST,
 )
 from docassist.models.base import DEFAULT_TIMEOUT_SECONDS
@@ -27,6 +22,19 @@ from docassist.models.gate import ModelGate
 from docassist.models.ollama import DEFAULT_OLLAMA_URL
 from docassist.models.openai import DEFAULT_OPENAI_URL
 from docassist.models.registry import ModelConfig
+from docassist.sources.limits import SYNC_LEASE_SECONDS
+
+MAX_MODEL_CONCURRENCY: Final = 512
+"""Largest DOCASSIST_MODEL_CONCURRENCY (and DOCASSIST_INBOX_WORKERS)."""
+
+MAX_TURN_PROCESSES: Final = 64
+"""Largest DOCASSIST_TURN_PROCESSES: processes that run Slack turns beside the one serving."""
+
+TURN_NICE: Final = 10
+"""Default of DOCASSIST_TURN_NICE (measured in docs/acks-and-capacity-history.md)."""
+
+STALE_NOTE_ACTIVE_DAYS: Final = 14
+"""Threads active within this many days get a note when a version they cited changes."""
 
 _REPO_DEMO_DOCS = Path(__file__).resolve().parents[2] / "samples" / "docs"
 APP_NAME = "docassist"

@@ -9,12 +9,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Final
 
 from docassist.config import Settings
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
 from docassist.core.gaps import QuestionRecorder
-from docassist.core.limits import WARM_POLL_SECONDS
 from docassist.core.ports import NULL_OBSERVER, MembershipLookup, Observer, Retriever
 from docassist.core.scoping import ScopeResolver
 from docassist.core.sources import SyncOutcome
@@ -29,6 +29,10 @@ from docassist.storage import Bm25Retriever, IndexReport, index_paths
 from docassist.storage.backends import AnyStore, open_store
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.rerank import RankedRetriever
+
+WARM_POLL_SECONDS: Final = 1.0
+"""How often a serving process looks for a changed index, to rebuild its search indexes
+before the next question needs them."""
 
 Progress = Callable[[int], None]
 log = logging.getLogger(__name__)

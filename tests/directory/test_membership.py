@@ -12,9 +12,9 @@ import pytest
 from slack_sdk import WebClient
 
 from docassist.config import GraphSettings
-from docassist.core.limits import MEMBERSHIP_CACHE_SECONDS
 from docassist.core.ports import MembershipLookup
 from docassist.directory.entra import EntraMembership
+from docassist.directory.limits import MEMBERSHIP_CACHE_SECONDS
 from docassist.directory.slack_groups import SlackUserGroups
 from docassist.sources.graph import GraphClient
 from tests.fakes.graph_site import CLIENT_ID, CLIENT_SECRET, TENANT, FakeGraph

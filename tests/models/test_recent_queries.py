@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from docassist.core.limits import QUERY_CACHE_ENTRIES
 from docassist.models.embedders import RecentQueries, Vectors, get_embedder
+from docassist.models.limits import QUERY_CACHE_ENTRIES
 
 
 class CountingEncoder:

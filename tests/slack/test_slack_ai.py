@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_sdk import WebClient
 
-from docassist.bot.limits import STREAM_APPEND_SECONDS
+from docassist.bot.slack.limits import STREAM_APPEND_SECONDS
 from docassist.bot.slack.stream import SlackStream
 from tests.fakes.model_server import ModelServer, openai_stream
 from tests.fakes.slack_api import FakeSlackApi

@@ -17,7 +17,6 @@ from typing import Any
 import httpx
 import pytest
 
-from docassist.core.limits import INBOX_WORKERS
 from docassist.models.adapters import ModelAnswerer, ModelSelector
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
@@ -37,6 +36,9 @@ from tests.slack_load import (
     start_bot,
     store_problems,
 )
+
+INBOX_WORKERS = 4
+"""The per-process cap on turns (DOCASSIST_INBOX_WORKERS) this load runs under."""
 
 CONVERSATIONS = 10
 TURNS = 3

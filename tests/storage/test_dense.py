@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from docassist.core.documents import parse_document
-from docassist.core.limits import DENSE_SIMILARITY_THRESHOLD
 from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage.dense import DenseRetriever, HybridRetriever
+from docassist.storage.limits import DENSE_SIMILARITY_THRESHOLD
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from docassist.core.documents import parse_document
-from docassist.core.limits import DENSE_SIMILARITY_THRESHOLD
 from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage.dense import DenseRetriever, HybridRetriever
 from docassist.storage.fusion import Vote, comb_mnz, weighted_rrf, z_scores
+from docassist.storage.limits import DENSE_SIMILARITY_THRESHOLD
 from docassist.storage.search import query_phrases
 
 

@@ -9,12 +9,9 @@ from pathlib import Path
 
 import docx
 
-from docassist.core.limits import (
-    MAX_CHUNKS_PER_DOCUMENT,
-    MAX_DOCUMENT_TEXT_CHARS,
-    MAX_EXPANDED_BYTES,
-)
+from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT
 from docassist.storage import Store, index_paths
+from docassist.storage.limits import MAX_DOCUMENT_TEXT_CHARS, MAX_EXPANDED_BYTES
 from tests.cli_run import one_json, run
 
 PARAGRAPH = ("<w:p><w:r><w:t>Restart the service and check the status page again.</w:t>"

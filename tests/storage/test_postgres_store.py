@@ -18,13 +18,13 @@ from docassist.core import i18n
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.documents import parse_document
 from docassist.core.errors import StorageUnavailableError
-from docassist.core.limits import PG_CHECK_IDLE_SECONDS, WARM_POLL_SECONDS
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.models.embedders import get_embedder
-from docassist.runtime import IndexWarmer
+from docassist.runtime import WARM_POLL_SECONDS, IndexWarmer
 from docassist.storage import Bm25Retriever
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+from docassist.storage.limits import PG_CHECK_IDLE_SECONDS
 from docassist.storage.migrations import migrations as sqlite_migrations
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.schema import MIGRATIONS

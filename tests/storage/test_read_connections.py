@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from docassist.core.errors import StoreClosedError
-from docassist.core.limits import STORAGE_READ_CONNECTIONS
 from docassist.storage import Store
 from docassist.storage.connection import ReadConnections, connect
+from docassist.storage.limits import STORAGE_READ_CONNECTIONS
 from docassist.storage.search import Bm25Retriever
 from tests.db_locks import WriteLock
 from tests.helpers import message

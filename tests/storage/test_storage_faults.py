@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from docassist.core.errors import StorageBusyError, StorageFullError, StorageReadOnlyError
-from docassist.core.limits import STORAGE_RETRY_BACKOFF_SECONDS, STORAGE_WRITE_ATTEMPTS
 from docassist.storage import Store
+from docassist.storage.limits import STORAGE_RETRY_BACKOFF_SECONDS, STORAGE_WRITE_ATTEMPTS
 from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
 from tests.helpers import message
 

@@ -13,20 +13,6 @@ from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER
 MAX_BODY_BYTES: Final = 1_000_000
 """The largest request body the HTTP server reads (413 beyond): Slack's and Teams' payloads
 are a few kB; a large Block Kit interaction stays well under 100 kB."""
-SLACK_DISPATCH_THREADS: Final = 64
-"""Threads that run Bolt's (synchronous) listeners for the aiohttp server: an ack may wait up
-to ACK_DEADLINE_SECONDS on the database, so a burst needs many at once (http.server used one
-thread per connection, unbounded)."""
-ANSWER_HISTORY_PAGE_SIZE: Final = 200
-ANSWER_HISTORY_PAGES: Final = 5
-"""How far back a restarted bot looks for an answer it may have posted before it died
-(pages of a Slack thread's or DM's history, bot/slack/posted.py)."""
-STREAM_APPEND_SECONDS: Final = 0.5
-"""A streamed answer's sentences that arrive within this long of its last Slack call wait for
-the next one (an append, or the stop): a model that sends several sentences at once costs one
-call, not one per sentence (chat.appendStream is rate-limited; slack_sdk's own ChatStream
-buffers by size instead). A model slower than this streams sentence by sentence."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class AdapterConfig:
@@ -45,3 +31,12 @@ class AdapterConfig:
     replica: str = PROCESS_HOLDER
     """The name its inbox claims begin with: this process's, or for a turn process its
     serving process's (so a claim names the replica that holds it)."""
+
+STALE_NOTE_CLAIM_SECONDS: Final = 120
+"""How long a serving process holds the notes it claimed before another may take them."""
+
+STALE_NOTE_POLL_SECONDS: Final = 10.0
+"""How often a serving process looks for notes to deliver."""
+
+STALE_NOTE_BATCH: Final = 20
+"""Notes one process claims at a time."""

@@ -9,11 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from docassist.core.limits import (
-    STALE_NOTE_BATCH,
-    STALE_NOTE_CLAIM_SECONDS,
-    STALE_NOTE_POLL_SECONDS,
-)
+from docassist.bot.limits import STALE_NOTE_BATCH, STALE_NOTE_CLAIM_SECONDS, STALE_NOTE_POLL_SECONDS
 from docassist.core.stale import StaleNote
 from docassist.sources.sync import HOLDER
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from docassist.core.limits import MEMBERSHIP_CACHE_SECONDS
+from docassist.directory.limits import MEMBERSHIP_CACHE_SECONDS
 
 logger = logging.getLogger(__name__)
 

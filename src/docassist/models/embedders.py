@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from docassist.core.batching import SharedBatches
 from docassist.core.errors import ConfigurationError
-from docassist.core.limits import QUERY_CACHE_ENTRIES, QUERY_EMBED_BATCH
+from docassist.models.limits import QUERY_CACHE_ENTRIES, QUERY_EMBED_BATCH
 
 Vectors = npt.NDArray[np.float32]
 EMBEDDER_THREADS: Final = 1

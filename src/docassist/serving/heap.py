@@ -17,7 +17,7 @@ import gc
 import logging
 import threading
 
-from docassist.core.limits import GC_YOUNG_ALLOCATIONS
+from docassist.serving.limits import GC_YOUNG_ALLOCATIONS
 
 logger = logging.getLogger(__name__)
 

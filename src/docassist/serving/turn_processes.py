@@ -37,14 +37,14 @@ from typing import IO, Annotated, Final, Literal
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from docassist.core.limits import (
+from docassist.core.ports import Observer
+from docassist.core.sources import SyncOutcome
+from docassist.serving.limits import (
     TURN_PROCESS_RESTART_SECONDS,
     TURN_PROCESS_STABLE_SECONDS,
     TURN_PROCESS_START_SECONDS,
     TURN_PROCESS_STOP_SECONDS,
 )
-from docassist.core.ports import Observer
-from docassist.core.sources import SyncOutcome
 
 logger = logging.getLogger(__name__)
 

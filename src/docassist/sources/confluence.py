@@ -21,8 +21,9 @@ from typing import Any, Final
 import httpx
 
 from docassist.core.errors import ConfigurationError
-from docassist.core.limits import CONFLUENCE_PAGE_LIMIT, HTTP_READ_TIMEOUT_SECONDS
+from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.core.sources import ConfluenceDeployment, ConfluenceSettings
+from docassist.sources.limits import CONFLUENCE_PAGE_LIMIT
 from docassist.sources.remote import RemoteError, RemoteHttp, resolve_link
 from docassist.sources.web import USER_AGENT
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
-from docassist.core.limits import REMOTE_MAX_ITEMS
 from docassist.core.sources import Source, SyncOutcome
 from docassist.sources.confluence import ConfluenceApi, ConfluenceAttachment, ConfluencePage
+from docassist.sources.limits import REMOTE_MAX_ITEMS
 from docassist.sources.remote import (
     ItemLedger,
     RemoteError,

@@ -30,16 +30,14 @@ from docassist.core.documents import (
     split_front_matter,
 )
 from docassist.core.errors import DocAssistError
-from docassist.core.limits import (
-    MAX_CHUNKS_PER_DOCUMENT,
-    MAX_DOCUMENT_BYTES,
-    MAX_DOCUMENT_ID_CHARS,
+from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_ID_CHARS
+from docassist.core.sources import Source, SyncOutcome
+from docassist.sources.bodies import BodyRefused, read_bounded
+from docassist.sources.limits import (
     WEB_BACKOFF_SECONDS,
     WEB_MAX_RETRY_AFTER_SECONDS,
     WEB_REQUEST_ATTEMPTS,
 )
-from docassist.core.sources import Source, SyncOutcome
-from docassist.sources.bodies import BodyRefused, read_bounded
 from docassist.sources.walls import OffLimits, Origin
 from docassist.storage.backends import AnyStore
 from docassist.storage.formats import SUPPORTED_SUFFIXES, read_bytes

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from docassist.core.limits import REMOTE_MAX_ITEMS
 from docassist.core.sources import SharePointSettings, Source, SyncOutcome
 from docassist.sources.graph import GraphClient
+from docassist.sources.limits import REMOTE_MAX_ITEMS
 from docassist.sources.remote import (
     ItemGone,
     ItemLedger,

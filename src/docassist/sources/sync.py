@@ -14,12 +14,12 @@ from pydantic import ValidationError
 
 from docassist.core.errors import ConfigurationError, DocAssistError
 from docassist.core.inbox import PROCESS_HOLDER
-from docassist.core.limits import SYNC_LEASE_SECONDS
 from docassist.core.sources import Source, SourceKind, SyncOutcome, sync_is_due
 from docassist.core.stale import DocumentChange
 from docassist.sources.confluence import ConfluenceApi
 from docassist.sources.confluence_sync import ConfluenceSync
 from docassist.sources.lease import LeaseKeeper
+from docassist.sources.limits import SYNC_LEASE_SECONDS
 from docassist.sources.sharepoint import SharePointSync, graph_client
 from docassist.sources.web import WebFetcher
 from docassist.sources.web_sync import OnItem, WebSync

@@ -22,15 +22,14 @@ from defusedxml import ElementTree as SafeElementTree
 
 from docassist.core.documents import redact_url
 from docassist.core.errors import ConfigurationError
-from docassist.core.limits import (
-    HTTP_READ_TIMEOUT_SECONDS,
-    MAX_DOCUMENT_BYTES,
+from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS, MAX_DOCUMENT_BYTES
+from docassist.core.sources import WebSettings
+from docassist.sources.bodies import ACCEPT_ENCODING, read_bounded
+from docassist.sources.limits import (
     WEB_BACKOFF_SECONDS,
     WEB_MAX_RETRY_AFTER_SECONDS,
     WEB_REQUEST_ATTEMPTS,
 )
-from docassist.core.sources import WebSettings
-from docassist.sources.bodies import ACCEPT_ENCODING, read_bounded
 from docassist.sources.walls import (
     MAX_REDIRECTS,
     MAX_SITEMAP_BYTES,

@@ -16,9 +16,10 @@ from pathlib import PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 from docassist.core.documents import document_id_from_path, parse_document, path_hash, redact_url
-from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT, WEB_MAX_DEPTH, WEB_MAX_PAGES
+from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT
 from docassist.core.sources import Source, SyncOutcome
 from docassist.sources.bodies import BodyRefused
+from docassist.sources.limits import WEB_MAX_DEPTH, WEB_MAX_PAGES
 from docassist.sources.walls import OffLimits
 from docassist.sources.web import FetchError, Page, WebFetcher, links_within
 from docassist.storage.backends import AnyStore

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 
 from docassist.core.documents import Chunk
-from docassist.core.limits import CHUNK_CACHE_ENTRIES
+from docassist.storage.limits import CHUNK_CACHE_ENTRIES
 
 
 class ChunkCache:

@@ -25,14 +25,6 @@ from sqlite_utils import Database
 
 from docassist.core.documents import DocumentInfo
 from docassist.core.errors import StorageBusyError, StorageError, StorageFullError
-from docassist.core.limits import (
-    STORAGE_BUSY_TIMEOUT_MS,
-    STORAGE_MIN_FREE_BYTES,
-    STORAGE_MIN_FREE_PAGES,
-    STORAGE_READ_CONNECTIONS,
-    STORAGE_RETRY_BACKOFF_SECONDS,
-    STORAGE_WRITE_ATTEMPTS,
-)
 from docassist.storage.catalog_rows import FTS_COLUMN_WEIGHTS, CatalogRows
 from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.claims import ClaimRows
@@ -42,6 +34,14 @@ from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.inbox_rows import InboxRows
+from docassist.storage.limits import (
+    STORAGE_BUSY_TIMEOUT_MS,
+    STORAGE_MIN_FREE_BYTES,
+    STORAGE_MIN_FREE_PAGES,
+    STORAGE_READ_CONNECTIONS,
+    STORAGE_RETRY_BACKOFF_SECONDS,
+    STORAGE_WRITE_ATTEMPTS,
+)
 from docassist.storage.migrations import migrations
 from docassist.storage.scope_rows import ScopeRows
 from docassist.storage.shared_writes import SharedWrites

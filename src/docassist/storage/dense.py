@@ -21,19 +21,18 @@ import numpy.typing as npt
 from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
 from docassist.core.documents import Chunk, DocumentInfo
-from docassist.core.limits import (
+from docassist.core.limits import HYBRID_CANDIDATES, RRF_K
+from docassist.core.ports import Embedder, SearchHit
+from docassist.core.scopes import EVERYTHING, Scope
+from docassist.storage.backends import AnyStore
+from docassist.storage.fusion import Fusion, Vote, comb_mnz, weighted_rrf
+from docassist.storage.limits import (
     ANN_MIN_ROWS,
     DENSE_SIMILARITY_THRESHOLD,
     EMBED_BATCH,
     EMBED_WORKERS,
     HYBRID_BM25_WEIGHT,
-    HYBRID_CANDIDATES,
-    RRF_K,
 )
-from docassist.core.ports import Embedder, SearchHit
-from docassist.core.scopes import EVERYTHING, Scope
-from docassist.storage.backends import AnyStore
-from docassist.storage.fusion import Fusion, Vote, comb_mnz, weighted_rrf
 from docassist.storage.ranking import RowCollections, best_positions
 from docassist.storage.search import Bm25Retriever
 from docassist.storage.vectors import ExactIndex, VectorIndex, build_index

@@ -20,15 +20,15 @@ from pydantic import BaseModel
 
 from docassist.core.errors import StorageError, StorageUnavailableError
 from docassist.core.inbox import PROCESS_HOLDER
-from docassist.core.limits import (
-    MAX_RETENTION_DAYS,
+from docassist.core.limits import MAX_RETENTION_DAYS
+from docassist.core.ports import TraceLog
+from docassist.storage.backends import AnyStore
+from docassist.storage.connection import iso_text
+from docassist.storage.limits import (
     RETENTION_PERIOD_SECONDS,
     RETENTION_RETRY_SECONDS,
     SCHEDULE_LEASE_SECONDS,
 )
-from docassist.core.ports import TraceLog
-from docassist.storage.backends import AnyStore
-from docassist.storage.connection import iso_text
 from docassist.storage.privacy import Erasure
 
 logger = logging.getLogger(__name__)

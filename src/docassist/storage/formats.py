@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from docassist.core.limits import MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TEXT_CHARS, MAX_EXPANDED_BYTES
+from docassist.core.limits import MAX_DOCUMENT_BYTES
+from docassist.storage.limits import MAX_DOCUMENT_TEXT_CHARS, MAX_EXPANDED_BYTES
 
 TEXT_SUFFIXES: Final = frozenset({".txt", ".md", ".markdown"})
 HTML_SUFFIXES: Final = frozenset({".html", ".htm"})

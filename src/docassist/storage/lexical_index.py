@@ -17,10 +17,10 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.core.documents import DocumentInfo
-from docassist.core.limits import LEXICAL_INDEX_PAGE_ROWS, LEXICAL_TERM_CACHE_BYTES
 from docassist.core.text import Stemmer, stem
 from docassist.storage.backends import AnyStore
 from docassist.storage.catalog_rows import FTS_COLUMN_WEIGHTS
+from docassist.storage.limits import LEXICAL_INDEX_PAGE_ROWS, LEXICAL_TERM_CACHE_BYTES
 from docassist.storage.phrases import Phrase
 from docassist.storage.ranking import RowCollections
 from docassist.storage.term_scores import TermCache, TermScores

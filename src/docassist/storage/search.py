@@ -27,12 +27,12 @@ import threading
 
 import numpy as np
 
-from docassist.core.limits import BM25_SIMILARITY_THRESHOLD
 from docassist.core.ports import SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
 from docassist.core.text import Stemmer, prefix_stem, stem, terms
 from docassist.storage.backends import AnyStore
 from docassist.storage.lexical_index import LexicalIndex
+from docassist.storage.limits import BM25_SIMILARITY_THRESHOLD
 from docassist.storage.phrases import Match, Phrase, fts_query, query_phrases
 from docassist.storage.ranking import best_positions, best_positive_positions
 

@@ -25,8 +25,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Final, Protocol, TypeVar, cast
 
 from docassist.core.batching import SharedBatches
-from docassist.core.limits import MAX_SHARED_WRITES
 from docassist.storage.connection import storage_error
+from docassist.storage.limits import MAX_SHARED_WRITES
 
 T = TypeVar("T")
 Body = Callable[[sqlite3.Connection], Any]

@@ -11,7 +11,6 @@ from typing import Any, Protocol
 
 from sqlite_utils import Database
 
-from docassist.core.limits import STALE_NOTE_ATTEMPTS
 from docassist.core.messages import ConversationKey
 from docassist.core.stale import (
     DocumentChange,
@@ -22,6 +21,7 @@ from docassist.core.stale import (
 )
 from docassist.core.state import ConversationState
 from docassist.storage.connection import iso_text
+from docassist.storage.limits import STALE_NOTE_ATTEMPTS
 
 
 class _StoreParts(Protocol):

@@ -23,7 +23,7 @@ from typing import Any, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from docassist.core.limits import (
+from docassist.storage.limits import (
     ANN_FAST_SCAN_MIN_TRAIN,
     ANN_LISTS_PER_SQRT,
     ANN_MIN_ROWS,

@@ -22,7 +22,7 @@ import logging
 import os
 import time
 
-from docassist.core.limits import WRITER_TURN_POLL_SECONDS
+from docassist.storage.limits import WRITER_TURN_POLL_SECONDS
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from slack_sdk import WebClient
 
-from docassist.bot.limits import ANSWER_HISTORY_PAGE_SIZE, ANSWER_HISTORY_PAGES
+from docassist.bot.slack.limits import ANSWER_HISTORY_PAGE_SIZE, ANSWER_HISTORY_PAGES
 from docassist.core.results import TurnResult
 
 ANSWER_EVENT_TYPE: Final = "docassist_answer"

@@ -32,8 +32,8 @@ from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
-from docassist.bot.limits import SLACK_DISPATCH_THREADS
 from docassist.bot.slack.lane import EventLane
+from docassist.bot.slack.limits import SLACK_DISPATCH_THREADS
 from docassist.bot.web import (
     AppServer,
     BodyRefused,

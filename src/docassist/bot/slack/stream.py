@@ -10,7 +10,7 @@ from collections.abc import Callable
 from slack_sdk import WebClient
 
 from docassist.bot import layout
-from docassist.bot.limits import STREAM_APPEND_SECONDS
+from docassist.bot.slack.limits import STREAM_APPEND_SECONDS
 from docassist.bot.slack.render import escape, render
 from docassist.core.results import TurnResult
 

@@ -22,7 +22,7 @@ from urllib.request import Request
 import httpx
 from slack_sdk import WebClient
 
-from docassist.core.limits import SLACK_API_KEPT_CONNECTIONS
+from docassist.bot.slack.limits import SLACK_API_KEPT_CONNECTIONS
 
 
 class KeptAliveWebClient(WebClient):

@@ -29,7 +29,7 @@ from docassist.core.errors import (
     StorageUnavailableError,
     StoreClosedError,
 )
-from docassist.core.limits import (
+from docassist.storage.limits import (
     PG_CHECK_IDLE_SECONDS,
     PG_CONNECT_TIMEOUT_SECONDS,
     PG_POOL_MAX,

@@ -10,11 +10,11 @@ from typing import Any, Protocol
 from psycopg.errors import DeadlockDetected
 
 from docassist.core.errors import StorageBusyError
-from docassist.core.limits import STORAGE_RETRY_BACKOFF_SECONDS, STORAGE_WRITE_ATTEMPTS
 from docassist.core.messages import ChatMessage
 from docassist.core.ports import InboxBacklog, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.storage.group_commit import GroupCommit
+from docassist.storage.limits import STORAGE_RETRY_BACKOFF_SECONDS, STORAGE_WRITE_ATTEMPTS
 from docassist.storage.postgres.claims import count_in
 from docassist.storage.postgres.connection import Qmark, now_iso
 from docassist.storage.privacy import redact_inbox_event

@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from docassist.core.errors import ConfigurationError
-from docassist.core.limits import STALE_NOTE_ATTEMPTS
 from docassist.core.messages import ConversationKey
 from docassist.core.sources import (
     Source,
@@ -30,6 +29,7 @@ from docassist.core.stale import (
 )
 from docassist.core.state import ConversationState
 from docassist.storage.connection import iso_text
+from docassist.storage.limits import STALE_NOTE_ATTEMPTS
 from docassist.storage.postgres.connection import now_iso, upsert_sql
 from docassist.storage.source_rows import WebItem
 
