@@ -7,11 +7,13 @@ follow-up resolver knows), cross-validates on the bank, trains on all of it, and
     src/docassist/core/selector_weights.npz (+ .sha256)   the classifier
     src/docassist/core/selector_examples.jsonl (+ vectors) a model selector's worked examples
     docs/selector-training.md                             the cross-validation figures
-Deterministic: the same bank gives the same weights (fixed seed, full-batch training).
+Deterministic: the same bank gives the same weights (fixed seed, full-batch training, one
+OpenBLAS kernel: the script runs itself again with OPENBLAS_CORETYPE set if it is not).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -22,7 +24,13 @@ import numpy as np
 from docassist.core.examples import EXAMPLES_PATH
 from docassist.core.learned import WEIGHTS_PATH
 from docassist.evaluation.decisions import load_cases
-from docassist.evaluation.selector_training import Trained, save_weights, train, write_examples
+from docassist.evaluation.selector_training import (
+    OPENBLAS_KERNEL,
+    Trained,
+    save_weights,
+    train,
+    write_examples,
+)
 from docassist.models.embedders import get_embedder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,6 +95,9 @@ def writers(trained: Trained) -> dict[str, float]:
 
 
 def main() -> None:
+    if os.environ.get("OPENBLAS_CORETYPE") != OPENBLAS_KERNEL:  # read when numpy loads
+        os.execve(sys.executable, [sys.executable, *sys.argv],
+                  {**os.environ, "OPENBLAS_CORETYPE": OPENBLAS_KERNEL})
     embedder = get_embedder("use")
     trained = train(BANK, DOCS, lambda text: embedder.embed_queries([text])[0])
     weights = save_weights(trained, WEIGHTS_PATH)

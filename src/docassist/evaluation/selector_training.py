@@ -52,6 +52,12 @@ L2_DENSE: Final = 1e-4
 """L2 on the embedding and state weights. Cross-validated on the bank: 1e-3 and 1e-5 were
 worse (decision accuracy -1 point each), 0 worse still."""
 L2_SPARSE: Final = 1e-4
+OPENBLAS_KERNEL: Final = "Haswell"
+"""OpenBLAS's kernel (OPENBLAS_CORETYPE) the shipped weights are trained with. OpenBLAS picks
+a kernel by CPU, and another kernel sums floats in another order; Adam scales each step by the
+gradient's own size, so a feature whose gradient is only rounding noise moves by a whole step
+one way or the other (a few of the 491,520 sparse weights by ~0.01). Pinned, the same bank
+gives the same weights on any x86-64 CPU with AVX2."""
 TEMPERATURES: Final = tuple(round(0.5 + 0.05 * step, 2) for step in range(51))
 MIN_CONFIDENCES: Final = tuple(round(0.30 + 0.025 * step, 3) for step in range(17))
 CONTRACT_DOCUMENT_IDS: Final = (
