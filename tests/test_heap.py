@@ -11,7 +11,7 @@ import sys
 PROGRAM = """
 import gc, json, weakref
 from docassist.serving import heap
-from docassist.core.limits import GC_YOUNG_ALLOCATIONS
+from docassist.serving.limits import GC_YOUNG_ALLOCATIONS
 
 class Node:
     pass

@@ -214,7 +214,9 @@ class Settings(BaseSettings):
 class SlackSettings(BaseSettings):
     """Slack credentials and endpoints: the names Slack's own docs use, from the environment."""
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+    # Only the aliases: populate_by_name would also read BOT_TOKEN, API_URL, ADMIN_USERS…
+    # from the environment, and any unrelated API_URL would receive the bot's token.
+    model_config = SettingsConfigDict(extra="ignore")
 
     bot_token: SecretStr = Field(alias="SLACK_BOT_TOKEN")
     signing_secret: SecretStr = Field(alias="SLACK_SIGNING_SECRET")
