@@ -6,7 +6,7 @@
   every listener, the inbox and the store rewritten as coroutines.
 
 Both apps have one listener that does nothing but be acked, so the figures are the floor of
-each way, not of DocAssist's admission. Usage: `python -m bench.ack_async_vs_threads [N]`.
+each way, not of DocAssist's admission. Usage: `python bench/ack_async_vs_threads.py [N]`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from docassist.bot.slack.server import make_server
 from docassist.bot.web import AppServer
-from tests.fakes.slack_api import FakeSlackApi
-from tests.slack_load import EventSender, LoadRun, send_load
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.slack_load import EventSender, LoadRun, send_load
 
 SECRET = "bench-secret"
 

@@ -24,13 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
-
-from bolt_floor import DEFAULT_SERVER  # noqa: E402
-from burst import CONNECTIONS, bot_burst, floor_burst, p99  # noqa: E402
-from figures import print_figures  # noqa: E402
-from load import demo_database  # noqa: E402
+from bolt_floor import DEFAULT_SERVER
+from burst import CONNECTIONS, bot_burst, floor_burst, p99
+from figures import print_figures
+from load import demo_database
 
 WITHIN: float = 1.2
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import sys
 import tempfile
 import threading
 import time
@@ -26,7 +25,6 @@ import httpx
 from slack_sdk.signature import SignatureVerifier
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 SECRET = "bench-secret"
 
 
@@ -68,7 +66,7 @@ def main() -> None:
     from docassist.core.turn import TurnEngine
     from docassist.models import ModelConfig, get_selector
     from docassist.storage import Bm25Retriever, Store, index_paths
-    from tests.fakes.slack_api import FakeSlackApi
+    from docassist_testkit.fakes.slack_api import FakeSlackApi
 
     with tempfile.TemporaryDirectory() as folder, FakeSlackApi() as api:
         path = Path(folder) / "bench.db"

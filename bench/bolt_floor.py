@@ -34,9 +34,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
 SERVER_KINDS = ("aiohttp+threads", "aiohttp", "http.server")
 DEFAULT_SERVER = SERVER_KINDS[0]
 SECRET_ENV = "SLACK_SIGNING_SECRET"

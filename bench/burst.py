@@ -38,18 +38,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+from bolt_floor import DEFAULT_SERVER, SERVER_KINDS
+from figures import print_figures
+from load import demo_database, percentile
 
-from bolt_floor import DEFAULT_SERVER, SERVER_KINDS  # noqa: E402
-from figures import print_figures  # noqa: E402
-from load import demo_database, percentile  # noqa: E402
-
-from tests.fakes.loopback import children_of, free_port, wait_healthy  # noqa: E402
-from tests.fakes.model_server import ModelServer, Reply  # noqa: E402
-from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
-from tests.slack_load import (  # noqa: E402
+from docassist_testkit.fakes.loopback import children_of, free_port, wait_healthy
+from docassist_testkit.fakes.model_server import ModelServer, Reply
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.slack_load import (
     EventSender,
     LoadRun,
     model_env,
@@ -57,6 +53,8 @@ from tests.slack_load import (  # noqa: E402
     send_load,
     start_bot,
 )
+
+REPO = Path(__file__).resolve().parents[1]
 
 SECRET: Final = "bench-signing-secret"
 EVENTS: Final = 500

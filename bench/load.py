@@ -15,25 +15,20 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+from figures import print_figures
 
-from figures import print_figures  # noqa: E402
-
-from docassist.models.embedders import get_embedder  # noqa: E402
-from docassist.storage import Store, index_paths  # noqa: E402
-from docassist.storage.dense import embed_missing  # noqa: E402
-from tests.fakes.loopback import free_port  # noqa: E402
-from tests.fakes.model_server import ModelServer  # noqa: E402
-from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
-from tests.slack_load import (  # noqa: E402
+from docassist.models.embedders import get_embedder
+from docassist.storage import Store, index_paths
+from docassist.storage.dense import embed_missing
+from docassist_testkit.fakes.loopback import free_port
+from docassist_testkit.fakes.model_server import ModelServer
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.slack_load import (
     EventSender,
     LoadRun,
     answer_problems,
@@ -44,6 +39,8 @@ from tests.slack_load import (  # noqa: E402
     start_bot,
     store_problems,
 )
+
+REPO = Path(__file__).resolve().parents[1]
 
 SECRET = "bench-signing-secret"
 DRAIN_SECONDS = 600.0

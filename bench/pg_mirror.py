@@ -2,10 +2,10 @@
 FTS5 mirror (storage/postgres/fts_mirror.py), the BM25 index built from it, and the
 incremental catch-up after another replica adds one row.
 
-    PYTHONPATH=. python bench/pg_mirror.py [--rows 50000]
+    python bench/pg_mirror.py [--rows 50000]
 
 Synthetic rows (120 words of a 20,000-word vocabulary) written straight into `chunks_fts`
-of a throwaway cluster (tests/pg.py). Figures only.
+of a throwaway cluster (docassist_testkit.pg). Figures only.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.search import Bm25Retriever
-from tests.pg import start_cluster
+from docassist_testkit.pg import start_cluster
 
 
 def main() -> None:

@@ -15,24 +15,18 @@ from __future__ import annotations
 
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 import psycopg
+from load import percentile
+from synthetic import WORDS, SyntheticEmbedder, synthetic_store
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-
-from synthetic import WORDS, SyntheticEmbedder, synthetic_store  # noqa: E402
-
-from bench.load import percentile  # noqa: E402
-from docassist.storage import Bm25Retriever  # noqa: E402
-from docassist.storage.dense import DenseRetriever, HybridRetriever  # noqa: E402
-from docassist.storage.postgres import PostgresStore  # noqa: E402
+from docassist.storage import Bm25Retriever
+from docassist.storage.dense import DenseRetriever, HybridRetriever
+from docassist.storage.postgres import PostgresStore
 
 CHUNKS: Final = 100_000
 QUERIES: Final = 200

@@ -8,7 +8,7 @@ The demo set (samples/retrieval_dev.jsonl over samples/docs) always; each held-o
 SQLite database `scripts/eval-heldout` (or `docassist index`) built in --heldout (its test
 split, corpora from CORPORA, default /work/evalsets/corpora). Every SQLite database is copied
 into a new PostgreSQL database with `db copy`'s code, so both stores hold the same rows and
-vectors. Without --pg a throwaway cluster is started (tests/pg.py). Figures only.
+vectors. Without --pg a throwaway cluster is started (docassist_testkit.pg). Figures only.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ import uuid
 from pathlib import Path
 
 import psycopg
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from docassist.core.ports import Retriever
 from docassist.evaluation.retrieval import (
@@ -108,7 +106,7 @@ def main() -> None:
     cluster = None
     admin_url = args.pg
     if admin_url is None:
-        from tests.pg import start_cluster
+        from docassist_testkit.pg import start_cluster
 
         cluster = start_cluster()
         admin_url = cluster.url()

@@ -28,11 +28,8 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from docassist.core.documents import parse_document  # noqa: E402
-from docassist.storage.formats import read_document  # noqa: E402
+from docassist.core.documents import parse_document
+from docassist.storage.formats import read_document
 
 CACHE = Path(os.environ.get("DOCASSIST_BENCH_CACHE",
                             Path.home() / ".cache" / "docassist-bench"))

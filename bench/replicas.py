@@ -28,18 +28,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from load import DRAIN_SECONDS, demo_database, percentile
+from pg_retrieval import pg_retrieval
 
-from bench.load import DRAIN_SECONDS, demo_database, percentile  # noqa: E402
-from bench.pg_retrieval import pg_retrieval  # noqa: E402
-from docassist.core.limits import MODEL_CONCURRENCY, TURNS_PER_MODEL_REQUEST  # noqa: E402
-from docassist.storage import Store  # noqa: E402
-from tests.fakes.loopback import free_port  # noqa: E402
-from tests.fakes.model_server import ModelServer  # noqa: E402
-from tests.fakes.slack_api import FakeSlackApi  # noqa: E402
-from tests.model_capacity import CapacityModel  # noqa: E402
-from tests.slack_load import (  # noqa: E402
+from docassist.core.limits import MODEL_CONCURRENCY, TURNS_PER_MODEL_REQUEST
+from docassist.storage import Store
+from docassist_testkit.fakes.loopback import free_port
+from docassist_testkit.fakes.model_server import ModelServer
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.model_capacity import CapacityModel
+from docassist_testkit.slack_load import (
     LoadRun,
     ReplicaSender,
     answer_problems,
@@ -78,10 +76,10 @@ def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
 
 
 class Postgres:
-    """A throwaway cluster (tests/pg.py) with fsync and synchronous commit on."""
+    """A throwaway cluster (docassist_testkit.pg) with fsync and synchronous commit on."""
 
     def __init__(self) -> None:
-        from tests.pg import start_cluster
+        from docassist_testkit.pg import start_cluster
 
         self.cluster = start_cluster()
         data = self.cluster.folder / "data" / "postgresql.conf"

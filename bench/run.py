@@ -38,26 +38,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bolt_floor import DEFAULT_SERVER, SERVER_KINDS
+from figures import print_figures
+from synthetic import WORDS, SyntheticEmbedder, synthetic_store
+
+from docassist.core.answering import ExtractiveAnswerer
+from docassist.core.messages import ChatMessage, ConversationKey
+from docassist.core.ports import SearchHit
+from docassist.core.scopes import Scope
+from docassist.core.tools import default_registry
+from docassist.core.turn import TurnEngine
+from docassist.evaluation.retrieval import load_retrieval_cases
+from docassist.models import ModelConfig, get_selector
+from docassist.models.embedders import get_embedder
+from docassist.storage import Bm25Retriever, Store, index_paths
+from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-
-from bolt_floor import DEFAULT_SERVER, SERVER_KINDS  # noqa: E402
-from figures import print_figures  # noqa: E402
-from synthetic import WORDS, SyntheticEmbedder, synthetic_store  # noqa: E402
-
-from docassist.core.answering import ExtractiveAnswerer  # noqa: E402
-from docassist.core.messages import ChatMessage, ConversationKey  # noqa: E402
-from docassist.core.ports import SearchHit  # noqa: E402
-from docassist.core.scopes import Scope  # noqa: E402
-from docassist.core.tools import default_registry  # noqa: E402
-from docassist.core.turn import TurnEngine  # noqa: E402
-from docassist.evaluation.retrieval import load_retrieval_cases  # noqa: E402
-from docassist.models import ModelConfig, get_selector  # noqa: E402
-from docassist.models.embedders import get_embedder  # noqa: E402
-from docassist.storage import Bm25Retriever, Store, index_paths  # noqa: E402
-from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing  # noqa: E402
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -231,8 +228,8 @@ def slack_path(folder: Path, messages: int) -> dict[str, float]:
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
     from docassist.bot.slack.runner import make_slack_server
     from docassist.bot.slack.server import serve_in_thread
-    from tests.fakes.slack_api import FakeSlackApi
-    from tests.slack_load import EventSender, LoadRun, send_load
+    from docassist_testkit.fakes.slack_api import FakeSlackApi
+    from docassist_testkit.slack_load import EventSender, LoadRun, send_load
 
     store = Store(folder / "slack.db")
     index_paths(store, [REPO / "samples" / "docs"])
@@ -265,7 +262,7 @@ def slack_path(folder: Path, messages: int) -> dict[str, float]:
 
 def slack_load(folder: Path, conversations: int, turns: int) -> dict[str, Any]:
     """The load test's figures (bench/load.py): the bot as a process, a 200 ms model."""
-    from bench.load import run_load
+    from load import run_load
 
     figures = run_load(conversations, turns, 0.2, folder)
     return {"ack_ms_p50": figures["ack_ms_p50"], "ack_ms_p99": figures["ack_ms_p99"],

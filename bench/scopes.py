@@ -1,7 +1,7 @@
 """What a scope costs a search: BM25, dense and hybrid unscoped, over every collection, and
 restricted to one collection of ten (issue 22). Figures only; nothing is asserted.
 
-    python -m bench.scopes [DOCUMENTS]      # default 2000 documents × 5 sections
+    python bench/scopes.py [DOCUMENTS]      # default 2000 documents × 5 sections
 
 A synthetic corpus (words drawn from a fixed vocabulary) is indexed into a temporary
 database, one collection per tenth of the documents; dense uses a deterministic hashing

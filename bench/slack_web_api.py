@@ -14,20 +14,14 @@ from __future__ import annotations
 
 import argparse
 import ssl
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+from figures import print_figures
+from slack_sdk import WebClient
 
-from figures import print_figures  # noqa: E402
-from slack_sdk import WebClient  # noqa: E402
-
-from docassist.bot.slack.web_api import KeptAliveWebClient  # noqa: E402
-from tests.fakes.slack_api import FakeSlackApi, TlsSlackApi  # noqa: E402
+from docassist.bot.slack.web_api import KeptAliveWebClient
+from docassist_testkit.fakes.slack_api import FakeSlackApi, TlsSlackApi
 
 
 def per_call(client: WebClient, calls: int) -> dict[str, float]:

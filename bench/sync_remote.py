@@ -1,7 +1,7 @@
 """Confluence and SharePoint source syncs on the loopback fakes: first sync, unchanged
 re-sync, one item edited. Prints wall time, requests and chunk rows written per phase; no
 assertions.
-    .venv/bin/python -m bench.sync_remote [ITEMS]
+    .venv/bin/python bench/sync_remote.py [ITEMS]
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from docassist.core.sources import Source, SourceKind
 from docassist.sources.confluence import EMAIL_ENV, TOKEN_ENV
 from docassist.sources.sync import sync_all
 from docassist.storage import Store
-from tests.fakes.confluence_site import FakeConfluence, FakePage
-from tests.fakes.graph_site import FakeGraph
+from docassist_testkit.fakes.confluence_site import FakeConfluence, FakePage
+from docassist_testkit.fakes.graph_site import FakeGraph
 
 
 def body(number: int) -> str:

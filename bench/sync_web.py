@@ -1,7 +1,7 @@
 """Web source sync on a loopback site: first sync, unchanged re-sync (304s), one page edited.
 
 Prints wall time, requests and chunk rows written per phase; no assertions.
-    .venv/bin/python -m bench.sync_web [PAGES]
+    .venv/bin/python bench/sync_web.py [PAGES]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Store
-from tests.fakes.web_site import WebSite, page
+from docassist_testkit.fakes.web_site import WebSite, page
 
 
 def main(pages: int = 200) -> None:

@@ -1,22 +1,20 @@
 """The walkthrough's Slack step (scripts/walkthrough): the fresh clone's `docassist serve`
 against a fake Slack Web API on 127.0.0.1, sent one signed mention as Slack would; the
-answer must come back in the mention's thread. Run with the suite's venv (the fakes need the
-dev extra): `python scripts/walkthrough_slack.py CLONE_DOCASSIST QUESTION EXPECTED_ID`."""
+answer must come back in the mention's thread. Run with the suite's venv (the fakes are the
+test kit's, which scripts/test installs): `python scripts/walkthrough_slack.py CLONE_DOCASSIST
+QUESTION EXPECTED_ID`."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Final
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes, from the repo
-
-from tests.fakes.loopback import free_port, wait_healthy, wait_until
-from tests.fakes.slack_api import FakeSlackApi, post_signed_mention
+from docassist_testkit.fakes.loopback import free_port, wait_healthy, wait_until
+from docassist_testkit.fakes.slack_api import FakeSlackApi, post_signed_mention
 
 SECRET: Final = "walkthrough-signing-secret"
 ANSWER_SECONDS: Final = 120.0

@@ -32,16 +32,12 @@ from docassist.storage import Bm25Retriever, Store, index_paths
 from docassist.storage.backends import AnyStore
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.postgres import PostgresStore
+from docassist.storage.postgres.copy import copy_sqlite_to_postgres
 from docassist.storage.rerank import RankedRetriever
-from tests.fakes.slack_api import FakeSlackApi
-from tests.fakes.teams_connector import FakeConnector
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.fakes.teams_connector import FakeConnector
+from docassist_testkit.pg import PgCluster, ServerMissing, start_cluster
 from tests.helpers import rules_selector
-from tests.pg import (  # noqa: F401  (fixtures: a throwaway PostgreSQL)
-    pg_cluster,
-    pg_demo_template,
-    pg_demo_url,
-    pg_url,
-)
 from tests.slack.rig import READ_TIMEOUT, SECRET, SlackRig
 from tests.stale_zebra import ZEBRA_V1
 from tests.storage.conformance import STORE_FACTORIES
@@ -84,6 +80,57 @@ def db_path(tmp_path: Path, demo_template: Path) -> Path:
     path = tmp_path / "docassist.db"
     shutil.copy(demo_template, path)
     return path
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    """One throwaway PostgreSQL cluster for the session (started on first use)."""
+    pytest.importorskip("psycopg")
+    try:
+        cluster = start_cluster()
+    except ServerMissing as missing:
+        if os.environ.get("CI"):  # CI installs it: a skip there would hide the tests
+            pytest.fail(str(missing))
+        pytest.skip(str(missing))
+    try:
+        yield cluster
+    finally:
+        cluster.stop("immediate")
+        shutil.rmtree(cluster.folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
+    """A fresh, empty database for one test, dropped after it."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    pg_cluster.admin(f'CREATE DATABASE "{name}"')
+    yield pg_cluster.url(name)
+    pg_cluster.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_demo_template(pg_cluster: PgCluster, demo_template: Path) -> str:
+    """A database holding the indexed demo corpus (copied from the SQLite template with
+    `db copy`'s code), used as the template of each test's database."""
+    name = "demo_template"
+    pg_cluster.admin(f'CREATE DATABASE "{name}"')
+    source, target = Store(demo_template), PostgresStore(pg_cluster.url(name))
+    try:
+        copy_sqlite_to_postgres(source, target)
+    finally:
+        source.close()
+        target.close()
+    return name
+
+
+@pytest.fixture
+def pg_demo_url(pg_cluster: PgCluster, pg_demo_template: str) -> Iterator[str]:
+    """A fresh database for one test holding the indexed demo corpus (a copy of the
+    template database: CREATE DATABASE … TEMPLATE, milliseconds)."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    pg_cluster.admin(f'CREATE DATABASE "{name}" TEMPLATE "{pg_demo_template}"')
+    yield pg_cluster.url(name)
+    pg_cluster.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 STORES = ["sqlite", "postgresql"]

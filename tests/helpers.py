@@ -4,7 +4,6 @@ swapped through the real registry; keys, messages and trace rows for tests."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -58,12 +57,6 @@ class ScriptedSelector:
 
     def reading(self, request: SelectionRequest) -> Reading | None:
         return None
-
-
-def proposal(decision: str = "tool_call", action: str | None = None,
-             arguments: dict[str, Any] | None = None, message: str | None = None) -> str:
-    return json.dumps({"decision": decision, "action": action, "arguments": arguments or {},
-                       "message": message})
 
 
 MODEL_DOWN = ModelError("connection refused")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import httpx
 
+from docassist_testkit.fakes.loopback import wait_healthy
+from docassist_testkit.fakes.slack_api import FakeSlackApi, post_signed_mention
 from tests.conftest import REPO
-from tests.fakes.loopback import wait_healthy
-from tests.fakes.slack_api import FakeSlackApi, post_signed_mention
 
 SECRET = "process-signing-secret"
 

@@ -267,7 +267,7 @@ def test_no_test_module_imports_from_another_test_module() -> None:
 
 
 def test_fake_http_servers_start_only_through_the_one_base() -> None:
-    """Every fake of an external HTTP system subclasses tests/fakes/loopback.FakeServer
+    """Every fake of an external HTTP system subclasses the test kit's fakes/loopback.FakeServer
     (port 0, a thread, url, stop, recorded requests) instead of repeating that plumbing."""
     def serves_http_itself(path: Path) -> bool:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -275,9 +275,10 @@ def test_fake_http_servers_start_only_through_the_one_base() -> None:
             isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == "LoopbackServer" for node in ast.walk(tree))
 
-    base = TESTS / "fakes" / "loopback.py"
+    base = TESTKIT / "fakes" / "loopback.py"
     assert serves_http_itself(base)  # the checker sees it where it is
-    assert {str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
+    assert {str(path.relative_to(REPO)) for folder in (TESTS, TESTKIT)
+            for path in folder.rglob("*.py")
             if path != base and "node_modules" not in path.parts
             and serves_http_itself(path)} == set()
 
@@ -325,3 +326,91 @@ def test_a_rooms_limits_are_its_own(room: str) -> None:
     assert {name: sorted(rooms) for name in names
             if room not in (rooms := rooms_using(name, limits))} == {}
 
+
+
+# --- benchmarks stand on their own: bench/ and the test kit lean on tests/ for nothing, and
+# the product on neither ----------------------------------------------------------------------
+
+REPO = SRC.parents[1]
+BENCH = REPO / "bench"
+TESTKIT = REPO / "testkit" / "src" / "docassist_testkit"
+
+
+def uses_of(source: str, packages: tuple[str, ...]) -> list[str]:
+    """Where a module reaches into `packages`: an import of it or of a module in it (at any
+    level, TYPE_CHECKING included), or a string naming it (`import_module("tests.x")`,
+    `python -m tests.x`, `REPO / "tests"`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value] if re.fullmatch(r"[\w.]+", node.value) else []
+        found += [f"{getattr(node, 'lineno', 0)}: {name}" for name in names
+                  if any(name == package or name.startswith(package + ".")
+                         for package in packages)]
+    return sorted(found, key=lambda where: int(where.partition(":")[0]))
+
+
+def reaches_into(folder: Path, packages: tuple[str, ...]) -> dict[str, list[str]]:
+    files = sorted(folder.rglob("*.py"))
+    assert files, folder  # a moved folder must not make the rule pass on nothing
+    return {str(path.relative_to(REPO)): uses
+            for path in files if (uses := uses_of(path.read_text(encoding="utf-8"), packages))}
+
+
+@pytest.mark.parametrize("folder", [BENCH, TESTKIT], ids=["bench", "testkit"])
+def test_benchmarks_and_the_test_kit_take_nothing_from_tests(folder: Path) -> None:
+    """bench/ runs from a clone with docassist and the test kit installed; what it shares with
+    the tests lives in the test kit, which needs nothing from tests/ either."""
+    assert reaches_into(folder, ("tests",)) == {}
+    # The checker sees every spelling, and not a look-alike.
+    assert uses_of("import tests\nimport tests.pg as pg\nfrom tests.fakes import x\n"
+                   "def f():\n    from tests import helpers\n"
+                   "importlib.import_module('tests.slack_load')\n"
+                   "from testsuite import y\n'see tests/pg.py'\n", ("tests",)) == [
+        "1: tests", "2: tests.pg", "3: tests.fakes", "5: tests", "6: tests.slack_load"]
+
+
+def path_edits(source: str) -> list[str]:
+    """Where a module edits the import path: `sys.path` touched at all (`from sys import path`
+    too), `site.addsitedir`, or PYTHONPATH named (set for itself or for a child process)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and node.attr == "path"
+                and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+            found.append(f"{node.lineno}: sys.path")
+        elif isinstance(node, ast.ImportFrom) and node.module == "sys" and any(
+                alias.name == "path" for alias in node.names):
+            found.append(f"{node.lineno}: from sys import path")
+        elif isinstance(node, ast.Attribute) and node.attr == "addsitedir":
+            found.append(f"{node.lineno}: addsitedir")
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and "PYTHONPATH" in node.value):
+            found.append(f"{node.lineno}: PYTHONPATH")
+    return sorted(found, key=lambda where: int(where.partition(":")[0]))
+
+
+def test_no_benchmark_edits_the_import_path() -> None:
+    """`python bench/x.py` finds its siblings (the script's folder is on the path) and
+    docassist and the test kit (installed): a path edit would hide a missing install."""
+    files = sorted(BENCH.rglob("*.py"))
+    assert files
+    assert {str(path.relative_to(REPO)): edits for path in files
+            if (edits := path_edits(path.read_text(encoding="utf-8")))} == {}
+    assert path_edits("import sys, site\nsys.path.insert(0, 'x')\nsys.path += ['y']\n"
+                      "from sys import path\nsite.addsitedir('z')\n"
+                      "env = {'PYTHONPATH': '.'}\nos.path.join('a')\n") == [
+        "2: sys.path", "3: sys.path", "4: from sys import path", "5: addsitedir",
+        "6: PYTHONPATH"]
+
+
+def test_the_product_takes_nothing_from_the_tests_or_the_test_kit() -> None:
+    """The wheel holds src/docassist only: an import of the test kit or of tests/ would
+    fail wherever it is installed."""
+    assert reaches_into(SRC, ("tests", "docassist_testkit")) == {}
+    assert uses_of("from docassist_testkit.fakes.slack_api import FakeSlackApi\n",
+                   ("tests", "docassist_testkit")) == ["1: docassist_testkit.fakes.slack_api"]

@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from docassist.storage import Store
-from tests.fakes.loopback import free_port, kill_replica, wait_until
-from tests.fakes.slack_api import FakeSlackApi
-from tests.fakes.teams_connector import FakeConnector
+from docassist_testkit.fakes.loopback import free_port, kill_replica, wait_until
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.fakes.teams_connector import FakeConnector
 from tests.slack_process import signed_event, start_bot
 from tests.teams.process import activity, start_teams
 

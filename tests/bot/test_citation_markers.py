@@ -15,9 +15,9 @@ from docassist.bot.terminal.chat import render_result
 from docassist.core.answering import CITATION
 from docassist.core.results import TurnResult
 from docassist.storage import Store
+from docassist_testkit.fakes.teams_connector import card_text
 from tests.cli_run import one_json, run
 from tests.conftest import EngineFactory, ranked_engine_over
-from tests.fakes.teams_connector import card_text
 from tests.helpers import message
 
 LAPTOPS = """# Laptops

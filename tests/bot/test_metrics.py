@@ -27,9 +27,9 @@ from docassist.runtime import Runtime, sync_and_embed
 from docassist.serving.metrics import Metrics
 from docassist.serving.readiness import ModelProbe, readiness
 from docassist.storage import Bm25Retriever, Store
-from tests.fakes.loopback import free_port
-from tests.fakes.model_server import ModelServer, Reply, ollama_chat
-from tests.fakes.slack_api import FakeSlackApi
+from docassist_testkit.fakes.loopback import free_port
+from docassist_testkit.fakes.model_server import ModelServer, Reply, ollama_chat
+from docassist_testkit.fakes.slack_api import FakeSlackApi
 from tests.helpers import rules_selector
 from tests.slack.rig import SECRET, SlackRig, mention
 

@@ -30,10 +30,10 @@ from docassist.serving.metrics import Metrics
 from docassist.serving.server import Platforms, build_app
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
+from docassist_testkit.fakes.loopback import wait_until
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.fakes.teams_connector import FakeConnector, card_text
 from tests.db_locks import WriteLock
-from tests.fakes.loopback import wait_until
-from tests.fakes.slack_api import FakeSlackApi
-from tests.fakes.teams_connector import FakeConnector, card_text
 from tests.helpers import rules_selector
 from tests.shared_scenario import (
     EXPECTED_STATUSES,

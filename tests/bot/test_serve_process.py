@@ -15,10 +15,10 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from docassist.storage import Store
+from docassist_testkit.fakes.loopback import free_port, wait_healthy, wait_until
+from docassist_testkit.fakes.slack_api import FakeSlackApi, slack_signature
+from docassist_testkit.fakes.teams_connector import FakeConnector, card_text
 from tests.conftest import REPO
-from tests.fakes.loopback import free_port, wait_healthy, wait_until
-from tests.fakes.slack_api import FakeSlackApi, slack_signature
-from tests.fakes.teams_connector import FakeConnector, card_text
 from tests.helpers import slack_seen
 
 BOT_TOKEN = "xoxb-serve-secret-token-1234"

@@ -19,8 +19,8 @@ from docassist.core.ratelimit import RateLimiter
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
+from docassist_testkit.fakes.loopback import wait_until
 from tests.db_locks import LockHolder
-from tests.fakes.loopback import wait_until
 from tests.helpers import message
 
 

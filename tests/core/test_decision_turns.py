@@ -19,12 +19,12 @@ from docassist.core.turn import TurnEngine
 from docassist.evaluation.decisions import evaluate_decisions, load_cases
 from docassist.models.embedders import get_embedder
 from docassist.storage import Store
+from docassist_testkit.fakes.model_server import proposal
 from tests.conftest import REPO, EngineFactory
 from tests.helpers import (
     SCORES_HELDOUT_TEST,
     ScriptedSelector,
     message,
-    proposal,
     recording,
     rules_selector,
 )

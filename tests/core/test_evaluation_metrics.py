@@ -18,7 +18,8 @@ from docassist.evaluation.decisions import (
     macro_f1,
 )
 from docassist.storage import Store
-from tests.helpers import ScriptedSelector, proposal
+from docassist_testkit.fakes.model_server import proposal
+from tests.helpers import ScriptedSelector
 
 
 def result(case_id: str, expected: str, got: str) -> CaseResult:

@@ -20,7 +20,8 @@ from docassist.core.selection import (
 )
 from docassist.core.tools import default_registry
 from docassist.models.embedders import get_embedder
-from tests.helpers import ScriptedSelector, proposal
+from docassist_testkit.fakes.model_server import proposal
+from tests.helpers import ScriptedSelector
 
 BANK = Path(__file__).resolve().parents[2] / "samples" / "bank" / "decisions_bank.jsonl"
 

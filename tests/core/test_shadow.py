@@ -8,8 +8,9 @@ from docassist.core.messages import Command
 from docassist.core.tools import ToolRegistry
 from docassist.evaluation.decisions import shadow_report
 from docassist.storage.backends import AnyStore
+from docassist_testkit.fakes.model_server import proposal
 from tests.conftest import STORES, EngineFactory
-from tests.helpers import MODEL_DOWN, ScriptedSelector, message, proposal, recording, rules_selector
+from tests.helpers import MODEL_DOWN, ScriptedSelector, message, recording, rules_selector
 
 
 @pytest.mark.parametrize("store", STORES, indirect=True)

@@ -10,8 +10,9 @@ from docassist.core.ports import ExampleSource, Reading
 from docassist.core.selection import SelectionRequest
 from docassist.core.state import ConversationState
 from docassist.storage import Store
+from docassist_testkit.fakes.model_server import proposal
 from tests.conftest import EngineFactory
-from tests.helpers import message, proposal
+from tests.helpers import message
 
 
 class _SlowCandidate:

@@ -12,8 +12,9 @@ from docassist.core.messages import Command
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
+from docassist_testkit.fakes.model_server import proposal
 from tests.conftest import EngineFactory
-from tests.helpers import MODEL_DOWN, ScriptedSelector, key, message, proposal, recording, swapped
+from tests.helpers import MODEL_DOWN, ScriptedSelector, key, message, recording, swapped
 
 
 def test_four_turn_dialogue_and_sources_of_the_right_turn(engine: TurnEngine,

@@ -17,9 +17,9 @@ from docassist.directory.entra import EntraMembership
 from docassist.directory.limits import MEMBERSHIP_CACHE_SECONDS
 from docassist.directory.slack_groups import SlackUserGroups
 from docassist.sources.graph import GraphClient
-from tests.fakes.graph_site import CLIENT_ID, CLIENT_SECRET, TENANT, FakeGraph
-from tests.fakes.loopback import free_port
-from tests.fakes.slack_groups_api import BOT_TOKEN, FakeSlackGroups
+from docassist_testkit.fakes.graph_site import CLIENT_ID, CLIENT_SECRET, TENANT, FakeGraph
+from docassist_testkit.fakes.loopback import free_port
+from docassist_testkit.fakes.slack_groups_api import BOT_TOKEN, FakeSlackGroups
 
 USER = "6f1c2d3e-0000-4000-8000-00000000000a"
 

@@ -16,7 +16,7 @@ from docassist.core.tools import default_registry
 from docassist.models.base import Message, RetryPolicy
 from docassist.models.ollama import OllamaModel
 from docassist.models.openai import OpenAIModel
-from tests.fakes.model_server import (
+from docassist_testkit.fakes.model_server import (
     ModelServer,
     Reply,
     ollama_chat,

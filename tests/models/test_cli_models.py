@@ -9,9 +9,14 @@ from pathlib import Path
 import pytest
 
 from docassist.storage import Store
+from docassist_testkit.fakes.model_server import (
+    ModelServer,
+    Reply,
+    ollama_embed,
+    openai_chat,
+    proposal,
+)
 from tests.cli_run import one_json, run
-from tests.fakes.model_server import ModelServer, Reply, ollama_embed, openai_chat
-from tests.helpers import proposal
 
 SECRET = "sk-cli-secret-abcdef"
 

@@ -18,16 +18,17 @@ from docassist.models.ollama import OllamaModel
 from docassist.models.openai import OpenAIModel
 from docassist.models.replay import ReplayModel
 from docassist.storage import Store
-from tests.conftest import EngineFactory
-from tests.fakes.model_server import (
+from docassist_testkit.fakes.model_server import (
     ModelServer,
     Reply,
     ollama_chat,
     ollama_embed,
     openai_chat,
     openai_stream,
+    proposal,
 )
-from tests.helpers import message, proposal, recording
+from tests.conftest import EngineFactory
+from tests.helpers import message, recording
 
 FAST = RetryPolicy(attempts=2, backoff_seconds=0.01)
 API_KEY = "sk-live-very-secret-0123456789"

@@ -29,7 +29,7 @@ from docassist.models.embedders import get_embedder
 from docassist.models.openai import OpenAIModel
 from docassist.models.replay import ReplayModel
 from docassist.storage import Store
-from tests.fakes.llama_server import llama_server
+from docassist_testkit.fakes.llama_server import llama_server
 
 pytestmark = pytest.mark.real_model
 

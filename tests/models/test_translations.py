@@ -19,8 +19,8 @@ from docassist.models.adapters import ModelSelector
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from docassist.storage import Bm25Retriever, Store
-from tests.fakes.model_server import ModelServer, Reply, openai_chat
-from tests.helpers import message, proposal, recording
+from docassist_testkit.fakes.model_server import ModelServer, Reply, openai_chat, proposal
+from tests.helpers import message, recording
 
 CHAT = "/v1/chat/completions"
 QUESTION = "Jak usunąć kamień z czajnika?"

@@ -17,10 +17,10 @@ from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
+from docassist_testkit.fakes.model_server import ModelServer, openai_chat, openai_stream
+from docassist_testkit.fakes.teams_connector import card_text
 from tests.cli_run import one_json, run
 from tests.conftest import EngineFactory
-from tests.fakes.model_server import ModelServer, openai_chat, openai_stream
-from tests.fakes.teams_connector import card_text
 from tests.helpers import message, rules_selector
 from tests.slack.rig import mention
 

@@ -26,7 +26,7 @@ from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
-from tests.fakes.model_server import ModelServer, openai_chat, openai_stream
+from docassist_testkit.fakes.model_server import ModelServer, openai_chat, openai_stream
 from tests.scopes.scoped_corpus import (
     COLLECTION_OF,
     COLLECTIONS,

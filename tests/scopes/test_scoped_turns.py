@@ -18,7 +18,7 @@ from docassist.core.turn import TurnEngine
 from docassist.directory.slack_groups import SlackUserGroups
 from docassist.storage import Store
 from docassist.storage.dense import HybridRetriever
-from tests.fakes.slack_groups_api import BOT_TOKEN, FakeSlackGroups
+from docassist_testkit.fakes.slack_groups_api import BOT_TOKEN, FakeSlackGroups
 from tests.scopes.scoped_corpus import TLS_QUESTION, scoped_engine, split_into_collections
 
 TLS_TITLE = "TLS certificate renewal"

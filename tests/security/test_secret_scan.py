@@ -35,11 +35,16 @@ from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from docassist.storage import Store
 from docassist.storage.exports import trace_rows, write_export
+from docassist_testkit.fakes.loopback import free_port
+from docassist_testkit.fakes.model_server import (
+    ModelServer,
+    Reply,
+    openai_chat,
+    openai_stream,
+    proposal,
+)
+from docassist_testkit.fakes.slack_api import FakeSlackApi, slack_signature
 from tests.conftest import REPO, EngineFactory
-from tests.fakes.loopback import free_port
-from tests.fakes.model_server import ModelServer, Reply, openai_chat, openai_stream
-from tests.fakes.slack_api import FakeSlackApi, slack_signature
-from tests.helpers import proposal
 
 SECRETS = {
     "SLACK_BOT_TOKEN": "xoxb-scan-7f3a9c21-BOTTOKEN",

@@ -11,8 +11,8 @@ import pytest
 from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
+from docassist_testkit.fakes.model_server import ModelServer
 from tests.conftest import EngineFactory
-from tests.fakes.model_server import ModelServer
 from tests.helpers import rules_selector
 from tests.slack.rig import SlackRig
 

@@ -16,7 +16,7 @@ import httpx
 from docassist.bot.slack.app import SlackAdapter
 from docassist.bot.web import AppServer
 from docassist.storage import Store
-from tests.fakes.slack_api import FakeSlackApi, slack_signature
+from docassist_testkit.fakes.slack_api import FakeSlackApi, slack_signature
 
 PANE = {"channel": "D1", "channel_type": "im", "team": "T1", "user": "U1"}
 SECRET = "slack-signing-secret"

@@ -6,8 +6,8 @@ from slack_sdk import WebClient
 
 from docassist.bot.slack.limits import STREAM_APPEND_SECONDS
 from docassist.bot.slack.stream import SlackStream
-from tests.fakes.model_server import ModelServer, openai_stream
-from tests.fakes.slack_api import FakeSlackApi
+from docassist_testkit.fakes.model_server import ModelServer, openai_stream
+from docassist_testkit.fakes.slack_api import FakeSlackApi
 from tests.helpers import slack_seen
 from tests.slack.rig import PANE, SlackRig, mention
 

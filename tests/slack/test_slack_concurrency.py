@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.any_db import unclaimed_and_done
-from tests.fakes.loopback import free_port, wait_until
-from tests.fakes.model_server import ModelServer
-from tests.fakes.slack_api import FakeSlackApi
-from tests.model_capacity import CapacityModel
-from tests.slack.rig import SECRET
-from tests.slack_load import (
+from docassist_testkit.any_db import unclaimed_and_done
+from docassist_testkit.fakes.loopback import free_port, wait_until
+from docassist_testkit.fakes.model_server import ModelServer
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.model_capacity import CapacityModel
+from docassist_testkit.slack_load import (
     EventSender,
     LoadRun,
     answer_problems,
@@ -27,6 +26,7 @@ from tests.slack_load import (
     start_bot,
     store_problems,
 )
+from tests.slack.rig import SECRET
 
 CHAT = "/v1/chat/completions"
 CONVERSATIONS, TURNS = 16, 3

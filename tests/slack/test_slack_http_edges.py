@@ -19,8 +19,8 @@ from docassist.core import i18n
 from docassist.core.tools import ToolRegistry
 from docassist.core.trace import sha256_text
 from docassist.storage import Store
+from docassist_testkit.fakes.loopback import wait_until
 from tests.db_locks import WriteLock
-from tests.fakes.loopback import wait_until
 from tests.helpers import recording, slack_seen
 from tests.slack.rig import (
     READ_TIMEOUT,

@@ -11,8 +11,8 @@ import pytest
 from docassist.bot.slack.render import SECTION_TEXT_LIMIT, SHOW_SOURCES_ACTION, render
 from docassist.core.results import TurnResult
 from docassist.storage import Store
+from docassist_testkit.fakes.model_server import ModelServer, openai_stream
 from tests import hostile
-from tests.fakes.model_server import ModelServer, openai_stream
 from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
 
 

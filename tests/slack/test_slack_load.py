@@ -20,12 +20,10 @@ import pytest
 from docassist.models.adapters import ModelAnswerer, ModelSelector
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
-from tests.conftest import EngineFactory
-from tests.fakes.loopback import free_port, kill_replica
-from tests.fakes.model_server import ModelServer
-from tests.fakes.slack_api import FakeSlackApi
-from tests.slack.rig import SECRET, SlackRig, mention
-from tests.slack_load import (
+from docassist_testkit.fakes.loopback import free_port, kill_replica
+from docassist_testkit.fakes.model_server import ModelServer
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.slack_load import (
     EventSender,
     LoadRun,
     answer_problems,
@@ -36,6 +34,8 @@ from tests.slack_load import (
     start_bot,
     store_problems,
 )
+from tests.conftest import EngineFactory
+from tests.slack.rig import SECRET, SlackRig, mention
 
 INBOX_WORKERS = 4
 """The per-process cap on turns (DOCASSIST_INBOX_WORKERS) this load runs under."""

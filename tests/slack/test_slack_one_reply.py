@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from docassist.core.tools import ToolRegistry
+from docassist_testkit.fakes.loopback import wait_until
 from tests.db_locks import LockHolder
-from tests.fakes.loopback import wait_until
 from tests.helpers import recording, slack_seen
 from tests.slack.rig import (
     CHANNEL,

@@ -4,9 +4,10 @@ the middle of the load. Every message is answered exactly once, in order within 
 and the database holds exactly the expected state.
 
 The processes are real (`python -m docassist slack --http`); the database they share is one
-SQLite file or one PostgreSQL database (a throwaway cluster, tests/pg.py), and PostgreSQL is
-also stopped and started under load. The stand-ins are the model server and Slack's Web API.
-A short DOCASSIST_INBOX_LEASE makes a dead replica's claims expire within the test.
+SQLite file or one PostgreSQL database (a throwaway cluster, docassist_testkit.pg), and
+PostgreSQL is also stopped and started under load. The stand-ins are the model server and
+Slack's Web API. A short DOCASSIST_INBOX_LEASE makes a dead replica's claims expire within
+the test.
 """
 
 from __future__ import annotations
@@ -22,14 +23,12 @@ from typing import Any
 import pytest
 
 from docassist.core import i18n
-from tests.any_db import rows, unclaimed_and_done
-from tests.conftest import STORES
-from tests.fakes.loopback import free_port, kill_replica
-from tests.fakes.model_server import ModelServer
-from tests.fakes.slack_api import FakeSlackApi
-from tests.pg import PgCluster
-from tests.slack.rig import SECRET
-from tests.slack_load import (
+from docassist_testkit.any_db import rows, unclaimed_and_done
+from docassist_testkit.fakes.loopback import free_port, kill_replica
+from docassist_testkit.fakes.model_server import ModelServer
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.pg import PgCluster
+from docassist_testkit.slack_load import (
     LoadRun,
     ReplicaSender,
     answer_problems,
@@ -40,6 +39,8 @@ from tests.slack_load import (
     start_bot,
     store_problems,
 )
+from tests.conftest import STORES
+from tests.slack.rig import SECRET
 
 CHAT = "/v1/chat/completions"
 REPLICAS = 3

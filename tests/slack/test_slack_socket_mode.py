@@ -13,7 +13,7 @@ from websockets.sync.server import ServerConnection, serve
 from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
-from tests.fakes.slack_api import FakeSlackApi
+from docassist_testkit.fakes.slack_api import FakeSlackApi
 from tests.helpers import slack_seen
 
 ENVELOPE_ID = "env-1"

@@ -23,10 +23,10 @@ from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
+from docassist_testkit.fakes.loopback import free_port, wait_until
+from docassist_testkit.fakes.slack_api import FakeSlackApi
 from tests.conftest import REPO
 from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
-from tests.fakes.loopback import free_port, wait_until
-from tests.fakes.slack_api import FakeSlackApi
 from tests.helpers import recording, rules_selector, slack_seen
 from tests.slack.rig import SECRET, SlackRig, mention
 from tests.slack_process import SECRET as PROCESS_SECRET

@@ -23,17 +23,17 @@ from docassist.core.ports import NULL_OBSERVER
 from docassist.serving.metrics import Metrics
 from docassist.serving.turn_processes import TurnFinished, TurnProcesses, replay_line
 from docassist.storage import Store
-from tests.conftest import REPO
-from tests.fakes.loopback import children_of, free_port, kill_replica, wait_until
-from tests.fakes.model_server import ModelServer
-from tests.fakes.slack_api import FakeSlackApi
-from tests.slack_load import (
+from docassist_testkit.fakes.loopback import children_of, free_port, kill_replica, wait_until
+from docassist_testkit.fakes.model_server import ModelServer
+from docassist_testkit.fakes.slack_api import FakeSlackApi
+from docassist_testkit.slack_load import (
     EventSender,
     answers,
     model_env,
     model_responder,
     start_bot,
 )
+from tests.conftest import REPO
 
 SECRET = "turn-processes-secret"
 FAST = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}

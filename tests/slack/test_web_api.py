@@ -18,8 +18,8 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 from docassist.bot.slack.app import web_client
 from docassist.bot.slack.config import SlackConfig
 from docassist.bot.slack.web_api import KeptAliveWebClient
-from tests.fakes.loopback import QuietHandler, Request, free_port
-from tests.fakes.slack_api import FakeSlackApi, TlsSlackApi
+from docassist_testkit.fakes.loopback import QuietHandler, Request, free_port
+from docassist_testkit.fakes.slack_api import FakeSlackApi, TlsSlackApi
 
 
 def client_for(api: FakeSlackApi) -> WebClient:

@@ -15,8 +15,8 @@ from docassist.core.sources import Source, SourceKind
 from docassist.sources.confluence import EMAIL_ENV, TOKEN_ENV
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
-from tests.fakes.confluence_site import FakeConfluence, FakePage
-from tests.fakes.web_site import WebSite
+from docassist_testkit.fakes.confluence_site import FakeConfluence, FakePage
+from docassist_testkit.fakes.web_site import WebSite
 
 EMAIL = "bot@example.com"
 TOKEN = "confluence-s3cr3t-api-token"

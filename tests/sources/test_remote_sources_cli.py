@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from docassist_testkit.fakes.confluence_site import FakeConfluence, FakePage
+from docassist_testkit.fakes.graph_site import CLIENT_SECRET, FakeGraph
 from tests.cli_run import one_json, run
-from tests.fakes.confluence_site import FakeConfluence, FakePage
-from tests.fakes.graph_site import CLIENT_SECRET, FakeGraph
 
 BASE_ENV = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
 TOKEN = "confluence-s3cr3t-api-token"

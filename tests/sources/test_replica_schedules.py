@@ -31,9 +31,9 @@ from docassist.sources.sync import lease_name
 from docassist.storage import Store
 from docassist.storage.backends import AnyStore, open_store
 from docassist.storage.postgres import PostgresStore
+from docassist_testkit.fakes.web_site import WebSite, page
 from tests.cli_run import one_json, run
 from tests.conftest import REPO, STORES
-from tests.fakes.web_site import WebSite, page
 
 EVERY = 1
 """DOCASSIST_SYNC_EVERY in these tests: one second instead of minutes."""

@@ -13,8 +13,15 @@ import pytest
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store
-from tests.fakes.graph_site import CLIENT_SECRET, DRIVE_ID, SITE_REF, TENANT, WEB, FakeGraph
-from tests.fakes.web_site import WebSite
+from docassist_testkit.fakes.graph_site import (
+    CLIENT_SECRET,
+    DRIVE_ID,
+    SITE_REF,
+    TENANT,
+    WEB,
+    FakeGraph,
+)
+from docassist_testkit.fakes.web_site import WebSite
 
 RESTART = b"# Restart\n\n## Steps\n\nRun systemctl restart docassist-api and check health.\n"
 BACKUP = b"# Backup\n\n## Schedule\n\nLedger backups run nightly at two.\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from docassist.storage import Store
+from docassist_testkit.fakes.web_site import WebSite, page
 from tests.cli_run import one_json, run
-from tests.fakes.web_site import WebSite, page
 
 BASE_ENV = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
 SECRET = "Bearer s3cr3t-token-value-20"

@@ -18,8 +18,8 @@ from docassist.core.limits import MAX_DOCUMENT_BYTES
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Store
+from docassist_testkit.fakes.web_site import WebSite, gzip_bomb, page
 from tests.conftest import REPO
-from tests.fakes.web_site import WebSite, gzip_bomb, page
 
 HUGE_PAGE = 200 << 20
 BOMB_INFLATED = 300 << 20

@@ -14,8 +14,8 @@ from docassist.sources.sync import HOLDER, lease_name, sync_all
 from docassist.storage import Bm25Retriever, Store
 from docassist.storage.backends import AnyStore
 from docassist.storage.postgres import PostgresStore
+from docassist_testkit.fakes.web_site import WebSite, page
 from tests.conftest import STORES
-from tests.fakes.web_site import WebSite, page
 
 RESTART = page("Restart", ("Steps", "Run systemctl restart docassist-api and check health."))
 BACKUP = page("Backup", ("Schedule", "Backups of the ledger run nightly at two."))

@@ -16,7 +16,7 @@ from docassist.sources.sync import sync_all
 from docassist.sources.walls import MAX_REDIRECTS, OffLimits, Space, Walls, parse_ip, space_of
 from docassist.sources.web import WebFetcher
 from docassist.storage import Store
-from tests.fakes.web_site import WebSite, page
+from docassist_testkit.fakes.web_site import WebSite, page
 
 SECRET = "Bearer wall-secret-0451"
 GOOD = page("Restart", ("Steps", "Run systemctl restart docassist-api and check health."))

@@ -1,7 +1,7 @@
 """The stores every conformance suite runs against (tests/storage/test_store_conformance*.py,
 tests/scopes/test_scope_store_conformance.py; the `any_store` fixture of tests/conftest.py),
 and the rows and commits those suites share. SQLite and PostgreSQL (a throwaway cluster,
-tests/pg.py); a new store joins by adding its factory to STORE_FACTORIES."""
+docassist_testkit.pg); a new store joins by adding its factory to STORE_FACTORIES."""
 
 from __future__ import annotations
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from docassist.storage import Bm25Retriever, Store, index_paths
+from docassist_testkit.fakes.loopback import wait_until
 from tests.cli_run import one_json, run
 from tests.conftest import REPO
-from tests.fakes.loopback import wait_until
 
 BM25_ONLY = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
 

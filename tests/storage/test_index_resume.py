@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from docassist_testkit.fakes.loopback import wait_until
+from docassist_testkit.fakes.model_server import ModelServer, Reply
 from tests.cli_run import one_json, run
 from tests.conftest import REPO
-from tests.fakes.loopback import wait_until
-from tests.fakes.model_server import ModelServer, Reply
 
 FILES = 40
 SECTIONS = 10  # 400 chunks: 13 batches of 32

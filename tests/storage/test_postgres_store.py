@@ -28,8 +28,8 @@ from docassist.storage.limits import PG_CHECK_IDLE_SECONDS
 from docassist.storage.migrations import migrations as sqlite_migrations
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.schema import MIGRATIONS
+from docassist_testkit.pg import PgCluster
 from tests.helpers import message, recording, rules_selector
-from tests.pg import PgCluster
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from docassist.core.documents import CHUNKING_VERSION, split_by_size
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import sync_all
 from docassist.storage import Store, index_paths
-from tests.fakes.web_site import WebSite, page
+from docassist_testkit.fakes.web_site import WebSite, page
 
 ITEMS = "\n".join(f"- Step {n}: open the console and check the value of setting {n}."
                   for n in range(40))

@@ -15,8 +15,8 @@ from docassist.storage import Store
 from docassist.storage.backends import AnyStore
 from docassist.storage.exports import RETENTION_LEASE, RetentionScheduler
 from docassist.storage.postgres import PostgresStore
+from docassist_testkit.fakes.loopback import wait_until
 from tests.conftest import STORES
-from tests.fakes.loopback import wait_until
 from tests.helpers import message
 
 LEASE = 30.0

@@ -1,6 +1,6 @@
 """The contract every store implements (core/ports/), run against each implementation.
 
-SQLite and PostgreSQL (a throwaway cluster, tests/pg.py); a new store joins by adding its
+SQLite and PostgreSQL (a throwaway cluster, docassist_testkit.pg); a new store joins by adding its
 factory to `STORE_FACTORIES` (tests/storage/conformance.py). The tests talk to the
 protocols, never to SQL.
 """

@@ -113,7 +113,7 @@ def test_nearest_on_tiny_corpora(count: int) -> None:
 def test_the_warmer_rebuilds_both_indexes_before_a_question_asks(store: Store) -> None:
     from docassist.core.documents import parse_document
     from docassist.runtime import IndexWarmer
-    from tests.fakes.loopback import wait_until
+    from docassist_testkit.fakes.loopback import wait_until
 
     bm25, dense = Bm25Retriever(store), DenseRetriever(store, get_embedder("use"))
     warmer = IndexWarmer(store, [bm25, dense])

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from docassist_testkit.fakes.loopback import wait_healthy
+from docassist_testkit.fakes.teams_connector import FakeConnector
 from tests.conftest import REPO
-from tests.fakes.loopback import wait_healthy
-from tests.fakes.teams_connector import FakeConnector
 
 
 def teams_env(db: Path, **extra: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ import httpx
 from docassist.bot.teams import cards
 from docassist.bot.teams.app import TeamsAdapter
 from docassist.storage import Store
-from tests.fakes.teams_connector import FakeConnector, Sent
+from docassist_testkit.fakes.teams_connector import FakeConnector, Sent
 
 TENANT = "tenant-1"
 BOT = {"id": "28:docassist-bot", "name": "DocAssist"}

@@ -20,8 +20,8 @@ from docassist.core.results import TurnResult
 from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
+from docassist_testkit.fakes.model_server import ModelServer, openai_stream
 from tests.conftest import EngineFactory
-from tests.fakes.model_server import ModelServer, openai_stream
 from tests.helpers import rules_selector
 from tests.render import page
 from tests.teams.rig import TeamsRig

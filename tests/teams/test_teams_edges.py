@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from docassist.core.tools import ToolRegistry
+from docassist_testkit.fakes.loopback import wait_until
 from tests.db_locks import LockHolder, WriteLock
-from tests.fakes.loopback import wait_until
 from tests.helpers import recording
 from tests.slack.rig import READ_TIMEOUT, SLACK_ACK_SECONDS
 from tests.teams.rig import TeamsRig

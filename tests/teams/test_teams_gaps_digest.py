@@ -14,8 +14,8 @@ from docassist.bot.teams.digest import teams_poster
 from docassist.core.gaps import QuestionRecorder
 from docassist.models.embedders import get_embedder
 from docassist.storage import Store
+from docassist_testkit.fakes.loopback import wait_until
 from tests.conftest import EngineFactory
-from tests.fakes.loopback import wait_until
 from tests.helpers import message
 from tests.teams.rig import TENANT, TeamsRig
 

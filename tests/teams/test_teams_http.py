@@ -18,8 +18,8 @@ from docassist.bot.teams.server import (
 from docassist.core.messages import ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.tools import ToolRegistry
+from docassist_testkit.fakes.teams_connector import card_text
 from tests.conftest import EngineFactory
-from tests.fakes.teams_connector import card_text
 from tests.helpers import MODEL_DOWN, ScriptedSelector, recording
 from tests.teams.rig import ADMIN, BOT, CHANNEL, PERSONAL, TENANT, TeamsRig, actions
 

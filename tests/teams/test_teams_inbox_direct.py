@@ -13,7 +13,7 @@ from docassist.bot.teams.direct import DirectRequest
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
-from tests.fakes.teams_connector import FakeConnector
+from docassist_testkit.fakes.teams_connector import FakeConnector
 from tests.teams.rig import ADMIN, PERSONAL, TENANT, TeamsRig, actions
 
 KEY = ConversationKey(platform=PLATFORM, workspace=TENANT, channel=PERSONAL, thread="chat")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import httpx
 
+from docassist_testkit.fakes.loopback import free_port
+from docassist_testkit.fakes.teams_connector import FakeConnector, card_text
 from tests.conftest import REPO
-from tests.fakes.loopback import free_port
-from tests.fakes.teams_connector import FakeConnector, card_text
 from tests.teams.process import activity, start_teams, teams_env
 
 

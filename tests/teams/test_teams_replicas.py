@@ -19,11 +19,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from docassist_testkit.fakes.loopback import free_port, wait_healthy, wait_until
+from docassist_testkit.fakes.model_server import ModelServer
+from docassist_testkit.fakes.teams_connector import FakeConnector
+from docassist_testkit.slack_load import QUESTIONS, marker, model_env, model_responder
 from tests.conftest import REPO
-from tests.fakes.loopback import free_port, wait_healthy, wait_until
-from tests.fakes.model_server import ModelServer
-from tests.fakes.teams_connector import FakeConnector
-from tests.slack_load import QUESTIONS, marker, model_env, model_responder
 from tests.teams.process import teams_env
 
 CHAT = "/v1/chat/completions"

@@ -14,8 +14,8 @@ from docassist.bot.teams import cards
 from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
+from docassist_testkit.fakes.model_server import ModelServer, openai_chat, openai_stream
 from tests.conftest import EngineFactory
-from tests.fakes.model_server import ModelServer, openai_chat, openai_stream
 from tests.helpers import rules_selector
 from tests.teams.rig import CHANNEL, TeamsRig
 

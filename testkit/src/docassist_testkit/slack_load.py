@@ -25,13 +25,13 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from docassist.core.messages import ConversationKey
-from tests.any_db import rows
-from tests.fakes.loopback import wait_healthy
-from tests.fakes.model_server import Reply, openai_chat, openai_stream
-from tests.fakes.slack_api import FakeSlackApi, slack_signature
-from tests.helpers import proposal
+from docassist_testkit.any_db import rows
+from docassist_testkit.fakes.loopback import wait_healthy
+from docassist_testkit.fakes.model_server import Reply, openai_chat, openai_stream, proposal
+from docassist_testkit.fakes.slack_api import FakeSlackApi, slack_signature
 
-REPO: Final = Path(__file__).resolve().parents[1]
+REPO: Final = Path(__file__).resolve().parents[3]
+"""The checkout (testkit/src/docassist_testkit/ is in it): the bot process's working folder."""
 TEAM: Final = "T1"
 CHANNEL: Final = "CLOAD"
 ROOT_BASE: Final = 1_700_000_000

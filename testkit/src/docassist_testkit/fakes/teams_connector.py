@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from tests.fakes.loopback import FakeServer, QuietHandler, Request
+from docassist_testkit.fakes.loopback import FakeServer, QuietHandler, Request
 
 
 @dataclass

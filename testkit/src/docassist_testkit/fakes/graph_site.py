@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import trustme
 
-from tests.fakes.loopback import (
+from docassist_testkit.fakes.loopback import (
     FakeServer,
     LoopbackServer,
     OneWriteHandler,

@@ -15,7 +15,7 @@ import httpx
 import trustme
 from slack_sdk.signature import SignatureVerifier
 
-from tests.fakes.loopback import (
+from docassist_testkit.fakes.loopback import (
     FakeServer,
     LoopbackServer,
     QuietHandler,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.fakes.loopback import free_port
+from docassist_testkit.fakes.loopback import free_port
 
 STARTUP_SECONDS = 120
 SERVE = """

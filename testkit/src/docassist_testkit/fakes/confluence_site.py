@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
-from tests.fakes.loopback import FakeServer, OneWriteHandler, QuietHandler, Request
+from docassist_testkit.fakes.loopback import FakeServer, OneWriteHandler, QuietHandler, Request
 
 CLOUD_BASE = "/wiki"
 DC_CONTEXT = "/confluence"

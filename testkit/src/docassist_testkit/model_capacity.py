@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.fakes.model_server import Reply
+from docassist_testkit.fakes.model_server import Reply
 
 
 class CapacityModel:

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
-from tests.fakes.loopback import FakeServer, QuietHandler, Request
+from docassist_testkit.fakes.loopback import FakeServer, QuietHandler, Request
 
 BOT_TOKEN = "xoxb-groups-s3cr3t"
 

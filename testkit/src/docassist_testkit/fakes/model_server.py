@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.loopback import FakeServer, QuietHandler, Request
+from docassist_testkit.fakes.loopback import FakeServer, QuietHandler, Request
 
 
 @dataclass
@@ -82,6 +82,13 @@ def _stream(exchange: QuietHandler, reply: Reply) -> None:
 
 
 # --- reply builders ----------------------------------------------------------------------
+
+
+def proposal(decision: str = "tool_call", action: str | None = None,
+             arguments: dict[str, Any] | None = None, message: str | None = None) -> str:
+    """A selection model's reply: the JSON proposal DocAssist asks it for."""
+    return json.dumps({"decision": decision, "action": action, "arguments": arguments or {},
+                       "message": message})
 
 
 def openai_chat(content: str) -> Reply:

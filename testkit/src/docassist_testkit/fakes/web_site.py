@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tests.fakes.loopback import FakeServer, OneWriteHandler, QuietHandler, Request
+from docassist_testkit.fakes.loopback import FakeServer, OneWriteHandler, QuietHandler, Request
 
 HOLD_SECONDS = 30.0
 """A held request is answered after this at the latest (a test that failed frees it)."""
