@@ -74,6 +74,8 @@ def default_docs_path() -> Path:
 
 
 class Settings(BaseSettings):
+    """What every command reads: the database, models, retrieval, limits, syncs, privacy."""
+
     model_config = SettingsConfigDict(env_prefix="DOCASSIST_", extra="ignore")
 
     db: str = Field(default_factory=default_database,
@@ -91,7 +93,9 @@ class Settings(BaseSettings):
         default="en", description="Reply language when the message does not tell"
     )
     docs: Path = Field(default_factory=default_docs_path,
-                       description="Corpus indexed on first start when the catalog is empty")
+                       description="Corpus `chat` and `ask` index on first start when the "
+                       "catalog is empty and no source is configured (default: the demo "
+                       "corpus, samples/docs)")
     embedder: str = Field(
         default="use",
         description="Embedder for dense retrieval: use, e5, ollama:<model>, openai:<model>, "
@@ -160,8 +164,9 @@ class Settings(BaseSettings):
     human_channel: str = Field(default="#docassist-help",
                                description="Where handoff replies send people")
     sync_every: int = Field(default=0, ge=0,
-                            description="Seconds between scheduled syncs of every source in "
-                            "`slack`/`teams` (0 = off; `docassist sync` runs one by hand)")
+                            description="Seconds between scheduled syncs of every source while "
+                            "`serve`, `slack` or `teams` runs (0 = off; `docassist sync` "
+                            "runs one by hand)")
     sync_lease: float = Field(default=SYNC_LEASE_SECONDS, gt=0,
                               description="Seconds a sync holds its source's lease; a "
                               "replica that died mid-sync frees the source after it")
@@ -218,12 +223,22 @@ class SlackSettings(BaseSettings):
     # from the environment, and any unrelated API_URL would receive the bot's token.
     model_config = SettingsConfigDict(extra="ignore")
 
-    bot_token: SecretStr = Field(alias="SLACK_BOT_TOKEN")
-    signing_secret: SecretStr = Field(alias="SLACK_SIGNING_SECRET")
-    app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN")
-    api_url: str = Field(default="https://slack.com/api/", alias="DOCASSIST_SLACK_API_URL")
-    admin_users: str = Field(default="", alias="DOCASSIST_ADMIN_USERS")
-    private_channels: str = Field(default="", alias="DOCASSIST_SLACK_PRIVATE_CHANNELS")
+    bot_token: SecretStr = Field(alias="SLACK_BOT_TOKEN",
+                                 description="The bot user OAuth token, xoxb-… (secret)")
+    signing_secret: SecretStr = Field(alias="SLACK_SIGNING_SECRET",
+                                      description="Verifies every request Slack sends "
+                                      "(secret)")
+    app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN",
+                                        description="App-level token, xapp-…, for Socket "
+                                        "Mode (`docassist slack` without --http; secret)")
+    api_url: str = Field(default="https://slack.com/api/", alias="DOCASSIST_SLACK_API_URL",
+                         description="Slack Web API base URL (tests point it at a fake)")
+    admin_users: str = Field(default="", alias="DOCASSIST_ADMIN_USERS",
+                             description="Comma-separated Slack member ids allowed "
+                             "`/docassist-admin`")
+    private_channels: str = Field(default="", alias="DOCASSIST_SLACK_PRIVATE_CHANNELS",
+                                  description="Comma-separated channel ids whose answers only "
+                                  "the asker sees, with a Share in channel button")
 
     def private(self) -> frozenset[str]:
         """Channel ids whose answers only the asker sees (comma-separated)."""
