@@ -414,3 +414,13 @@ def test_the_product_takes_nothing_from_the_tests_or_the_test_kit() -> None:
     assert reaches_into(SRC, ("tests", "docassist_testkit")) == {}
     assert uses_of("from docassist_testkit.fakes.slack_api import FakeSlackApi\n",
                    ("tests", "docassist_testkit")) == ["1: docassist_testkit.fakes.slack_api"]
+
+
+ARRIVAL = ("admission", "ratelimit", "inbox", "delivery", "ack_writes", "turn_processes")
+"""What stores, acks and hands a platform's events to turns: serving machinery, not the core's."""
+
+
+def test_the_arrival_machinery_lives_in_serving_not_in_the_core() -> None:
+    assert [name for name in ARRIVAL if not (SRC / "serving" / f"{name}.py").exists()] == []
+    assert [name for name in ARRIVAL if (SRC / "core" / f"{name}.py").exists()] == []
+

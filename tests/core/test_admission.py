@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError
-from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage
-from docassist.core.ratelimit import RateLimiter
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
+from docassist.serving.admission import Admission, Arrival
+from docassist.serving.inbox import InboxWorker
+from docassist.serving.ratelimit import RateLimiter
 from docassist.storage import Store
 from docassist_testkit.fakes.loopback import wait_until
 from tests.db_locks import LockHolder

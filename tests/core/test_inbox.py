@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 
-from docassist.core.inbox import InboxWorker
-from docassist.core.limits import MAX_DELIVERY_ATTEMPTS
 from docassist.core.messages import ChatMessage
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
+from docassist.serving.inbox import InboxWorker
+from docassist.serving.limits import MAX_DELIVERY_ATTEMPTS
 from docassist.storage import Store
 from tests.conftest import EngineFactory
 from tests.helpers import message

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from docassist.core.ratelimit import RateLimiter
+from docassist.serving.ratelimit import RateLimiter
 
 
 def test_per_user_and_global_limits_say_when_to_retry() -> None:

@@ -17,11 +17,11 @@ import pytest
 from docassist.core import i18n
 from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import StorageFullError
-from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage, Command
 from docassist.core.results import TurnResult
 from docassist.core.tools import ToolContext, ToolRegistry
 from docassist.core.turn import TurnEngine
+from docassist.serving.inbox import InboxWorker
 from docassist.storage import Bm25Retriever, Store
 from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
 from tests.helpers import key, message, recording, rules_selector, swapped

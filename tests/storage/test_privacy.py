@@ -77,7 +77,7 @@ def test_a_teams_activity_answered_keeps_ids_and_hashes_only(teams: TeamsRig) ->
 
 def test_with_save_raw_the_answered_event_keeps_its_text(db_path: Path,
                                                           make_engine: Any) -> None:
-    from docassist.core.inbox import InboxWorker
+    from docassist.serving.inbox import InboxWorker
 
     raw_store = Store(db_path, save_raw=True)
     posted: list[str] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from docassist.core.ratelimit import SharedRateLimiter
+from docassist.serving.ratelimit import SharedRateLimiter
 from docassist.storage import Store
 from docassist.storage.backends import AnyStore
 from docassist.storage.exports import RETENTION_LEASE, RetentionScheduler

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from docassist.core import i18n
-from docassist.core.inbox import PROCESS_HOLDER
 from docassist.core.limits import INBOX_LEASE_SECONDS, MODEL_CONCURRENCY
-from docassist.core.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER
+from docassist.serving.inbox import PROCESS_HOLDER
+from docassist.serving.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER
 
 MAX_BODY_BYTES: Final = 1_000_000
 """The largest request body the HTTP server reads (413 beyond): Slack's and Teams' payloads

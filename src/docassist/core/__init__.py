@@ -9,13 +9,9 @@ Seams
     i18n         every user-facing sentence, in Polish and English (a package: one table
                  per area, merged; language detection)
 
-Arrival (called by the adapters, before a turn)
+Arrival (the machinery that stores, acks and hands events to turns lives in
+docassist.serving: admission, ratelimit, inbox, delivery, ack_writes)
     messages     the platform-neutral chat message, its conversation key, validation
-    admission    dedupe, rate limit, external users, storing the event: one path for all
-    ratelimit    sliding-window turns per minute, per user and in total
-    inbox        the durable inbox: events stored before the ack, answered by workers
-    delivery     a stored answer or notice sent, retried, checked for a post before a restart
-    ack_writes   the ack path's writes, within the ack deadline (late ones go on)
     batching     work concurrent callers share in batches (group commit, query
                  embeddings), and side effects done once per committed batch
 

@@ -85,8 +85,6 @@ TURNS_PER_MODEL_REQUEST: Final = 2
 """Turns a replica runs per model request it may keep in flight: between its two model calls
 and after them a turn retrieves, stores and posts, and with one turn per request the model
 sat idle meanwhile (issue 25: ratio 0.53–0.59 of its capacity)."""
-MAX_DELIVERY_ATTEMPTS: Final = 3
-"""Times the inbox worker sends a reply before it marks the event `failed` (core/delivery.py)."""
 INBOX_LEASE_SECONDS: Final = 30.0
 """Default of DOCASSIST_INBOX_LEASE: how long a process's claim on an inbox event lasts
 unless renewed. A process renews its claims every third of it while their turns run, so an
@@ -94,9 +92,6 @@ event acked by a process that died is taken by another within a lease (+ a poll)
 CONVERSATION_ID_CACHE: Final = 4096
 """Conversation ids a process remembers (core/messages.py): a hash of the key's JSON, asked
 for several times per event on the ack path."""
-INBOX_POLL_SECONDS: Final = 0.5
-"""How often an idle process looks for events it can claim (stored by another process, or
-whose claim expired); its own arrivals and finished turns wake it at once."""
 
 MAX_CHUNKS_PER_DOCUMENT: Final = 2_000
 """Chunks one document may make; a document beyond it is refused with a note. Prose at the
@@ -109,9 +104,6 @@ is out of the calendar's range (800,000 days crashed the bot at start)."""
 ACK_DEADLINE_SECONDS: Final = 2.0
 """An event not stored within this time is answered 503 (the platform retries): Slack gives
 up on an ack after 3 s, and a write behind another connection's lock may wait ~6.3 s."""
-
-ACK_WRITERS: Final = 32
-"""Threads that store arriving events; a burst shares their transactions (group commit)."""
 
 HTTP_READ_TIMEOUT_SECONDS: Final = 10.0
 """A client that does not send its body within this long is answered 408; one that has not

@@ -19,7 +19,7 @@ from docassist.core.statuses import MessageProblem, NoticeKind
 
 _ALLOWED_CONTROL: Final = frozenset("\n\t\r")
 
-"""Replies the admission step decides before any turn (see core/admission.py)."""
+"""Replies the admission step decides before any turn (see serving/admission.py)."""
 _NOTICE_TEXT: Final[dict[str, str]] = {
     "external_user": "external_user", "rate_limited": "rate_limited",
     "attachments_only": "attachments_ignored", "attachments_ignored": "attachments_ignored"}

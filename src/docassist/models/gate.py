@@ -36,7 +36,7 @@ class ModelGate:
 
     def queued(self) -> bool:
         """A request waits for a slot (core.ports.ModelBacklog): this process has turns enough
-        to keep its share busy, so it claims no more (core/inbox.py)."""
+        to keep its share busy, so it claims no more (serving/inbox.py)."""
         return self._waiting > 0
 
     def __exit__(self, *_exc: object) -> None:

@@ -1,4 +1,5 @@
-"""Every numeric limit of a serving process: its turn processes and the garbage collector."""
+"""Every numeric limit of a serving process: the inbox and its acks, turn processes and the
+garbage collector."""
 
 from typing import Final
 
@@ -22,3 +23,13 @@ GC_YOUNG_ALLOCATIONS: Final = 10_000
 (CPython's default is 700): a turn keeps many objects alive for its length, so each young
 collection walked them again. Measured (issue 25, two turn processes, 50-connection burst):
 115 young collections taking 370 ms in all, against 5–6 taking 56–59 ms."""
+
+ACK_WRITERS: Final = 32
+"""Threads that store arriving events; a burst shares their transactions (group commit)."""
+
+INBOX_POLL_SECONDS: Final = 0.5
+"""How often an idle process looks for events it can claim (stored by another process, or
+whose claim expired); its own arrivals and finished turns wake it at once."""
+
+MAX_DELIVERY_ATTEMPTS: Final = 3
+"""Times the inbox worker sends a reply before it marks the event `failed` (serving/delivery.py)."""

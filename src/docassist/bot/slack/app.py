@@ -36,17 +36,17 @@ from docassist.bot.slack.stale import SlackStaleNotes
 from docassist.bot.slack.stream import SlackStream
 from docassist.bot.slack.web_api import KeptAliveWebClient
 from docassist.core import i18n
-from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageUnavailableError
-from docassist.core.inbox import InboxWorker
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.ports import AdapterStore
-from docassist.core.ratelimit import SharedRateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.statuses import Verdict
 from docassist.core.turn import TurnEngine
+from docassist.serving.admission import Admission, Arrival
+from docassist.serving.inbox import InboxWorker
+from docassist.serving.ratelimit import SharedRateLimiter
 
 logger = logging.getLogger(__name__)
 

@@ -36,7 +36,6 @@ from docassist.bot.slack.render import (
 )
 from docassist.bot.slack.server import SERVER_ACK_DEADLINE
 from docassist.core import i18n
-from docassist.core.admission import Admission
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
 from docassist.core.feedback import answered_elsewhere
 from docassist.core.messages import ChatMessage, Command, ConversationKey
@@ -45,6 +44,7 @@ from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.scopes import Audience
 from docassist.core.statuses import Verdict
+from docassist.serving.admission import Admission
 
 logger = logging.getLogger(__name__)
 

@@ -170,7 +170,7 @@ class SlackEvents:
     takes are stored from the event loop, without Bolt. Any other event goes to Bolt: its
     listener learns the deadline from its request's context (SERVER_ACK_DEADLINE) and stores
     the event on its own dispatch thread, with no hand-off to a writer thread that only
-    exists to bound the wait (core/ack_writes.py)."""
+    exists to bound the wait (serving/ack_writes.py)."""
 
     def __init__(self, bolt: App, signing_secret: str | None,
                  ack_deadline: float = ACK_DEADLINE_SECONDS,

@@ -51,15 +51,15 @@ from docassist.bot.teams.outbound import Outbound
 from docassist.bot.teams.stale import TeamsStaleNotes
 from docassist.bot.teams.streaming import TeamsStream, TeamsUpdates
 from docassist.core import i18n
-from docassist.core.admission import Admission, Arrival
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
-from docassist.core.inbox import InboxWorker
 from docassist.core.messages import ChatMessage
 from docassist.core.ports import AdapterStore
-from docassist.core.ratelimit import SharedRateLimiter
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
+from docassist.serving.admission import Admission, Arrival
+from docassist.serving.inbox import InboxWorker
+from docassist.serving.ratelimit import SharedRateLimiter
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The ack path's writes: an arriving event is stored on a writer thread while the
 platform's request waits at most the ack deadline (ACK_DEADLINE_SECONDS). A write that is
 late goes on: once stored, the event is answered (so the platform's retry is a duplicate);
-one that fails is reported. Used by `InboxWorker.submit` (core/inbox.py)."""
+one that fails is reported. Used by `InboxWorker.submit` (serving/inbox.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from docassist.core.errors import AckDeadlineError, StorageUnavailableError
-from docassist.core.limits import ACK_WRITERS
 from docassist.core.messages import ChatMessage
+from docassist.serving.limits import ACK_WRITERS
 
 logger = logging.getLogger(__name__)
 

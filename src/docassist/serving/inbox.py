@@ -40,25 +40,22 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Final
 
-from docassist.core.ack_writes import AckWrites, LateFailure
 from docassist.core.batching import once_after_batch
-from docassist.core.delivery import (
+from docassist.core.errors import StorageUnavailableError
+from docassist.core.limits import INBOX_LEASE_SECONDS, MODEL_CONCURRENCY
+from docassist.core.messages import ChatMessage
+from docassist.core.ports import Inbox, InboxEvent, RateCheck
+from docassist.core.results import TurnResult
+from docassist.core.turn import TurnEngine
+from docassist.serving.ack_writes import AckWrites, LateFailure
+from docassist.serving.delivery import (
     AlreadyDelivered,
     Deliver,
     DeliverNotice,
     Delivery,
     Undeliverable,
 )
-from docassist.core.errors import StorageUnavailableError
-from docassist.core.limits import (
-    INBOX_LEASE_SECONDS,
-    INBOX_POLL_SECONDS,
-    MODEL_CONCURRENCY,
-)
-from docassist.core.messages import ChatMessage
-from docassist.core.ports import Inbox, InboxEvent, RateCheck
-from docassist.core.results import TurnResult
-from docassist.core.turn import TurnEngine
+from docassist.serving.limits import INBOX_POLL_SECONDS
 
 logger = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from docassist.core.limits import MAX_DELIVERY_ATTEMPTS
 from docassist.core.messages import ChatMessage
 from docassist.core.ports import Inbox, InboxEvent
 from docassist.core.results import TurnResult
+from docassist.serving.limits import MAX_DELIVERY_ATTEMPTS
 
 logger = logging.getLogger(__name__)
 

@@ -17,16 +17,16 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Final
 
-from docassist.core.ack_writes import LateFailure
 from docassist.core.errors import AckDeadlineError, StorageError
 from docassist.core.i18n import Language
-from docassist.core.inbox import InboxWorker
 from docassist.core.limits import ACK_DEADLINE_SECONDS
 from docassist.core.messages import ChatMessage, Notice
 from docassist.core.ports import RateCheck, SeenEvents
-from docassist.core.ratelimit import Limiter, seconds_until
 from docassist.core.statuses import Verdict
 from docassist.core.trace import sha256_text
+from docassist.serving.ack_writes import LateFailure
+from docassist.serving.inbox import InboxWorker
+from docassist.serving.ratelimit import Limiter, seconds_until
 
 logger = logging.getLogger(__name__)
 
