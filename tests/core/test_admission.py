@@ -16,6 +16,7 @@ from docassist.core.messages import ChatMessage
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 from docassist.serving.admission import Admission, Arrival
+from docassist.serving.delivery import Outlet
 from docassist.serving.inbox import InboxWorker
 from docassist.serving.ratelimit import RateLimiter
 from docassist.storage import Store
@@ -46,7 +47,7 @@ def outbox() -> Outbox:
 
 @pytest.fixture
 def worker(engine: TurnEngine, store: Store, outbox: Outbox) -> Iterator[InboxWorker]:
-    opened = InboxWorker(engine, store, outbox.answer, deliver_notice=outbox.notice)
+    opened = InboxWorker(engine, store, Outlet(outbox.answer, notice=outbox.notice))
     yield opened
     opened.close()  # before the store closes: its poller would go on looking
 

@@ -7,6 +7,7 @@ import threading
 from docassist.core.messages import ChatMessage
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
+from docassist.serving.delivery import Outlet
 from docassist.serving.inbox import InboxWorker
 from docassist.serving.limits import MAX_DELIVERY_ATTEMPTS
 from docassist.storage import Store
@@ -34,7 +35,7 @@ def test_each_event_is_answered_once_in_order_per_conversation(
     engine: TurnEngine, store: Store
 ) -> None:
     outbox = Outbox()
-    worker = InboxWorker(engine, store, outbox)
+    worker = InboxWorker(engine, store, Outlet(outbox))
     for index in range(5):
         for thread in ("a", "b"):
             assert worker.submit(message(f"How do I renew TLS, take {index}?", thread=thread,
@@ -54,7 +55,7 @@ def test_each_event_is_answered_once_in_order_per_conversation(
 def test_one_message_as_two_event_types_is_answered_once(engine: TurnEngine,
                                                          store: Store) -> None:
     outbox = Outbox()
-    worker = InboxWorker(engine, store, outbox)
+    worker = InboxWorker(engine, store, Outlet(outbox))
     assert worker.submit(message("How do I renew TLS?", event_id="Ev-message"),
                          dedupe_key="C1:1700000000.0001")
     assert not worker.submit(message("How do I renew TLS?", event_id="Ev-app-mention"),
@@ -66,7 +67,7 @@ def test_one_message_as_two_event_types_is_answered_once(engine: TurnEngine,
 
 def test_failed_deliveries_are_retried_then_marked(engine: TurnEngine, store: Store) -> None:
     flaky = Outbox(failures=1)
-    worker = InboxWorker(engine, store, flaky)
+    worker = InboxWorker(engine, store, Outlet(flaky))
     worker.submit(message("How do I renew TLS?", event_id="Ev1"))
     assert worker.wait_idle()
     assert len(flaky.posted) == 1
@@ -93,13 +94,13 @@ def test_unfinished_events_are_resumed_after_a_crash(make_engine: EngineFactory,
                                          event_id="Ev-unposted"))
     store.record_answer(answered_id, first)
     outbox = Outbox()
-    worker = InboxWorker(make_engine(), store, outbox)  # the restarted process
+    worker = InboxWorker(make_engine(), store, Outlet(outbox))  # the restarted process
     assert worker.resume() == 2
     assert worker.wait_idle()
     worker.close()
     assert sorted(event for _, event, _ in outbox.posted) == ["Ev-unanswered", "Ev-unposted"]
     assert len(store.turns()) == 2  # the answered event was posted again, not re-run
-    again = InboxWorker(make_engine(), store, outbox)
+    again = InboxWorker(make_engine(), store, Outlet(outbox))
     assert again.resume() == 0
     again.close()  # its poller would go on looking in a store closed after the test
 
@@ -122,7 +123,7 @@ def test_a_process_whose_model_requests_queue_claims_nothing_more(
     backlog = Backlog(queued=True)
     engine.model_backlog = backlog
     outbox = Outbox()
-    worker = InboxWorker(engine, store, outbox, poll_seconds=0.05)
+    worker = InboxWorker(engine, store, Outlet(outbox), poll_seconds=0.05)
     assert worker.submit(message("How do I renew TLS?", event_id="E1"))
     assert worker.wait_idle()  # it looked, and found nothing it would take
     assert [row["status"] for row in store.inbox_rows()] == ["pending"]

@@ -21,6 +21,7 @@ from docassist.core.messages import ChatMessage, Command
 from docassist.core.results import TurnResult
 from docassist.core.tools import ToolContext, ToolRegistry
 from docassist.core.turn import TurnEngine
+from docassist.serving.delivery import Outlet
 from docassist.serving.inbox import InboxWorker
 from docassist.storage import Bm25Retriever, Store
 from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
@@ -167,7 +168,7 @@ def test_a_filling_disk_loses_no_answer_of_the_inbox(
     def deliver(sent: ChatMessage, result: TurnResult) -> None:
         delivered.setdefault(str(sent.event_id), []).append(result.status)
 
-    worker = InboxWorker(engine, store, deliver)
+    worker = InboxWorker(engine, store, Outlet(deliver))
     submitted: list[str] = []
     try:
         for index in range(100):  # until the inbox itself cannot take an event

@@ -77,11 +77,13 @@ def test_a_teams_activity_answered_keeps_ids_and_hashes_only(teams: TeamsRig) ->
 
 def test_with_save_raw_the_answered_event_keeps_its_text(db_path: Path,
                                                           make_engine: Any) -> None:
+    from docassist.serving.delivery import Outlet
     from docassist.serving.inbox import InboxWorker
 
     raw_store = Store(db_path, save_raw=True)
     posted: list[str] = []
-    worker = InboxWorker(make_engine(), raw_store, lambda m, r: posted.append(r.answer))
+    worker = InboxWorker(make_engine(), raw_store,
+                         Outlet(lambda m, r: posted.append(r.answer)))
     worker.submit(message(QUESTION, event_id="Ev1"))
     assert worker.wait_idle()
     worker.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from docassist.core.messages import ChatMessage
 from docassist.core.ports import Inbox, InboxEvent
@@ -21,16 +22,37 @@ DeliverNotice = Callable[[ChatMessage, str], None]
 Undeliverable = Callable[[ChatMessage, str], None]
 
 
+StreamFor = Callable[[ChatMessage], Callable[[str], None] | None]
+"""Gives a per-message receiver of streamed answer sentences (or None: no streaming)."""
+DirectReply = Callable[[ChatMessage], None]
+"""Answers a `direct` event; one whose reply it finds posted before a restart it skips."""
+
+
+@dataclass(frozen=True)
+class Outlet:
+    """What the inbox needs from a platform, in one object: how a reply, a notice or a direct
+    answer goes out, whether a resumed answer was posted already, what to say when nothing
+    can be delivered, and the streaming and before-turn hooks. Adapters build one; the inbox
+    decides when each is called."""
+
+    deliver: Deliver
+    platform: str = ""
+    notice: DeliverNotice | None = None
+    already_delivered: AlreadyDelivered | None = None
+    undeliverable: Undeliverable | None = None
+    stream_for: StreamFor | None = None
+    before_turn: Callable[[ChatMessage], None] | None = None
+    """Called right before a turn runs (never for a duplicate or a refusal)."""
+    direct: DirectReply | None = None
+
+
 class Delivery:
-    def __init__(self, inbox: Inbox, deliver: Deliver,
-                 deliver_notice: DeliverNotice | None = None,
-                 already_delivered: AlreadyDelivered | None = None,
-                 on_undeliverable: Undeliverable | None = None) -> None:
+    def __init__(self, inbox: Inbox, outlet: Outlet) -> None:
         self.inbox = inbox
-        self.deliver = deliver
-        self.deliver_notice = deliver_notice
-        self.already_delivered = already_delivered
-        self.on_undeliverable = on_undeliverable
+        self.deliver = outlet.deliver
+        self.deliver_notice = outlet.notice
+        self.already_delivered = outlet.already_delivered
+        self.on_undeliverable = outlet.undeliverable
 
     def with_retries(self, event: InboxEvent, send: Callable[[], None]) -> bool:
         """Send, retried; True once sent. After the last failure the event is `failed`."""

@@ -48,13 +48,7 @@ from docassist.core.ports import Inbox, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 from docassist.serving.ack_writes import AckWrites, LateFailure
-from docassist.serving.delivery import (
-    AlreadyDelivered,
-    Deliver,
-    DeliverNotice,
-    Delivery,
-    Undeliverable,
-)
+from docassist.serving.delivery import Delivery, Outlet
 from docassist.serving.limits import INBOX_POLL_SECONDS
 
 logger = logging.getLogger(__name__)
@@ -63,36 +57,19 @@ PROCESS_HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex
 """This process's name on the claims and leases it takes (unique per start)."""
 
 
-DirectReply = Callable[[ChatMessage], None]
-"""Answers a `direct` event; one whose reply it finds posted before a restart it skips."""
-
-
 class InboxWorker:
-    def __init__(self, engine: TurnEngine, inbox: Inbox, deliver: Deliver,
+    def __init__(self, engine: TurnEngine, inbox: Inbox, outlet: Outlet,
                  workers: int = MODEL_CONCURRENCY,
-                 on_undeliverable: Undeliverable | None = None,
-                 partial_sink: Callable[[ChatMessage], Callable[[str], None] | None]
-                 | None = None,
-                 already_delivered: AlreadyDelivered | None = None,
-                 deliver_notice: DeliverNotice | None = None,
-                 before_turn: Callable[[ChatMessage], None] | None = None,
-                 direct: DirectReply | None = None,
-                 *, platform: str = "", lease_seconds: float = INBOX_LEASE_SECONDS,
+                 *, lease_seconds: float = INBOX_LEASE_SECONDS,
                  poll_seconds: float = INBOX_POLL_SECONDS,
                  on_stored: Callable[[], None] | None = None,
                  replica: str = PROCESS_HOLDER) -> None:
         self.engine = engine
-        self.direct = direct
-        """Answers events marked `direct` (no turn); see `_process_direct`."""
-        self.before_turn = before_turn
-        """Called right before a turn runs (never for a duplicate or a refusal)."""
-        self.partial_sink = partial_sink
-        """Gives a per-message receiver of streamed answer sentences (or None)."""
+        self.outlet = outlet
         self.inbox = inbox
-        self.delivery = Delivery(inbox, deliver, deliver_notice, already_delivered,
-                                 on_undeliverable)
-        self.platform = platform
-        self.holder = f"{replica}:{platform}:{uuid.uuid4().hex[:6]}"
+        self.delivery = Delivery(inbox, outlet)
+        self.platform = outlet.platform
+        self.holder = f"{replica}:{outlet.platform}:{uuid.uuid4().hex[:6]}"
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.capacity = workers
@@ -310,9 +287,10 @@ class InboxWorker:
             self._process_direct(event)
             return
         if event.status == "pending":
-            if self.before_turn is not None:
-                self._call_quietly(self.before_turn, event)
-            sink = self.partial_sink(event.message) if self.partial_sink else None
+            if self.outlet.before_turn is not None:
+                self._call_quietly(self.outlet.before_turn, event)
+            stream_for = self.outlet.stream_for
+            sink = stream_for(event.message) if stream_for is not None else None
             result = self.engine.handle(event.message, on_partial=sink)
             if result is not None and result.status == "storage_unavailable":
                 self._tell_not_saved(event, result)
@@ -345,9 +323,9 @@ class InboxWorker:
     def _process_direct(self, event: InboxEvent) -> None:
         """A request the adapter answers itself (no turn), once: the adapter records the
         posted reply before the event is done, and skips one it finds posted."""
-        if self.direct is None:
+        answer = self.outlet.direct
+        if answer is None:
             raise RuntimeError("this worker cannot answer direct requests")
-        answer = self.direct
         if self.delivery.with_retries(event, lambda: answer(event.message)):
             self.inbox.finish(event.id, "done")
 

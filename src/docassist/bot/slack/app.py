@@ -45,6 +45,7 @@ from docassist.core.results import TurnResult
 from docassist.core.statuses import Verdict
 from docassist.core.turn import TurnEngine
 from docassist.serving.admission import Admission, Arrival
+from docassist.serving.delivery import Outlet
 from docassist.serving.inbox import InboxWorker
 from docassist.serving.ratelimit import SharedRateLimiter
 
@@ -80,14 +81,13 @@ class SlackAdapter:
         self.store = store
         self.config = config
         self.client = client or web_client(config)
-        self.worker = InboxWorker(engine, store, self.deliver,
+        outlet = Outlet(self.deliver, PLATFORM, notice=self.deliver_notice,
+                        already_delivered=self.already_delivered,
+                        undeliverable=self.tell_undeliverable, stream_for=self.stream_for,
+                        before_turn=self.before_turn)
+        self.worker = InboxWorker(engine, store, outlet,
                                   workers=0 if handoff else config.inbox_workers,
                                   on_stored=handoff, replica=config.replica,
-                                  on_undeliverable=self.tell_undeliverable,
-                                  partial_sink=self.stream_for,
-                                  already_delivered=self.already_delivered,
-                                  deliver_notice=self.deliver_notice,
-                                  before_turn=self.before_turn, platform=PLATFORM,
                                   lease_seconds=config.inbox_lease)
         self.limiter = SharedRateLimiter(store, config.per_user_per_minute,
                                          config.global_per_minute)

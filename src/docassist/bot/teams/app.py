@@ -58,6 +58,7 @@ from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 from docassist.serving.admission import Admission, Arrival
+from docassist.serving.delivery import Outlet
 from docassist.serving.inbox import InboxWorker
 from docassist.serving.ratelimit import SharedRateLimiter
 
@@ -105,12 +106,11 @@ class TeamsAdapter:
         self.engine = engine
         self.store = store
         self.config = config
-        self.worker = InboxWorker(engine, store, self.deliver, workers=config.inbox_workers,
-                                  on_undeliverable=self.tell_undeliverable,
-                                  deliver_notice=self.deliver_notice,
-                                  partial_sink=self.stream_for,
-                                  already_delivered=self.already_delivered,
-                                  direct=self.direct, platform=PLATFORM,
+        outlet = Outlet(self.deliver, PLATFORM, notice=self.deliver_notice,
+                        already_delivered=self.already_delivered,
+                        undeliverable=self.tell_undeliverable, stream_for=self.stream_for,
+                        direct=self.direct)
+        self.worker = InboxWorker(engine, store, outlet, workers=config.inbox_workers,
                                   lease_seconds=config.inbox_lease)
         self._streams: dict[str, TeamsStream | TeamsUpdates] = {}
         self._streams_lock = threading.Lock()
