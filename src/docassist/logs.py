@@ -5,7 +5,8 @@
 
 Stdlib logging with a small formatter rather than python-json-logger: twenty lines, no
 dependency, and the one thing a library would not do for us — every value of a secret
-variable in the environment is replaced by `[redacted]` wherever it appears. Nothing logs a
+variable in the environment is replaced by `[redacted]` wherever it appears, in JSON and
+plain lines alike. Nothing logs a
 user's text (the turn log line carries ids and hashes only), so no raw question reaches a
 log whatever DOCASSIST_SAVE_RAW says.
 """
@@ -39,15 +40,30 @@ def secret_values(environ: dict[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+def redact(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "[redacted]")
+    return text
+
+
+class RedactingFormatter(logging.Formatter):
+    """Plain lines, their tracebacks included, with every secret value replaced."""
+
+    def __init__(self, secrets: list[str], fmt: str | None = None) -> None:
+        super().__init__(fmt)
+        self.secrets = secrets
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record), self.secrets)
+
+
 class JsonFormatter(logging.Formatter):
     def __init__(self, secrets: list[str]) -> None:
         super().__init__()
         self.secrets = secrets
 
     def _clean(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "[redacted]")
-        return text
+        return redact(text, self.secrets)
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, object] = {
@@ -92,12 +108,17 @@ def configure_logging(environ: dict[str, str] | None = None) -> None:
     variables, so turn processes log like the server that started them."""
     env = dict(os.environ if environ is None else environ)
     level = log_level(env)
+    secrets = secret_values(env)
     if not json_logs(env):
         if level is not None:
-            logging.basicConfig(level=level, format=PLAIN_FORMAT, stream=sys.stderr)
+            plain = logging.StreamHandler(sys.stderr)
+            plain.setFormatter(RedactingFormatter(secrets, PLAIN_FORMAT))
+            logging.basicConfig(level=level, handlers=[plain])
+        elif logging.lastResort is not None:  # Python's own warnings-and-errors handler
+            logging.lastResort.setFormatter(RedactingFormatter(secrets))
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter(secret_values(env)))
+    handler.setFormatter(JsonFormatter(secrets))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level or logging.INFO)

@@ -44,6 +44,27 @@ def test_the_level_applies_to_plain_and_json_logs(env: dict[str, str], level: st
         assert line["level"] == "debug" and line["logger"] == "docassist.probe"
 
 
+SECRET_PROBE = (
+    "import logging; from docassist.logs import configure_logging; configure_logging(); "
+    "log = logging.getLogger('docassist.probe'); log.warning('sent xoxb-probe-secret-1');\n"
+    "try:\n    raise RuntimeError('refused: xoxb-probe-secret-1')\n"
+    "except RuntimeError:\n    log.exception('failed')")
+
+
+@pytest.mark.parametrize("env", [{}, {"DOCASSIST_LOG_LEVEL": "INFO"},
+                                 {"DOCASSIST_LOG_FORMAT": "json"}],
+                         ids=["plain default", "plain at a level", "json"])
+def test_secret_values_never_reach_a_log_line(env: dict[str, str]) -> None:
+    clean = {name: value for name, value in os.environ.items()
+             if not name.startswith("DOCASSIST_")}
+    done = subprocess.run([sys.executable, "-c", SECRET_PROBE], cwd=REPO,
+                          env={**clean, **env, "SLACK_BOT_TOKEN": "xoxb-probe-secret-1"},
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert "xoxb-probe-secret-1" not in done.stderr
+    assert done.stderr.count("[redacted]") >= 2  # the warning and the traceback
+    assert "RuntimeError" in done.stderr  # the traceback is there, only the value is not
+
+
 def test_a_level_that_is_not_one_is_refused_before_anything_runs(tmp_path: Path) -> None:
     db = tmp_path / "never.db"
     done = run("docs", "--json", db=db, DOCASSIST_LOG_LEVEL="verbose")
