@@ -13,17 +13,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 
-from docassist.cli.common import announce_database
+from docassist.cli.common import open_checked
 from docassist.cli.output import emit_json, err, fail, out
-from docassist.config import Settings
-from docassist.core.errors import DocAssistError
 from docassist.core.gaps import Gap, GapGroup, group_gaps
 from docassist.core.limits import GAP_DAYS
 from docassist.evaluation.canary import CanaryReport, canary_sets, run_canary
-from docassist.runtime import Runtime, canary_configuration, open_runtime
+from docassist.runtime import Runtime, canary_configuration
 from docassist.storage.exports import parse_age, parse_time
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
@@ -32,15 +29,6 @@ SinceOption = Annotated[str | None, typer.Option(
     f"{GAP_DAYS}d.")]
 
 
-def _runtime(as_json: bool) -> Runtime:
-    try:
-        settings = Settings()
-        announce_database(settings)
-        return open_runtime(settings)
-    except DocAssistError as error:
-        raise fail(str(error), as_json) from error
-    except ValidationError as error:
-        raise fail(f"invalid configuration: {error.errors()[0]['msg']}", as_json) from error
 
 
 def since_time(value: str | None, now: datetime) -> str:
@@ -66,7 +54,7 @@ def gaps(since: SinceOption = None, as_json: JsonOption = False) -> None:
         start = since_time(since, datetime.now(UTC))
     except ValueError as error:  # before anything is opened: a bad option writes nothing
         raise fail(str(error), as_json) from error
-    groups = gap_groups(_runtime(as_json), start)
+    groups = gap_groups(open_checked(as_json), start)
     if as_json:
         emit_json({"since": start, "groups": [group.model_dump(mode="json")
                                               for group in groups]})
@@ -85,7 +73,7 @@ def gaps(since: SinceOption = None, as_json: JsonOption = False) -> None:
 def eval_canary(as_json: JsonOption = False) -> None:
     """Run DOCASSIST_CANARY_SETS now and list the cases that passed in the previous canary
     run and fail now (exit 1 when there is one; the first run is the baseline)."""
-    runtime = _runtime(as_json)
+    runtime = open_checked(as_json)
     if not runtime.store.documents():
         raise fail("the index is empty: index or sync documents before the canary runs",
                    as_json)

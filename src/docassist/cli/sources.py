@@ -13,14 +13,13 @@ import typer
 from pydantic import ValidationError
 from rich.progress import Progress, SpinnerColumn, TextColumn
 
-from docassist.cli.common import announce_database, require_paths
+from docassist.cli.common import open_checked, require_paths
 from docassist.cli.output import emit_json, err, fail, out
 from docassist.cli.tables import Column, fitted_table
-from docassist.config import Settings
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
 from docassist.core.sources import ConfluenceDeployment, Source, SourceStatus, SyncOutcome
-from docassist.runtime import Runtime, open_runtime, sync_and_embed
+from docassist.runtime import sync_and_embed
 
 sources_app = typer.Typer(help="Document sources (folders, web sites, Confluence, SharePoint) "
                           "and their sync state.",
@@ -40,15 +39,6 @@ SOURCE_COLUMNS = (Column("name", "id"), Column("kind"), Column("collection"),
                   Column("next run", "optional"))
 
 
-def _runtime(as_json: bool) -> Runtime:
-    try:
-        settings = Settings()
-        announce_database(settings)
-        return open_runtime(settings)
-    except DocAssistError as error:
-        raise fail(str(error), as_json) from error
-    except ValidationError as error:
-        raise fail(f"invalid configuration: {error.errors()[0]['msg']}", as_json) from error
 
 
 def status_json(status: SourceStatus) -> dict[str, Any]:
@@ -63,7 +53,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every source with its documents, last success, last error and next run."""
     if ctx.invoked_subcommand is not None:
         return
-    statuses = _runtime(as_json).store.source_statuses()
+    statuses = open_checked(as_json).store.source_statuses()
     if as_json:
         emit_json({"sources": [status_json(status) for status in statuses]})
         return
@@ -81,7 +71,7 @@ def _add(source_values: dict[str, Any], as_json: bool) -> None:
         first = error.errors()[0]
         raise fail(f"invalid source: {'.'.join(map(str, first['loc']))}: {first['msg']}",
                     as_json) from error
-    runtime = _runtime(as_json)
+    runtime = open_checked(as_json)
     try:
         runtime.store.add_source(source)
     except DocAssistError as error:
@@ -172,7 +162,7 @@ def sync(
     as_json: JsonOption = False,
 ) -> None:
     """Sync sources once (incremental); exit 1 when any source failed, and says which."""
-    runtime = _runtime(as_json)
+    runtime = open_checked(as_json)
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
                         TextColumn("{task.completed} item(s)"), console=err, transient=True)
     try:
