@@ -11,7 +11,7 @@ dense index of each process, both refreshed when the shared index version moves.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
@@ -19,6 +19,7 @@ from docassist.core.documents import DocumentInfo
 from docassist.core.errors import StorageError
 from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
+from docassist.storage.dialect import SqlStore
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.postgres.catalog import CatalogRows
 from docassist.storage.postgres.chat_rows import ChatRows
@@ -29,12 +30,12 @@ from docassist.storage.postgres.fts_mirror import FtsMirror
 from docassist.storage.postgres.gap_rows import GapRowsPg
 from docassist.storage.postgres.inbox import InboxRows
 from docassist.storage.postgres.schema import migrate, pending
-from docassist.storage.postgres.scope_rows import ScopeRowsPg
 from docassist.storage.postgres.sources import SourceRowsPg, StaleRowsPg
+from docassist.storage.scope_rows import ScopeRows
 
 
 class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRowsPg,
-                    StaleRowsPg, ChatRows, ScopeRowsPg, GapRowsPg, PgBase):
+                    StaleRowsPg, ChatRows, ScopeRows, GapRowsPg, PgBase):
     backend = "postgresql"
 
     def __init__(self, url: str, *, save_raw: bool = False, migrate_now: bool = True) -> None:
@@ -84,3 +85,7 @@ class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, Sourc
                 return list(connection.execute(sql, params).fetchall())
         except psycopg.Error as error:
             raise storage_error(error) from error
+
+
+if TYPE_CHECKING:  # mypy proves the store gives the shared row mixins what they ask of it
+    _SEAM: type[SqlStore] = PostgresStore
