@@ -1,50 +1,44 @@
-"""The store's part for why a 👎 was given: a reason from a fixed list and, only with
-`save_raw`, the user's own words (user text, so never kept otherwise; purged with the vote)."""
+"""The stores' part for why a 👎 was given: a reason from a fixed list and, only with
+`save_raw`, the user's own words (user text, so never kept otherwise; purged with the vote);
+and private answers shared in their channel, once each.
+
+A mixin of both stores (written once over dialect.py).
+"""
 
 from __future__ import annotations
-
-import sqlite3
-import threading
-from contextlib import AbstractContextManager
-from typing import Protocol
 
 from docassist.core.errors import StorageError
 from docassist.core.feedback import FeedbackReason
 from docassist.core.limits import MAX_FEEDBACK_TEXT_CHARS
 from docassist.core.trace import sha256_text
 from docassist.storage.connection import now_iso
-
-
-class _StoreParts(Protocol):
-    save_raw: bool
-    _lock: threading.RLock
-
-    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+from docassist.storage.dialect import SqlStore
 
 
 class FeedbackRows:
-    """Feedback reasons and shared answers (mixed into Store)."""
+    """Feedback reasons and shared answers (mixed into Store and PostgresStore)."""
 
-    def record_share(self: _StoreParts, result_id: str, user: str) -> bool:
+    def record_share(self: SqlStore, result_id: str, user: str) -> bool:
         """A private answer shared in its channel: True for the first share, False when it
         was shared already (by anyone)."""
-        with self._transaction() as connection:
+        with self._write() as connection:
             cursor = connection.execute(
-                "INSERT OR IGNORE INTO shares (result_id, user_sha256, created_at) "
-                "VALUES (?, ?, ?)", [result_id, sha256_text(user), now_iso()])
+                self.dialect.insert_ignoring("shares", ["result_id", "user_sha256",
+                                                        "created_at"]),
+                [result_id, sha256_text(user), now_iso()])
             return cursor.rowcount == 1
 
-    def withdraw_share(self: _StoreParts, result_id: str) -> None:
+    def withdraw_share(self: SqlStore, result_id: str) -> None:
         """The shared post failed: the next click may try again."""
-        with self._transaction() as connection:
+        with self._write() as connection:
             connection.execute("DELETE FROM shares WHERE result_id = ?", [result_id])
 
-    def record_feedback_reason(self: _StoreParts, result_id: str, user: str,
+    def record_feedback_reason(self: SqlStore, result_id: str, user: str,
                                reason: FeedbackReason, text: str | None) -> None:
         """The reason for this user's 👎 on one answer (a reason is a 👎: a vote is made
         or turned into one). The words are kept only with `save_raw`."""
         kept = (text or "").strip()[:MAX_FEEDBACK_TEXT_CHARS] or None
-        with self._transaction() as connection:
+        with self._write() as connection:
             if connection.execute("SELECT 1 FROM turns WHERE result_id = ?",
                                   [result_id]).fetchone() is None:
                 raise StorageError(f"no turn with result id {result_id}")

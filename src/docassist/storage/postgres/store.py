@@ -20,9 +20,9 @@ from docassist.core.errors import StorageError
 from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
 from docassist.storage.dialect import SqlStore
+from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.postgres.catalog import CatalogRows
-from docassist.storage.postgres.chat_rows import ChatRows
 from docassist.storage.postgres.claims import ClaimRowsPg
 from docassist.storage.postgres.connection import PgBase, storage_error
 from docassist.storage.postgres.conversations import ConversationRows
@@ -32,10 +32,12 @@ from docassist.storage.postgres.inbox import InboxRows
 from docassist.storage.postgres.schema import migrate, pending
 from docassist.storage.postgres.sources import SourceRowsPg, StaleRowsPg
 from docassist.storage.scope_rows import ScopeRows
+from docassist.storage.teams_rows import TeamsRows
 
 
 class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRowsPg,
-                    StaleRowsPg, ChatRows, ScopeRows, GapRowsPg, PgBase):
+                    StaleRowsPg, FeedbackRows, TeamsRows, ScopeRows, GapRowsPg,
+                    PgBase):
     backend = "postgresql"
 
     def __init__(self, url: str, *, save_raw: bool = False, migrate_now: bool = True) -> None:
