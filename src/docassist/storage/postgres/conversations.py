@@ -148,6 +148,11 @@ class ConversationRows:
         rows = self._rows("SELECT * FROM eval_runs WHERE run_id = %s", [run_id])
         return rows[0] if rows else None
 
+    def latest_eval_run(self: _Base, kind: str) -> dict[str, Any] | None:
+        rows = self._rows("SELECT * FROM eval_runs WHERE kind = %s "
+                          "ORDER BY created_at DESC, run_id DESC LIMIT 1", [kind])
+        return rows[0] if rows else None
+
     def eval_runs(self: _Base) -> list[dict[str, Any]]:
         return self._rows("SELECT run_id, kind, created_at, source, backend, model, "
                           "catalog_version, total, accuracy FROM eval_runs ORDER BY created_at")

@@ -21,13 +21,13 @@ from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
 from docassist.storage.dialect import SqlStore
 from docassist.storage.feedback_rows import FeedbackRows
+from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.postgres.catalog import CatalogRows
 from docassist.storage.postgres.claims import ClaimRowsPg
 from docassist.storage.postgres.connection import PgBase, storage_error
 from docassist.storage.postgres.conversations import ConversationRows
 from docassist.storage.postgres.fts_mirror import FtsMirror
-from docassist.storage.postgres.gap_rows import GapRowsPg
 from docassist.storage.postgres.inbox import InboxRows
 from docassist.storage.postgres.schema import migrate, pending
 from docassist.storage.postgres.sources import SourceRowsPg, StaleRowsPg
@@ -36,7 +36,7 @@ from docassist.storage.teams_rows import TeamsRows
 
 
 class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRowsPg,
-                    StaleRowsPg, FeedbackRows, TeamsRows, ScopeRows, GapRowsPg,
+                    StaleRowsPg, FeedbackRows, TeamsRows, ScopeRows, GapRows,
                     PgBase):
     backend = "postgresql"
 
