@@ -46,6 +46,10 @@ class Dialect:
     lock_rows: str
     """Appended to a SELECT of rows the transaction then changes. SQLite needs none: its
     BEGIN IMMEDIATE holds the database's one write lock; PostgreSQL locks the rows read."""
+    skip_locked: str
+    """Appended to a SELECT of rows a claim takes: on PostgreSQL, rows another replica is
+    claiming right now are passed over instead of waited for (no row is claimed twice);
+    SQLite's one writer never meets another."""
     quote: str
     """Around table and column names in generated SQL (PostgreSQL's upserts quote them)."""
 
@@ -77,9 +81,9 @@ class Dialect:
 
 
 SQLITE = Dialect("sqlite", replace=" OR REPLACE", ignore=" OR IGNORE", on_repeat="",
-                 lock_rows="", quote="")
+                 lock_rows="", skip_locked="", quote="")
 POSTGRESQL = Dialect("postgresql", replace="", ignore="", on_repeat=" ON CONFLICT DO NOTHING",
-                     lock_rows=" FOR UPDATE", quote='"')
+                     lock_rows=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED", quote='"')
 
 
 Query = Callable[[str, list[Any]], Iterable[dict[str, Any]]]

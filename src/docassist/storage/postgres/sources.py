@@ -1,7 +1,5 @@
-"""The PostgreSQL store's sources (configuration, sync state, web items, leases), stale-answer
-notes and Teams addresses. Same semantics as storage/source_rows.py and stale_rows.py; claims
-take rows with FOR UPDATE SKIP LOCKED, so replicas claiming together never get one note twice.
-"""
+"""The PostgreSQL store's sources (configuration, sync state, web items, leases). Same
+semantics as storage/source_rows.py."""
 
 from __future__ import annotations
 
@@ -11,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from docassist.core.errors import ConfigurationError
-from docassist.core.messages import ConversationKey
 from docassist.core.sources import (
     Source,
     SourceKind,
@@ -20,16 +17,7 @@ from docassist.core.sources import (
     SyncTimes,
     next_run_after,
 )
-from docassist.core.stale import (
-    DocumentChange,
-    StaleNote,
-    cited_sources,
-    note_collection,
-    version_of,
-)
-from docassist.core.state import ConversationState
 from docassist.storage.connection import iso_text
-from docassist.storage.limits import STALE_NOTE_ATTEMPTS
 from docassist.storage.postgres.connection import now_iso, upsert_sql
 from docassist.storage.source_rows import WebItem
 
@@ -146,85 +134,3 @@ class SourceRowsPg:
 
     def lease_rows(self: _Base) -> Iterator[dict[str, Any]]:
         yield from self._rows("SELECT * FROM leases ORDER BY name")
-
-
-class StaleRowsPg:
-    """Stale-answer notes and Teams conversation addresses (mixed into PostgresStore)."""
-
-    def record_stale_notes(self: _Base, changes: dict[str, DocumentChange],
-                           titles: dict[str, str], active_days: int,
-                           collections: dict[str, str] | None = None) -> int:
-        if not changes:
-            return 0
-        now = datetime.now(UTC)
-        added = 0
-        with self._transaction() as connection:
-            rows = connection.execute(
-                "SELECT conversation_id, platform, workspace, channel, thread, state "
-                "FROM conversations WHERE updated_at >= %s",
-                [iso_text(now - timedelta(days=active_days))]).fetchall()
-            for conversation_id, platform, workspace, channel, thread, state_json in rows:
-                state = ConversationState.model_validate_json(state_json)
-                for source in cited_sources(state):
-                    change = changes.get(source.document_id)
-                    if change is None or connection.execute(
-                            "SELECT 1 FROM chunks WHERE chunk_id = %s AND superseded_at IS NULL",
-                            [source.chunk_id]).fetchone():
-                        continue
-                    added += connection.execute(
-                        "INSERT INTO stale_notes (conversation_id, platform, workspace, channel, "
-                        "thread, document_id, cited_version, title, change, changed_at, "
-                        "collection, status, attempts) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
-                        "%s, %s, %s, 'pending', 0) ON CONFLICT DO NOTHING",
-                        [conversation_id, platform, workspace, channel, thread,
-                         source.document_id, version_of(source.chunk_id),
-                         titles.get(source.document_id, source.title), str(change),
-                         iso_text(now), note_collection(source, collections)]).rowcount
-        return added
-
-    def claim_stale_notes(self: _Base, platform: str, holder: str, seconds: float,
-                          limit: int) -> list[StaleNote]:
-        now = datetime.now(UTC)
-        with self._transaction() as connection:
-            rows = connection.execute(
-                "UPDATE stale_notes SET status = 'claimed', claimed_by = %s, claim_expires = %s "
-                "WHERE id IN (SELECT id FROM stale_notes WHERE platform = %s AND "
-                "(status = 'pending' OR (status = 'claimed' AND claim_expires < %s)) "
-                "ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) RETURNING id, platform, "
-                "workspace, channel, thread, document_id, title, change, changed_at, collection",
-                [holder, iso_text(now + timedelta(seconds=seconds)), platform, iso_text(now), limit]
-                ).fetchall()
-        return [StaleNote(note_id=row[0], key=ConversationKey(
-                    platform=row[1], workspace=row[2], channel=row[3], thread=row[4]),
-                    document_id=row[5], title=row[6], change=DocumentChange(row[7]),
-                    changed_at=row[8], collection=row[9]) for row in sorted(rows)]
-
-    def note_delivered(self: _Base, note_id: int) -> None:
-        with self._transaction() as connection:
-            connection.execute("UPDATE stale_notes SET status = 'delivered', delivered_at = %s "
-                               "WHERE id = %s", [now_iso(), note_id])
-
-    def note_failed(self: _Base, note_id: int, error: str) -> None:
-        with self._transaction() as connection:
-            connection.execute(
-                "UPDATE stale_notes SET attempts = attempts + 1, error = %s, status = CASE WHEN "
-                "attempts + 1 >= %s THEN 'failed' ELSE 'pending' END WHERE id = %s",
-                [error[:500], STALE_NOTE_ATTEMPTS, note_id])
-
-    def stale_note(self: _Base, note_id: int) -> dict[str, Any] | None:
-        rows = self._rows("SELECT * FROM stale_notes WHERE id = %s", [note_id])
-        return rows[0] if rows else None
-
-    def stale_note_rows(self: _Base) -> list[dict[str, Any]]:
-        return self._rows("SELECT * FROM stale_notes ORDER BY id")
-
-    def remember_address(self: _Base, conversation_id: str, reference: str) -> None:
-        with self._transaction() as connection:
-            connection.execute(*upsert_sql("conversation_addresses", {
-                "conversation_id": conversation_id, "reference": reference,
-                "updated_at": now_iso()}, ["conversation_id"]))
-
-    def address_of(self: _Base, conversation_id: str) -> str | None:
-        value = self._value("SELECT reference FROM conversation_addresses WHERE "
-                            "conversation_id = %s", [conversation_id])
-        return None if value is None else str(value)
