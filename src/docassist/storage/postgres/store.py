@@ -30,13 +30,13 @@ from docassist.storage.postgres.conversations import ConversationRows
 from docassist.storage.postgres.fts_mirror import FtsMirror
 from docassist.storage.postgres.inbox import InboxRows
 from docassist.storage.postgres.schema import migrate, pending
-from docassist.storage.postgres.sources import SourceRowsPg
 from docassist.storage.scope_rows import ScopeRows
+from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
 from docassist.storage.teams_rows import TeamsRows
 
 
-class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRowsPg,
+class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRows,
                     StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows,
                     PgBase):
     backend = "postgresql"
