@@ -49,6 +49,7 @@ from docassist.storage.shared_writes import SharedWrites
 from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
 from docassist.storage.teams_rows import TeamsRows
+from docassist.storage.trace_rows import TraceRows
 from docassist.storage.writer_turns import WriterTurns
 
 T = TypeVar("T")
@@ -61,8 +62,8 @@ logger = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = STORAGE_BUSY_TIMEOUT_MS
 
 
-class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, FeedbackRows,
-            TeamsRows, ScopeRows, ClaimRows, GapRows):
+class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, StaleRows,
+            FeedbackRows, TeamsRows, ScopeRows, ClaimRows, GapRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed

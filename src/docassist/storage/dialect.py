@@ -53,6 +53,13 @@ class Dialect:
     quote: str
     """Around table and column names in generated SQL (PostgreSQL's upserts quote them)."""
 
+    def insert(self, table: str, row: dict[str, Any]) -> tuple[str, list[Any]]:
+        """One row as an INSERT and its values; bools as 0/1, as both stores keep them."""
+        names = ", ".join(f'"{name}"' for name in row)
+        marks = ", ".join("?" for _ in row)
+        values = [int(value) if isinstance(value, bool) else value for value in row.values()]
+        return f'INSERT INTO "{table}" ({names}) VALUES ({marks})', values
+
     def upsert(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
         """One row, replacing the row with its `key` (SQLite's INSERT OR REPLACE;
         PostgreSQL's ON CONFLICT … DO UPDATE of every other column)."""

@@ -34,9 +34,10 @@ from docassist.storage.scope_rows import ScopeRows
 from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
 from docassist.storage.teams_rows import TeamsRows
+from docassist.storage.trace_rows import TraceRows
 
 
-class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRows,
+class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRowsPg, SourceRows,
                     StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows,
                     PgBase):
     backend = "postgresql"
