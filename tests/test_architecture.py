@@ -367,7 +367,7 @@ def store_unions(source: str, name: str) -> list[str]:
                 expressions = [ast.parse(node.value.strip(), mode="eval").body]
             except SyntaxError:
                 expressions = []
-        if any(THE_TWO_STORES <= _union_members(expr, aliases) for expr in expressions):
+        if any(_union_members(expr, aliases) >= THE_TWO_STORES for expr in expressions):
             found.append(f"{name}:{getattr(node, 'lineno', 0)}")
     return sorted(set(found))
 

@@ -3,10 +3,11 @@
 `Store` opens the file (migrated on open), holds its connections and locks, and runs each
 write in a BEGIN IMMEDIATE transaction: its own, or for the writes a turn makes (claim,
 write probe, commit, finish, gap questions) one shared with the process's other writers
-queued meanwhile (shared_writes.py). Its rows are kept by kind in mixins, laid out as
-the PostgreSQL store's (storage/postgres/): catalog_rows (documents, chunks, search rows,
-vectors), conversation_rows (commits, traces, votes, purge), inbox_rows (the durable inbox),
-claims, source_rows, stale_rows, feedback_rows, teams_rows, scope_rows, gap_rows.
+queued meanwhile (shared_writes.py). Its rows are kept by kind in mixins. Those both stores
+share, written once over dialect.py: trace_rows, source_rows, stale_rows, feedback_rows,
+teams_rows, scope_rows, gap_rows. Those of its own, laid out as the PostgreSQL store's
+(storage/postgres/): catalog_rows (documents, chunks, search rows, vectors),
+conversation_rows (commits, purge), inbox_rows (the durable inbox), claims.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The PostgreSQL store: every store protocol of core/ports/ (and the source, stale-note and
-lease rows of sources/ and bot/stale_courier.py) on one PostgreSQL database, shared by any
-number of replicas. Selected by `DOCASSIST_DB=postgresql://…` (storage/backends.py).
+"""The PostgreSQL store: every role of core/ports/ and storage/roles.py on one PostgreSQL
+database, shared by any number of replicas. Selected by `DOCASSIST_DB=postgresql://…`
+(storage/backends.py). The row mixins of storage/ that both stores share (dialect.py) are
+mixed in beside its own (catalog, conversations, inbox, claims).
 
 Opening it applies the pending migrations (schema.py, under an advisory lock). Reads and
 writes take a pooled connection each (psycopg_pool); the catalog's searchable rows are
