@@ -44,12 +44,15 @@ class SourceRows:
 
     def add_source(self: SqlStore, source: Source) -> None:
         with self._write() as connection:
+            if connection.execute("SELECT 1 FROM sources WHERE name = ?",
+                                  [source.name]).fetchone():
+                raise ConfigurationError(f"a source named {source.name!r} exists already")
             added = connection.execute(
                 self.dialect.insert_ignoring("sources", ["name", "kind", "collection",
                                                          "settings", "created_at"]),
                 [source.name, str(source.kind), source.collection,
                  json.dumps(source.settings), now_iso()]).rowcount
-            if added != 1:  # the name is the table's only constraint
+            if added != 1:  # another replica added it meanwhile (the name is the only key)
                 raise ConfigurationError(f"a source named {source.name!r} exists already")
 
     def sources(self: SqlStore) -> list[Source]:

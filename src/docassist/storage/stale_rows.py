@@ -2,9 +2,8 @@
 serving processes (a claim with an expiry, so a process that died mid-delivery frees it),
 and where each Teams conversation is reached.
 
-A mixin of both stores (written once over dialect.py). A claim is one UPDATE … RETURNING
-of the rows it takes, which PostgreSQL picks with SKIP LOCKED: replicas claiming together
-never get one note twice.
+A mixin of both stores (written once over dialect.py). A claim locks the rows it takes, which
+PostgreSQL picks with SKIP LOCKED: replicas claiming together never get one note twice.
 """
 
 from __future__ import annotations
@@ -70,17 +69,19 @@ class StaleRows:
         now = datetime.now(UTC)
         with self._write() as connection:
             rows = connection.execute(
+                "SELECT id, platform, workspace, channel, thread, document_id, title, change, "
+                "changed_at, collection FROM stale_notes WHERE platform = ? AND (status = "
+                "'pending' OR (status = 'claimed' AND claim_expires < ?)) ORDER BY id LIMIT ?"
+                + self.dialect.skip_locked, [platform, iso_text(now), limit]).fetchall()
+            # Nothing to claim writes nothing (a read-only database stays quiet).
+            connection.executemany(
                 "UPDATE stale_notes SET status = 'claimed', claimed_by = ?, claim_expires = ? "
-                "WHERE id IN (SELECT id FROM stale_notes WHERE platform = ? AND "
-                "(status = 'pending' OR (status = 'claimed' AND claim_expires < ?)) "
-                f"ORDER BY id LIMIT ?{self.dialect.skip_locked}) RETURNING id, platform, "
-                "workspace, channel, thread, document_id, title, change, changed_at, collection",
-                [holder, iso_text(now + timedelta(seconds=seconds)), platform, iso_text(now),
-                 limit]).fetchall()
+                "WHERE id = ?", [[holder, iso_text(now + timedelta(seconds=seconds)), row[0]]
+                                 for row in rows])
         return [StaleNote(note_id=row[0], key=ConversationKey(
                     platform=row[1], workspace=row[2], channel=row[3], thread=row[4]),
                     document_id=row[5], title=row[6], change=DocumentChange(row[7]),
-                    changed_at=row[8], collection=row[9]) for row in sorted(rows)]
+                    changed_at=row[8], collection=row[9]) for row in rows]
 
     def note_delivered(self: SqlStore, note_id: int) -> None:
         with self._write() as connection:
