@@ -29,11 +29,11 @@ from docassist.core.turn import EngineOptions, TurnEngine
 from docassist.models.embedders import get_embedder
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store, index_paths
-from docassist.storage.backends import AnyStore
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.copy import copy_sqlite_to_postgres
 from docassist.storage.rerank import RankedRetriever
+from docassist.storage.roles import Storage
 from docassist_testkit.fakes.slack_api import FakeSlackApi
 from docassist_testkit.fakes.teams_connector import FakeConnector
 from docassist_testkit.pg import PgCluster, ServerMissing, start_cluster
@@ -139,9 +139,9 @@ use `any_db`) to run it on both stores."""
 
 
 @pytest.fixture
-def store(request: pytest.FixtureRequest, db_path: Path) -> Iterator[AnyStore]:
+def store(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Storage]:
     """The indexed demo corpus in a store: SQLite unless the test asks for "postgresql"."""
-    opened: AnyStore = (PostgresStore(request.getfixturevalue("pg_demo_url"))
+    opened: Storage = (PostgresStore(request.getfixturevalue("pg_demo_url"))
                         if getattr(request, "param", "sqlite") == "postgresql"
                         else Store(db_path))
     yield opened
@@ -202,7 +202,7 @@ def clone_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callabl
 
 
 @pytest.fixture
-def hybrid(store: AnyStore) -> HybridRetriever:
+def hybrid(store: Storage) -> HybridRetriever:
     """The default retriever, as users get it."""
     return HybridRetriever(Bm25Retriever(store), DenseRetriever(store, get_embedder("use")))
 
@@ -228,7 +228,7 @@ def ranked_engine_over(make_engine: EngineFactory, store: Store, *folders: Path)
 
 
 @pytest.fixture
-def make_engine(store: AnyStore, registry: ToolRegistry, hybrid: HybridRetriever) -> EngineFactory:
+def make_engine(store: Storage, registry: ToolRegistry, hybrid: HybridRetriever) -> EngineFactory:
     def build(selector: SelectorModel | None = None, retriever: Retriever | None = None,
               answerer: Answerer | None = None, **options: object) -> TurnEngine:
         return TurnEngine(

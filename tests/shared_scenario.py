@@ -12,7 +12,7 @@ from rich.console import Console
 from docassist.bot.slack.render import SHOW_SOURCES_ACTION
 from docassist.bot.terminal.chat import ChatSession
 from docassist.core.turn import TurnEngine
-from docassist.storage.backends import AnyStore
+from docassist.storage.roles import Storage
 from tests.slack.rig import CHANNEL, TEAM, SlackRig, mention
 from tests.teams.rig import TeamsRig
 
@@ -72,6 +72,6 @@ def run_teams(rig: TeamsRig) -> None:
             rig.post(rig.activity(words, mention=True, **options))
 
 
-def outcomes(store: AnyStore, platform: str) -> list[dict[str, Any]]:
+def outcomes(store: Storage, platform: str) -> list[dict[str, Any]]:
     return [{name: turn[name] for name in COMPARED} for turn in store.turns()
             if turn["platform"] == platform]

@@ -424,3 +424,65 @@ def test_the_arrival_machinery_lives_in_serving_not_in_the_core() -> None:
     assert [name for name in ARRIVAL if not (SRC / "serving" / f"{name}.py").exists()] == []
     assert [name for name in ARRIVAL if (SRC / "core" / f"{name}.py").exists()] == []
 
+
+# --- storage written once (issue 26, part 2) ----------------------------------------------
+
+THE_TWO_STORES = frozenset({"Store", "PostgresStore"})
+"""Callers are typed by the role protocols of storage/roles.py and core/ports/, which both
+stores satisfy: a union of the two would let a caller lean on either one's extras."""
+
+
+def _union_members(node: ast.expr, aliases: dict[str, str]) -> set[str]:
+    """The names a union expression joins (`A | B`, `Union[A, B]`, `Optional[A]`, nested),
+    import aliases resolved to the imported name; empty for anything else."""
+    def named(expr: ast.expr) -> str:
+        name = expr.id if isinstance(expr, ast.Name) else (
+            expr.attr if isinstance(expr, ast.Attribute) else "")
+        return aliases.get(name, name)
+
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return (_union_members(node.left, aliases) or {named(node.left)}) | (
+            _union_members(node.right, aliases) or {named(node.right)})
+    if isinstance(node, ast.Subscript) and named(node.value) in {"Union", "Optional"}:
+        members = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return set().union(*(_union_members(m, aliases) or {named(m)} for m in members))
+    return set()
+
+
+def store_unions(source: str, name: str) -> list[str]:
+    """Where a module joins the two stores in one type: an annotation, an alias of any name
+    (`X: TypeAlias = …`, a plain assignment), quoted or not."""
+    tree = ast.parse(source)
+    aliases = {alias.asname: alias.name for node in ast.walk(tree)
+               if isinstance(node, ast.ImportFrom) for alias in node.names
+               if alias.asname and alias.name in THE_TWO_STORES}
+    found = []
+    for node in ast.walk(tree):
+        expressions = [node] if isinstance(node, ast.expr) else []
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and all(
+                store in node.value for store in THE_TWO_STORES):
+            try:  # a quoted annotation
+                expressions = [ast.parse(node.value.strip(), mode="eval").body]
+            except SyntaxError:
+                expressions = []
+        if any(_union_members(expr, aliases) >= THE_TWO_STORES for expr in expressions):
+            found.append(f"{name}:{getattr(node, 'lineno', 0)}")
+    return sorted(set(found))
+
+
+def test_no_union_of_the_two_stores_in_src() -> None:
+    assert [hit for path in SRC.rglob("*.py") for hit in store_unions(
+        path.read_text(encoding="utf-8"), str(path.relative_to(SRC)))] == []
+    # The checker sees every spelling of it, under any name.
+    planted = ("from typing import Optional, TypeAlias, Union\n"
+               "from docassist.storage.postgres import PostgresStore as Pg\n"
+               "AnyStore: TypeAlias = Store | PostgresStore\n"
+               "def f(store: Union[PostgresStore, Store]) -> None: ...\n"
+               "kept: Optional[Union[Store, PostgresStore]] = None\n"
+               "quoted: 'Store | PostgresStore | None' = None\n"
+               "Either = Store | Pg\n"
+               "Backend = typing.Union[storage.Store, postgres.PostgresStore]\n"
+               "fine: Store | None = None\n")
+    assert store_unions(planted, "planted.py") == [
+        "planted.py:3", "planted.py:4", "planted.py:5", "planted.py:6", "planted.py:7",
+        "planted.py:8"]

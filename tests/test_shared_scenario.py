@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from docassist.core.turn import TurnEngine
-from docassist.storage.backends import AnyStore
+from docassist.storage.roles import Storage
 from tests.conftest import STORES
 from tests.shared_scenario import (
     EXPECTED_STATUSES,
@@ -25,7 +25,7 @@ from tests.teams.rig import TeamsRig
 
 @pytest.mark.parametrize("store", STORES, indirect=True)
 def test_the_same_script_gives_the_same_core_results_everywhere(
-        engine: TurnEngine, store: AnyStore, rig_factory: Callable[[TurnEngine], SlackRig],
+        engine: TurnEngine, store: Storage, rig_factory: Callable[[TurnEngine], SlackRig],
         teams_factory: Callable[[TurnEngine], TeamsRig]) -> None:
     run_cli(engine)
     run_slack(rig_factory(engine))

@@ -26,9 +26,10 @@ from docassist.models.registry import RULES
 from docassist.serving import heap
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, IndexReport, index_paths
-from docassist.storage.backends import AnyStore, open_store
+from docassist.storage.backends import open_store
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.rerank import RankedRetriever
+from docassist.storage.roles import FirstStart, IndexVersion, MetaValues, SearchRows, Storage
 
 WARM_POLL_SECONDS: Final = 1.0
 """How often a serving process looks for a changed index, to rebuild its search indexes
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class Runtime:
     settings: Settings
-    store: AnyStore
+    store: Storage
     engine: TurnEngine
     retrievers: dict[str, Retriever]
     warmer: IndexWarmer | None = field(default=None, repr=False)
@@ -55,7 +56,7 @@ class Runtime:
 
 
 def build_retrievers(
-    store: AnyStore, settings: Settings, config: ModelConfig | None = None
+    store: SearchRows, settings: Settings, config: ModelConfig | None = None
 ) -> tuple[dict[str, Retriever], str]:
     """Every available retriever by name, and the name of the configured default."""
     bm25 = Bm25Retriever(store)
@@ -162,7 +163,7 @@ class IndexWarmer(threading.Thread):
     when it moved, so the next question finds them built. A question that comes during a
     rebuild waits for it (searches always see the current index)."""
 
-    def __init__(self, store: AnyStore, retrievers: list[Retriever]) -> None:
+    def __init__(self, store: IndexVersion, retrievers: list[Retriever]) -> None:
         super().__init__(name="index-warmer", daemon=True)
         self.store = store
         self.retrievers = retrievers
@@ -221,7 +222,7 @@ INDEX_RUN_KEY = "index_run"
 start's, FIRST_INDEX_KEY): a run killed midway leaves it set."""
 
 
-def interrupted_index(store: AnyStore) -> list[str] | None:
+def interrupted_index(store: MetaValues) -> list[str] | None:
     """The paths of an index run that did not finish, if one did not."""
     value = store.meta_value(INDEX_RUN_KEY)
     return None if value is None else [str(path) for path in json.loads(value)]
@@ -297,7 +298,7 @@ included) has finished: a process killed midway leaves it set, and the next star
 finishes the job instead of taking the partial catalog for a complete one."""
 
 
-def needs_first_index(store: AnyStore) -> bool:
+def needs_first_index(store: FirstStart) -> bool:
     """The first-start indexing did not finish, or nothing is configured: the catalog is
     empty and no source is set up (a configured source fills the catalog by `sync`)."""
     if store.meta_value(FIRST_INDEX_KEY) is not None:

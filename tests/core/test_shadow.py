@@ -7,7 +7,7 @@ import pytest
 from docassist.core.messages import Command
 from docassist.core.tools import ToolRegistry
 from docassist.evaluation.decisions import shadow_report
-from docassist.storage.backends import AnyStore
+from docassist.storage.roles import Storage
 from docassist_testkit.fakes.model_server import proposal
 from tests.conftest import STORES, EngineFactory
 from tests.helpers import MODEL_DOWN, ScriptedSelector, message, recording, rules_selector
@@ -15,7 +15,7 @@ from tests.helpers import MODEL_DOWN, ScriptedSelector, message, recording, rule
 
 @pytest.mark.parametrize("store", STORES, indirect=True)
 def test_candidate_proposals_are_recorded_and_never_run(
-    make_engine: EngineFactory, store: AnyStore, registry: ToolRegistry
+    make_engine: EngineFactory, store: Storage, registry: ToolRegistry
 ) -> None:
     engine = make_engine()
     engine.shadow = ScriptedSelector(
@@ -41,7 +41,7 @@ def test_candidate_proposals_are_recorded_and_never_run(
     assert report.candidate_errors == 1
 
 
-def test_no_shadow_row_without_a_selection(make_engine: EngineFactory, store: AnyStore) -> None:
+def test_no_shadow_row_without_a_selection(make_engine: EngineFactory, store: Storage) -> None:
     engine = make_engine()
     engine.shadow = rules_selector()
     engine.handle(message(""))  # invalid: the selector is never asked

@@ -29,8 +29,9 @@ from docassist.serving.metrics import Metrics
 from docassist.sources.schedule import SyncScheduler
 from docassist.sources.sync import lease_name
 from docassist.storage import Store
-from docassist.storage.backends import AnyStore, open_store
+from docassist.storage.backends import open_store
 from docassist.storage.postgres import PostgresStore
+from docassist.storage.roles import Storage
 from docassist_testkit.fakes.web_site import WebSite, page
 from tests.cli_run import one_json, run
 from tests.conftest import REPO, STORES
@@ -132,7 +133,7 @@ def sitemap_times(site: WebSite) -> list[float]:
         return [at for at, path in site.state.arrivals if path == SITEMAP]
 
 
-def status(store: AnyStore) -> SourceStatus:
+def status(store: Storage) -> SourceStatus:
     [wiki] = store.source_statuses()
     return wiki
 
@@ -264,11 +265,11 @@ def test_a_sync_longer_than_its_lease_keeps_it_while_its_replica_lives(
 
 @pytest.fixture(params=STORES)
 def two_processes(request: pytest.FixtureRequest, tmp_path: Path
-                  ) -> Iterator[tuple[AnyStore, AnyStore]]:
+                  ) -> Iterator[tuple[Storage, Storage]]:
     """An empty database opened twice: two replicas, on each store."""
     if request.param == "postgresql":
         url = str(request.getfixturevalue("pg_url"))
-        opened: list[AnyStore] = [PostgresStore(url), PostgresStore(url)]
+        opened: list[Storage] = [PostgresStore(url), PostgresStore(url)]
     else:
         opened = [Store(tmp_path / "digest.db"), Store(tmp_path / "digest.db")]
     yield opened[0], opened[1]
@@ -277,7 +278,7 @@ def two_processes(request: pytest.FixtureRequest, tmp_path: Path
 
 
 def test_the_gaps_digest_is_posted_once_a_week_whatever_replica_and_tick(
-        two_processes: tuple[AnyStore, AnyStore]) -> None:
+        two_processes: tuple[Storage, Storage]) -> None:
     posted: list[str] = []  # the admin channel (Slack's or Teams' poster, external)
     digests = [GapsDigest(store, posted.append, "en") for store in two_processes]
     assert digests[0].run_if_due()

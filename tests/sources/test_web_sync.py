@@ -12,10 +12,12 @@ import pytest
 from docassist.core.sources import Source, SourceKind
 from docassist.sources.sync import HOLDER, lease_name, sync_all
 from docassist.storage import Bm25Retriever, Store
-from docassist.storage.backends import AnyStore
 from docassist.storage.postgres import PostgresStore
 from docassist_testkit.fakes.web_site import WebSite, page
 from tests.conftest import STORES
+
+EitherStore = Store | PostgresStore
+"""Either store: these tests also reach into its own database."""
 
 RESTART = page("Restart", ("Steps", "Run systemctl restart docassist-api and check health."))
 BACKUP = page("Backup", ("Schedule", "Backups of the ledger run nightly at two."))
@@ -33,9 +35,9 @@ def site() -> Iterator[WebSite]:
 
 @pytest.fixture(params=STORES)
 def web_store(request: pytest.FixtureRequest, tmp_path: Path, site: WebSite
-              ) -> Iterator[AnyStore]:
+              ) -> Iterator[EitherStore]:
     """An empty store of each kind with the web source configured."""
-    store: AnyStore = (PostgresStore(request.getfixturevalue("pg_url"))
+    store: EitherStore = (PostgresStore(request.getfixturevalue("pg_url"))
                        if request.param == "postgresql" else Store(tmp_path / "web.db"))
     store.add_source(Source(name="wiki", kind=SourceKind.WEB, collection="ops",
                             settings={"url": f"{site.url}/sitemap.xml"}))
@@ -43,7 +45,7 @@ def web_store(request: pytest.FixtureRequest, tmp_path: Path, site: WebSite
     store.close()
 
 
-def chunk_count(store: AnyStore) -> int:
+def chunk_count(store: EitherStore) -> int:
     """Every chunk ever stored (a superseded version's too), read beside the store."""
     if isinstance(store, PostgresStore):
         with psycopg.connect(store.url) as connection:
@@ -53,7 +55,7 @@ def chunk_count(store: AnyStore) -> int:
 
 
 def test_first_sync_indexes_every_listed_page_with_ids_from_the_url_path(
-        web_store: AnyStore, site: WebSite) -> None:
+        web_store: EitherStore, site: WebSite) -> None:
     [outcome] = sync_all(web_store)
     assert outcome.ok, outcome.errors
     assert sorted(outcome.added) == ["DOC-KEYS", "DOC-OPS_BACKUP", "DOC-OPS_RESTART"]
@@ -69,7 +71,7 @@ def test_first_sync_indexes_every_listed_page_with_ids_from_the_url_path(
 
 
 def test_an_unchanged_resync_costs_one_conditional_request_and_embeds_nothing(
-        web_store: AnyStore, site: WebSite) -> None:
+        web_store: EitherStore, site: WebSite) -> None:
     sync_all(web_store)
     chunks = chunk_count(web_store)
     indexed_at = web_store.document("DOC-KEYS").indexed_at  # type: ignore[union-attr]
@@ -83,7 +85,7 @@ def test_an_unchanged_resync_costs_one_conditional_request_and_embeds_nothing(
     assert web_store.document("DOC-KEYS").indexed_at == indexed_at  # type: ignore[union-attr]
 
 
-def test_a_byte_only_change_is_not_a_new_version(web_store: AnyStore, site: WebSite) -> None:
+def test_a_byte_only_change_is_not_a_new_version(web_store: EitherStore, site: WebSite) -> None:
     sync_all(web_store)
     chunks = chunk_count(web_store)
     site.state.pages["/keys.html"] = page(
@@ -95,7 +97,7 @@ def test_a_byte_only_change_is_not_a_new_version(web_store: AnyStore, site: WebS
 
 
 def test_an_edited_page_is_a_new_version_and_old_chunk_ids_still_resolve(
-        web_store: AnyStore, site: WebSite) -> None:
+        web_store: EitherStore, site: WebSite) -> None:
     sync_all(web_store)
     [old] = [c for c in web_store.current_chunks() if c.document_id == "DOC-OPS_BACKUP"]
     site.state.pages["/ops/backup.html"] = page(
@@ -112,7 +114,7 @@ def test_an_edited_page_is_a_new_version_and_old_chunk_ids_still_resolve(
 
 
 def test_a_deleted_page_leaves_search_and_the_catalog_in_that_sync(
-        web_store: AnyStore, site: WebSite) -> None:
+        web_store: EitherStore, site: WebSite) -> None:
     sync_all(web_store)
     del site.state.pages["/keys.html"]
     [outcome] = sync_all(web_store)
@@ -124,7 +126,7 @@ def test_a_deleted_page_leaves_search_and_the_catalog_in_that_sync(
 
 
 def test_a_page_answering_404_while_still_listed_leaves_the_catalog(
-        web_store: AnyStore, site: WebSite) -> None:
+        web_store: EitherStore, site: WebSite) -> None:
     sync_all(web_store)
     site.state.failures["/keys.html"] = [(410, {})]
     [outcome] = sync_all(web_store)
@@ -133,7 +135,7 @@ def test_a_page_answering_404_while_still_listed_leaves_the_catalog(
 
 
 def test_429_and_5xx_mid_sync_keep_what_succeeded_and_say_what_did_not(
-        web_store: AnyStore, site: WebSite) -> None:
+        web_store: EitherStore, site: WebSite) -> None:
     sync_all(web_store)
     site.state.pages["/ops/restart.html"] = page("Restart", ("Steps", "Restart twice now."))
     site.state.pages["/ops/backup.html"] = page("Backup", ("Schedule", "Backups weekly."))
@@ -151,7 +153,7 @@ def test_429_and_5xx_mid_sync_keep_what_succeeded_and_say_what_did_not(
     assert site.state.hits["/ops/restart.html"] == 1 + 3
 
 
-def test_a_sitemap_that_fails_removes_nothing(web_store: AnyStore, site: WebSite) -> None:
+def test_a_sitemap_that_fails_removes_nothing(web_store: EitherStore, site: WebSite) -> None:
     sync_all(web_store)
     site.state.failures["/sitemap.xml"] = [(500, {})] * 3
     [outcome] = sync_all(web_store)
@@ -159,7 +161,7 @@ def test_a_sitemap_that_fails_removes_nothing(web_store: AnyStore, site: WebSite
     assert len(web_store.documents()) == 3
 
 
-def test_robots_txt_exclusions_are_respected(web_store: AnyStore, site: WebSite) -> None:
+def test_robots_txt_exclusions_are_respected(web_store: EitherStore, site: WebSite) -> None:
     site.state.robots = "User-agent: *\nDisallow: /ops/\n"
     [outcome] = sync_all(web_store)
     assert outcome.added == ["DOC-KEYS"]
@@ -187,7 +189,7 @@ def test_a_start_page_is_crawled_through_same_site_links(tmp_path: Path, site: W
     store.close()
 
 
-def test_one_sync_of_a_source_at_a_time_across_processes(web_store: AnyStore) -> None:
+def test_one_sync_of_a_source_at_a_time_across_processes(web_store: EitherStore) -> None:
     assert web_store.claim_lease(lease_name("wiki"), "other-process:1", 60)
     [outcome] = sync_all(web_store)
     assert outcome.error == "a sync of this source is running in another process"
@@ -198,7 +200,7 @@ def test_one_sync_of_a_source_at_a_time_across_processes(web_store: AnyStore) ->
     assert outcome.ok and len(outcome.added) == 3
 
 
-def test_an_expired_lease_is_taken_over(web_store: AnyStore) -> None:
+def test_an_expired_lease_is_taken_over(web_store: EitherStore) -> None:
     assert web_store.claim_lease(lease_name("wiki"), "dead-process:1", -1)
     [outcome] = sync_all(web_store)
     assert outcome.ok and len(outcome.added) == 3

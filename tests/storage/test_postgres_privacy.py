@@ -9,8 +9,8 @@ import pytest
 
 from docassist.bot.terminal.chat import new_thread_key
 from docassist.core.turn import TurnEngine
-from docassist.storage.backends import AnyStore
 from docassist.storage.postgres import PostgresStore
+from docassist.storage.roles import Storage
 from tests.cli_run import one_json, run
 from tests.conftest import STORES
 from tests.helpers import message
@@ -31,7 +31,7 @@ def holding(url: str, needle: str) -> list[str]:
 
 
 @pytest.mark.parametrize("store", STORES[1:], indirect=True)
-def test_purge_0d_leaves_no_question_text_in_any_table(store: AnyStore,
+def test_purge_0d_leaves_no_question_text_in_any_table(store: Storage,
                                                        engine: TurnEngine) -> None:
     assert isinstance(store, PostgresStore)
     url = store.url

@@ -12,22 +12,25 @@ import pytest
 
 from docassist.serving.ratelimit import SharedRateLimiter
 from docassist.storage import Store
-from docassist.storage.backends import AnyStore
 from docassist.storage.exports import RETENTION_LEASE, RetentionScheduler
 from docassist.storage.postgres import PostgresStore
 from docassist_testkit.fakes.loopback import wait_until
 from tests.conftest import STORES
 from tests.helpers import message
 
+EitherStore = Store | PostgresStore
+"""Either store: these tests also reach into its own database."""
+
 LEASE = 30.0
 
 
 @pytest.fixture(params=STORES)
-def pair(request: pytest.FixtureRequest, db_path: Path) -> Iterator[tuple[AnyStore, AnyStore]]:
+def pair(request: pytest.FixtureRequest,
+         db_path: Path) -> Iterator[tuple[EitherStore, EitherStore]]:
     """One database opened twice: two processes, on each store."""
     if request.param == "postgresql":
         url = str(request.getfixturevalue("pg_demo_url"))
-        opened: list[AnyStore] = [PostgresStore(url), PostgresStore(url)]
+        opened: list[EitherStore] = [PostgresStore(url), PostgresStore(url)]
     else:
         opened = [Store(db_path), Store(db_path)]
     yield opened[0], opened[1]
@@ -35,7 +38,7 @@ def pair(request: pytest.FixtureRequest, db_path: Path) -> Iterator[tuple[AnySto
         store.close()
 
 
-def execute(store: AnyStore, sql: str, params: list[object]) -> None:
+def execute(store: EitherStore, sql: str, params: list[object]) -> None:
     """Raw SQL as a test's own hand on the database (SQLite `?` placeholders)."""
     if isinstance(store, Store):
         store.db.execute(sql, params)
@@ -45,7 +48,7 @@ def execute(store: AnyStore, sql: str, params: list[object]) -> None:
 
 
 def test_only_the_oldest_event_of_a_conversation_is_claimed_and_only_once(
-        pair: tuple[AnyStore, AnyStore]) -> None:
+        pair: tuple[EitherStore, EitherStore]) -> None:
     store, other = pair
     first = store.enqueue(message("one", thread="a", event_id="A1"))
     second = store.enqueue(message("two", thread="a", event_id="A2"))
@@ -61,7 +64,7 @@ def test_only_the_oldest_event_of_a_conversation_is_claimed_and_only_once(
 
 
 def test_an_expired_claim_is_taken_over_and_the_old_holder_learns_it_lost(
-        pair: tuple[AnyStore, AnyStore]) -> None:
+        pair: tuple[EitherStore, EitherStore]) -> None:
     store, other = pair
     event_id = store.enqueue(message("one", thread="a", event_id="A1"))
     assert [event.id for event in store.claim("", "dead", 0.2, 10)] == [event_id]
@@ -74,7 +77,7 @@ def test_an_expired_claim_is_taken_over_and_the_old_holder_learns_it_lost(
 
 
 def test_a_claim_is_held_for_a_while_by_its_holder_only_and_not_once_done(
-        pair: tuple[AnyStore, AnyStore]) -> None:
+        pair: tuple[EitherStore, EitherStore]) -> None:
     """`holds` (a read): what the inbox worker checks before delivering instead of writing
     a renewal, when the claim has long enough left."""
     store, other = pair
@@ -89,7 +92,7 @@ def test_a_claim_is_held_for_a_while_by_its_holder_only_and_not_once_done(
 
 
 def test_concurrent_finishes_each_release_their_claim_and_their_text(
-        pair: tuple[AnyStore, AnyStore]) -> None:
+        pair: tuple[EitherStore, EitherStore]) -> None:
     """Finishes from many threads at once (a turn process's): each event ends done (or
     failed, with its error), its claim released, its text gone, and its conversation's
     next event claimable."""
@@ -116,7 +119,7 @@ def test_concurrent_finishes_each_release_their_claim_and_their_text(
 
 
 def test_no_event_of_a_conversation_is_claimed_while_another_claim_on_it_is_live(
-        pair: tuple[AnyStore, AnyStore]) -> None:
+        pair: tuple[EitherStore, EitherStore]) -> None:
     store, other = pair
     """A PostgreSQL sequence can commit an older id after a newer one was claimed."""
     first = store.enqueue(message("one", thread="a", event_id="A1"))
@@ -127,19 +130,19 @@ def test_no_event_of_a_conversation_is_claimed_while_another_claim_on_it_is_live
     assert other.claim("", "p2", LEASE, 10) == []
 
 
-def test_claims_are_per_platform(pair: tuple[AnyStore, AnyStore]) -> None:
+def test_claims_are_per_platform(pair: tuple[EitherStore, EitherStore]) -> None:
     store = pair[0]
     store.enqueue(message("one", thread="a", event_id="A1"))
     assert store.claim("slack", "p1", LEASE, 10) == []
     assert len(store.claim("test", "p1", LEASE, 10)) == 1
 
 
-def test_concurrent_claimers_never_share_an_event(pair: tuple[AnyStore, AnyStore]) -> None:
+def test_concurrent_claimers_never_share_an_event(pair: tuple[EitherStore, EitherStore]) -> None:
     store, other = pair
     for index in range(40):
         store.enqueue(message(f"m{index}", thread=f"t{index}", event_id=f"E{index}"))
 
-    def claim_all(claimer: tuple[AnyStore, str]) -> list[int]:
+    def claim_all(claimer: tuple[EitherStore, str]) -> list[int]:
         db, holder = claimer
         taken: list[int] = []
         for _ in range(20):
@@ -153,7 +156,7 @@ def test_concurrent_claimers_never_share_an_event(pair: tuple[AnyStore, AnyStore
     assert len(everything) == len(set(everything)) == 40
 
 
-def test_rate_limits_count_across_processes(pair: tuple[AnyStore, AnyStore]) -> None:
+def test_rate_limits_count_across_processes(pair: tuple[EitherStore, EitherStore]) -> None:
     store, other = pair
     here, there = SharedRateLimiter(store, 2, 0), SharedRateLimiter(other, 2, 0)
     assert here.check("U1", "a1") == 0
@@ -168,7 +171,7 @@ def test_rate_limits_count_across_processes(pair: tuple[AnyStore, AnyStore]) -> 
     assert rows and all(len(row["user_key"]) == 64 for row in rows)  # hashed, never the id
 
 
-def test_concurrent_checks_admit_exactly_the_limit(pair: tuple[AnyStore, AnyStore]) -> None:
+def test_concurrent_checks_admit_exactly_the_limit(pair: tuple[EitherStore, EitherStore]) -> None:
     store, other = pair
     limiters = [SharedRateLimiter(db, 0, 7) for db in (store, other)]
     with ThreadPoolExecutor(8) as pool:
@@ -176,7 +179,7 @@ def test_concurrent_checks_admit_exactly_the_limit(pair: tuple[AnyStore, AnyStor
     assert verdicts.count(0) == 7
 
 
-def test_retention_runs_in_one_process_a_day(pair: tuple[AnyStore, AnyStore]) -> None:
+def test_retention_runs_in_one_process_a_day(pair: tuple[EitherStore, EitherStore]) -> None:
     store, other = pair
     first = RetentionScheduler(store, 30, holder="process-1")
     second = RetentionScheduler(other, 30, holder="process-2")
@@ -191,7 +194,7 @@ def test_retention_runs_in_one_process_a_day(pair: tuple[AnyStore, AnyStore]) ->
 
 
 def test_a_skipped_retention_run_is_tried_again_when_the_other_lease_ends(
-        pair: tuple[AnyStore, AnyStore]) -> None:
+        pair: tuple[EitherStore, EitherStore]) -> None:
     """A process that starts while another's daily lease holds (a restart) runs retention
     once that lease ends, not a whole period later."""
     store, other = pair
@@ -205,6 +208,6 @@ def test_a_skipped_retention_run_is_tried_again_when_the_other_lease_ends(
         scheduler.stop()
 
 
-def _retention_holder(store: AnyStore) -> str:
+def _retention_holder(store: EitherStore) -> str:
     [lease] = [row for row in store.lease_rows() if row["name"] == RETENTION_LEASE]
     return str(lease["holder"])

@@ -15,8 +15,8 @@ from docassist.core.limits import GAP_DAYS
 from docassist.core.sources import SourceStatus, health
 from docassist.evaluation.canary import CanaryReport
 from docassist.evaluation.decisions import DecisionReport
-from docassist.storage.backends import AnyStore
 from docassist.storage.exports import scoped_turns
+from docassist.storage.roles import ReportRows
 
 BAR_WIDTH: Final = 420
 ROW_HEIGHT: Final = 22
@@ -110,7 +110,7 @@ def _gaps_table(groups: list[GapGroup]) -> str:
     return f'<table class="gaps" id="gaps"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
-def _canary_html(store: AnyStore) -> str:
+def _canary_html(store: ReportRows) -> str:
     """The latest canary run and its regressions (cases that passed in the run before)."""
     row = store.latest_eval_run("canary")
     if row is None:
@@ -123,7 +123,7 @@ def _canary_html(store: AnyStore) -> str:
     return f'<div id="canary"><p>{summary}</p><ul class="regressions">{items}</ul></div>'
 
 
-def _gaps(store: AnyStore, turns: list[dict[str, Any]], scoped: bool) -> list[GapGroup]:
+def _gaps(store: ReportRows, turns: list[dict[str, Any]], scoped: bool) -> list[GapGroup]:
     """The gap groups of the last GAP_DAYS days; of the report's turns only when scoped."""
     kept = {turn["result_id"] for turn in turns}
     rows = [row for row in store.gap_rows(_days_ago(GAP_DAYS))
@@ -131,7 +131,7 @@ def _gaps(store: AnyStore, turns: list[dict[str, Any]], scoped: bool) -> list[Ga
     return group_gaps(map(Gap.from_row, rows), store)
 
 
-def gather(store: AnyStore, audience: str | None = None,
+def gather(store: ReportRows, audience: str | None = None,
            collection: str | None = None) -> dict[str, Any]:
     turns = scoped_turns(store.turns(), audience, collection)
     cited: Counter[str] = Counter()
@@ -163,7 +163,7 @@ def gather(store: AnyStore, audience: str | None = None,
     }
 
 
-def render_report(store: AnyStore, audience: str | None = None,
+def render_report(store: ReportRows, audience: str | None = None,
                   collection: str | None = None) -> str:
     """The dashboard; with `audience` or `collection`, of those turns only (see
     storage.exports.scoped_turns)."""

@@ -13,7 +13,7 @@ from typing import Any
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.ports import SearchHit
 from docassist.core.scopes import Scope
-from docassist.storage.backends import AnyStore
+from docassist.storage.roles import VersionedCatalog
 
 
 def bm25s_available() -> bool:
@@ -28,7 +28,7 @@ class Bm25sRetriever:
     name = "bm25s"
     default_threshold = 0.0  # raw BM25; only ranking is evaluated
 
-    def __init__(self, store: AnyStore) -> None:
+    def __init__(self, store: VersionedCatalog) -> None:
         self.store = store
         self._lock = threading.Lock()
         self._built: tuple[int, Any, list[Chunk], dict[str, DocumentInfo]] | None = None

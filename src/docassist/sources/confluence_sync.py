@@ -28,8 +28,8 @@ from docassist.sources.remote import (
     remote_document_id,
 )
 from docassist.sources.web_sync import OnItem
-from docassist.storage.backends import AnyStore
 from docassist.storage.formats import read_html
+from docassist.storage.roles import SourceItems
 
 
 def page_key(page_id: str) -> str:
@@ -52,7 +52,7 @@ def page_text(page: ConfluencePage) -> str:
 
 @dataclass
 class ConfluenceSync:
-    store: AnyStore
+    store: SourceItems
     source: Source
     api: ConfluenceApi
     on_item: OnItem | None = None

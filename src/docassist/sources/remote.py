@@ -39,8 +39,8 @@ from docassist.sources.limits import (
     WEB_REQUEST_ATTEMPTS,
 )
 from docassist.sources.walls import OffLimits, Origin
-from docassist.storage.backends import AnyStore
 from docassist.storage.formats import SUPPORTED_SUFFIXES, read_bytes
+from docassist.storage.roles import SourceItems
 from docassist.storage.source_rows import WebItem
 
 T = TypeVar("T")
@@ -228,7 +228,7 @@ class ItemLedger:
     """The items one source holds (key → document and version marker), as the store keeps
     them, and this sync's outcome. Keys are the system's ids (`page:123`, a drive item id)."""
 
-    store: AnyStore
+    store: SourceItems
     source: Source
     outcome: SyncOutcome
     items: dict[str, WebItem] = field(init=False)

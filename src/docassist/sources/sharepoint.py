@@ -32,7 +32,7 @@ from docassist.sources.remote import (
     remote_document_id,
 )
 from docassist.sources.web_sync import OnItem
-from docassist.storage.backends import AnyStore
+from docassist.storage.roles import SourceItems
 
 DELTA_LINK = "delta_link"
 DRIVE_ID = "drive_id"
@@ -73,7 +73,7 @@ def content_marker(item: dict[str, Any]) -> str:
 
 @dataclass
 class SharePointSync:
-    store: AnyStore
+    store: SourceItems
     source: Source
     graph: GraphClient
     on_item: OnItem | None = None

@@ -23,22 +23,22 @@ from docassist.sources.limits import SYNC_LEASE_SECONDS
 from docassist.sources.sharepoint import SharePointSync, graph_client
 from docassist.sources.web import WebFetcher
 from docassist.sources.web_sync import OnItem, WebSync
-from docassist.storage.backends import AnyStore
 from docassist.storage.indexer import index_paths
+from docassist.storage.roles import SyncRows
 
 logger = logging.getLogger(__name__)
 
 HOLDER = PROCESS_HOLDER
 """This process's name on the leases it takes."""
 
-AfterSync = Callable[[AnyStore], None]
+AfterSync = Callable[[SyncRows], None]
 
 
 def lease_name(source: str) -> str:
     return f"sync:{source}"
 
 
-def sync_folder(store: AnyStore, source: Source, on_item: OnItem | None = None) -> SyncOutcome:
+def sync_folder(store: SyncRows, source: Source, on_item: OnItem | None = None) -> SyncOutcome:
     """Today's `index PATH` as a source: the same incremental indexer, its documents tagged."""
     outcome = SyncOutcome(source.name, source.kind)
     folder = Path(source.folder().path)
@@ -58,7 +58,7 @@ def sync_folder(store: AnyStore, source: Source, on_item: OnItem | None = None) 
     return outcome
 
 
-def _sync_one(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOutcome:
+def _sync_one(store: SyncRows, source: Source, on_item: OnItem | None) -> SyncOutcome:
     if source.kind is SourceKind.FOLDER:
         return sync_folder(store, source, on_item)
     if source.kind is SourceKind.CONFLUENCE:
@@ -76,7 +76,7 @@ def _sync_one(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOu
         fetcher.close()
 
 
-def sync_confluence(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOutcome:
+def sync_confluence(store: SyncRows, source: Source, on_item: OnItem | None) -> SyncOutcome:
     api = ConfluenceApi(source.confluence())
     try:
         return ConfluenceSync(store, source, api, on_item).run()
@@ -84,7 +84,7 @@ def sync_confluence(store: AnyStore, source: Source, on_item: OnItem | None) -> 
         api.close()
 
 
-def sync_sharepoint(store: AnyStore, source: Source, on_item: OnItem | None) -> SyncOutcome:
+def sync_sharepoint(store: SyncRows, source: Source, on_item: OnItem | None) -> SyncOutcome:
     graph = graph_client()
     try:
         return SharePointSync(store, source, graph, on_item).run()
@@ -92,7 +92,7 @@ def sync_sharepoint(store: AnyStore, source: Source, on_item: OnItem | None) -> 
         graph.close()
 
 
-def selected_sources(store: AnyStore, name: str | None) -> list[Source]:
+def selected_sources(store: SyncRows, name: str | None) -> list[Source]:
     sources = store.sources()
     if name is None:
         return sources
@@ -102,7 +102,7 @@ def selected_sources(store: AnyStore, name: str | None) -> list[Source]:
     return chosen
 
 
-def note_stale_threads(store: AnyStore, outcome: SyncOutcome, active_days: int,
+def note_stale_threads(store: SyncRows, outcome: SyncOutcome, active_days: int,
                        collection: str | None = None) -> int:
     """Pending notes for threads whose latest answer cited a version this sync replaced or
     removed (delivered later by the serving processes). `collection` is the source's: where
@@ -126,7 +126,7 @@ def _holder() -> str:
     return f"{HOLDER}:{uuid.uuid4().hex[:8]}"
 
 
-def sync_source(store: AnyStore, source: Source, *, every_seconds: float | None = None,
+def sync_source(store: SyncRows, source: Source, *, every_seconds: float | None = None,
                 on_item: OnItem | None = None, stale_days: int | None = None,
                 lease_seconds: float = SYNC_LEASE_SECONDS) -> SyncOutcome:
     """Sync one source under its lease (renewed while the sync runs); the outcome (errors
@@ -143,7 +143,7 @@ def sync_source(store: AnyStore, source: Source, *, every_seconds: float | None 
         store.release_lease(lease, holder)
 
 
-def sync_if_due(store: AnyStore, source: Source, *, every_seconds: float,
+def sync_if_due(store: SyncRows, source: Source, *, every_seconds: float,
                 on_item: OnItem | None = None, stale_days: int | None = None,
                 lease_seconds: float = SYNC_LEASE_SECONDS) -> SyncOutcome | None:
     """The scheduled sync every replica runs: None (nothing done, nothing counted) when a
@@ -164,7 +164,7 @@ def sync_if_due(store: AnyStore, source: Source, *, every_seconds: float,
         store.release_lease(lease, holder)
 
 
-def _sync_leased(store: AnyStore, source: Source, every_seconds: float | None,
+def _sync_leased(store: SyncRows, source: Source, every_seconds: float | None,
                  on_item: OnItem | None, stale_days: int | None) -> SyncOutcome:
     store.record_sync_started(source.name)
     try:
@@ -184,7 +184,7 @@ def _sync_leased(store: AnyStore, source: Source, every_seconds: float | None,
     return outcome
 
 
-def sync_all(store: AnyStore, name: str | None = None, *, every_seconds: float | None = None,
+def sync_all(store: SyncRows, name: str | None = None, *, every_seconds: float | None = None,
              on_item: OnItem | None = None, after: AfterSync | None = None,
              stale_days: int | None = None, lease_seconds: float = SYNC_LEASE_SECONDS,
              due_only: bool = False) -> list[SyncOutcome]:

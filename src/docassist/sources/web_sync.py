@@ -22,8 +22,8 @@ from docassist.sources.bodies import BodyRefused
 from docassist.sources.limits import WEB_MAX_DEPTH, WEB_MAX_PAGES
 from docassist.sources.walls import OffLimits
 from docassist.sources.web import FetchError, Page, WebFetcher, links_within
-from docassist.storage.backends import AnyStore
 from docassist.storage.formats import read_html, read_pdf, read_text_file
+from docassist.storage.roles import SourceItems
 from docassist.storage.source_rows import WebItem
 
 OnItem = Callable[[str], None]
@@ -53,7 +53,7 @@ def _page_text(page: Page) -> str:
 
 @dataclass
 class WebSync:
-    store: AnyStore
+    store: SourceItems
     source: Source
     fetcher: WebFetcher
     on_item: OnItem | None = None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeAlias
 
 from pydantic import BaseModel
 from sqlite_utils import Database
@@ -21,12 +20,12 @@ from docassist.storage.migrations import migrations
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.connection import redact_url
 from docassist.storage.postgres.schema import MIGRATIONS as PG_MIGRATIONS
+from docassist.storage.roles import Storage
 
-AnyStore: TypeAlias = Store | PostgresStore
-"""Every store: code that works on any of them is typed with this (mypy then refuses a call
-that only one of them has)."""
-
-Opener = Callable[[str, bool], AnyStore]
+Opener = Callable[[str, bool], Storage]
+"""Opens one backend's store. Typed with `Storage` (storage/roles.py), so mypy proves each
+store satisfies every role: `open_store` returns the SQLite one, and `_postgres` is
+registered as an Opener below."""
 _BACKENDS: dict[str, tuple[str, Opener]] = {}
 """URL scheme → (backend name, opener)."""
 
@@ -62,7 +61,7 @@ def shown(db: str | os.PathLike[str]) -> str:
     return str(db) if _scheme(str(db)) is None else redact_url(str(db))
 
 
-def open_store(db: str | os.PathLike[str], *, save_raw: bool = False) -> AnyStore:
+def open_store(db: str | os.PathLike[str], *, save_raw: bool = False) -> Storage:
     """The store DOCASSIST_DB names, migrated and ready."""
     value = str(db)
     scheme = _scheme(value)

@@ -1,25 +1,25 @@
-"""The SQLite store's conversations and traces: turn commits (optimistic versions, event
-dedupe), shadow records, evaluation runs, feedback, escalations, purge (mixed into Store;
-postgres/conversations.py is its twin)."""
+"""The SQLite store's conversations: loading a state, turn commits (optimistic versions,
+event dedupe, in a write it may share), arrivals claimed once, the turn rows read in their
+order, the latest run of an evaluation kind, and the purge (mixed into Store;
+postgres/conversations.py is its twin). What both write alike is in trace_rows.py and
+feedback_rows.py."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import threading
-import uuid
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from sqlite_utils import Database
 
-from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
+from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError
 from docassist.core.messages import ConversationKey
 from docassist.core.ports import StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
-from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
+from docassist.core.trace import ToolCallRecord, TurnRecord
 from docassist.storage.connection import insert_row, now_iso, upsert_row
 from docassist.storage.privacy import Erasure, erase_before
 from docassist.storage.shared_writes import SharesWrites
@@ -35,7 +35,7 @@ class _StoreParts(SharesWrites, Protocol):
 
 
 class ConversationRows:
-    """Conversation states, the trace, evaluation runs and votes (mixed into Store)."""
+    """Conversation states, turn commits and the purge (mixed into Store)."""
 
     def load(self: _StoreParts, key: ConversationKey) -> StoredConversation:
         with self._reading() as connection:
@@ -99,22 +99,6 @@ class ConversationRows:
 
         return self._shared_write(write)
 
-    def record_shadow(self: _StoreParts, record: ShadowRecord) -> None:
-        with self._transaction() as connection:
-            insert_row(connection, "shadow_decisions", record.model_dump())
-
-    def shadow_decisions(self: _StoreParts) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self.db.query("SELECT * FROM shadow_decisions ORDER BY created_at"))
-
-    def answer_place(self: _StoreParts, result_id: str) -> tuple[str, str] | None:
-        with self._reading() as connection:
-            row = connection.execute(
-                "SELECT conversations.platform, conversations.channel FROM turns JOIN "
-                "conversations USING (conversation_id) WHERE turns.result_id = ?",
-                [result_id]).fetchone()
-        return None if row is None else (str(row[0]), str(row[1]))
-
     def claim_arrival(self: _StoreParts, platform: str, arrival_id: str) -> bool:
         """True for the first delivery of a request that is not a turn (a slash command by
         its trigger id); a replay finds it taken."""
@@ -126,13 +110,6 @@ class ConversationRows:
             except sqlite3.IntegrityError:
                 return False
         return True
-
-    def event_seen(self: _StoreParts, platform: str, event_id: str) -> bool:
-        with self._reading() as connection:
-            row = connection.execute(
-                "SELECT 1 FROM processed_events WHERE platform = ? AND event_id = ?",
-                [platform, event_id]).fetchone()
-        return row is not None
 
     def turns(self: _StoreParts, conversation_id: str | None = None, since: str | None = None,
               until: str | None = None) -> list[dict[str, Any]]:
@@ -150,71 +127,11 @@ class ConversationRows:
             return list(self.db.query(
                 f"SELECT * FROM turns {where} ORDER BY created_at, rowid", params))
 
-    def save_eval_run(self: _StoreParts, kind: str, source: str, report: Any) -> str:
-        """Store an evaluation report (a pydantic model); returns its run id."""
-        run_id = f"{kind}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
-        with self._transaction() as connection:
-            insert_row(connection, "eval_runs", {
-                "run_id": run_id, "kind": kind, "created_at": now_iso(), "source": source,
-                "backend": report.backend, "model": report.model,
-                "catalog_version": report.catalog_version, "total": report.total,
-                "accuracy": report.accuracy, "report": report.model_dump_json()})
-        return run_id
-
-    def eval_run(self: _StoreParts, run_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            rows = list(self.db.query("SELECT * FROM eval_runs WHERE run_id = ?", [run_id]))
-        return rows[0] if rows else None
-
     def latest_eval_run(self: _StoreParts, kind: str) -> dict[str, Any] | None:
         with self._lock:
             rows = list(self.db.query("SELECT * FROM eval_runs WHERE kind = ? "
                                       "ORDER BY created_at DESC, rowid DESC LIMIT 1", [kind]))
         return rows[0] if rows else None
-
-    def eval_runs(self: _StoreParts) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self.db.query("SELECT run_id, kind, created_at, source, backend, model, "
-                                      "catalog_version, total, accuracy FROM eval_runs "
-                                      "ORDER BY created_at"))
-
-    def record_feedback(self: _StoreParts, result_id: str, user: str, positive: bool) -> None:
-        """A 👍 or 👎 on one answer; the user is stored as a hash. One vote per user per
-        answer: a later click replaces the earlier one."""
-        with self._transaction() as connection:
-            _require_turn(connection, result_id)
-            connection.execute(
-                "INSERT INTO feedback (result_id, user_sha256, value, created_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (result_id, user_sha256) DO UPDATE SET "
-                "value = excluded.value, created_at = excluded.created_at",
-                [result_id, sha256_text(user), 1 if positive else -1, now_iso()])
-
-    def record_escalation(self: _StoreParts, result_id: str, user: str) -> bool:
-        """An "Ask a human" request on one answer: True for the first, False when that
-        answer was escalated already (by anyone)."""
-        with self._transaction() as connection:
-            _require_turn(connection, result_id)
-            cursor = connection.execute(
-                "INSERT OR IGNORE INTO escalations (result_id, user_sha256, created_at) "
-                "VALUES (?, ?, ?)", [result_id, sha256_text(user), now_iso()])
-            return cursor.rowcount == 1
-
-    def withdraw_escalation(self: _StoreParts, result_id: str) -> None:
-        """The request could not be posted: the next click may try again."""
-        with self._transaction() as connection:
-            connection.execute("DELETE FROM escalations WHERE result_id = ?", [result_id])
-
-    def conversation_of_result(self: _StoreParts, result_id: str) -> list[dict[str, Any]]:
-        """The conversation key columns of the turn with this result id (zero or one row)."""
-        with self._lock:
-            return list(self.db.query(
-                "SELECT c.platform, c.workspace, c.channel, c.thread FROM turns t "
-                "JOIN conversations c ON c.conversation_id = t.conversation_id "
-                "WHERE t.result_id = ?", [result_id]))
-
-    def feedback(self: _StoreParts) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self.db.query("SELECT * FROM feedback ORDER BY id"))
 
     def erase_before(self: _StoreParts, cutoff: str) -> Erasure:
         """Every stored copy of user text written before `cutoff` (see privacy.py); then the
@@ -225,18 +142,6 @@ class ConversationRows:
         with self._lock:
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return erased
-
-    def tool_calls(self: _StoreParts, result_id: str | None = None) -> list[dict[str, Any]]:
-        where, params = ("WHERE result_id = ?", [result_id]) if result_id else ("", [])
-        with self._lock:
-            return list(self.db.query(f"SELECT * FROM tool_calls {where} ORDER BY id", params))
-
-
-def _require_turn(connection: sqlite3.Connection, result_id: str) -> None:
-    if connection.execute("SELECT 1 FROM turns WHERE result_id = ?",
-                          [result_id]).fetchone() is None:
-        raise StorageError(f"no turn with result id {result_id}")
-
 
 def _json_columns(row: dict[str, Any]) -> dict[str, Any]:
     return {k: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v

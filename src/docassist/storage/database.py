@@ -3,10 +3,11 @@
 `Store` opens the file (migrated on open), holds its connections and locks, and runs each
 write in a BEGIN IMMEDIATE transaction: its own, or for the writes a turn makes (claim,
 write probe, commit, finish, gap questions) one shared with the process's other writers
-queued meanwhile (shared_writes.py). Its rows are kept by kind in mixins, laid out as
-the PostgreSQL store's (storage/postgres/): catalog_rows (documents, chunks, search rows,
-vectors), conversation_rows (commits, traces, votes, purge), inbox_rows (the durable inbox),
-claims, source_rows, stale_rows, feedback_rows, teams_rows, scope_rows, gap_rows.
+queued meanwhile (shared_writes.py). Its rows are kept by kind in mixins. Those both stores
+share, written once over dialect.py: trace_rows, source_rows, stale_rows, feedback_rows,
+teams_rows, scope_rows, gap_rows. Those of its own, laid out as the PostgreSQL store's
+(storage/postgres/): catalog_rows (documents, chunks, search rows, vectors),
+conversation_rows (commits, purge), inbox_rows (the durable inbox), claims.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlite_utils import Database
 
@@ -30,6 +31,7 @@ from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.claims import ClaimRows
 from docassist.storage.connection import ReadConnections, connect, is_busy, storage_error
 from docassist.storage.conversation_rows import ConversationRows
+from docassist.storage.dialect import SQLITE, Dialect, Query, SqlStore
 from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
@@ -48,6 +50,7 @@ from docassist.storage.shared_writes import SharedWrites
 from docassist.storage.source_rows import SourceRows
 from docassist.storage.stale_rows import StaleRows
 from docassist.storage.teams_rows import TeamsRows
+from docassist.storage.trace_rows import TraceRows
 from docassist.storage.writer_turns import WriterTurns
 
 T = TypeVar("T")
@@ -60,8 +63,8 @@ logger = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = STORAGE_BUSY_TIMEOUT_MS
 
 
-class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, FeedbackRows,
-            TeamsRows, ScopeRows, ClaimRows, GapRows):
+class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, StaleRows,
+            FeedbackRows, TeamsRows, ScopeRows, ClaimRows, GapRows):
     """One database file; thread-safe through one lock around its connection.
 
     The durable inbox's ack path is what a platform waits for: `enqueue` is group-committed
@@ -70,6 +73,8 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
     it never waits for the turn workers on the shared one (WAL readers don't wait for
     writers). Measured on a 500-event burst: ack p99 ~0.9 s before, see docs/scaling-out.md.
     """
+
+    dialect: Dialect = SQLITE
 
     def __init__(self, path: str | Path, *, save_raw: bool = False) -> None:
         self.path = str(path)
@@ -149,6 +154,27 @@ class Store(CatalogRows, ConversationRows, InboxRows, SourceRows, StaleRows, Fee
             finally:
                 self._writer_turns.give_back()
 
+    # The seam the shared row mixins use (dialect.SqlStore), on this store's own paths.
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._transaction()
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """A read on the shared connection, under the store's lock."""
+        with self._lock:
+            return list(self.db.query(sql, params))
+
+    def _read_apart(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self._reading() as connection:
+            cursor = connection.execute(sql, params)
+            names = [column[0] for column in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    @contextmanager
+    def _reads(self) -> Iterator[Query]:
+        with self._lock:
+            yield self.db.query
+
     def ensure_writable(self) -> None:
         """Raise a StorageUnavailableError when a write would fail now (busy past the bounded
         wait, read-only, no room left), before a turn acts. The probe is a no-op write in a
@@ -226,3 +252,7 @@ def _roll_back(connection: sqlite3.Connection) -> None:
         connection.execute("ROLLBACK")
     except sqlite3.Error as error:  # the original error is what the caller must see
         logger.warning("rollback failed: %s", error)
+
+
+if TYPE_CHECKING:  # mypy proves the store gives the shared row mixins what they ask of it
+    _SEAM: type[SqlStore] = Store

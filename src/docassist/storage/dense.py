@@ -22,9 +22,8 @@ from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.limits import HYBRID_CANDIDATES, RRF_K
-from docassist.core.ports import Embedder, SearchHit
+from docassist.core.ports import Catalog, Embedder, SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
-from docassist.storage.backends import AnyStore
 from docassist.storage.fusion import Fusion, Vote, comb_mnz, weighted_rrf
 from docassist.storage.limits import (
     ANN_MIN_ROWS,
@@ -34,6 +33,7 @@ from docassist.storage.limits import (
     HYBRID_BM25_WEIGHT,
 )
 from docassist.storage.ranking import RowCollections, best_positions
+from docassist.storage.roles import EmbeddingWrites, VectorRows
 from docassist.storage.search import Bm25Retriever
 from docassist.storage.vectors import ExactIndex, VectorIndex, build_index
 
@@ -42,7 +42,7 @@ _BLAS: Final = ThreadpoolController()  # finds the BLAS numpy loaded (once: it s
 
 
 def embed_missing(
-    store: AnyStore,
+    store: EmbeddingWrites,
     embedder: Embedder,
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
@@ -71,7 +71,8 @@ def embed_missing(
     return len(chunks)
 
 
-def _store_batch(store: AnyStore, embedder: Embedder, batch: list[Chunk], vectors: Future[Any],
+def _store_batch(store: EmbeddingWrites, embedder: Embedder, batch: list[Chunk],
+                 vectors: Future[Any],
                  on_batch: Callable[[int], None] | None) -> None:
     store.save_embeddings(embedder.name, [chunk.chunk_id for chunk in batch], vectors.result())
     if on_batch is not None:
@@ -120,7 +121,7 @@ class DenseRetriever:
     name = "dense"
     default_threshold = DENSE_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: AnyStore, embedder: Embedder, *,
+    def __init__(self, store: VectorRows, embedder: Embedder, *,
                  ann_min_rows: int = ANN_MIN_ROWS) -> None:
         self.store = store
         self.embedder = embedder
@@ -229,7 +230,7 @@ def _nearest_in(snapshot: DenseSnapshot, query: npt.NDArray[np.float32], count: 
     return allowed[best], scores[best]
 
 
-def _hits(store: AnyStore, dense: DenseResult, chunk_ids: list[str],
+def _hits(store: Catalog, dense: DenseResult, chunk_ids: list[str],
           known: dict[str, SearchHit]) -> list[SearchHit]:
     """Hits scored by their cosine (0 for a chunk without a vector); chunks are read only for
     the few returned."""

@@ -22,7 +22,6 @@ from docassist.core.errors import StorageError, StorageUnavailableError
 from docassist.core.limits import MAX_RETENTION_DAYS
 from docassist.core.ports import TraceLog
 from docassist.serving.inbox import PROCESS_HOLDER
-from docassist.storage.backends import AnyStore
 from docassist.storage.connection import iso_text
 from docassist.storage.limits import (
     RETENTION_PERIOD_SECONDS,
@@ -30,6 +29,7 @@ from docassist.storage.limits import (
     SCHEDULE_LEASE_SECONDS,
 )
 from docassist.storage.privacy import Erasure
+from docassist.storage.roles import Retention, TraceEraser
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ class RetentionScheduler:
     that lease ends, not a day later (a process restarted every day would otherwise skip
     every other day: runs up to two days apart)."""
 
-    def __init__(self, store: AnyStore, days: int, holder: str = PROCESS_HOLDER) -> None:
+    def __init__(self, store: Retention, days: int, holder: str = PROCESS_HOLDER) -> None:
         self.store = store
         self.age = timedelta(days=days)
         self.holder = holder
@@ -240,7 +240,7 @@ class RetentionScheduler:
             self._timer.cancel()
 
 
-def purge_older_than(store: AnyStore, age: timedelta) -> Erasure:
+def purge_older_than(store: TraceEraser, age: timedelta) -> Erasure:
     """Erase every stored copy of user text older than `age`: traces, inbox events, shadow
     records, votes, and the history of conversations idle since then (privacy.py)."""
     cutoff = iso_text(datetime.now(UTC) - age)

@@ -1,34 +1,21 @@
-"""The store's part for `docassist gaps`: questions kept as vectors, and the gap turns of a
+"""The stores' part for `docassist gaps`: questions kept as vectors, and the gap turns of a
 period with their votes and escalations.
 
-A mixin of `Store` (one database, one lock, one transaction rule). Without save_raw a
-question is kept as its embedding (int8 codes, as the chunk vectors) and the ids of the
-closest documents, never as text; rows go with the turn's trace on purge (privacy.py).
+A mixin of both stores (written once over dialect.py). Without save_raw a question is kept
+as its embedding (int8 codes, as the chunk vectors) and the ids of the closest documents,
+never as text; rows go with the turn's trace on purge (privacy.py).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
-
-from sqlite_utils import Database
+from typing import Any
 
 from docassist.core.ports import QuestionTrace
 from docassist.core.statuses import GAP_STATUSES
-from docassist.storage.shared_writes import SharesWrites
+from docassist.storage.dialect import Query, SqlStore
 from docassist.storage.vectors import decode_vector, encode_vector
-
-
-class _StoreParts(SharesWrites, Protocol):
-    db: Database
-    _lock: threading.RLock
-
-    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
 
 def question_row(trace: QuestionTrace) -> dict[str, Any]:
@@ -42,28 +29,22 @@ def question_row(trace: QuestionTrace) -> dict[str, Any]:
 
 
 class GapRows:
-    """Question vectors and the gap turns read back (mixed into Store)."""
+    """Question vectors and the gap turns read back (mixed into Store and PostgresStore)."""
 
-    def record_questions(self: _StoreParts, traces: list[QuestionTrace]) -> None:
+    def record_questions(self: SqlStore, traces: list[QuestionTrace]) -> None:
         rows = [question_row(trace) for trace in traces]
         if not rows:
             return
-        sql = (f"INSERT OR REPLACE INTO question_vectors ({', '.join(rows[0])}) "
-               f"VALUES ({', '.join('?' * len(rows[0]))})")
+        sql = self.dialect.upsert("question_vectors", list(rows[0]), ["result_id"])
         values = [list(row.values()) for row in rows]
         self._shared_write(lambda connection: connection.executemany(sql, values))
 
-    def gap_rows(self: _StoreParts, since: str) -> list[dict[str, Any]]:
+    def gap_rows(self: SqlStore, since: str) -> list[dict[str, Any]]:
         """Every turn since `since` that is a gap: status no_answer or handoff, a 👎 (with
         its reason, one of core.feedback's words; never the user's text), or an escalation;
-        oldest first."""
-        with self._lock:
-            return read_gap_rows(self.db.query, since)
-
-
-Query = Callable[[str, list[Any]], Iterable[dict[str, Any]]]
-"""A read with SQLite's `?` placeholders, rows as dicts: how both stores run the SQL below
-(the PostgreSQL store translates the placeholders)."""
+        oldest first. Its reads are made together (dialect.SqlStore._reads)."""
+        with self._reads() as query:
+            return read_gap_rows(query, since)
 
 
 def read_gap_rows(query: Query, since: str) -> list[dict[str, Any]]:

@@ -24,8 +24,8 @@ from docassist.core.documents import (
     path_hash,
 )
 from docassist.core.limits import MAX_CHUNKS_PER_DOCUMENT, SUPERSEDED_RETENTION_DAYS
-from docassist.storage.backends import AnyStore
 from docassist.storage.formats import read_document
+from docassist.storage.roles import IndexWrites
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def catalog_path(path: Path) -> Path:
     return Path(os.path.abspath(path))
 
 
-def _collections_of(store: AnyStore, roots: set[Path]) -> dict[Path, str]:
+def _collections_of(store: IndexWrites, roots: set[Path]) -> dict[Path, str]:
     """The collection each named folder's documents are in (the most common one, should an
     operator have moved some by hand)."""
     counts: dict[Path, Counter[str]] = {root: Counter() for root in roots}
@@ -157,7 +157,7 @@ def _same_file(first: Path, second: Path) -> bool:
 
 
 def index_paths(
-    store: AnyStore,
+    store: IndexWrites,
     paths: Iterable[Path],
     on_file: Callable[[Path], None] | None = None,
     on_start: Callable[[int], None] | None = None,
@@ -203,7 +203,7 @@ def index_paths(
 class _Run:
     """One indexing run: the ids handed out so far, by the file that holds them."""
 
-    store: AnyStore
+    store: IndexWrites
     report: IndexReport
     sizes: ChunkSizes
     source: str | None = None

@@ -18,11 +18,11 @@ import numpy.typing as npt
 
 from docassist.core.documents import DocumentInfo
 from docassist.core.text import Stemmer, stem
-from docassist.storage.backends import AnyStore
 from docassist.storage.catalog_rows import FTS_COLUMN_WEIGHTS
 from docassist.storage.limits import LEXICAL_INDEX_PAGE_ROWS, LEXICAL_TERM_CACHE_BYTES
 from docassist.storage.phrases import Phrase
 from docassist.storage.ranking import RowCollections
+from docassist.storage.roles import LexicalRows
 from docassist.storage.term_scores import TermCache, TermScores
 
 K1: Final = 1.2
@@ -102,7 +102,7 @@ class LexicalIndex:
                                   compare=False, repr=False)
 
     @classmethod
-    def build(cls, store: AnyStore, stemmer: Stemmer = stem) -> LexicalIndex:
+    def build(cls, store: LexicalRows, stemmer: Stemmer = stem) -> LexicalIndex:
         version = store.index_version()  # read first: a change while reading reloads later
         documents = {document.document_id: document for document in store.documents()}
         vocabulary: dict[str, int] = {}
@@ -139,7 +139,7 @@ class LexicalIndex:
             posting_rows=rows[order], posting_frequencies=frequencies[order],
             documents=documents, collections=collections)
 
-    def scores(self, phrases: list[Phrase], store: AnyStore) -> Floats:
+    def scores(self, phrases: list[Phrase], store: LexicalRows) -> Floats:
         """FTS5's bm25 of every row for the OR of `phrases`, positive (0 = no match)."""
         total = np.zeros(len(self.chunk_ids), dtype=np.float64)
         for phrase in phrases:
@@ -195,7 +195,7 @@ class LexicalIndex:
                                      dtype=np.float64)
         return rows, frequencies
 
-    def _add_fts_scores(self, phrase: Phrase, store: AnyStore, total: Floats) -> None:
+    def _add_fts_scores(self, phrase: Phrase, store: LexicalRows, total: Floats) -> None:
         matches = store.fts_scores(phrase.fts())
         if not matches:
             return

@@ -30,11 +30,11 @@ import numpy as np
 from docassist.core.ports import SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
 from docassist.core.text import Stemmer, prefix_stem, stem, terms
-from docassist.storage.backends import AnyStore
 from docassist.storage.lexical_index import LexicalIndex
 from docassist.storage.limits import BM25_SIMILARITY_THRESHOLD
 from docassist.storage.phrases import Match, Phrase, fts_query, query_phrases
 from docassist.storage.ranking import best_positions, best_positive_positions
+from docassist.storage.roles import LexicalRows
 
 __all__ = ["Bm25Retriever", "LexicalIndex", "Match", "Phrase", "fts_query", "query_phrases"]
 """The index (lexical_index.py) and the query's phrases (phrases.py) are re-exported for the
@@ -45,7 +45,7 @@ class Bm25Retriever:
     name = "bm25"
     default_threshold = BM25_SIMILARITY_THRESHOLD
 
-    def __init__(self, store: AnyStore, *, match: Match = "stem+prefix",
+    def __init__(self, store: LexicalRows, *, match: Match = "stem+prefix",
                  stemmer: Stemmer = stem) -> None:
         self.store = store
         self.match = match  # others only to measure what stems buy (bench/)

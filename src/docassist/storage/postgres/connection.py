@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -29,6 +29,7 @@ from docassist.core.errors import (
     StorageUnavailableError,
     StoreClosedError,
 )
+from docassist.storage.dialect import POSTGRESQL, Dialect, Query
 from docassist.storage.limits import (
     PG_CHECK_IDLE_SECONDS,
     PG_CONNECT_TIMEOUT_SECONDS,
@@ -38,6 +39,7 @@ from docassist.storage.limits import (
 )
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 Connection = psycopg.Connection[Any]
 
@@ -140,6 +142,36 @@ class PgBase:
             raise storage_error(error) from error
         return None if row is None else row[0]
 
+    # The seam the shared row mixins use (dialect.SqlStore): `?` placeholders, as SQLite's.
+
+    dialect: Dialect = POSTGRESQL
+
+    @contextmanager
+    def _write(self) -> Iterator[Qmark]:
+        with self._transaction() as connection:
+            yield Qmark(connection)
+
+    def _shared_write(self, body: Callable[[Qmark], T]) -> T:
+        """Each write is a transaction of its own here (one per pooled connection)."""
+        with self._write() as connection:
+            return body(connection)
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return self._rows(sql.replace("?", "%s"), params)
+
+    def _read_apart(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return self._read(sql, params)  # every read has a pooled connection of its own
+
+    @contextmanager
+    def _reads(self) -> Iterator[Query]:
+        with self._transaction() as connection:
+            def query(sql: str, params: list[Any]) -> list[dict[str, Any]]:
+                with connection.cursor(row_factory=dict_row) as cursor:
+                    cursor.execute(sql.replace("?", "%s"), params)
+                    return list(cursor.fetchall())
+
+            yield query
+
     def ensure_writable(self) -> None:
         """Raise a StorageUnavailableError when a write would fail now: the server is
         unreachable, or the database (a standby, or default_transaction_read_only) is
@@ -204,5 +236,11 @@ class Qmark:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> psycopg.Cursor[Any]:
         return self.connection.execute(sql.replace("?", "%s"), parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /
+                    ) -> psycopg.Cursor[Any]:
+        cursor = self.connection.cursor()
+        cursor.executemany(sql.replace("?", "%s"), parameters)
+        return cursor

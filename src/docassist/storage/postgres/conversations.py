@@ -1,20 +1,20 @@
-"""The PostgreSQL store's conversations and traces: turn commits (optimistic versions,
-event dedupe), shadow records, evaluation runs, feedback, escalations, purge."""
+"""The PostgreSQL store's conversations: loading a state, turn commits (optimistic versions,
+event dedupe), arrivals claimed once, the turn rows read in their order, the latest run of an
+evaluation kind, and the purge. What both stores write alike is in storage/trace_rows.py and
+storage/feedback_rows.py."""
 
 from __future__ import annotations
 
 import json
-import uuid
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError, StorageError
+from docassist.core.errors import ConcurrentUpdateError, DuplicateEventError
 from docassist.core.messages import ConversationKey
 from docassist.core.ports import StoredConversation
 from docassist.core.results import TurnResult
 from docassist.core.state import ConversationState
-from docassist.core.trace import ShadowRecord, ToolCallRecord, TurnRecord, sha256_text
-from docassist.storage.postgres.connection import Connection, Qmark, insert_sql, now_iso
+from docassist.core.trace import ToolCallRecord, TurnRecord
+from docassist.storage.postgres.connection import Qmark, insert_sql, now_iso
 from docassist.storage.privacy import Erasure, erase_before
 
 
@@ -23,11 +23,9 @@ class _Base(Protocol):
 
     def _rows(self, sql: str, params: Any = ()) -> list[dict[str, Any]]: ...
 
-    def _value(self, sql: str, params: Any = ()) -> Any: ...
-
 
 class ConversationRows:
-    """Conversations, traces and what hangs on them (mixed into PostgresStore)."""
+    """Conversation states, turn commits and the purge (mixed into PostgresStore)."""
 
     def load(self: _Base, key: ConversationKey) -> StoredConversation:
         rows = self._rows("SELECT state, version FROM conversations WHERE conversation_id = %s",
@@ -82,12 +80,6 @@ class ConversationRows:
                     [result.model_dump_json(), turn.platform, turn.event_id])
         return new_version
 
-    def answer_place(self: _Base, result_id: str) -> tuple[str, str] | None:
-        rows = self._rows("SELECT conversations.platform, conversations.channel FROM turns "
-                          "JOIN conversations USING (conversation_id) WHERE "
-                          "turns.result_id = %s", [result_id])
-        return None if not rows else (str(rows[0]["platform"]), str(rows[0]["channel"]))
-
     def claim_arrival(self: _Base, platform: str, arrival_id: str) -> bool:
         """True for the first delivery of a request that is not a turn (a slash command by
         its trigger id); a replay finds it taken."""
@@ -96,17 +88,6 @@ class ConversationRows:
                 "INSERT INTO processed_events (platform, event_id, conversation_id, created_at) "
                 "VALUES (%s, %s, '', %s) ON CONFLICT DO NOTHING",
                 [platform, arrival_id, now_iso()]).rowcount == 1)
-
-    def event_seen(self: _Base, platform: str, event_id: str) -> bool:
-        return self._value("SELECT 1 FROM processed_events WHERE platform = %s AND "
-                           "event_id = %s", [platform, event_id]) is not None
-
-    def record_shadow(self: _Base, record: ShadowRecord) -> None:
-        with self._transaction() as connection:
-            connection.execute(*insert_sql("shadow_decisions", record.model_dump()))
-
-    def shadow_decisions(self: _Base) -> list[dict[str, Any]]:
-        return self._rows("SELECT * FROM shadow_decisions ORDER BY created_at")
 
     def turns(self: _Base, conversation_id: str | None = None, since: str | None = None,
               until: str | None = None) -> list[dict[str, Any]]:
@@ -124,59 +105,10 @@ class ConversationRows:
             del row["seq"]
         return rows
 
-    def tool_calls(self: _Base, result_id: str | None = None) -> list[dict[str, Any]]:
-        where, params = ("WHERE result_id = %s", [result_id]) if result_id else ("", [])
-        return self._rows(f"SELECT * FROM tool_calls {where} ORDER BY id", params)
-
-    def conversation_of_result(self: _Base, result_id: str) -> list[dict[str, Any]]:
-        return self._rows(
-            "SELECT c.platform, c.workspace, c.channel, c.thread FROM turns t "
-            "JOIN conversations c ON c.conversation_id = t.conversation_id "
-            "WHERE t.result_id = %s", [result_id])
-
-    def save_eval_run(self: _Base, kind: str, source: str, report: Any) -> str:
-        run_id = f"{kind}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
-        with self._transaction() as connection:
-            connection.execute(*insert_sql("eval_runs", {
-                "run_id": run_id, "kind": kind, "created_at": now_iso(), "source": source,
-                "backend": report.backend, "model": report.model,
-                "catalog_version": report.catalog_version, "total": report.total,
-                "accuracy": report.accuracy, "report": report.model_dump_json()}))
-        return run_id
-
-    def eval_run(self: _Base, run_id: str) -> dict[str, Any] | None:
-        rows = self._rows("SELECT * FROM eval_runs WHERE run_id = %s", [run_id])
+    def latest_eval_run(self: _Base, kind: str) -> dict[str, Any] | None:
+        rows = self._rows("SELECT * FROM eval_runs WHERE kind = %s "
+                          "ORDER BY created_at DESC, run_id DESC LIMIT 1", [kind])
         return rows[0] if rows else None
-
-    def eval_runs(self: _Base) -> list[dict[str, Any]]:
-        return self._rows("SELECT run_id, kind, created_at, source, backend, model, "
-                          "catalog_version, total, accuracy FROM eval_runs ORDER BY created_at")
-
-    def record_feedback(self: _Base, result_id: str, user: str, positive: bool) -> None:
-        """One vote per user per answer: a later click replaces the earlier one."""
-        with self._transaction() as connection:
-            _require_turn(connection, result_id)
-            connection.execute(
-                "INSERT INTO feedback (result_id, user_sha256, value, created_at) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (result_id, user_sha256) DO UPDATE SET "
-                "value = EXCLUDED.value, created_at = EXCLUDED.created_at",
-                [result_id, sha256_text(user), 1 if positive else -1, now_iso()])
-
-    def record_escalation(self: _Base, result_id: str, user: str) -> bool:
-        with self._transaction() as connection:
-            _require_turn(connection, result_id)
-            cursor = connection.execute(
-                "INSERT INTO escalations (result_id, user_sha256, created_at) "
-                "VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                [result_id, sha256_text(user), now_iso()])
-            return bool(cursor.rowcount == 1)
-
-    def withdraw_escalation(self: _Base, result_id: str) -> None:
-        with self._transaction() as connection:
-            connection.execute("DELETE FROM escalations WHERE result_id = %s", [result_id])
-
-    def feedback(self: _Base) -> list[dict[str, Any]]:
-        return self._rows("SELECT * FROM feedback ORDER BY id")
 
     def erase_before(self: _Base, cutoff: str) -> Erasure:
         """Every stored copy of user text written before `cutoff` (storage/privacy.py). Rows
@@ -184,12 +116,6 @@ class ConversationRows:
         docs/traces-and-privacy.md."""
         with self._transaction() as connection:
             return erase_before(Qmark(connection), cutoff, now_iso())
-
-
-def _require_turn(connection: Connection, result_id: str) -> None:
-    if connection.execute("SELECT 1 FROM turns WHERE result_id = %s",
-                          [result_id]).fetchone() is None:
-        raise StorageError(f"no turn with result id {result_id}")
 
 
 def _json_columns(row: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
-"""The PostgreSQL store: every store protocol of core/ports/ (and the source, stale-note and
-lease rows of sources/ and bot/stale_courier.py) on one PostgreSQL database, shared by any
-number of replicas. Selected by `DOCASSIST_DB=postgresql://…` (storage/backends.py).
+"""The PostgreSQL store: every role of core/ports/ and storage/roles.py on one PostgreSQL
+database, shared by any number of replicas. Selected by `DOCASSIST_DB=postgresql://…`
+(storage/backends.py). The row mixins of storage/ that both stores share (dialect.py) are
+mixed in beside its own (catalog, conversations, inbox, claims).
 
 Opening it applies the pending migrations (schema.py, under an advisory lock). Reads and
 writes take a pooled connection each (psycopg_pool); the catalog's searchable rows are
@@ -11,7 +12,7 @@ dense index of each process, both refreshed when the shared index version moves.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
@@ -19,22 +20,27 @@ from docassist.core.documents import DocumentInfo
 from docassist.core.errors import StorageError
 from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
+from docassist.storage.dialect import SqlStore
+from docassist.storage.feedback_rows import FeedbackRows
+from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.postgres.catalog import CatalogRows
-from docassist.storage.postgres.chat_rows import ChatRows
 from docassist.storage.postgres.claims import ClaimRowsPg
 from docassist.storage.postgres.connection import PgBase, storage_error
 from docassist.storage.postgres.conversations import ConversationRows
 from docassist.storage.postgres.fts_mirror import FtsMirror
-from docassist.storage.postgres.gap_rows import GapRowsPg
 from docassist.storage.postgres.inbox import InboxRows
 from docassist.storage.postgres.schema import migrate, pending
-from docassist.storage.postgres.scope_rows import ScopeRowsPg
-from docassist.storage.postgres.sources import SourceRowsPg, StaleRowsPg
+from docassist.storage.scope_rows import ScopeRows
+from docassist.storage.source_rows import SourceRows
+from docassist.storage.stale_rows import StaleRows
+from docassist.storage.teams_rows import TeamsRows
+from docassist.storage.trace_rows import TraceRows
 
 
-class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, SourceRowsPg,
-                    StaleRowsPg, ChatRows, ScopeRowsPg, GapRowsPg, PgBase):
+class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRowsPg, SourceRows,
+                    StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows,
+                    PgBase):
     backend = "postgresql"
 
     def __init__(self, url: str, *, save_raw: bool = False, migrate_now: bool = True) -> None:
@@ -84,3 +90,7 @@ class PostgresStore(CatalogRows, ConversationRows, InboxRows, ClaimRowsPg, Sourc
                 return list(connection.execute(sql, params).fetchall())
         except psycopg.Error as error:
             raise storage_error(error) from error
+
+
+if TYPE_CHECKING:  # mypy proves the store gives the shared row mixins what they ask of it
+    _SEAM: type[SqlStore] = PostgresStore

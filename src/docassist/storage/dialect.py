@@ -1,0 +1,126 @@
+"""The seam between the row code both stores share and their SQL: a `Dialect` (how each
+spells an upsert, an insert that ignores a repeat, a row lock) and `SqlStore`, what a shared
+row mixin needs of the store it is mixed into.
+
+Shared SQL is written once, with SQLite's `?` placeholders; the PostgreSQL store's
+connections take them too (postgres/connection.py: Qmark). So shared SQL holds no literal
+`?` and no `%` of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class SqlConnection(Protocol):
+    """A connection in a write transaction, taking `?` placeholders (sqlite3's own; the
+    PostgreSQL store's Qmark)."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    replace: str
+    """`INSERT {replace} INTO t (…) VALUES (…) {on_key}`: a row replacing the one with its key."""
+    ignore: str
+    """`INSERT {ignore} INTO t (…) VALUES (…) {on_repeat}`: a repeated row is not stored."""
+    on_repeat: str
+    lock_rows: str
+    """Appended to a SELECT of rows the transaction then changes. SQLite needs none: its
+    BEGIN IMMEDIATE holds the database's one write lock; PostgreSQL locks the rows read."""
+    skip_locked: str
+    """Appended to a SELECT of rows a claim takes: on PostgreSQL, rows another replica is
+    claiming right now are passed over instead of waited for (no row is claimed twice);
+    SQLite's one writer never meets another."""
+    quote: str
+    """Around table and column names in generated SQL (PostgreSQL's upserts quote them)."""
+
+    def insert(self, table: str, row: dict[str, Any]) -> tuple[str, list[Any]]:
+        """One row as an INSERT and its values; bools as 0/1, as both stores keep them."""
+        names = ", ".join(f'"{name}"' for name in row)
+        marks = ", ".join("?" for _ in row)
+        values = [int(value) if isinstance(value, bool) else value for value in row.values()]
+        return f'INSERT INTO "{table}" ({names}) VALUES ({marks})', values
+
+    def upsert(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
+        """One row, replacing the row with its `key` (SQLite's INSERT OR REPLACE;
+        PostgreSQL's ON CONFLICT … DO UPDATE of every other column)."""
+        names = ", ".join(self._quoted(name) for name in columns)
+        marks = ", ".join("?" for _ in columns)
+        return f"INSERT{self.replace} INTO {self._quoted(table)} ({names}) VALUES ({marks})" \
+            + self._on_key(columns, key)
+
+    def insert_ignoring(self, table: str, columns: Sequence[str]) -> str:
+        """One row, unless it repeats one stored (SQLite's INSERT OR IGNORE; PostgreSQL's
+        ON CONFLICT DO NOTHING)."""
+        marks = ", ".join("?" for _ in columns)
+        return (f"INSERT{self.ignore} INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+                f"{self.on_repeat}")
+
+    def _quoted(self, name: str) -> str:
+        return f"{self.quote}{name}{self.quote}"
+
+    def _on_key(self, columns: Sequence[str], key: Sequence[str]) -> str:
+        if self.replace:
+            return ""
+        updates = ", ".join(f"{self._quoted(name)} = EXCLUDED.{self._quoted(name)}"
+                            for name in columns if name not in key)
+        action = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
+        return f" ON CONFLICT ({', '.join(self._quoted(name) for name in key)}) {action}"
+
+
+SQLITE = Dialect("sqlite", replace=" OR REPLACE", ignore=" OR IGNORE", on_repeat="",
+                 lock_rows="", skip_locked="", quote="")
+POSTGRESQL = Dialect("postgresql", replace="", ignore="", on_repeat=" ON CONFLICT DO NOTHING",
+                     lock_rows=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED", quote='"')
+
+
+Query = Callable[[str, list[Any]], Iterable[dict[str, Any]]]
+"""A read with `?` placeholders, rows as dicts keyed by column name."""
+
+
+class SqlStore(Protocol):
+    """What a shared row mixin needs of its store. Every SQL text takes `?` placeholders."""
+
+    dialect: Dialect
+    save_raw: bool
+
+    def _write(self) -> AbstractContextManager[SqlConnection]:
+        """A write transaction of its own: committed when the block ends, rolled back on an
+        error, which surfaces as a StorageError."""
+        ...
+
+    def _shared_write(self, body: Callable[[SqlConnection], T]) -> T:
+        """`body` in a write transaction the store may share with its other queued writers
+        (SQLite: shared_writes.py; PostgreSQL: one of its own); its result once committed."""
+        ...
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]: ...
+
+    def _read_apart(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """A read that waits for no writer of this process (SQLite: on a read connection of
+        its own; PostgreSQL: every read does)."""
+        ...
+
+    def _reads(self) -> AbstractContextManager[Query]:
+        """Several reads together (SQLite: under the store's lock; PostgreSQL: in one
+        transaction)."""
+        ...
