@@ -20,8 +20,6 @@ Deliver = Callable[[ChatMessage, TurnResult], None]
 AlreadyDelivered = Callable[[ChatMessage, TurnResult], bool]
 DeliverNotice = Callable[[ChatMessage, str], None]
 Undeliverable = Callable[[ChatMessage, str], None]
-
-
 StreamFor = Callable[[ChatMessage], Callable[[str], None] | None]
 """Gives a per-message receiver of streamed answer sentences (or None: no streaming)."""
 DirectReply = Callable[[ChatMessage], None]
