@@ -5,7 +5,7 @@ Seams
                  search, stores, models, inbox, adapters, observer; all re-exported)
     statuses     every status, kind and language code, defined once (a leaf module)
     errors       the exceptions
-    limits       every numeric limit, named once
+    limits       the core's numeric limits, named once (each room keeps its own)
     i18n         every user-facing sentence, in Polish and English (a package: one table
                  per area, merged; language detection)
 
