@@ -27,8 +27,8 @@ from tests.conftest import REPO
 
 README_MAX_LINES = 300
 GENERATED_PAGES = frozenset({"reference/cli.md", "reference/settings.md",
-                             "reference/metrics.md"})
-"""Pages docs/hooks/reference.py adds while the site builds (none is a file in docs/)."""
+                             "reference/metrics.md", "reference/modules.md"})
+"""Pages docs/hooks/ adds while the site builds (none is a file in docs/)."""
 _LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)|<img src=\"([^\"]+)\"")
 
 
@@ -176,3 +176,16 @@ def test_the_metrics_reference_lists_every_metric_as_exposed(site: Path) -> None
         row = [row for row in rows if row.startswith(f"{name} ")]
         assert len(row) == 1, name
         assert f" {kind} " in row[0] and helps[name] in row[0], row[0]
+
+
+def test_the_module_map_lists_every_module_with_its_docstring(site: Path) -> None:
+    page = _page(site, "modules")
+    roots = [REPO / "src" / "docassist", REPO / "testkit" / "src" / "docassist_testkit"]
+    modules = {".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(
+        ".__init__") for root in roots for path in root.rglob("*.py")}
+    assert {"docassist.serving.inbox", "docassist.core.turn",
+            "docassist_testkit.fakes.slack_api"} <= modules
+    assert {name for name in modules if f"<code>{name}</code>" not in page} == set()
+    # Each row carries the module's own words: the inbox's docstring, say.
+    assert "The durable inbox: platform events are stored before they are acknowledged" in page
+

@@ -1,3 +1,5 @@
+"""`python -m docassist`: the `docassist` command."""
+
 from docassist.cli import main
 
 main()
