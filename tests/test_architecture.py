@@ -425,6 +425,15 @@ def test_the_arrival_machinery_lives_in_serving_not_in_the_core() -> None:
     assert [name for name in ARRIVAL if (SRC / "core" / f"{name}.py").exists()] == []
 
 
+@pytest.mark.parametrize("room", ["storage", "sources", "models", "directory"])
+def test_the_rooms_serving_stands_on_import_nothing_from_it(room: str) -> None:
+    paths = sorted((SRC / room).rglob("*.py"))
+    assert paths
+    assert {str(path.relative_to(SRC)): sorted(name for name in imports_of(path)
+                                                if name.startswith("docassist.serving"))
+            for path in paths} == {str(path.relative_to(SRC)): [] for path in paths}
+
+
 # --- storage written once (issue 26, part 2) ----------------------------------------------
 
 THE_TWO_STORES = frozenset({"Store", "PostgresStore"})

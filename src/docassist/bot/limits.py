@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from docassist.core import i18n
+from docassist.core.holder import PROCESS_HOLDER
 from docassist.core.limits import INBOX_LEASE_SECONDS, MODEL_CONCURRENCY
-from docassist.serving.inbox import PROCESS_HOLDER
 from docassist.serving.ratelimit import DEFAULT_GLOBAL, DEFAULT_PER_USER
 
 MAX_BODY_BYTES: Final = 1_000_000

@@ -12,6 +12,7 @@ Seams
 Arrival (the machinery that stores, acks and hands events to turns lives in
 docassist.serving: admission, ratelimit, inbox, delivery, ack_writes)
     messages     the platform-neutral chat message, its conversation key, validation
+    holder       this process's name on the claims and leases it takes
     batching     work concurrent callers share in batches (group commit, query
                  embeddings), and side effects done once per committed batch
 

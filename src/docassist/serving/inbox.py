@@ -32,16 +32,14 @@ claims nothing, and `on_stored` tells the processes that do.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Final
 
 from docassist.core.batching import once_after_batch
 from docassist.core.errors import StorageUnavailableError
+from docassist.core.holder import PROCESS_HOLDER
 from docassist.core.limits import INBOX_LEASE_SECONDS, MODEL_CONCURRENCY
 from docassist.core.messages import ChatMessage
 from docassist.core.ports import Inbox, InboxEvent, RateCheck
@@ -52,9 +50,6 @@ from docassist.serving.delivery import Delivery, Outlet
 from docassist.serving.limits import INBOX_POLL_SECONDS
 
 logger = logging.getLogger(__name__)
-
-PROCESS_HOLDER: Final = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-"""This process's name on the claims and leases it takes (unique per start)."""
 
 
 class InboxWorker:

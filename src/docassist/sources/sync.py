@@ -13,9 +13,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from docassist.core.errors import ConfigurationError, DocAssistError
+from docassist.core.holder import PROCESS_HOLDER
 from docassist.core.sources import Source, SourceKind, SyncOutcome, sync_is_due
 from docassist.core.stale import DocumentChange
-from docassist.serving.inbox import PROCESS_HOLDER
 from docassist.sources.confluence import ConfluenceApi
 from docassist.sources.confluence_sync import ConfluenceSync
 from docassist.sources.lease import LeaseKeeper

@@ -19,9 +19,9 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel
 
 from docassist.core.errors import StorageError, StorageUnavailableError
+from docassist.core.holder import PROCESS_HOLDER
 from docassist.core.limits import MAX_RETENTION_DAYS
 from docassist.core.ports import TraceLog
-from docassist.serving.inbox import PROCESS_HOLDER
 from docassist.storage.connection import iso_text
 from docassist.storage.limits import (
     RETENTION_PERIOD_SECONDS,

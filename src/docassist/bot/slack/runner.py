@@ -20,10 +20,10 @@ from docassist.bot.slack.server import SlackEvents
 from docassist.bot.web import AppServer, Route, add_routes, new_application, run_forever
 from docassist.config import SlackSettings
 from docassist.core.errors import ConfigurationError
+from docassist.core.holder import PROCESS_HOLDER
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.directory.slack_groups import SlackUserGroups
 from docassist.runtime import Runtime, use_membership, warm_up
-from docassist.serving.inbox import PROCESS_HOLDER
 from docassist.serving.metrics import Metrics
 from docassist.serving.operations import add_operator_routes, start_serving
 from docassist.serving.turn_processes import RelayObserver, TurnProcesses, wait_for_wakeups
