@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import string
 import typing
@@ -299,12 +300,19 @@ def limit_names(path: Path) -> set[str]:
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
 
 
+@functools.cache
+def source_texts() -> dict[Path, str]:
+    """Every module of the package, read once for the limit rules."""
+    return {path: path.read_text(encoding="utf-8") for path in SRC.rglob("*.py")}
+
+
 def rooms_using(name: str, defined_in: Path) -> set[str]:
     """The top-level rooms (core, storage, …; a root module is its own) whose code names
     `name`, outside the module that defines it."""
     pattern = re.compile(rf"\b{name}\b")
-    return {path.relative_to(SRC).parts[0].removesuffix(".py") for path in SRC.rglob("*.py")
-            if path != defined_in and pattern.search(path.read_text(encoding="utf-8"))}
+    return {path.relative_to(SRC).parts[0].removesuffix(".py")
+            for path, text in source_texts().items()
+            if path != defined_in and pattern.search(text)}
 
 
 def test_a_core_limit_is_used_by_the_core_or_shared_by_several_rooms() -> None:
