@@ -36,11 +36,7 @@ class FeedbackRows:
         answer was escalated already (by anyone)."""
         with self._write() as connection:
             _require_turn(connection, result_id)
-            cursor = connection.execute(
-                self.dialect.insert_ignoring("escalations", ["result_id", "user_sha256",
-                                                             "created_at"]),
-                [result_id, sha256_text(user), now_iso()])
-            return cursor.rowcount == 1
+            return _first_of_answer(self, connection, "escalations", result_id, user)
 
     def withdraw_escalation(self: SqlStore, result_id: str) -> None:
         """The request could not be posted: the next click may try again."""
@@ -51,11 +47,7 @@ class FeedbackRows:
         """A private answer shared in its channel: True for the first share, False when it
         was shared already (by anyone)."""
         with self._write() as connection:
-            cursor = connection.execute(
-                self.dialect.insert_ignoring("shares", ["result_id", "user_sha256",
-                                                        "created_at"]),
-                [result_id, sha256_text(user), now_iso()])
-            return cursor.rowcount == 1
+            return _first_of_answer(self, connection, "shares", result_id, user)
 
     def withdraw_share(self: SqlStore, result_id: str) -> None:
         """The shared post failed: the next click may try again."""
@@ -76,6 +68,16 @@ class FeedbackRows:
                 "reason_text = excluded.reason_text",
                 [result_id, sha256_text(user), now_iso(), reason,
                  kept if self.save_raw else None])
+
+
+def _first_of_answer(store: SqlStore, connection: SqlConnection, table: str, result_id: str,
+                     user: str) -> bool:
+    """A row of `table` (escalations, shares: one per answer) for this click; True when it
+    is the answer's first."""
+    cursor = connection.execute(
+        store.dialect.insert_ignoring(table, ["result_id", "user_sha256", "created_at"]),
+        [result_id, sha256_text(user), now_iso()])
+    return cursor.rowcount == 1
 
 
 def _require_turn(connection: SqlConnection, result_id: str) -> None:
