@@ -442,6 +442,38 @@ def test_the_rooms_serving_stands_on_import_nothing_from_it(room: str) -> None:
             for path in paths} == {str(path.relative_to(SRC)): [] for path in paths}
 
 
+INBOX_WRITES = frozenset({"enqueue", "enqueue_soon"})
+BATCHED_WRITES = ("core/batching.py", "core/ports/inbox.py", "storage/")
+"""Where a blocking write may have a non-blocking `…_soon` twin: the batching primitive,
+the stores' group commit and the inbox port that names it."""
+
+
+def calls_of(source: str, names: frozenset[str]) -> list[str]:
+    return [node.func.attr for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in names]
+
+
+def test_a_platform_event_reaches_the_inbox_one_way() -> None:
+    """Every platform's message goes adapter → Admission.store → InboxWorker.store → the
+    store's group commit: only the inbox worker writes an event into the inbox."""
+    writers = {str(path.relative_to(SRC)) for path, text in source_texts().items()
+               if calls_of(text, INBOX_WRITES)}
+    assert writers == {"serving/inbox.py"}
+
+
+def test_no_x_soon_twins_above_the_store() -> None:
+    """Above the store, one path returns a Future and a caller that must answer waits on it
+    (ack_writes.stored_within), instead of a blocking `x` mirrored by an `x_soon`."""
+    twins = sorted(f"{path.relative_to(SRC)}:{node.name}"
+                   for path, text in source_texts().items()
+                   if not str(path.relative_to(SRC)).startswith(BATCHED_WRITES)
+                   for node in ast.walk(ast.parse(text))
+                   if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                   and node.name.endswith("_soon"))
+    assert twins == []
+
+
 # --- storage written once (issue 26, part 2) ----------------------------------------------
 
 THE_TWO_STORES = frozenset({"Store", "PostgresStore"})

@@ -80,7 +80,7 @@ def test_what_the_lane_takes() -> None:
             return not mentioned and event.get("channel_type") != "im" and bool(
                 event.get("thread_ts"))
 
-        def submit_event_soon(self, *args: Any) -> None:
+        def submit_event(self, *args: Any) -> None:
             raise AssertionError("not called here")
 
     lane = EventLane(Adapter())

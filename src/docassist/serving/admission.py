@@ -24,7 +24,7 @@ from docassist.core.messages import ChatMessage, Notice
 from docassist.core.ports import RateCheck, SeenEvents
 from docassist.core.statuses import Verdict
 from docassist.core.trace import sha256_text
-from docassist.serving.ack_writes import LateFailure
+from docassist.serving.ack_writes import LateFailure, stored_within
 from docassist.serving.inbox import InboxWorker
 from docassist.serving.ratelimit import Limiter, seconds_until
 
@@ -76,36 +76,18 @@ class Admission:
         self._told_lock = threading.Lock()
         self.deadline = deadline
 
-    def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None,
-              inline: bool = False) -> Verdict:
-        """Decide and store; raises StorageUnavailableError when the event was not stored
-        (AckDeadlineError when not yet: answer 503, the platform retries). `inline`: the
-        caller's thread stores it, with no deadline here — for a caller that answers the
-        platform at the deadline itself while the write goes on (Slack's HTTP server).
+    def store(self, arrival: Arrival) -> Future[Verdict]:
+        """Decide and store: the one way every platform's message reaches the inbox. Nothing
+        here blocks, so an event loop may call it: the decisions are made on this thread,
+        the write on the store's group commit; the Future gives the verdict once the event is
+        committed, or the error (StorageUnavailableError: not stored). The caller bounds its
+        wait (`admit`, or its own); a late write goes on and is answered.
 
-        Only a platform's redelivery is looked up before the write (it was most likely
-        stored: no transaction). A first delivery goes straight to the insert, which finds a
-        duplicate itself (the same message as another event) — a read less on the ack path.
-        A limiter that counts in the store counts the arrival in the event's own insert (one
-        write); either limiter keeps an arrival's first verdict, so a duplicate counts nothing
-        again, and only the stored refusal is reported."""
-        message = arrival.message
-        if arrival.redelivered and self.seen.inbox_seen(
-                message.key.platform, str(message.event_id), arrival.dedupe_key):
-            return "duplicate"
-        stored, rate, notice = self._decide(arrival)
-        new = self.worker.submit(stored, arrival.dedupe_key,
-                                 deadline=None if inline else self.deadline,
-                                 on_late_failure=on_late_failure, rate=rate)
-        return self._verdict(arrival, new, rate, notice)
-
-    def admit_soon(self, arrival: Arrival) -> Future[Verdict]:
-        """`admit` for a caller on an event loop: nothing here blocks. The decisions are
-        made on this thread, the write on the group commit's; the Future gives the verdict
-        once the event is committed, or the error (StorageUnavailableError: not stored).
-        The caller bounds its wait (a late write goes on and is answered). A redelivery is
-        not looked up first, as that read would block: its insert finds it a duplicate, as
-        for the same message sent as another event."""
+        Nothing is read before the write: a platform's redelivery, like the same message
+        sent as another event, is found a duplicate by its own insert. A limiter that counts
+        in the store counts the arrival in that insert too (one write); either limiter keeps
+        an arrival's first verdict, so a duplicate counts nothing again, and only the stored
+        refusal is reported."""
         stored, rate, notice = self._decide(arrival)
         verdict: Future[Verdict] = Future()
         verdict.set_running_or_notify_cancel()  # a write once queued is not called off
@@ -117,8 +99,15 @@ class Admission:
             else:
                 verdict.set_result(self._verdict(arrival, write.result(), rate, notice))
 
-        self.worker.submit_soon(stored, arrival.dedupe_key, rate).add_done_callback(decided)
+        self.worker.store(stored, arrival.dedupe_key, rate).add_done_callback(decided)
         return verdict
+
+    def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None) -> Verdict:
+        """`store`, waited for at most the deadline: raises StorageUnavailableError when
+        the event was not stored, AckDeadlineError when not yet (answer 503, the platform
+        retries; a failure after that goes to `on_late_failure`)."""
+        return stored_within(self.store(arrival), self.deadline,
+                             f"event {arrival.message.event_id}", on_late_failure)
 
     def _decide(self, arrival: Arrival) -> tuple[ChatMessage, RateCheck | None, Notice | None]:
         """The message to store, the rate check its insert counts, and the notice decided

@@ -23,8 +23,8 @@ DOCASSIST_MODEL_CONCURRENCY: turns wait for the model, not for each other), when
 arrives or a turn ends, and every INBOX_POLL_SECONDS otherwise (events stored by others,
 claims that expired). While a turn runs its claim is renewed every third of the lease; a
 process that dies stops renewing, and its events are claimed by another once the lease ends.
-Acks never wait for turns: storing an event is the ack path's only work here (its own
-threads and group commit), and claiming happens on the poller thread. A worker of capacity
+Acks never wait for turns: storing an event is the ack path's only work here (the store's
+group commit, `store`), and claiming happens on the poller thread. A worker of capacity
 0 only stores (the serving process when turn processes answer, see turn_processes.py): it
 claims nothing, and `on_stored` tells the processes that do.
 """
@@ -45,7 +45,7 @@ from docassist.core.messages import ChatMessage
 from docassist.core.ports import Inbox, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
-from docassist.serving.ack_writes import AckWrites, LateFailure
+from docassist.serving.ack_writes import AckWriters, LateFailure, stored_within
 from docassist.serving.delivery import Delivery, Outlet
 from docassist.serving.limits import INBOX_POLL_SECONDS
 
@@ -72,7 +72,7 @@ class InboxWorker:
         self.on_stored = on_stored
         """Called once an event is stored (wakes the processes that claim it)."""
         self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="inbox")
-        self._acks = AckWrites(self._schedule_stored)
+        self._acks = AckWriters()
         self._running: dict[int, InboxEvent] = {}
         """Events this process claimed and is answering (their claims are renewed)."""
         self._lost: set[int] = set()
@@ -91,33 +91,14 @@ class InboxWorker:
         self._stopped = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def submit(self, message: ChatMessage, dedupe_key: str | None = None,
-               deadline: float | None = None,
-               on_late_failure: LateFailure | None = None,
-               rate: RateCheck | None = None) -> bool:
+    def store(self, message: ChatMessage, dedupe_key: str | None = None,
+              rate: RateCheck | None = None) -> Future[bool]:
         """Store the event (do this before acking the platform); a process will claim it.
-
-        False when it is a duplicate: ack it, it is (being) answered already. With a
-        `deadline` (seconds), an event not stored by then raises AckDeadlineError; its write
-        goes on and, once stored, the event is answered (a failure goes to
-        `on_late_failure`), so the platform's retry finds it a duplicate. `rate` is counted
-        in the same transaction (see Inbox.enqueue).
-        """
-        if message.event_id is None:
-            raise ValueError("inbox events need an event id")
-
-        def store() -> int | None:
-            return self.inbox.enqueue(message, dedupe_key, rate)
-
-        if deadline is None:
-            return self._schedule_stored(message, store())
-        return self._acks.store(message, store, deadline, on_late_failure)
-
-    def submit_soon(self, message: ChatMessage, dedupe_key: str | None = None,
-                    rate: RateCheck | None = None) -> Future[bool]:
-        """`submit` for a caller that must not block (an event loop): returns at once; the
-        Future completes once the event is committed (True when new) or not stored (the
-        error). The caller bounds its own wait; a late write goes on, as in `submit`."""
+        Returns at once, so a caller on an event loop can use it: the Future completes once
+        the event is committed (False when it is a duplicate: ack it, it is (being) answered
+        already) or was not stored (the error). `rate` is counted in the same transaction
+        (see Inbox.enqueue). The caller bounds its own wait (ack_writes.stored_within); a
+        late write goes on and, once stored, is answered."""
         if message.event_id is None:
             raise ValueError("inbox events need an event id")
         stored: Future[bool] = Future()
@@ -136,16 +117,20 @@ class InboxWorker:
         self.inbox.enqueue_soon(message, dedupe_key, rate).add_done_callback(committed)
         return stored
 
+    def submit(self, message: ChatMessage, dedupe_key: str | None = None,
+               deadline: float | None = None,
+               on_late_failure: LateFailure | None = None,
+               rate: RateCheck | None = None) -> bool:
+        """`store`, waited for: True when new. With a `deadline` (seconds), an event not
+        stored by then raises AckDeadlineError; a failure after it goes to
+        `on_late_failure` (see ack_writes.stored_within)."""
+        return stored_within(self.store(message, dedupe_key, rate), deadline,
+                             f"event {message.event_id}", on_late_failure)
+
     def within_deadline(self, work: Callable[[], int], deadline: float) -> int:
         """Ack-path work that writes (a rate-limit check), within `deadline` (see
-        AckWrites.within_deadline)."""
+        AckWriters.within_deadline)."""
         return self._acks.within_deadline(work, deadline)
-
-    def _schedule_stored(self, message: ChatMessage, inbox_id: int | None) -> bool:
-        if inbox_id is None:
-            return False
-        self._announce_stored()
-        return True
 
     def _announce_stored(self) -> None:
         if self.on_stored is not None:

@@ -44,6 +44,7 @@ from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.statuses import Verdict
 from docassist.core.turn import TurnEngine
+from docassist.serving.ack_writes import stored_within
 from docassist.serving.admission import Admission, Arrival
 from docassist.serving.delivery import Outlet
 from docassist.serving.inbox import InboxWorker
@@ -172,43 +173,17 @@ class SlackAdapter:
                        attachments=bool(event.get("files")), redelivered=retry is not None)
 
     def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
-                     retry: str | None = None, inline: bool = False) -> Verdict | None:
-        """Translate a message event and hand it to admission; None when it is not for us.
-        Raises when it was not stored (Slack gets a 5xx and redelivers). `inline`: store it on
-        this thread, with no deadline here (the HTTP server answers at the deadline)."""
+                     retry: str | None = None) -> Future[Verdict] | None:
+        """A message event, translated and handed to admission: the one way in, whether it
+        came through the events lane (on the event loop), Bolt or Socket Mode. Returns at
+        once: None when it is not for us, else a Future of its verdict once committed. A
+        caller on the event loop must have checked `needs_thread_lookup` (that read would
+        block). Not stored, the Future says why (Slack gets a 500, or the 503 it got at the
+        deadline, and redelivers); the user hears of it once, on the first delivery."""
         arrival = self.arrival_for(body, event, mentioned, retry)
         if arrival is None:
             return None
-        key, language = arrival.message.key, arrival.language
-        event_id, told = arrival.message.event_id, arrival.redelivered
-
-        def tell_late(error: StorageUnavailableError) -> None:
-            if not told:  # the user hears about a storage problem once, first time
-                self.tell_not_stored(key, language, error)
-
-        try:
-            return self.admission.admit(arrival, on_late_failure=tell_late, inline=inline)
-        except AckDeadlineError as error:
-            logger.warning("event %s not stored in time, Slack gets a 503 (retry %s): %s",
-                           event_id, retry or 0, error)
-            raise
-        except StorageUnavailableError as error:
-            # Not stored, so not acked: Slack gets a 500 and redelivers the event (up to
-            # three times). The user hears about it once, on the first delivery.
-            logger.error("event %s not stored, Slack gets a 500 (retry %s): %s",
-                         event_id, retry or 0, error)
-            tell_late(error)
-            raise
-
-    def submit_event_soon(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
-                          retry: str | None = None) -> Future[Verdict] | None:
-        """`submit_event` from the event loop (lane.py): returns at once, the Future
-        completes once the event is committed; None when it is not for us. The caller
-        must have checked `needs_thread_lookup` (that read would block)."""
-        arrival = self.arrival_for(body, event, mentioned, retry)
-        if arrival is None:
-            return None
-        verdict = self.admission.admit_soon(arrival)
+        verdict = self.admission.store(arrival)
         key, language = arrival.message.key, arrival.language
 
         def failed(done: Future[Verdict]) -> None:  # on the group commit's thread
@@ -223,6 +198,23 @@ class SlackAdapter:
 
         verdict.add_done_callback(failed)
         return verdict
+
+    def stored_verdict(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
+                       retry: str | None = None) -> Verdict | None:
+        """`submit_event` for a listener on a thread of its own (Bolt's, Socket Mode's): its
+        verdict, waited for at most the ack deadline. Raises when the event was not stored
+        (StorageUnavailableError: a 500) or not yet (AckDeadlineError: a 503, the write
+        going on); Slack redelivers either way."""
+        verdict = self.submit_event(body, event, mentioned, retry)
+        if verdict is None:
+            return None
+        event_id = str(body.get("event_id") or "")
+        try:
+            return stored_within(verdict, ACK_DEADLINE_SECONDS, f"event {event_id}")
+        except AckDeadlineError:
+            logger.warning("event %s not stored in time, Slack gets a 503 (retry %s)",
+                           event_id, retry or 0)
+            raise
 
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
                        command: Command, argument: str | None = None) -> None:

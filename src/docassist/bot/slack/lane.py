@@ -39,8 +39,8 @@ class EventSubmitter(Protocol):
     @staticmethod
     def needs_thread_lookup(event: dict[str, Any], mentioned: bool) -> bool: ...
 
-    def submit_event_soon(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
-                          retry: str | None = None) -> Future[Verdict] | None: ...
+    def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
+                     retry: str | None = None) -> Future[Verdict] | None: ...
 
 
 class EventLane:
@@ -68,5 +68,4 @@ class EventLane:
         for Bolt's listeners."""
         body = json_without_lone_surrogates(text, body)
         event = body["event"]
-        return self.adapter.submit_event_soon(body, event, event.get("type") == "app_mention",
-                                              retry)
+        return self.adapter.submit_event(body, event, event.get("type") == "app_mention", retry)

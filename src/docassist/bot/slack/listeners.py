@@ -34,7 +34,6 @@ from docassist.bot.slack.render import (
     catalog_message,
     mrkdwn,
 )
-from docassist.bot.slack.server import SERVER_ACK_DEADLINE
 from docassist.core import i18n
 from docassist.core.errors import AckDeadlineError, StorageError, StorageUnavailableError
 from docassist.core.feedback import answered_elsewhere
@@ -102,8 +101,8 @@ class SlackAdapter(Protocol):
     def suggested_prompts(self, language: i18n.Language,
                           user: str = "") -> list[dict[str, str]]: ...
 
-    def submit_event(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
-                     retry: str | None = None, inline: bool = False) -> Verdict | None: ...
+    def stored_verdict(self, body: dict[str, Any], event: dict[str, Any], mentioned: bool,
+                       retry: str | None = None) -> Verdict | None: ...
 
     def submit_command(self, key: ConversationKey, user: str, event_id: str,
                        command: Command, argument: str | None = None) -> None: ...
@@ -118,12 +117,6 @@ class SlackAdapter(Protocol):
 def _retry(req: BoltRequest) -> str | None:
     retries = req.headers.get("x-slack-retry-num")
     return retries[0] if retries else None
-
-
-def _stored_inline(req: BoltRequest) -> bool:
-    """The HTTP server answers this event at the ack deadline itself (server.SlackEvents), so
-    the event is stored on this thread; otherwise (Socket Mode) admission bounds the wait."""
-    return SERVER_ACK_DEADLINE in req.context
 
 
 def on_error(error: Exception, logger: logging.Logger) -> BoltResponse | None:
@@ -190,8 +183,7 @@ class SlackListeners:
 
     def on_assistant_message(self, body: dict[str, Any], event: dict[str, Any],
                              req: BoltRequest, set_title: Any) -> None:
-        verdict = self.adapter.submit_event(body, event, mentioned=True, retry=_retry(req),
-                                            inline=_stored_inline(req))
+        verdict = self.adapter.stored_verdict(body, event, mentioned=True, retry=_retry(req))
         if verdict != "admitted":
             return  # a retry or a refusal: the pane stays as it is
 
@@ -204,12 +196,10 @@ class SlackListeners:
         self.adapter.soon(title, "assistant title", wait=False)  # a Web API call: not in the ack
 
     def on_mention(self, body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
-        self.adapter.submit_event(body, event, mentioned=True, retry=_retry(req),
-                                  inline=_stored_inline(req))
+        self.adapter.stored_verdict(body, event, mentioned=True, retry=_retry(req))
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], req: BoltRequest) -> None:
-        self.adapter.submit_event(body, event, mentioned=False, retry=_retry(req),
-                                  inline=_stored_inline(req))
+        self.adapter.stored_verdict(body, event, mentioned=False, retry=_retry(req))
 
     # --- buttons and the shortcut -------------------------------------------------------
 

@@ -51,9 +51,6 @@ from docassist.core.statuses import Verdict
 logger = logging.getLogger(__name__)
 
 EVENTS_PATH: Final = "/slack/events"
-SERVER_ACK_DEADLINE: Final = "docassist_server_ack_deadline"
-"""In an Events API request's Bolt context: the seconds after which the server answers 503
-itself, so the listener may store the event on its own thread."""
 BadRequest = BodyRefused  # its name here so far
 
 
@@ -167,10 +164,9 @@ class SlackEvents:
 
     An Events API request is answered within `ack_deadline` here: 503 once it has passed
     (Slack retries), while its write goes on. With a `lane` (lane.py), the message events it
-    takes are stored from the event loop, without Bolt. Any other event goes to Bolt: its
-    listener learns the deadline from its request's context (SERVER_ACK_DEADLINE) and stores
-    the event on its own dispatch thread, with no hand-off to a writer thread that only
-    exists to bound the wait (serving/ack_writes.py)."""
+    takes are submitted from the event loop, without Bolt; any other event goes to Bolt,
+    whose listener submits a message from its dispatch thread. Both submit through
+    `SlackAdapter.submit_event`, and the store's group commit writes the event."""
 
     def __init__(self, bolt: App, signing_secret: str | None,
                  ack_deadline: float = ACK_DEADLINE_SECONDS,
@@ -200,10 +196,8 @@ class SlackEvents:
         headers: dict[str, str | Sequence[str]] = {
             name.lower(): value for name, value in request.headers.items()}
         event = parsed is not None and parsed.get("type") == "event_callback"
-        context = {SERVER_ACK_DEADLINE: self.ack_deadline} if event else None
         dispatch = asyncio.get_running_loop().run_in_executor(
-            self.pool, self.bolt.dispatch,
-            BoltRequest(body=body, headers=headers, context=context))
+            self.pool, self.bolt.dispatch, BoltRequest(body=body, headers=headers))
         if not event:
             return _raw(await dispatch)
         try:
