@@ -28,10 +28,12 @@ FIGURES: Final = ("ack_burst_ms_p99", "ack_durable_floor_ms_p99", "ack_floor_ms_
 
 
 def burst(checkout: Path) -> dict[str, Any]:
+    load = os.getloadavg()[0]  # what else the machine was doing as the round began
     done = subprocess.run([str(checkout / ".venv" / "bin" / "python"), "bench/burst.py",
                            "--json"], cwd=checkout, capture_output=True, text=True,
                           timeout=900, check=True)
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    figures["load_1m"] = round(load, 2)
     for connections in ("", "50"):
         figures[f"bot_vs_durable{connections}"] = round(
             figures[f"ack_burst{connections}_ms_p99"]
@@ -49,7 +51,7 @@ def median(rounds: list[dict[str, Any]], key: str) -> float:
 
 
 def page(name: str, sides: dict[str, tuple[str, list[dict[str, Any]]]]) -> str:
-    keys = [*FIGURES, "bot_vs_durable", "bot_vs_durable50"]
+    keys = [*FIGURES, "bot_vs_durable", "bot_vs_durable50", "load_1m"]
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# {name}: acks and model capacity before and after", "",
              f"Written by `bench/before_after.py` on {when}: `bench/burst.py` run in each "
@@ -57,7 +59,8 @@ def page(name: str, sides: dict[str, tuple[str, list[dict[str, Any]]]]) -> str:
              f"{len(next(iter(sides.values()))[1])} rounds (p99s in ms). Goal: the burst's "
              f"ack p99 within {WITHIN}x the durable floor's (`bot_vs_durable`, 10 and 50 "
              "connections), and a model capacity ratio no lower than before. The machine has "
-             f"{os.cpu_count()} cores.", "",
+             f"{os.cpu_count()} cores; `load_1m` is its 1-minute load average as each round "
+             "began (above 0 when other work shared the cores).", "",
              "| figure | " + " | ".join(f"{side} (`{sha}`)" for side, (sha, _) in
                                         sides.items()) + " |",
              "|---|" + "---|" * len(sides)]
