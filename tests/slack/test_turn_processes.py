@@ -11,12 +11,15 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from websockets.sync.server import ServerConnection, serve
 
 from docassist.core.documents import parse_document
 from docassist.core.ports import NULL_OBSERVER
@@ -148,6 +151,59 @@ def test_a_killed_turn_process_is_replaced_and_its_event_answered_once(db_path: 
         assert connection.execute("SELECT count(*) FROM turns").fetchone()[0] == 1
 
 
+SOCKET_ENVELOPE = "env-socket"
+
+
+def socket_slack(acked: threading.Event) -> Callable[[ServerConnection], None]:
+    """Slack's side of Socket Mode: hello, one mention, then the acks the bot sends back."""
+    payload = {"token": "t", "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
+               "event_id": "EvSocketTurns", "event_time": 1,
+               "event": {"type": "app_mention", "user": "U1", "ts": "654.1", "channel": "C1",
+                         "team": "T1", "text": "<@UBOT> How do I renew the TLS certificate?"}}
+
+    def slack(connection: ServerConnection) -> None:
+        connection.send(json.dumps({"type": "hello", "num_connections": 1}))
+        connection.send(json.dumps({"envelope_id": SOCKET_ENVELOPE, "type": "events_api",
+                                    "payload": payload, "accepts_response_payload": False}))
+        for raw in connection:
+            if json.loads(raw).get("envelope_id") == SOCKET_ENVELOPE:
+                acked.set()
+    return slack
+
+
+def test_socket_mode_runs_turns_in_turn_processes_too(db_path: Path) -> None:
+    """`docassist slack` without --http: the websocket's event is acked and stored by the
+    serving process and answered by its turn process, as in HTTP mode."""
+    acked = threading.Event()
+    with serve(socket_slack(acked), "127.0.0.1", 0) as websocket, FakeSlackApi() as api, \
+            ModelServer() as model:
+        threading.Thread(target=websocket.serve_forever, daemon=True).start()
+        api.socket_url = f"ws://127.0.0.1:{websocket.socket.getsockname()[1]}/link"
+        model.respond("/v1/chat/completions", model_responder(2.0))
+        env = {**os.environ, "DOCASSIST_DB": str(db_path), "SLACK_BOT_TOKEN": "xoxb-process",
+               "SLACK_SIGNING_SECRET": SECRET, "SLACK_APP_TOKEN": "xapp-process",
+               "DOCASSIST_SLACK_API_URL": api.url, **model_env(model.url), **FAST,
+               "DOCASSIST_TURN_PROCESSES": "1"}
+        log = db_path.with_name("socket-mode.log")
+        with log.open("wb") as stderr:
+            bot = subprocess.Popen([sys.executable, "-m", "docassist", "slack"], env=env,
+                                   cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
+                                   start_new_session=True)  # killed with its children
+        try:
+            assert acked.wait(90), log.read_text(errors="replace")
+            [child] = turn_processes(bot.pid)
+            # The turn waits on the model, claimed by the child of the serving process.
+            assert wait_until(lambda: model.bodies("/v1/chat/completions"), 20)
+            [(status, holder)] = inbox(db_path)
+            assert status == "pending" and f":{bot.pid}:turns-{child}:" in str(holder)
+            assert wait_until(lambda: [s for s, _ in inbox(db_path)] == ["done"], 60)
+        finally:
+            kill_replica(bot)
+        websocket.shutdown()
+    [answer] = answers(api)
+    assert answer.thread_ts == "654.1"
+
+
 def test_turn_processes_stop_with_their_server(db_path: Path) -> None:
     with FakeSlackApi() as api:
         for stop in (signal.SIGTERM, signal.SIGKILL):
@@ -186,6 +242,21 @@ def test_a_negative_number_of_turn_processes_is_refused(db_path: Path) -> None:
     assert done.returncode != 0
     assert "turn_processes" in done.stderr.decode() and "Traceback" not in done.stderr.decode()
     assert done.stdout == b""
+    with sqlite3.connect(db_path) as connection:  # nothing was stored or answered
+        assert connection.execute("SELECT count(*) FROM inbox").fetchone()[0] == 0
+
+
+def test_socket_mode_without_its_app_token_is_refused_before_anything_starts(
+        db_path: Path) -> None:
+    env = {**os.environ, "DOCASSIST_DB": str(db_path), "SLACK_BOT_TOKEN": "xoxb-t",
+           "SLACK_SIGNING_SECRET": SECRET, "DOCASSIST_TURN_PROCESSES": "1"}
+    env.pop("SLACK_APP_TOKEN", None)
+    done = subprocess.run([sys.executable, "-m", "docassist", "slack"], env=env, cwd=REPO,
+                          capture_output=True, timeout=60)
+    assert done.returncode != 0 and done.stdout == b""
+    said = done.stderr.decode()
+    assert "Socket Mode needs SLACK_APP_TOKEN (or use --http)" in said
+    assert "Traceback" not in said and "turn process" not in said
     with sqlite3.connect(db_path) as connection:  # nothing was stored or answered
         assert connection.execute("SELECT count(*) FROM inbox").fetchone()[0] == 0
 

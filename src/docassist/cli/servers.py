@@ -74,15 +74,15 @@ def slack(
         settings = runner.slack_settings()
     except ConfigurationError as error:
         raise fail(str(error), False) from error
-    if http:
-        turns = runner.slack_turn_processes(runtime)
-        runner.serve(runtime, metrics, runner.slack_adapter(runtime, settings, turns), host,
-                     port, _on_ready(host, [EVENTS_PATH, *OPERATOR_PATHS]), turns)
-        return
-    adapter = runner.slack_adapter(runtime, settings)
-    if settings.app_token is None:
+    if not http and settings.app_token is None:
         raise fail("Socket Mode needs SLACK_APP_TOKEN (or use --http)", False)
-    runner.run_socket_mode(runtime, adapter, settings.app_token.get_secret_value())
+    turns = runner.slack_turn_processes(runtime)  # both modes: this process stores and acks
+    adapter = runner.slack_adapter(runtime, settings, turns)
+    if http:
+        runner.serve(runtime, metrics, adapter, host, port,
+                     _on_ready(host, [EVENTS_PATH, *OPERATOR_PATHS]), turns)
+    elif settings.app_token is not None:
+        runner.run_socket_mode(runtime, adapter, settings.app_token.get_secret_value(), turns)
 
 
 @app.command("turn-worker", hidden=True)

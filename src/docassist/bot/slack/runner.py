@@ -1,7 +1,7 @@
 """The Slack app from a runtime and the environment: what `docassist slack` and `docassist
-serve` run. HTTP mode mounts `server.SlackEvents`' route on the shared server (bot/web.py)
-and runs turns in turn processes (`docassist turn-worker`, turn_processes.py) unless
-DOCASSIST_TURN_PROCESSES=0; Socket Mode stays with `docassist slack`, turns in-process."""
+serve` run. HTTP mode mounts `server.SlackEvents`' route on the shared server (bot/web.py);
+Socket Mode stays with `docassist slack`. Either way turns run in turn processes
+(`docassist turn-worker`, turn_processes.py) unless DOCASSIST_TURN_PROCESSES=0."""
 
 from __future__ import annotations
 
@@ -140,9 +140,19 @@ def serve(runtime: Runtime, metrics: Metrics, adapter: SlackAdapter, host: str, 
     run_forever(app, host, port, on_ready)
 
 
-def run_socket_mode(runtime: Runtime, adapter: SlackAdapter, app_token: str) -> None:
-    """Socket Mode (no public URL): blocks until interrupted."""
+def run_socket_mode(runtime: Runtime, adapter: SlackAdapter, app_token: str,
+                    turns: TurnProcesses | None = None) -> None:
+    """Socket Mode (no public URL): blocks until interrupted; `turns` (started here) answer
+    the events, as in HTTP mode."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-    _start(runtime, adapter)
-    SocketModeHandler(adapter.app, app_token).start()  # type: ignore[no-untyped-call]
+    if turns is not None:  # they warm up while this process does
+        turns.start()
+    try:
+        _start(runtime, adapter)
+        if turns is not None:
+            turns.wait_ready()
+        SocketModeHandler(adapter.app, app_token).start()  # type: ignore[no-untyped-call]
+    finally:
+        if turns is not None:
+            turns.close()
