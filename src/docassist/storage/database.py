@@ -4,10 +4,10 @@
 write in a BEGIN IMMEDIATE transaction: its own, or for the writes a turn makes (claim,
 write probe, commit, finish, gap questions) one shared with the process's other writers
 queued meanwhile (shared_writes.py). Its rows are kept by kind in mixins. Those both stores
-share, written once over dialect.py: trace_rows, source_rows, stale_rows, feedback_rows,
-teams_rows, scope_rows, gap_rows. Those of its own, laid out as the PostgreSQL store's
-(storage/postgres/): catalog_rows (documents, chunks, search rows, vectors),
-conversation_rows (commits, purge), inbox_rows (the durable inbox), claims.
+share, written once over dialect.py: inbox_rows (the durable inbox), claims, trace_rows,
+source_rows, stale_rows, feedback_rows, teams_rows, scope_rows, gap_rows. Those of its own,
+laid out as the PostgreSQL store's (storage/postgres/): catalog_rows (documents, chunks,
+search rows, vectors), conversation_rows (commits, purge).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.claims import ClaimRows
 from docassist.storage.connection import ReadConnections, connect, is_busy, storage_error
 from docassist.storage.conversation_rows import ConversationRows
-from docassist.storage.dialect import SQLITE, Dialect, Query, SqlStore
+from docassist.storage.dialect import SQLITE, Dialect, Query, SqlStore, rows_of
 from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
@@ -159,6 +159,10 @@ class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, Sta
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._transaction()
 
+    def _write_retried(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        with self._transaction() as connection:
+            return body(connection)
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """A read on the shared connection, under the store's lock."""
         with self._lock:
@@ -166,9 +170,11 @@ class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, Sta
 
     def _read_apart(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self._reading() as connection:
-            cursor = connection.execute(sql, params)
-            names = [column[0] for column in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            return rows_of(connection.execute(sql, params))
+
+    def _read_ack_path(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self._seen_lock:
+            return rows_of(self._seen_connection.execute(sql, params))
 
     @contextmanager
     def _reads(self) -> Iterator[Query]:

@@ -36,6 +36,8 @@ from docassist.storage.limits import (
     PG_POOL_MAX,
     PG_RECONNECT_SECONDS,
     STORAGE_BUSY_TIMEOUT_MS,
+    STORAGE_RETRY_BACKOFF_SECONDS,
+    STORAGE_WRITE_ATTEMPTS,
 )
 
 logger = logging.getLogger(__name__)
@@ -156,11 +158,32 @@ class PgBase:
         with self._write() as connection:
             return body(connection)
 
+    def _write_retried(self, body: Callable[[Qmark], T]) -> T:
+        """A deadlock cancels one of the transactions; this one is then tried again and finds
+        the other's rows. Not at once: the other transaction goes on only when it wakes, and a
+        retry that takes a key before then can deadlock with it again (seen on a loaded
+        machine), so each retry first waits a little longer."""
+        pause = STORAGE_RETRY_BACKOFF_SECONDS
+        for attempt in range(1, STORAGE_WRITE_ATTEMPTS + 1):
+            try:
+                with self._write() as connection:
+                    return body(connection)
+            except StorageBusyError as error:
+                if attempt == STORAGE_WRITE_ATTEMPTS or not isinstance(
+                        error.__cause__, pg_errors.DeadlockDetected):
+                    raise
+            time.sleep(pause)
+            pause *= 2
+        raise AssertionError("unreachable")
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         return self._rows(sql.replace("?", "%s"), params)
 
     def _read_apart(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         return self._read(sql, params)  # every read has a pooled connection of its own
+
+    def _read_ack_path(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return self._read(sql, params)
 
     @contextmanager
     def _reads(self) -> Iterator[Query]:

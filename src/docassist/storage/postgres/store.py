@@ -1,7 +1,7 @@
 """The PostgreSQL store: every role of core/ports/ and storage/roles.py on one PostgreSQL
 database, shared by any number of replicas. Selected by `DOCASSIST_DB=postgresql://…`
 (storage/backends.py). The row mixins of storage/ that both stores share (dialect.py) are
-mixed in beside its own (catalog, conversations, inbox, claims).
+mixed in beside its own (catalog, conversations).
 
 Opening it applies the pending migrations (schema.py, under an advisory lock). Reads and
 writes take a pooled connection each (psycopg_pool); the catalog's searchable rows are
@@ -19,17 +19,17 @@ import psycopg
 from docassist.core.documents import DocumentInfo
 from docassist.core.errors import StorageError
 from docassist.storage.chunk_cache import ChunkCache
+from docassist.storage.claims import ClaimRows
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
 from docassist.storage.dialect import SqlStore
 from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
+from docassist.storage.inbox_rows import InboxRows
 from docassist.storage.postgres.catalog import CatalogRows
-from docassist.storage.postgres.claims import ClaimRowsPg
 from docassist.storage.postgres.connection import PgBase, storage_error
 from docassist.storage.postgres.conversations import ConversationRows
 from docassist.storage.postgres.fts_mirror import FtsMirror
-from docassist.storage.postgres.inbox import InboxRows
 from docassist.storage.postgres.schema import migrate, pending
 from docassist.storage.scope_rows import ScopeRows
 from docassist.storage.source_rows import SourceRows
@@ -38,7 +38,7 @@ from docassist.storage.teams_rows import TeamsRows
 from docassist.storage.trace_rows import TraceRows
 
 
-class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRowsPg, SourceRows,
+class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRows, SourceRows,
                     StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows,
                     PgBase):
     backend = "postgresql"
@@ -52,6 +52,7 @@ class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRo
         self._chunks = ChunkCache()
         self._fts = FtsMirror(self._fetch, FTS_COLUMN_WEIGHTS)
         self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
+        self._arrivals = GroupCommit(self._count_arrivals)
         if migrate_now:
             try:
                 self.migrate()
