@@ -4,10 +4,10 @@
 write in a BEGIN IMMEDIATE transaction: its own, or for the writes a turn makes (claim,
 write probe, commit, finish, gap questions) one shared with the process's other writers
 queued meanwhile (shared_writes.py). Its rows are kept by kind in mixins. Those both stores
-share, written once over dialect.py: inbox_rows (the durable inbox), claims, trace_rows,
-source_rows, stale_rows, feedback_rows, teams_rows, scope_rows, gap_rows. Those of its own,
-laid out as the PostgreSQL store's (storage/postgres/): catalog_rows (documents, chunks,
-search rows, vectors), conversation_rows (commits, purge).
+share, written once over dialect.py: inbox_rows (the durable inbox), claims,
+conversation_rows (commits, purge), trace_rows, source_rows, stale_rows, feedback_rows,
+teams_rows, scope_rows, gap_rows. Of its own, laid out as the PostgreSQL store's
+(storage/postgres/): catalog_rows (documents, chunks, search rows, vectors).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from docassist.storage.catalog_rows import FTS_COLUMN_WEIGHTS, CatalogRows
 from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.claims import ClaimRows
 from docassist.storage.connection import ReadConnections, connect, is_busy, storage_error
-from docassist.storage.conversation_rows import ConversationRows
+from docassist.storage.conversation_rows import ConversationRows, ConversationRowsStore
 from docassist.storage.dialect import SQLITE, Dialect, Query, SqlStore, rows_of
 from docassist.storage.feedback_rows import FeedbackRows
 from docassist.storage.gap_rows import GapRows
@@ -181,6 +181,11 @@ class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, Sta
         with self._lock:
             yield self.db.query
 
+    def _drop_erased_pages(self) -> None:
+        """The WAL checkpointed and truncated: no older page version keeps erased text."""
+        with self._lock:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def ensure_writable(self) -> None:
         """Raise a StorageUnavailableError when a write would fail now (busy past the bounded
         wait, read-only, no room left), before a turn acts. The probe is a no-op write in a
@@ -262,3 +267,4 @@ def _roll_back(connection: sqlite3.Connection) -> None:
 
 if TYPE_CHECKING:  # mypy proves the store gives the shared row mixins what they ask of it
     _SEAM: type[SqlStore] = Store
+    _CONVERSATIONS: type[ConversationRowsStore] = Store

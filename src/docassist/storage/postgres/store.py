@@ -1,7 +1,7 @@
 """The PostgreSQL store: every role of core/ports/ and storage/roles.py on one PostgreSQL
 database, shared by any number of replicas. Selected by `DOCASSIST_DB=postgresql://…`
 (storage/backends.py). The row mixins of storage/ that both stores share (dialect.py) are
-mixed in beside its own (catalog, conversations).
+mixed in beside its own (the catalog).
 
 Opening it applies the pending migrations (schema.py, under an advisory lock). Reads and
 writes take a pooled connection each (psycopg_pool); the catalog's searchable rows are
@@ -20,6 +20,7 @@ from docassist.core.documents import DocumentInfo
 from docassist.core.errors import StorageError
 from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.claims import ClaimRows
+from docassist.storage.conversation_rows import ConversationRows, ConversationRowsStore
 from docassist.storage.database import FTS_COLUMN_WEIGHTS
 from docassist.storage.dialect import SqlStore
 from docassist.storage.feedback_rows import FeedbackRows
@@ -28,7 +29,6 @@ from docassist.storage.group_commit import GroupCommit
 from docassist.storage.inbox_rows import InboxRows
 from docassist.storage.postgres.catalog import CatalogRows
 from docassist.storage.postgres.connection import PgBase, storage_error
-from docassist.storage.postgres.conversations import ConversationRows
 from docassist.storage.postgres.fts_mirror import FtsMirror
 from docassist.storage.postgres.schema import migrate, pending
 from docassist.storage.scope_rows import ScopeRows
@@ -85,6 +85,10 @@ class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRo
         self._fts.close()
         super().close()
 
+    def _drop_erased_pages(self) -> None:
+        """Nothing to do at once: deleted rows stay in their pages until VACUUM reclaims
+        them, as autovacuum does (docs/traces-and-privacy.md)."""
+
     def _fetch(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         try:
             with self.pool.connection() as connection:
@@ -95,3 +99,4 @@ class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRo
 
 if TYPE_CHECKING:  # mypy proves the store gives the shared row mixins what they ask of it
     _SEAM: type[SqlStore] = PostgresStore
+    _CONVERSATIONS: type[ConversationRowsStore] = PostgresStore
