@@ -155,6 +155,10 @@ def rows_of(cursor: Cursor) -> list[dict[str, Any]]:
 Query = Callable[[str, list[Any]], Iterable[dict[str, Any]]]
 """A read with `?` placeholders, rows as dicts keyed by column name."""
 
+Stream = Callable[[str, list[Any]], Iterable[tuple[Any, ...]]]
+"""A read in one snapshot (the catalog's vectors), its rows as tuples, fetched as they are
+iterated."""
+
 
 class SqlStore(Protocol):
     """What a shared row mixin needs of its store. Every SQL text takes `?` placeholders."""
