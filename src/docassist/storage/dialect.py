@@ -1,10 +1,12 @@
 """The seam between the row code both stores share and their SQL: a `Dialect` (how each
-spells an upsert, an insert that ignores a repeat, a row lock) and `SqlStore`, what a shared
-row mixin needs of the store it is mixed into.
+spells an upsert, an insert that ignores a repeat, a row lock, writers taking turns, byte
+order) and `SqlStore`, what a shared row mixin needs of the store it is mixed into (a mixin
+that needs more names it in a protocol of its own, e.g. catalog_rows.CatalogStore).
 
 Shared SQL is written once, with SQLite's `?` placeholders; the PostgreSQL store's
 connections take them too (postgres/connection.py: Qmark). So shared SQL holds no literal
-`?` and no `%` of its own.
+`?` and no `%` of its own. SQL that repeats a parameter may name it (`:name`, never a `::`
+cast) and is made positional by `positional`.
 """
 
 from __future__ import annotations
