@@ -3,7 +3,7 @@
 After `close()`, our StoreClosedError, not the driver's `sqlite3.ProgrammingError`, so code
 outside storage (the index warmer) can tell a closed store from a bug without importing
 sqlite3. Also here, as the PostgreSQL store keeps them in postgres/connection.py: SQLite's
-errors mapped to ours, and the row writes every part of the store shares.
+errors mapped to ours, and the time text every row is stamped with.
 """
 
 from __future__ import annotations
@@ -153,16 +153,3 @@ def now_iso() -> str:
 def iso_text(moment: datetime) -> str:
     """A moment as the tables store it (ISO text with milliseconds)."""
     return moment.isoformat(timespec="milliseconds")
-
-
-def insert_row(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
-    columns = ", ".join(f'"{name}"' for name in row)
-    marks = ", ".join("?" for _ in row)
-    connection.execute(f'INSERT INTO "{table}" ({columns}) VALUES ({marks})', list(row.values()))
-
-
-def upsert_row(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
-    columns = ", ".join(f'"{name}"' for name in row)
-    marks = ", ".join("?" for _ in row)
-    connection.execute(
-        f'INSERT OR REPLACE INTO "{table}" ({columns}) VALUES ({marks})', list(row.values()))

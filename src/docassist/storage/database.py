@@ -4,10 +4,10 @@
 write in a BEGIN IMMEDIATE transaction: its own, or for the writes a turn makes (claim,
 write probe, commit, finish, gap questions) one shared with the process's other writers
 queued meanwhile (shared_writes.py). Its rows are kept by kind in mixins. Those both stores
-share, written once over dialect.py: trace_rows, source_rows, stale_rows, feedback_rows,
-teams_rows, scope_rows, gap_rows. Those of its own, laid out as the PostgreSQL store's
-(storage/postgres/): catalog_rows (documents, chunks, search rows, vectors),
-conversation_rows (commits, purge), inbox_rows (the durable inbox), claims.
+share, written once over dialect.py: inbox_rows (the durable inbox), claims,
+conversation_rows (commits, purge), trace_rows, source_rows, stale_rows, feedback_rows,
+teams_rows, scope_rows, gap_rows, and catalog_rows (documents, chunks, search rows, vectors;
+full text through `_full_text()`: FTS5 on this file, full_text.py).
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ from sqlite_utils import Database
 
 from docassist.core.documents import DocumentInfo
 from docassist.core.errors import StorageBusyError, StorageError, StorageFullError
-from docassist.storage.catalog_rows import FTS_COLUMN_WEIGHTS, CatalogRows
+from docassist.storage.catalog_rows import CatalogRows, CatalogStore
 from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.claims import ClaimRows
 from docassist.storage.connection import ReadConnections, connect, is_busy, storage_error
-from docassist.storage.conversation_rows import ConversationRows
-from docassist.storage.dialect import SQLITE, Dialect, Query, SqlStore
+from docassist.storage.conversation_rows import ConversationRows, ConversationRowsStore
+from docassist.storage.dialect import SQLITE, Dialect, Query, SqlStore, Stream, rows_of
 from docassist.storage.feedback_rows import FeedbackRows
+from docassist.storage.full_text import FTS_COLUMN_WEIGHTS, Fts5Queries, FullText
 from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
 from docassist.storage.inbox_rows import InboxRows
@@ -56,7 +57,7 @@ from docassist.storage.writer_turns import WriterTurns
 T = TypeVar("T")
 
 __all__ = ["BUSY_TIMEOUT_MS", "FTS_COLUMN_WEIGHTS", "Store"]
-"""FTS_COLUMN_WEIGHTS lives in catalog_rows.py; re-exported for the callers that import it here."""
+"""FTS_COLUMN_WEIGHTS lives in full_text.py; re-exported for the callers that import it here."""
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +96,9 @@ class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, Sta
         except sqlite3.Error as error:
             raise StorageError(f"cannot open database {self.path}: {error}") from error
         self._lock = threading.RLock()
+        # The catalog cache shares the connection's lock: documents() reads under that lock
+        # when the database is in memory, and one lock cannot be taken in two orders.
+        self._catalog_lock: threading.Lock | threading.RLock = self._lock
         self._writer_turns = WriterTurns(self.path)
         self._seen_lock = threading.Lock() if separate else self._lock
         self._readers = ReadConnections(self._connect, STORAGE_READ_CONNECTIONS if separate else 0)
@@ -103,6 +107,7 @@ class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, Sta
         self._writes = SharedWrites(self._transaction)
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
         self._chunks = ChunkCache()
+        self._fts = Fts5Queries(self._reading)
 
     def _connect(self) -> sqlite3.Connection:
         return connect(self.path, BUSY_TIMEOUT_MS / 1000)
@@ -159,6 +164,10 @@ class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, Sta
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._transaction()
 
+    def _write_retried(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        with self._transaction() as connection:
+            return body(connection)
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """A read on the shared connection, under the store's lock."""
         with self._lock:
@@ -166,14 +175,34 @@ class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, Sta
 
     def _read_apart(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self._reading() as connection:
-            cursor = connection.execute(sql, params)
-            names = [column[0] for column in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            return rows_of(connection.execute(sql, params))
+
+    def _read_ack_path(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self._seen_lock:
+            return rows_of(self._seen_connection.execute(sql, params))
 
     @contextmanager
     def _reads(self) -> Iterator[Query]:
         with self._lock:
             yield self.db.query
+
+    def _full_text(self) -> FullText:
+        return self._fts
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[Stream]:
+        with self._lock:
+            connection = self.db.conn
+            connection.execute("BEGIN")  # one read transaction: one snapshot for every read
+            try:
+                yield connection.execute
+            finally:
+                connection.execute("COMMIT")
+
+    def _drop_erased_pages(self) -> None:
+        """The WAL checkpointed and truncated: no older page version keeps erased text."""
+        with self._lock:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def ensure_writable(self) -> None:
         """Raise a StorageUnavailableError when a write would fail now (busy past the bounded
@@ -256,3 +285,5 @@ def _roll_back(connection: sqlite3.Connection) -> None:
 
 if TYPE_CHECKING:  # mypy proves the store gives the shared row mixins what they ask of it
     _SEAM: type[SqlStore] = Store
+    _CONVERSATIONS: type[ConversationRowsStore] = Store
+    _CATALOG: type[CatalogStore] = Store

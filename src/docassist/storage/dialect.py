@@ -1,15 +1,18 @@
 """The seam between the row code both stores share and their SQL: a `Dialect` (how each
-spells an upsert, an insert that ignores a repeat, a row lock) and `SqlStore`, what a shared
-row mixin needs of the store it is mixed into.
+spells an upsert, an insert that ignores a repeat, a row lock, writers taking turns, byte
+order) and `SqlStore`, what a shared row mixin needs of the store it is mixed into (a mixin
+that needs more names it in a protocol of its own, e.g. catalog_rows.CatalogStore).
 
 Shared SQL is written once, with SQLite's `?` placeholders; the PostgreSQL store's
 connections take them too (postgres/connection.py: Qmark). So shared SQL holds no literal
-`?` and no `%` of its own.
+`?` and no `%` of its own. SQL that repeats a parameter may name it (`:name`, never a `::`
+cast) and is made positional by `positional`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -20,6 +23,11 @@ T = TypeVar("T")
 class Cursor(Protocol):
     @property
     def rowcount(self) -> int: ...
+
+    @property
+    def description(self) -> Any:
+        """The columns read, each a sequence whose first item is the column's name."""
+        ...
 
     def fetchone(self) -> Any: ...
 
@@ -52,6 +60,22 @@ class Dialect:
     SQLite's one writer never meets another."""
     quote: str
     """Around table and column names in generated SQL (PostgreSQL's upserts quote them)."""
+    take_turn: str
+    """A statement taking a lock keyed by `?` until the transaction ends: writers of one kind
+    (claims, rate checks, catalog changes) take turns across replicas, as READ COMMITTED
+    alone does not make them. SQLite needs none: BEGIN IMMEDIATE already serializes writers."""
+    bytewise: str
+    """Appended to an ORDER BY column: text in byte order, as SQLite's default (BINARY)
+    collation sorts it; PostgreSQL's default follows the database's locale."""
+    insertion_order: str
+    """The column that orders turns stored in one millisecond as they were inserted:
+    SQLite's hidden rowid; on PostgreSQL a `seq` column of the turns table."""
+    eval_run_order: str
+    """The column that orders evaluation runs started in one millisecond: SQLite's rowid
+    (insertion order); PostgreSQL's eval_runs have no such column, so their run id."""
+    private_columns: tuple[str, ...]
+    """Columns a `SELECT *` reads that this database keeps for itself (PostgreSQL's
+    turns.seq), dropped from the rows handed out."""
 
     def insert(self, table: str, row: dict[str, Any]) -> tuple[str, list[Any]]:
         """One row as an INSERT and its values; bools as 0/1, as both stores keep them."""
@@ -59,6 +83,12 @@ class Dialect:
         marks = ", ".join("?" for _ in row)
         values = [int(value) if isinstance(value, bool) else value for value in row.values()]
         return f'INSERT INTO "{table}" ({names}) VALUES ({marks})', values
+
+    def upsert_row(self, table: str, row: dict[str, Any],
+                   key: Sequence[str]) -> tuple[str, list[Any]]:
+        """`upsert` of one row and its values, bools as 0/1 (as `insert`)."""
+        values = [int(value) if isinstance(value, bool) else value for value in row.values()]
+        return self.upsert(table, list(row), key), values
 
     def upsert(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
         """One row, replacing the row with its `key` (SQLite's INSERT OR REPLACE;
@@ -88,13 +118,48 @@ class Dialect:
 
 
 SQLITE = Dialect("sqlite", replace=" OR REPLACE", ignore=" OR IGNORE", on_repeat="",
-                 lock_rows="", skip_locked="", quote="")
+                 lock_rows="", skip_locked="", quote="", take_turn="", bytewise="",
+                 insertion_order="rowid", eval_run_order="rowid", private_columns=())
 POSTGRESQL = Dialect("postgresql", replace="", ignore="", on_repeat=" ON CONFLICT DO NOTHING",
-                     lock_rows=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED", quote='"')
+                     lock_rows=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED", quote='"',
+                     take_turn="SELECT pg_advisory_xact_lock(?)", bytewise=' COLLATE "C"',
+                     insertion_order="seq", eval_run_order="run_id", private_columns=("seq",))
+
+
+def wait_for_turn(connection: SqlConnection, dialect: Dialect, lock_key: int) -> None:
+    """Queue behind the other writers of `lock_key`'s kind until this transaction ends (see
+    Dialect.take_turn; nothing to do on SQLite)."""
+    if dialect.take_turn:
+        connection.execute(dialect.take_turn, [lock_key])
+
+
+_NAMED = re.compile(r":(\w+)")
+
+
+def positional(sql: str, values: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """SQL written with `:name` parameters (each perhaps used more than once) as `?` SQL and
+    its values in order: the shared form both stores' connections take."""
+    ordered: list[Any] = []
+
+    def mark(found: re.Match[str]) -> str:
+        ordered.append(values[found.group(1)])
+        return "?"
+
+    return _NAMED.sub(mark, sql), ordered
+
+
+def rows_of(cursor: Cursor) -> list[dict[str, Any]]:
+    """A cursor's rows as dicts keyed by column name."""
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 Query = Callable[[str, list[Any]], Iterable[dict[str, Any]]]
 """A read with `?` placeholders, rows as dicts keyed by column name."""
+
+Stream = Callable[[str, list[Any]], Iterable[tuple[Any, ...]]]
+"""A read in one snapshot (the catalog's vectors), its rows as tuples, fetched as they are
+iterated."""
 
 
 class SqlStore(Protocol):
@@ -113,11 +178,23 @@ class SqlStore(Protocol):
         (SQLite: shared_writes.py; PostgreSQL: one of its own); its result once committed."""
         ...
 
+    def _write_retried(self, body: Callable[[SqlConnection], T]) -> T:
+        """`body` in a write transaction of its own, run again when the database cancelled it
+        as a deadlock (PostgreSQL: two replicas storing the same events in another order);
+        SQLite's one writer meets no deadlock, so there it runs once."""
+        ...
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]: ...
 
     def _read_apart(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """A read that waits for no writer of this process (SQLite: on a read connection of
         its own; PostgreSQL: every read does)."""
+        ...
+
+    def _read_ack_path(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """A read on the ack path (is an event stored, is a thread known, anything to claim):
+        SQLite keeps a connection for these alone, so an ack never queues behind the store's
+        other reads or its writers; PostgreSQL reads on a pooled connection, as always."""
         ...
 
     def _reads(self) -> AbstractContextManager[Query]:

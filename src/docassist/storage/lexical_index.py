@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from docassist.core.documents import DocumentInfo
 from docassist.core.text import Stemmer, stem
-from docassist.storage.catalog_rows import FTS_COLUMN_WEIGHTS
+from docassist.storage.full_text import FTS_COLUMN_WEIGHTS
 from docassist.storage.limits import LEXICAL_INDEX_PAGE_ROWS, LEXICAL_TERM_CACHE_BYTES
 from docassist.storage.phrases import Phrase
 from docassist.storage.ranking import RowCollections

@@ -29,7 +29,7 @@ queue behind the shared connection while it waits for another process's write lo
 STORAGE_WRITE_ATTEMPTS: Final = 3
 """Times a write transaction tries to take the lock, each waiting up to the busy timeout; after
 the last, StorageBusyError. Bound: 3 × 2 s + backoff ≈ 6.3 s. Also the tries of a PostgreSQL
-inbox batch that PostgreSQL cancelled as a deadlock (postgres/inbox.py)."""
+inbox batch that PostgreSQL cancelled as a deadlock (postgres/connection.py: _write_retried)."""
 
 WRITER_TURN_POLL_SECONDS: Final = 0.0005
 """How often a writer waiting for another DocAssist connection's write transaction on the same

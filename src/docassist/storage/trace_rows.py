@@ -1,9 +1,8 @@
 """The stores' part for the trace as it is read back (turns' tool calls, shadow records,
 votes, the conversation of an answer) and for evaluation runs.
 
-A mixin of both stores (written once over dialect.py). What each store still writes its own
-way stays in conversation_rows.py and postgres/conversations.py: loading and committing a
-conversation, the turn rows' order, the purge.
+A mixin of both stores (written once over dialect.py). Loading and committing a
+conversation, the turn rows in their order and the purge are in conversation_rows.py.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ CONFLICT DO NOTHING`), so they hold across replicas without table locks.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 import weakref
@@ -29,13 +30,15 @@ from docassist.core.errors import (
     StorageUnavailableError,
     StoreClosedError,
 )
-from docassist.storage.dialect import POSTGRESQL, Dialect, Query
+from docassist.storage.dialect import POSTGRESQL, Dialect, Query, Stream
 from docassist.storage.limits import (
     PG_CHECK_IDLE_SECONDS,
     PG_CONNECT_TIMEOUT_SECONDS,
     PG_POOL_MAX,
     PG_RECONNECT_SECONDS,
     STORAGE_BUSY_TIMEOUT_MS,
+    STORAGE_RETRY_BACKOFF_SECONDS,
+    STORAGE_WRITE_ATTEMPTS,
 )
 
 logger = logging.getLogger(__name__)
@@ -156,11 +159,47 @@ class PgBase:
         with self._write() as connection:
             return body(connection)
 
+    def _write_retried(self, body: Callable[[Qmark], T]) -> T:
+        """A deadlock cancels one of the transactions; this one is then tried again and finds
+        the other's rows. Not at once: the other transaction goes on only when it wakes, and a
+        retry that takes a key before then can deadlock with it again (seen on a loaded
+        machine), so each retry first waits a little longer."""
+        pause = STORAGE_RETRY_BACKOFF_SECONDS
+        for attempt in range(1, STORAGE_WRITE_ATTEMPTS + 1):
+            try:
+                with self._write() as connection:
+                    return body(connection)
+            except StorageBusyError as error:
+                if attempt == STORAGE_WRITE_ATTEMPTS or not isinstance(
+                        error.__cause__, pg_errors.DeadlockDetected):
+                    raise
+            time.sleep(pause)
+            pause *= 2
+        raise AssertionError("unreachable")
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         return self._rows(sql.replace("?", "%s"), params)
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[Stream]:
+        with self._transaction() as connection:
+            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            names = itertools.count()
+
+            def stream(sql: str, params: list[Any]) -> Iterator[tuple[Any, ...]]:
+                # Server-side: rows arrive as they are read, not all at once.
+                with connection.cursor(name=f"snapshot_{next(names)}") as cursor:
+                    cursor.itersize = 2000
+                    cursor.execute(sql.replace("?", "%s"), params)
+                    yield from cursor
+
+            yield stream
+
     def _read_apart(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         return self._read(sql, params)  # every read has a pooled connection of its own
+
+    def _read_ack_path(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return self._read(sql, params)
 
     @contextmanager
     def _reads(self) -> Iterator[Query]:
@@ -213,25 +252,9 @@ def storage_error(error: BaseException) -> StorageError:
     return StorageError(f"cannot save: {error}")
 
 
-def insert_sql(table: str, row: dict[str, Any], conflict: str = "") -> tuple[str, list[Any]]:
-    """An INSERT of one row (bools as 0/1 like SQLite), with an optional ON CONFLICT clause."""
-    columns = ", ".join(f'"{name}"' for name in row)
-    marks = ", ".join("%s" for _ in row)
-    values = [int(value) if isinstance(value, bool) else value for value in row.values()]
-    return f'INSERT INTO "{table}" ({columns}) VALUES ({marks}) {conflict}', values
-
-
-def upsert_sql(table: str, row: dict[str, Any], key: Sequence[str]) -> tuple[str, list[Any]]:
-    """INSERT … ON CONFLICT (key) DO UPDATE: SQLite's INSERT OR REPLACE of a whole row."""
-    updates = ", ".join(f'"{name}" = EXCLUDED."{name}"' for name in row if name not in key)
-    target = ", ".join(f'"{name}"' for name in key)
-    action = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
-    return insert_sql(table, row, f"ON CONFLICT ({target}) {action}")
-
-
 class Qmark:
-    """A psycopg connection that takes SQLite's `?` placeholders, for the store-neutral SQL
-    helpers (storage/privacy.py) that both stores run inside their transactions."""
+    """A psycopg connection that takes SQLite's `?` placeholders, for the SQL both stores
+    share (the row mixins over dialect.py, storage/privacy.py), run in their transactions."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection

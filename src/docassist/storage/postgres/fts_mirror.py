@@ -3,35 +3,43 @@
 Search on PostgreSQL uses the same in-process index as on SQLite (storage/search.py: BM25
 from the FTS rows, phrases scored by FTS5; measured against PostgreSQL's own full text,
 docs/scaling-out.md). That index asks its store for FTS rows by rowid and for FTS5's bm25
-of a phrase; this mirror answers both exactly as the SQLite store does, from a copy of
-`chunks_fts` kept in step with the database: when the index version moved, rows deleted
-there are deleted here and rows added there are read (only those), so a replica that did
-not index catches up without a restart and reads each row once.
+of a phrase; this mirror answers both with the SQLite store's own queries
+(storage/full_text.py) from a copy of `chunks_fts` kept in step with the database: when the
+index version moved, rows deleted there are deleted here and rows added there are read (only
+those), so a replica that did not index catches up without a restart and reads each row
+once. PostgreSQL-only: SQLite runs the queries on its own file.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from docassist.core.errors import StorageError
+from docassist.storage.full_text import Fts5Queries
 
 Rows = Callable[[str, list[Any]], list[tuple[Any, ...]]]
 """Runs a query on PostgreSQL and returns its rows."""
 
 
+class FtsMirror(Fts5Queries):
+    """The copy, answering full_text.py's queries (storage/full_text.FullText) once synced."""
 
-class FtsMirror:
-    def __init__(self, read: Rows, weights: tuple[float, ...]) -> None:
+    def __init__(self, read: Rows) -> None:
+        super().__init__(self._locked)
         self._read = read
-        self._bm25 = f"bm25(chunks_fts, {', '.join(map(str, weights))})"
         self._lock = threading.Lock()
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5("
                          "chunk_id UNINDEXED, title, section, body, tokenize = 'unicode61')")
         self._version = -1
+
+    @contextmanager
+    def _locked(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._db
 
     def sync(self, version: int) -> None:
         """Bring the copy to `version` (read by the caller before the rows, so a change made
@@ -51,32 +59,6 @@ class FtsMirror:
                 self._db.executemany("INSERT INTO chunks_fts (rowid, chunk_id, title, section, "
                                      "body) VALUES (?, ?, ?, ?, ?)", rows)
             self._version = version
-
-    def rows(self, after_rowid: int, limit: int) -> list[tuple[int, str, str, str, str]]:
-        with self._lock:
-            return [tuple(row) for row in self._db.execute(
-                "SELECT rowid, chunk_id, title, section, body FROM chunks_fts WHERE rowid > ? "
-                "ORDER BY rowid LIMIT ?", [after_rowid, limit]).fetchall()]
-
-    def scores(self, match: str) -> list[tuple[int, float]]:
-        with self._lock:
-            try:
-                return [(int(rowid), float(value)) for rowid, value in self._db.execute(
-                    f"SELECT rowid, {self._bm25} FROM chunks_fts WHERE chunks_fts MATCH ?",
-                    [match]).fetchall()]
-            except sqlite3.OperationalError as error:
-                raise StorageError(f"search failed: {error}") from error
-
-    def ranked(self, match: str, limit: int) -> list[tuple[str, float]]:
-        """Chunk ids matching an FTS5 expression, best bm25 first, with the raw value."""
-        with self._lock:
-            try:
-                return [(str(chunk_id), float(value)) for chunk_id, value in self._db.execute(
-                    f"SELECT chunk_id, {self._bm25} AS rank_value FROM chunks_fts "
-                    "WHERE chunks_fts MATCH ? ORDER BY rank_value LIMIT ?",
-                    [match, limit]).fetchall()]
-            except sqlite3.OperationalError as error:
-                raise StorageError(f"search failed: {error}") from error
 
     def close(self) -> None:
         self._db.close()

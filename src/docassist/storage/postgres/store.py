@@ -1,7 +1,8 @@
 """The PostgreSQL store: every role of core/ports/ and storage/roles.py on one PostgreSQL
 database, shared by any number of replicas. Selected by `DOCASSIST_DB=postgresql://…`
-(storage/backends.py). The row mixins of storage/ that both stores share (dialect.py) are
-mixed in beside its own (catalog, conversations, inbox, claims).
+(storage/backends.py). Its rows are the row mixins of storage/ that both stores share
+(dialect.py); what is its own is plumbing: connections and transactions (connection.py),
+migrations (schema.py), the in-memory copy of the searchable rows (fts_mirror.py).
 
 Opening it applies the pending migrations (schema.py, under an advisory lock). Reads and
 writes take a pooled connection each (psycopg_pool); the catalog's searchable rows are
@@ -18,18 +19,18 @@ import psycopg
 
 from docassist.core.documents import DocumentInfo
 from docassist.core.errors import StorageError
+from docassist.storage.catalog_rows import CatalogRows, CatalogStore
 from docassist.storage.chunk_cache import ChunkCache
-from docassist.storage.database import FTS_COLUMN_WEIGHTS
+from docassist.storage.claims import ClaimRows
+from docassist.storage.conversation_rows import ConversationRows, ConversationRowsStore
 from docassist.storage.dialect import SqlStore
 from docassist.storage.feedback_rows import FeedbackRows
+from docassist.storage.full_text import FullText
 from docassist.storage.gap_rows import GapRows
 from docassist.storage.group_commit import GroupCommit
-from docassist.storage.postgres.catalog import CatalogRows
-from docassist.storage.postgres.claims import ClaimRowsPg
+from docassist.storage.inbox_rows import InboxRows
 from docassist.storage.postgres.connection import PgBase, storage_error
-from docassist.storage.postgres.conversations import ConversationRows
 from docassist.storage.postgres.fts_mirror import FtsMirror
-from docassist.storage.postgres.inbox import InboxRows
 from docassist.storage.postgres.schema import migrate, pending
 from docassist.storage.scope_rows import ScopeRows
 from docassist.storage.source_rows import SourceRows
@@ -38,7 +39,7 @@ from docassist.storage.teams_rows import TeamsRows
 from docassist.storage.trace_rows import TraceRows
 
 
-class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRowsPg, SourceRows,
+class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRows, SourceRows,
                     StaleRows, FeedbackRows, TeamsRows, ScopeRows, GapRows,
                     PgBase):
     backend = "postgresql"
@@ -47,11 +48,12 @@ class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRo
         super().__init__(url)
         self.save_raw = save_raw
         """With it off, a finished inbox event keeps ids and hashes only (see privacy.py)."""
-        self._catalog_lock = threading.Lock()
+        self._catalog_lock: threading.Lock | threading.RLock = threading.Lock()
         self._catalog_cache: tuple[int, dict[str, DocumentInfo]] | None = None
         self._chunks = ChunkCache()
-        self._fts = FtsMirror(self._fetch, FTS_COLUMN_WEIGHTS)
+        self._fts = FtsMirror(self._fetch)
         self._acks: GroupCommit[list[Any], int | None] = GroupCommit(self._insert_inbox_rows)
+        self._arrivals = GroupCommit(self._count_arrivals)
         if migrate_now:
             try:
                 self.migrate()
@@ -84,6 +86,15 @@ class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRo
         self._fts.close()
         super().close()
 
+    def _full_text(self) -> FullText:
+        """The in-memory copy of the searchable rows, brought to the shared index version."""
+        self._fts.sync(self.index_version())
+        return self._fts
+
+    def _drop_erased_pages(self) -> None:
+        """Nothing to do at once: deleted rows stay in their pages until VACUUM reclaims
+        them, as autovacuum does (docs/traces-and-privacy.md)."""
+
     def _fetch(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         try:
             with self.pool.connection() as connection:
@@ -94,3 +105,5 @@ class PostgresStore(CatalogRows, ConversationRows, TraceRows, InboxRows, ClaimRo
 
 if TYPE_CHECKING:  # mypy proves the store gives the shared row mixins what they ask of it
     _SEAM: type[SqlStore] = PostgresStore
+    _CONVERSATIONS: type[ConversationRowsStore] = PostgresStore
+    _CATALOG: type[CatalogStore] = PostgresStore
