@@ -60,7 +60,8 @@ def page(name: str, sides: dict[str, tuple[str, list[dict[str, Any]]]]) -> str:
              f"ack p99 within {WITHIN}x the durable floor's (`bot_vs_durable`, 10 and 50 "
              "connections), and a model capacity ratio no lower than before. The machine has "
              f"{os.cpu_count()} cores; `load_1m` is its 1-minute load average as each round "
-             "began (above 0 when other work shared the cores).", "",
+             "began (the previous round's own processes count in it: compare the sides, and "
+             "read a high figure on both as other work sharing the cores).", "",
              "| figure | " + " | ".join(f"{side} (`{sha}`)" for side, (sha, _) in
                                         sides.items()) + " |",
              "|---|" + "---|" * len(sides)]
