@@ -25,13 +25,11 @@ from bs4 import BeautifulSoup
 from rich.console import Console
 from rich.text import Text
 
+from docassist.bot.teams import cards
+from docassist.core.results import TurnResult
+from docassist_testkit import render_page as page
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from docassist.bot.teams import cards  # noqa: E402
-from docassist.core.results import TurnResult  # noqa: E402
-from tests.render import page  # noqa: E402
-
 DOCASSIST = REPO / ".venv" / "bin" / "docassist"
 CARD_QUESTIONS = ("Co zrobić po zmianie konfiguracji docassist-api?",
                   "How do I renew the TLS certificate?")
@@ -113,7 +111,7 @@ def terminal_picture(env: dict[str, str], browser: str, work: Path, out: Path) -
 def main() -> None:
     browser = page.chromium()
     if browser is None or not page.renderer_installed():
-        sys.exit("needs chromium and tests/render/node_modules (scripts/pictures installs them)")
+        sys.exit("needs chromium and testkit/render/node_modules (scripts/pictures installs them)")
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         env = {**os.environ, "DOCASSIST_DB": str(work / "demo.db"),

@@ -342,6 +342,7 @@ def test_a_rooms_limits_are_its_own(room: str) -> None:
 REPO = SRC.parents[1]
 BENCH = REPO / "bench"
 TESTKIT = REPO / "testkit" / "src" / "docassist_testkit"
+SCRIPTS = REPO / "scripts"
 
 
 def uses_of(source: str, packages: tuple[str, ...]) -> list[str]:
@@ -370,7 +371,7 @@ def reaches_into(folder: Path, packages: tuple[str, ...]) -> dict[str, list[str]
             for path in files if (uses := uses_of(path.read_text(encoding="utf-8"), packages))}
 
 
-@pytest.mark.parametrize("folder", [BENCH, TESTKIT], ids=["bench", "testkit"])
+@pytest.mark.parametrize("folder", [BENCH, TESTKIT, SCRIPTS], ids=["bench", "testkit", "scripts"])
 def test_benchmarks_and_the_test_kit_take_nothing_from_tests(folder: Path) -> None:
     """bench/ runs from a clone with docassist and the test kit installed; what it shares with
     the tests lives in the test kit, which needs nothing from tests/ either."""
@@ -403,9 +404,10 @@ def path_edits(source: str) -> list[str]:
 
 
 def test_no_benchmark_edits_the_import_path() -> None:
-    """`python bench/x.py` finds its siblings (the script's folder is on the path) and
-    docassist and the test kit (installed): a path edit would hide a missing install."""
-    files = sorted(BENCH.rglob("*.py"))
+    """`python bench/x.py` (or scripts/x.py) finds its siblings (the script's folder is on the
+    path) and docassist and the test kit (installed): a path edit would hide a missing
+    install."""
+    files = sorted([*BENCH.rglob("*.py"), *SCRIPTS.rglob("*.py")])
     assert files
     assert {str(path.relative_to(REPO)): edits for path in files
             if (edits := path_edits(path.read_text(encoding="utf-8")))} == {}

@@ -88,3 +88,17 @@ def test_an_unknown_embedder_lists_the_embedders(db_path: Path) -> None:
     done = run("docs", db=db_path, DOCASSIST_EMBEDDER="sentence-bert")
     assert_clear_failure(done, "unknown embedder 'sentence-bert' (available: use, e5, none, "
                                "ollama:<model>, openai:<model>, replay:<file>)")
+
+
+@pytest.mark.parametrize(("kind", "cases"), [
+    ("decisions", "decisions_dev.jsonl"), ("answers", "answers_dev.jsonl"),
+    ("retrieval", "retrieval_dev.jsonl")])
+def test_an_evaluation_over_an_empty_catalog_is_refused(tmp_path: Path, kind: str,
+                                                        cases: str) -> None:
+    db = tmp_path / "empty.db"
+    done = run("eval", kind, str(REPO / "samples" / cases), "--json", db=db, **BM25_ONLY)
+    assert_clear_failure(done, "Nothing to evaluate against: the catalog is empty")
+    assert one_json(done.stdout) == {"error": (
+        "Nothing to evaluate against: the catalog is empty. Index the documents the cases "
+        "ask about first: docassist index PATH (or docassist sync).")}
+    nothing_stored(db)  # no run saved, no turn, no tool attempt

@@ -20,10 +20,10 @@ from docassist.core.results import TurnResult
 from docassist.models.adapters import ModelAnswerer
 from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
+from docassist_testkit import render_page as page
 from docassist_testkit.fakes.model_server import ModelServer, openai_stream
 from tests.conftest import EngineFactory
 from tests.helpers import rules_selector
-from tests.render import page
 from tests.teams.rig import TeamsRig
 
 STEPS_QUESTION = "How do I reload docassist-gateway after a certificate change?"
@@ -33,7 +33,7 @@ def browser() -> str:
     found = page.chromium()
     if found is None or not page.renderer_installed():
         if os.environ.get("CI"):
-            pytest.fail("chromium or tests/render/node_modules is missing (scripts/test "
+            pytest.fail("chromium or testkit/render/node_modules is missing (scripts/test "
                         "installs both)")
         pytest.skip("chromium or the adaptivecards package is not installed")
     return found

@@ -21,6 +21,7 @@ from docassist.cli.gaps import eval_canary
 from docassist.cli.output import emit_json, err, fail, out
 from docassist.cli.scopes import CollectionsOption, operator_audience
 from docassist.cli.tables import Column, fitted_table
+from docassist.core import i18n
 from docassist.core.scoping import scoped
 from docassist.evaluation.answers import (
     AnswerReport,
@@ -56,6 +57,15 @@ PageOption = Annotated[Path | None, typer.Option(
 eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_help=True)
 
 
+def runtime_with_documents(as_json: bool, record: Path | None = None) -> Runtime:
+    """The runtime, refused (exit 2, nothing run or saved) while its catalog is empty: every
+    case would be scored against nothing, and the figures would look like the product's."""
+    runtime = open_checked(as_json, record=record)
+    if not runtime.store.documents():
+        raise fail(i18n.text("eval_catalog_empty", runtime.settings.language), as_json)
+    return runtime
+
+
 @eval_app.command("decisions")
 def eval_decisions(
     file: Annotated[Path, typer.Argument(help="JSONL cases (see samples/decisions_dev.jsonl).")],
@@ -66,7 +76,7 @@ def eval_decisions(
 ) -> None:
     """Accuracy of the configured selector on labelled decision cases."""
     require_paths([file], as_json)
-    runtime = open_checked(as_json, record=record)
+    runtime = runtime_with_documents(as_json, record)
     cases = [case for case in read_cases(file, load_cases, as_json)
              if split is None or case.split == split]
     with progress_bars() as progress:
@@ -157,7 +167,7 @@ def eval_answers(
     require_paths([file], as_json)
     if root is not None:
         require_paths([root], as_json, folders=True)
-    runtime = open_checked(as_json)
+    runtime = runtime_with_documents(as_json)
     audience = operator_audience(collections, runtime.store, as_json)
     answer_cases = [case for case in read_cases(file, load_answer_cases, as_json)
                     if (split is None or case.split == split)
@@ -306,7 +316,7 @@ def eval_retrieval(
     require_paths([file], as_json)
     if root is not None:
         require_paths([root], as_json, folders=True)
-    runtime = open_checked(as_json)
+    runtime = runtime_with_documents(as_json)
     scope = runtime.engine.scopes.scope_of(operator_audience(collections, runtime.store,
                                                              as_json))
     retrievers = {name: scoped(retriever, scope)

@@ -135,6 +135,12 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "en": "The catalog is empty. Index documents: docassist index PATH (or add a source: "
               "docassist sources add, then docassist sync).",
     },
+    "eval_catalog_empty": {
+        "pl": "Nie ma względem czego oceniać: katalog jest pusty. Najpierw zaindeksuj dokumenty, "
+              "o które pytają przypadki: docassist index ŚCIEŻKA (albo docassist sync).",
+        "en": "Nothing to evaluate against: the catalog is empty. Index the documents the "
+              "cases ask about first: docassist index PATH (or docassist sync).",
+    },
     "indexing_empty_catalog": {
         "pl": "Pusta baza — indeksuję korpus demonstracyjny {path}",
         "en": "Empty database — indexing the demo corpus {path}",

@@ -18,7 +18,7 @@ _POLISH_WORDS: Final = frozenset(
     "zrobić sprawdzić zmianie konfiguracji dokumentu metadane wyczyść też oraz albo lub "
     "narysuj wykres zrób zrob pokaz podaj wiem mi mnie tak dobrze dzieki dzięki cześć czesc "
     "jakie gdzie logi logów dostęp dostep baza bazy danych kopia kopii zapasowej usługę pomoc "
-    "dokumenty statystyki metadane".split()
+    "dokumenty statystyki metadane ile dni mam są być aby żeby trzeba muszę można".split()
 )
 _ENGLISH_WORDS: Final = frozenset(
     "the how what is do does i to of an it its my me you can could should please show "
@@ -28,14 +28,14 @@ _ENGLISH_WORDS: Final = frozenset(
 
 
 def detect_language(message: str, default: Language) -> Language:
-    """Polish or English by letters and common words; `default` when unsure."""
-    if _POLISH_LETTERS.search(message):
-        return "pl"
+    """Polish or English by words: a common word of either language, or a word written with
+    Polish letters, counts for its side; on a tie, Polish letters decide, else `default`.
+    So a Polish name in an English sentence ("the Kraków office") does not make it Polish."""
     words = [word.casefold() for word in _WORD.findall(message)]
-    polish = sum(word in _POLISH_WORDS for word in words)
+    polish = sum(word in _POLISH_WORDS or bool(_POLISH_LETTERS.search(word)) for word in words)
     english = sum(word in _ENGLISH_WORDS for word in words)
     if polish > english:
         return "pl"
     if english > polish:
         return "en"
-    return default
+    return "pl" if _POLISH_LETTERS.search(message) else default

@@ -2,8 +2,9 @@
 markdown-it for TextBlock markdown as the renderer expects) in headless Chromium.
 
 One local HTML page renders every card it is given, so one Chromium launch checks them all.
-The page loads the renderer from `tests/render/node_modules` (installed by `scripts/test`
-with `npm ci`) over `file://`: nothing is served, nothing leaves the machine.
+The page loads the renderer from `testkit/render/node_modules` (installed by `scripts/test`
+with `npm ci` from the package.json and lock beside it) over `file://`: nothing is served,
+nothing leaves the machine.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import subprocess
 from pathlib import Path
 from typing import Any, Final
 
-HERE: Final = Path(__file__).resolve().parent
-MODULES: Final = HERE / "node_modules"
+NPM_PACKAGE: Final = Path(__file__).resolve().parents[2] / "render"
+"""testkit/render/: the npm package (package.json and its lock) the renderer comes from."""
+MODULES: Final = NPM_PACKAGE / "node_modules"
 RENDERER: Final = MODULES / "adaptivecards" / "dist" / "adaptivecards.min.js"
 MARKDOWN: Final = MODULES / "markdown-it" / "dist" / "markdown-it.min.js"
 CHROMIUM_FLAGS: Final = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
