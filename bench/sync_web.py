@@ -18,6 +18,8 @@ from docassist_testkit.fakes.web_site import WebSite, page
 
 
 def main(pages: int = 200) -> None:
+    if pages < 1:
+        sys.exit("the site needs at least one page")
     site = WebSite()
     for number in range(pages):
         site.state.pages[f"/docs/page-{number}.html"] = page(
@@ -41,7 +43,9 @@ def main(pages: int = 200) -> None:
 
         phase("first sync")
         phase("unchanged re-sync")
-        site.state.pages["/docs/page-7.html"] = page("Procedure 7", ("Steps", "Changed."))
+        edited = min(7, pages - 1)  # a page the site has, whatever its size
+        site.state.pages[f"/docs/page-{edited}.html"] = page(f"Procedure {edited}",
+                                                              ("Steps", "Changed."))
         phase("one page edited")
         store.close()
     site.stop()
