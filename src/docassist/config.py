@@ -130,9 +130,9 @@ class Settings(BaseSettings):
                                       "runs at once, below DOCASSIST_MODEL_CONCURRENCY")
     turn_processes: int | None = Field(
         default=None, ge=0, le=MAX_TURN_PROCESSES,
-        description="Processes that run Slack turns beside the process that serves HTTP, so "
-        "acks never wait for turns (0 = turns in the serving process; default: one per CPU "
-        "core)")
+        description="Processes that run Slack turns beside the process that receives events "
+        "(HTTP or Socket Mode), so acks never wait for turns (0 = turns in that process; "
+        "default: one per CPU core)")
     turn_nice: int = Field(
         default=TURN_NICE, ge=0, le=19,
         description="How much lower the turn processes' CPU priority is than the serving "
