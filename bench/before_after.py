@@ -3,8 +3,11 @@ round runs `bench/burst.py --json` in the BEFORE checkout, then in the AFTER one
 its own venv. Writes a dated page of medians (and every round) into docs/benchmarks/.
 
     python bench/before_after.py BEFORE AFTER [--rounds 5] [--name house]
+        [--labels before,after] [--before-env KEY=VALUE …] [--after-env KEY=VALUE …]
 
-BEFORE and AFTER are checkouts with a `.venv` (scripts/test makes one). The goals beside
+BEFORE and AFTER are checkouts with a `.venv` (scripts/test makes one); they may be the same
+checkout run with different settings (`--after-env DOCASSIST_TURN_PROCESSES=0`: where turns
+run, compared on one commit). The goals beside
 the figures are issue 25's and #43's: a burst's ack p99 within 1.2x the durable floor's at
 10 and 50 connections, and a model capacity ratio no lower than before. Figures, not tests.
 """
@@ -27,11 +30,11 @@ FIGURES: Final = ("ack_burst_ms_p99", "ack_durable_floor_ms_p99", "ack_floor_ms_
                   "model_capacity_ratio", "model_capacity_cpu_busy")
 
 
-def burst(checkout: Path) -> dict[str, Any]:
+def burst(checkout: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     load = os.getloadavg()[0]  # what else the machine was doing as the round began
     done = subprocess.run([str(checkout / ".venv" / "bin" / "python"), "bench/burst.py",
                            "--json"], cwd=checkout, capture_output=True, text=True,
-                          timeout=900, check=True)
+                          timeout=900, check=True, env={**os.environ, **(env or {})})
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     figures["load_1m"] = round(load, 2)
     for connections in ("", "50"):
@@ -50,7 +53,8 @@ def median(rounds: list[dict[str, Any]], key: str) -> float:
     return round(statistics.median(float(r[key]) for r in rounds), 3)
 
 
-def page(name: str, sides: dict[str, tuple[str, list[dict[str, Any]]]]) -> str:
+def page(name: str, sides: dict[str, tuple[str, list[dict[str, Any]]]],
+         envs: dict[str, dict[str, str]] | None = None) -> str:
     keys = [*FIGURES, "bot_vs_durable", "bot_vs_durable50", "load_1m"]
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# {name}: acks and model capacity before and after", "",
@@ -62,6 +66,9 @@ def page(name: str, sides: dict[str, tuple[str, list[dict[str, Any]]]]) -> str:
              f"{os.cpu_count()} cores; `load_1m` is its 1-minute load average as each round "
              "began (the previous round's own processes count in it: compare the sides, and "
              "read a high figure on both as other work sharing the cores).", "",
+             *[f"Side `{side}` ran with {', '.join(f'`{k}={v}`' for k, v in env.items())}."
+               for side, env in (envs or {}).items() if env],
+             *([""] if envs and any(envs.values()) else []),
              "| figure | " + " | ".join(f"{side} (`{sha}`)" for side, (sha, _) in
                                         sides.items()) + " |",
              "|---|" + "---|" * len(sides)]
@@ -86,19 +93,26 @@ def main() -> None:
     parser.add_argument("after", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--name", default="before-after")
+    parser.add_argument("--labels", default="before,after",
+                        help="the two sides' names, comma-separated")
+    parser.add_argument("--before-env", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--after-env", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
-    checkouts = {"before": args.before.resolve(), "after": args.after.resolve()}
+    first, second = args.labels.split(",", 1)
+    checkouts = {first: args.before.resolve(), second: args.after.resolve()}
+    envs = {first: dict(item.split("=", 1) for item in args.before_env),
+            second: dict(item.split("=", 1) for item in args.after_env)}
     rounds: dict[str, list[dict[str, Any]]] = {side: [] for side in checkouts}
     for number in range(args.rounds):
         for side, checkout in checkouts.items():
-            rounds[side].append(burst(checkout))
+            rounds[side].append(burst(checkout, envs[side]))
             print(f"round {number + 1} {side}: {rounds[side][-1]['bot_vs_durable']} / "
                   f"{rounds[side][-1]['bot_vs_durable50']} x durable, capacity "
                   f"{rounds[side][-1]['model_capacity_ratio']}", flush=True)
     sides = {side: (commit(checkout), rounds[side]) for side, checkout in checkouts.items()}
     out = REPO / "docs" / "benchmarks" / (
         f"{args.name}-{datetime.now(UTC).strftime('%Y-%m-%d')}.md")
-    out.write_text(page(args.name, sides), encoding="utf-8")
+    out.write_text(page(args.name, sides, envs), encoding="utf-8")
     print(out)
 
 
