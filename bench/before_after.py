@@ -57,7 +57,7 @@ def page(name: str, sides: dict[str, tuple[str, list[dict[str, Any]]]],
          envs: dict[str, dict[str, str]] | None = None) -> str:
     keys = [*FIGURES, "bot_vs_durable", "bot_vs_durable50", "load_1m"]
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"# {name}: acks and model capacity before and after", "",
+    lines = [f"# {name}: acks and model capacity, {' and '.join(sides)}", "",
              f"Written by `bench/before_after.py` on {when}: `bench/burst.py` run in each "
              "checkout in turn, on one machine in one session; medians over "
              f"{len(next(iter(sides.values()))[1])} rounds (p99s in ms). Goal: the burst's "
