@@ -22,7 +22,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource
 from docassist import config
 from docassist.cli import app
 from docassist.core.ports.inbox import InboxBacklog
-from docassist.serving.metrics import Metrics
+from docassist.serving.metrics import RETRIEVAL_BUCKETS, TURN_BUCKETS, Metrics
 from tests.conftest import REPO
 
 README_MAX_LINES = 300
@@ -163,13 +163,18 @@ class _EmptyStore:
         return []
 
 
+def _metric_rows(site: Path) -> set[str]:
+    """The metrics reference's table rows as plain text."""
+    return {re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", row))).strip()
+            for row in re.findall(r"<tr>(.*?)</tr>", _page(site, "metrics"), re.DOTALL)}
+
+
 def test_the_metrics_reference_lists_every_metric_as_exposed(site: Path) -> None:
     """Names as `GET /metrics` shows them (counters end in `_total`), with type and help."""
     exposition = Metrics(store=_EmptyStore()).exposition().decode()
     helps = dict(re.findall(r"^# HELP (\S+) (.*)$", exposition, re.MULTILINE))
     types = re.findall(r"^# TYPE (\S+) (\S+)$", exposition, re.MULTILINE)
-    rows = {re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", row))).strip()
-            for row in re.findall(r"<tr>(.*?)</tr>", _page(site, "metrics"), re.DOTALL)}
+    rows = _metric_rows(site)
     exposed = [(name, kind) for name, kind in types if not name.endswith("_created")]
     assert len(exposed) >= 10
     for name, kind in exposed:
@@ -189,3 +194,10 @@ def test_the_module_map_lists_every_module_with_its_docstring(site: Path) -> Non
     # Each row carries the module's own words: the inbox's docstring, say.
     assert "The durable inbox: platform events are stored before they are acknowledged" in page
 
+
+def test_the_metrics_reference_gives_each_histogram_its_buckets(site: Path) -> None:
+    rows = _metric_rows(site)
+    for name, buckets in (("docassist_turn_duration_seconds", TURN_BUCKETS),
+                          ("docassist_retrieval_duration_seconds", RETRIEVAL_BUCKETS)):
+        [row] = [row for row in rows if row.startswith(f"{name} ")]
+        assert " " + ", ".join(f"{bound:g}" for bound in buckets) + " " in row, row

@@ -357,21 +357,28 @@ _SERIES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"),
 """The series prometheus_client exposes for a metric of each type (beside `_created`)."""
 
 
-def metric_families() -> list[tuple[Metric, tuple[str, ...], bool]]:
-    """Each metric family with its label names and whether this process counts it (False:
-    computed at each scrape). prometheus_client keeps a registry's collectors and a
-    metric's label names in private attributes (`_collector_to_names`, `_labelnames`); a
-    metric without samples has no other record of its labels."""
+MetricFamily = tuple[Metric, tuple[str, ...], bool, tuple[float, ...]]
+"""A family, its label names, whether this process counts it, a histogram's bucket bounds."""
+
+
+def metric_families() -> list[MetricFamily]:
+    """Each metric family with its label names, whether this process counts it (False:
+    computed at each scrape) and, for a histogram, its buckets' upper bounds (+Inf aside).
+    prometheus_client keeps a registry's collectors, a metric's label names and a
+    histogram's bounds in private attributes (`_collector_to_names`, `_labelnames`,
+    `_upper_bounds`); a metric without samples has no other record of them."""
     registry = _metrics_registry()
     found = []
     for collector in list(registry._collector_to_names):
         if isinstance(collector, MetricWrapperBase):
+            bounds = tuple(bound for bound in getattr(collector, "_upper_bounds", ())
+                           if bound != float("inf"))
             for family in collector.describe():
-                found.append((family, tuple(collector._labelnames), True))
+                found.append((family, tuple(collector._labelnames), True, bounds))
         else:
             for family in collector.collect():
                 labels = tuple(getattr(family, "_labelnames", ()))
-                found.append((family, labels, False))
+                found.append((family, labels, False, ()))
     return found
 
 
@@ -382,7 +389,7 @@ def exposed_names(family: Metric) -> list[str]:
 
 def metrics_page() -> str:
     rows = []
-    for family, labels, in_process in metric_families():
+    for family, labels, in_process, bounds in metric_families():
         if not family.documentation:
             log.warning("metric %s has no help", family.name)
         names = exposed_names(family)
@@ -390,6 +397,7 @@ def metrics_page() -> str:
             _code(series.removeprefix(family.name)) for series in names) + ")"
         rows.append((name, family.type, ", ".join(_code(label) for label in labels) or "—",
                      "this process" if in_process else "read at each scrape",
+                     ", ".join(f"{bound:g}" for bound in bounds) or "—",
                      _inline(family.documentation)))
     return "\n".join([
         "# Metrics",
@@ -403,6 +411,6 @@ def metrics_page() -> str:
         "replica shows the same value. How to scrape and what to alert on: "
         "[Metrics](../operator/metrics.md).",
         "",
-        _table(("metric", "type", "labels", "counted", "help"), rows),
+        _table(("metric", "type", "labels", "counted", "buckets (le)", "help"), rows),
         "",
     ])
