@@ -7,10 +7,10 @@ burst waited ~300 ms. Here the first waiting thread writes everything queued so 
 transaction (one fsync) and hands each caller its own result, so a burst costs a few fsyncs.
 Nothing is acknowledged before its transaction committed.
 
-A caller that must not block (an event loop: Slack's events lane) uses `submit_soon`: its
-item joins the same queue and a writer thread of this commit, started on first use, leads
-when no blocking caller does; the returned Future completes once the item's transaction has
-committed (or failed). One queue for both, so they share transactions.
+A caller that must not block (the ack path: every platform's event, serving/inbox.py) uses
+`submit_soon`: its item joins the same queue and a writer thread of this commit, started on
+first use, leads when no blocking caller does; the returned Future completes once the item's
+transaction has committed (or failed). One queue for both, so they share transactions.
 """
 
 from __future__ import annotations
