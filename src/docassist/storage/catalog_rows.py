@@ -20,7 +20,7 @@ from docassist.core.documents import DEFAULT_COLLECTION, Chunk, DocumentInfo, Pa
 from docassist.core.text import fold
 from docassist.storage.chunk_cache import ChunkCache
 from docassist.storage.connection import now_iso
-from docassist.storage.dialect import SqlConnection, SqlStore, Stream, wait_for_turn
+from docassist.storage.dialect import SqlConnection, SqlStore, Stream, marks, wait_for_turn
 from docassist.storage.full_text import FullText, SearchRow
 from docassist.storage.vectors import decode_vector, encode_vector
 
@@ -202,7 +202,7 @@ class CatalogRows:
         ids = [chunk_id for chunk_id, _ in ranked]
         chunks = {row["chunk_id"]: Chunk.model_validate(row) for row in self._read(
             f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id IN "
-            f"({', '.join('?' for _ in ids)})", ids)}
+            f"({marks(ids)})", ids)}
         documents = self._documents_by_id()
         return [(chunks[chunk_id], documents[chunks[chunk_id].document_id], value)
                 for chunk_id, value in ranked

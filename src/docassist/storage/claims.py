@@ -30,6 +30,7 @@ from docassist.storage.dialect import (
     Dialect,
     SqlConnection,
     SqlStore,
+    marks,
     positional,
     rows_of,
     wait_for_turn,
@@ -86,10 +87,6 @@ def inbox_event(row: dict[str, Any]) -> InboxEvent:
         attempts=row["attempts"])
 
 
-def _marks(values: list[Any]) -> str:
-    return ", ".join("?" for _ in values)
-
-
 class ClaimRows:
     """Inbox claims and rate-limit arrivals (mixed into Store and PostgresStore)."""
 
@@ -116,7 +113,7 @@ class ClaimRows:
             if not ids:
                 return []
             return rows_of(connection.execute(
-                f"UPDATE inbox SET claimed_by = ?, claim_expires = ? WHERE id IN ({_marks(ids)}) "
+                f"UPDATE inbox SET claimed_by = ?, claim_expires = ? WHERE id IN ({marks(ids)}) "
                 "AND (claimed_by IS NULL OR claim_expires < ?) RETURNING *",
                 [holder, now + lease_seconds, *ids, now]))
 
@@ -132,10 +129,10 @@ class ClaimRows:
         with self._write() as connection:
             connection.execute(
                 f"UPDATE inbox SET claim_expires = ? WHERE claimed_by = ? AND id IN "
-                f"({_marks(ids)}) AND status IN {UNFINISHED}",
+                f"({marks(ids)}) AND status IN {UNFINISHED}",
                 [time.time() + lease_seconds, holder, *ids])
             held = connection.execute(
-                f"SELECT id FROM inbox WHERE claimed_by = ? AND id IN ({_marks(ids)})",
+                f"SELECT id FROM inbox WHERE claimed_by = ? AND id IN ({marks(ids)})",
                 [holder, *ids]).fetchall()
         return {int(row[0]) for row in held}
 
@@ -150,7 +147,7 @@ class ClaimRows:
         with self._write() as connection:
             connection.execute(
                 "UPDATE inbox SET claimed_by = NULL, claim_expires = NULL "
-                f"WHERE claimed_by = ? AND id IN ({_marks(ids)})", [holder, *ids])
+                f"WHERE claimed_by = ? AND id IN ({marks(ids)})", [holder, *ids])
 
     def stored_event(self: SqlStore, inbox_id: int) -> InboxEvent | None:
         found = self._read("SELECT * FROM inbox WHERE id = ?", [inbox_id])

@@ -12,7 +12,7 @@ cast) and is made positional by `positional`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -41,6 +41,11 @@ class SqlConnection(Protocol):
     def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Cursor: ...
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
+
+
+def marks(values: Sized) -> str:
+    """One `?` per value, comma-separated: a VALUES list or an IN (…) list."""
+    return ", ".join(["?"] * len(values))
 
 
 @dataclass(frozen=True)
@@ -80,9 +85,8 @@ class Dialect:
     def insert(self, table: str, row: dict[str, Any]) -> tuple[str, list[Any]]:
         """One row as an INSERT and its values; bools as 0/1, as both stores keep them."""
         names = ", ".join(f'"{name}"' for name in row)
-        marks = ", ".join("?" for _ in row)
         values = [int(value) if isinstance(value, bool) else value for value in row.values()]
-        return f'INSERT INTO "{table}" ({names}) VALUES ({marks})', values
+        return f'INSERT INTO "{table}" ({names}) VALUES ({marks(row)})', values
 
     def upsert_row(self, table: str, row: dict[str, Any],
                    key: Sequence[str]) -> tuple[str, list[Any]]:
@@ -94,16 +98,14 @@ class Dialect:
         """One row, replacing the row with its `key` (SQLite's INSERT OR REPLACE;
         PostgreSQL's ON CONFLICT … DO UPDATE of every other column)."""
         names = ", ".join(self._quoted(name) for name in columns)
-        marks = ", ".join("?" for _ in columns)
-        return f"INSERT{self.replace} INTO {self._quoted(table)} ({names}) VALUES ({marks})" \
-            + self._on_key(columns, key)
+        return (f"INSERT{self.replace} INTO {self._quoted(table)} ({names}) "
+                f"VALUES ({marks(columns)}){self._on_key(columns, key)}")
 
     def insert_ignoring(self, table: str, columns: Sequence[str]) -> str:
         """One row, unless it repeats one stored (SQLite's INSERT OR IGNORE; PostgreSQL's
         ON CONFLICT DO NOTHING)."""
-        marks = ", ".join("?" for _ in columns)
-        return (f"INSERT{self.ignore} INTO {table} ({', '.join(columns)}) VALUES ({marks})"
-                f"{self.on_repeat}")
+        return (f"INSERT{self.ignore} INTO {table} ({', '.join(columns)}) "
+                f"VALUES ({marks(columns)}){self.on_repeat}")
 
     def _quoted(self, name: str) -> str:
         return f"{self.quote}{name}{self.quote}"
