@@ -15,12 +15,17 @@ from pathlib import Path
 
 import httpx
 
-from docassist_testkit.fakes.loopback import free_port, kill_replica, wait_healthy, wait_until
+from docassist_testkit.fakes.loopback import (
+    free_port,
+    kill_replica,
+    turn_processes,
+    wait_healthy,
+    wait_until,
+)
 from docassist_testkit.fakes.model_server import ModelServer
 from docassist_testkit.fakes.teams_connector import FakeConnector
 from docassist_testkit.slack_load import model_env, model_responder
 from tests.conftest import REPO
-from tests.slack.test_turn_processes import turn_processes
 from tests.teams.process import activity, teams_env
 
 CHAT = "/v1/chat/completions"
@@ -93,8 +98,8 @@ def test_an_expect_replies_turn_runs_in_the_serving_process_and_answers_inline(
             asked.join(60)
             [reply] = replies[0].json()["activities"]
             assert "TLS" in str(reply)
+            assert wait_until(lambda: [s for s, _ in holders(db_path)] == ["done"], 10)
             assert connector.sent == []  # nothing went through the connector
-            assert [s for s, _ in holders(db_path)] == ["done"]
         finally:
             kill_replica(server)
 
