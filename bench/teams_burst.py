@@ -11,9 +11,11 @@ burst, one after the other:
   0.2 s each) and a fake Bot Connector receiving the replies;
 - the same with DOCASSIST_TURN_PROCESSES=0 (every turn in the serving process, as Teams ran
   before);
-- the durable floor: a bare aiohttp app that reads each activity and stores it in an SQLite
-  file through the product's group commit before answering 200 (bolt_floor.durable_writer):
-  what storing before the answer costs by itself, without the SDK, admission or turns.
+- the durable floor: a bare app on the same SDK (Microsoft 365 Agents SDK: CloudAdapter, an
+  AgentApplication behind its JWT check in anonymous mode, on the product's aiohttp
+  application) whose message handler stores the activity in an SQLite file through the
+  product's group commit (bolt_floor.durable_writer): what the SDK and storing before the
+  answer cost by themselves, without admission, the inbox or turns.
 Reported: each side's answer p99 and p50 (ms), their ratio to the durable floor's p99, and
 (50 connections) model requests completed per second over the first 10 s ÷ the stand-in's
 capacity. A page of medians and every round goes to docs/benchmarks/ with `--page`.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shutil
 import statistics
@@ -34,7 +37,7 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import httpx
 from burst import (
@@ -153,23 +156,50 @@ def floor_side(folder: Path, connections: int) -> list[float]:
 
 
 def serve_floor(port: int, store: Path) -> None:
-    """The durable floor: read the activity, store it, answer 200."""
+    """The durable floor: the same SDK as the product (its CloudAdapter and an
+    AgentApplication behind its JWT check, in anonymous mode, on the product's aiohttp
+    application) whose message handler only stores the activity: what the SDK and storing
+    before the answer cost by themselves."""
     import asyncio
 
     from aiohttp import web
+    from aiohttp.typedefs import Handler
     from bolt_floor import durable_writer
+    from microsoft_agents.hosting.aiohttp import CloudAdapter, jwt_authorization_decorator
+    from microsoft_agents.hosting.core import (
+        AgentApplication,
+        MemoryStorage,
+        TurnContext,
+        TurnState,
+    )
 
+    from docassist.bot.teams.server import ANONYMOUS_NOISE_LOGGER, connections_for
     from docassist.bot.web import new_application, run_forever
 
     keep = durable_writer(store)
+    logging.getLogger(ANONYMOUS_NOISE_LOGGER).setLevel(logging.ERROR)  # as the product does
+    connections = connections_for(None)
+    cloud = CloudAdapter(connection_manager=connections)
+    agent = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections,
+                                        start_typing_timer=False,
+                                        remove_recipient_mention=False)
 
-    async def messages(request: web.Request) -> web.Response:
-        body = await request.json()
-        await asyncio.to_thread(keep, {"event_id": body.get("id"), **body})
-        return web.Response(status=200)
+    async def on_message(context: TurnContext, _state: TurnState) -> None:
+        activity = context.activity
+        await asyncio.to_thread(keep, {"event_id": activity.id,
+                                       **activity.model_dump(mode="json", by_alias=True,
+                                                             exclude_none=True)})
+
+    agent.activity("message")(on_message)
+
+    async def messages(request: web.Request) -> web.StreamResponse:
+        response = await cloud.process(request, agent)  # the SDK's own aiohttp entry
+        return response if response is not None else web.Response(status=202)
 
     app = new_application()
-    app.router.add_post("/api/messages", messages)
+    app["agent_configuration"] = connections.get_default_connection_configuration()
+    checked = cast(Handler, jwt_authorization_decorator(messages))  # type: ignore[no-untyped-call]
+    app.router.add_post("/api/messages", checked)
     run_forever(app, "127.0.0.1", port, lambda _port: None)
 
 
@@ -202,8 +232,8 @@ def page(rounds: list[dict[str, Any]], name: str) -> str:
              f"Written by `bench/teams_burst.py` on {when} at commit {commit}, "
              f"{len(rounds)} interleaved rounds on one machine "
              f"({len(os.sched_getaffinity(0))} cores), medians. Goal beside them: answers "
-             f"within {WITHIN}× the durable floor's p99 (a bare aiohttp app storing each "
-             "activity through the same group commit); the model capacity ratio is the "
+             f"within {WITHIN}× the durable floor's p99 (a bare app on the same SDK storing "
+             "each activity through the same group commit); the model capacity ratio is the "
              "stand-in model's completed requests per second ÷ what it serves when never "
              "idle (50 connections, first 10 s). `load_1m` is the machine's load as each "
              "round began.", "",
