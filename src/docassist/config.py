@@ -28,7 +28,7 @@ MAX_MODEL_CONCURRENCY: Final = 512
 """Largest DOCASSIST_MODEL_CONCURRENCY (and DOCASSIST_INBOX_WORKERS)."""
 
 MAX_TURN_PROCESSES: Final = 64
-"""Largest DOCASSIST_TURN_PROCESSES: processes that run Slack turns beside the one serving."""
+"""Largest DOCASSIST_TURN_PROCESSES: processes that run turns beside the one serving."""
 
 TURN_NICE: Final = 10
 """Default of DOCASSIST_TURN_NICE (measured in docs/acks-and-capacity-history.md)."""
@@ -130,9 +130,10 @@ class Settings(BaseSettings):
                                       "runs at once, below DOCASSIST_MODEL_CONCURRENCY")
     turn_processes: int | None = Field(
         default=None, ge=0, le=MAX_TURN_PROCESSES,
-        description="Processes that run Slack turns beside the process that receives events "
-        "(HTTP or Socket Mode), so acks never wait for turns (0 = turns in that process; "
-        "default: one per CPU core)")
+        description="Processes that run Slack and Teams turns beside the process that "
+        "receives events (HTTP or Socket Mode), so acks never wait for turns (0 = turns in "
+        "that process; Teams' expectReplies turns always run there; default: one per CPU "
+        "core)")
     turn_nice: int = Field(
         default=TURN_NICE, ge=0, le=19,
         description="How much lower the turn processes' CPU priority is than the serving "

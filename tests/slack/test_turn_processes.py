@@ -26,7 +26,12 @@ from docassist.core.ports import NULL_OBSERVER
 from docassist.serving.metrics import Metrics
 from docassist.serving.turn_processes import TurnFinished, TurnProcesses, replay_line
 from docassist.storage import Store
-from docassist_testkit.fakes.loopback import children_of, free_port, kill_replica, wait_until
+from docassist_testkit.fakes.loopback import (
+    free_port,
+    kill_replica,
+    turn_processes,
+    wait_until,
+)
 from docassist_testkit.fakes.model_server import ModelServer
 from docassist_testkit.fakes.slack_api import FakeSlackApi
 from docassist_testkit.slack_load import (
@@ -40,18 +45,6 @@ from tests.conftest import REPO
 
 SECRET = "turn-processes-secret"
 FAST = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
-
-
-def turn_processes(pid: int) -> list[int]:
-    """The `turn-worker` children of the serving process `pid`."""
-    return [kid for kid in children_of(pid) if b"turn-worker" in _cmdline(kid)]
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
 
 
 def none_alive(pids: list[int]) -> bool:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from docassist.core.ports import Hold
 from docassist.serving.ratelimit import SharedRateLimiter
 from docassist.storage import Store
 from docassist.storage.exports import RETENTION_LEASE, RetentionScheduler
@@ -61,6 +62,45 @@ def test_only_the_oldest_event_of_a_conversation_is_claimed_and_only_once(
     # A1 done, its claim released: A2 is next, for whoever looks first.
     assert [event.id for event in other.claim("", "p2", LEASE, 10)] == [second]
     assert store.claim("", "p1", LEASE, 10) == []
+
+
+def test_a_held_event_is_claimed_in_the_write_that_stores_it(
+        pair: tuple[EitherStore, EitherStore]) -> None:
+    """A caller that waits for the turn in its own request (Teams' expectReplies) stores the
+    event already claimed: no other process can take it first."""
+    store, other = pair
+    held = store.enqueue(message("one", thread="a", event_id="A1"),
+                         hold=Hold("serving", LEASE))
+    assert held is not None
+    assert store.holds("serving", held, LEASE / 2)
+    assert other.claim("", "turns", LEASE, 10) == []
+    # Its conversation waits for it, as for any claimed event.
+    later = other.enqueue(message("two", thread="a", event_id="A2"))
+    assert other.claim("", "turns", LEASE, 10) == []
+    store.finish(held, "done")
+    assert [event.id for event in other.claim("", "turns", LEASE, 10)] == [later]
+
+
+def test_a_hold_never_jumps_its_conversations_queue(
+        pair: tuple[EitherStore, EitherStore]) -> None:
+    """An earlier unfinished event of the conversation (claimed or not) keeps the new one
+    for the claimers, in order; another conversation's events do not matter."""
+    store, other = pair
+    first = other.enqueue(message("one", thread="a", event_id="A1"))
+    queued = store.enqueue(message("two", thread="a", event_id="A2"),
+                           hold=Hold("serving", LEASE))
+    elsewhere = store.enqueue(message("three", thread="b", event_id="B1"),
+                              hold=Hold("serving", LEASE))
+    assert first is not None and queued is not None and elsewhere is not None
+    assert not store.holds("serving", queued, 0)
+    assert store.holds("serving", elsewhere, 0)
+    assert [event.id for event in other.claim("", "turns", LEASE, 10)] == [first]
+    other.finish(first, "done")
+    assert [event.id for event in other.claim("", "turns", LEASE, 10)] == [queued]
+    # A repeated event stores nothing and claims nothing.
+    assert store.enqueue(message("three", thread="b", event_id="B1"),
+                         hold=Hold("other", LEASE)) is None
+    assert store.holds("serving", elsewhere, 0)
 
 
 def test_an_expired_claim_is_taken_over_and_the_old_holder_learns_it_lost(

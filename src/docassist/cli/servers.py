@@ -86,21 +86,31 @@ def slack(
 
 
 @app.command("turn-worker", hidden=True)
-def turn_worker() -> None:
-    """A turn process of `serve` and `slack --http` (they start it): answers Slack events
-    from the inbox; stdin carries wake-ups, stdout reports for /metrics."""
-    from docassist.bot.slack import runner
-    from docassist.serving.turn_processes import RelayObserver, relay_output, turn_process_holder
+def turn_worker(
+    platforms: Annotated[str, typer.Option(
+        help="Whose events it answers: slack, teams, or both (comma-separated).")] = "slack",
+) -> None:
+    """A turn process of `serve`, `slack` and `teams` (they start it): answers their
+    platforms' events from the inbox; stdin carries wake-ups, stdout reports for /metrics."""
+    from docassist.serving.turn_processes import RelayObserver, relay_output
+    from docassist.serving.turn_worker import (
+        PLATFORMS,
+        run_turn_process,
+        turn_process_platforms,
+    )
 
+    names = [name.strip() for name in platforms.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PLATFORMS]
+    if unknown or not names:
+        raise fail(f"unknown platform {', '.join(unknown) or '(none)'}: use "
+                   + " or ".join(PLATFORMS), False)
     relay = RelayObserver(relay_output())
     runtime = open_checked(observer=relay, announce=False)
     try:
-        settings = runner.slack_settings()
-    except ConfigurationError as error:
+        chosen = turn_process_platforms(runtime, names)
+    except DocAssistError as error:
         raise fail(str(error), False) from error
-    runner.run_turns(runtime, runner.slack_adapter(
-        runtime, settings, turn_slots=runtime.settings.turns_per_process(),
-        replica=turn_process_holder()))
+    run_turn_process(runtime, chosen)
 
 
 @app.command()
@@ -118,12 +128,13 @@ def teams(
     except ConfigurationError as error:
         raise fail(str(error), False) from error
     runtime, metrics = _observed_runtime()
+    turns = runner.teams_turn_processes(runtime)  # this process stores and answers inline
     try:
-        endpoint = runner.TeamsEndpoint(runtime, settings)
+        endpoint = runner.TeamsEndpoint(runtime, settings, turns)
     except DocAssistError as error:
         raise fail(str(error), False) from error
     runner.serve(runtime, metrics, endpoint, host, port, _on_ready(host, [
-        MESSAGES_PATH, *OPERATOR_PATHS]))
+        MESSAGES_PATH, *OPERATOR_PATHS]), turns)
 
 
 UrlOption = Annotated[str | None, typer.Option(

@@ -76,7 +76,7 @@ class Admission:
         self._told_lock = threading.Lock()
         self.deadline = deadline
 
-    def store(self, arrival: Arrival) -> Future[Verdict]:
+    def store(self, arrival: Arrival, hold: bool = False) -> Future[Verdict]:
         """Decide and store: the one way every platform's message reaches the inbox. Nothing
         here blocks, so an event loop may call it: the decisions are made on this thread,
         the write on the store's group commit; the Future gives the verdict once the event is
@@ -87,7 +87,8 @@ class Admission:
         sent as another event, is found a duplicate by its own insert. A limiter that counts
         in the store counts the arrival in that insert too (one write); either limiter keeps
         an arrival's first verdict, so a duplicate counts nothing again, and only the stored
-        refusal is reported."""
+        refusal is reported. `hold`: the caller waits for the turn on this process
+        (InboxWorker.store)."""
         stored, rate, notice = self._decide(arrival)
         verdict: Future[Verdict] = Future()
         verdict.set_running_or_notify_cancel()  # a write once queued is not called off
@@ -99,14 +100,15 @@ class Admission:
             else:
                 verdict.set_result(self._verdict(arrival, write.result(), rate, notice))
 
-        self.worker.store(stored, arrival.dedupe_key, rate).add_done_callback(decided)
+        self.worker.store(stored, arrival.dedupe_key, rate, hold).add_done_callback(decided)
         return verdict
 
-    def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None) -> Verdict:
+    def admit(self, arrival: Arrival, on_late_failure: LateFailure | None = None,
+              hold: bool = False) -> Verdict:
         """`store`, waited for at most the deadline: raises StorageUnavailableError when
         the event was not stored, AckDeadlineError when not yet (answer 503, the platform
         retries; a failure after that goes to `on_late_failure`)."""
-        return stored_within(self.store(arrival), self.deadline,
+        return stored_within(self.store(arrival, hold), self.deadline,
                              f"event {arrival.message.event_id}", on_late_failure)
 
     def _decide(self, arrival: Arrival) -> tuple[ChatMessage, RateCheck | None, Notice | None]:

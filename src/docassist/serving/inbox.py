@@ -42,7 +42,7 @@ from docassist.core.errors import StorageUnavailableError
 from docassist.core.holder import PROCESS_HOLDER
 from docassist.core.limits import INBOX_LEASE_SECONDS, MODEL_CONCURRENCY
 from docassist.core.messages import ChatMessage
-from docassist.core.ports import Inbox, InboxEvent, RateCheck
+from docassist.core.ports import Hold, Inbox, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 from docassist.serving.ack_writes import AckWriters, LateFailure, stored_within
@@ -58,7 +58,7 @@ class InboxWorker:
                  *, lease_seconds: float = INBOX_LEASE_SECONDS,
                  poll_seconds: float = INBOX_POLL_SECONDS,
                  on_stored: Callable[[], None] | None = None,
-                 replica: str = PROCESS_HOLDER) -> None:
+                 replica: str = PROCESS_HOLDER, held: int = 0) -> None:
         self.engine = engine
         self.outlet = outlet
         self.inbox = inbox
@@ -71,7 +71,11 @@ class InboxWorker:
         """Turns this process runs at once; 0: it stores events and answers none."""
         self.on_stored = on_stored
         """Called once an event is stored (wakes the processes that claim it)."""
-        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="inbox")
+        self.held = held
+        """Turns it runs at once for callers that wait on this process (`store` with
+        `hold`), beside `workers`: a worker of capacity 0 runs those too."""
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers + held),
+                                        thread_name_prefix="inbox")
         self._acks = AckWriters()
         self._running: dict[int, InboxEvent] = {}
         """Events this process claimed and is answering (their claims are renewed)."""
@@ -79,6 +83,8 @@ class InboxWorker:
         """Running events whose claim expired and was taken by another process."""
         self._told: set[int] = set()
         """Events whose user was told the turn could not be saved (told once per process)."""
+        self._taken: set[str] = set()
+        """Platform event ids of held events this process runs (until `took` is asked)."""
         self._left: set[int] = set()
         """Events this process left unfinished and claimed (retried once the claim ends)."""
         self._lock = threading.Lock()
@@ -92,13 +98,17 @@ class InboxWorker:
         self._threads: list[threading.Thread] = []
 
     def store(self, message: ChatMessage, dedupe_key: str | None = None,
-              rate: RateCheck | None = None) -> Future[bool]:
+              rate: RateCheck | None = None, hold: bool = False) -> Future[bool]:
         """Store the event (do this before acking the platform); a process will claim it.
         Returns at once, so a caller on an event loop can use it: the Future completes once
         the event is committed (False when it is a duplicate: ack it, it is (being) answered
         already) or was not stored (the error). `rate` is counted in the same transaction
         (see Inbox.enqueue). The caller bounds its own wait (ack_writes.stored_within); a
-        late write goes on and, once stored, is answered."""
+        late write goes on and, once stored, is answered.
+
+        With `hold`, a caller waits for the turn on this process: the write claims the
+        event for it when it is its conversation's next (ports.Hold) and this process runs
+        that turn (`took` says whether it does); otherwise a claimer answers it in order."""
         if message.event_id is None:
             raise ValueError("inbox events need an event id")
         stored: Future[bool] = Future()
@@ -109,13 +119,44 @@ class InboxWorker:
             if error is not None:
                 stored.set_exception(error)
                 return
-            new = write.result() is not None
-            if new:  # one wake-up for the whole batch (batching.py)
+            inbox_id = write.result()
+            if inbox_id is not None:  # one wake-up for the whole batch (batching.py)
                 once_after_batch(self._announce_stored)
-            stored.set_result(new)
+            if inbox_id is not None and hold:  # reads: not on the group commit's thread
+                self._pool.submit(self._run_held, inbox_id, stored)
+                return
+            stored.set_result(inbox_id is not None)
 
-        self.inbox.enqueue_soon(message, dedupe_key, rate).add_done_callback(committed)
+        claim = Hold(self.holder, self.lease_seconds) if hold else None
+        self.inbox.enqueue_soon(message, dedupe_key, rate, claim).add_done_callback(committed)
         return stored
+
+    def _run_held(self, inbox_id: int, stored: Future[bool]) -> None:
+        """Run the turn of an event stored with `hold`, if the write claimed it for us."""
+        try:
+            event = (self.inbox.stored_event(inbox_id)
+                     if self.inbox.holds(self.holder, inbox_id, 0) else None)
+        except Exception as error:  # stored all the same: a claimer answers it
+            logger.warning("could not read held inbox event %s: %s", inbox_id, error)
+            event = None
+        if event is None:
+            stored.set_result(True)
+            return
+        with self._lock:
+            self._running[event.id] = event
+            self._taken.add(event.event_id)
+        self._start_threads()  # its claim is renewed while the turn runs
+        stored.set_result(True)
+        self._run(event)
+
+    def took(self, event_id: str) -> bool:
+        """Whether this process runs the turn of the held event `event_id` (asked once,
+        after its `store` completed)."""
+        with self._lock:
+            if event_id in self._taken:
+                self._taken.discard(event_id)
+                return True
+        return False
 
     def submit(self, message: ChatMessage, dedupe_key: str | None = None,
                deadline: float | None = None,
@@ -158,13 +199,18 @@ class InboxWorker:
             return  # it claims nothing: no poller
         with self._lock:
             self._requested += 1
+        self._start_threads()
+        self._wake.set()
+
+    def _start_threads(self) -> None:
+        """The poller and the claims' renewal, the first time there is work."""
+        with self._lock:
             if not self._threads and not self._stopped.is_set():
                 self._threads = [threading.Thread(target=loop, name=name, daemon=True)
                                  for loop, name in ((self._poll, "inbox-poll"),
                                                     (self._renew, "inbox-renew"))]
                 for thread in self._threads:
                     thread.start()
-        self._wake.set()
 
     def _poll(self) -> None:
         while not self._stopped.is_set():

@@ -25,7 +25,6 @@ from docassist.bot.slack.runner import (
     slack_adapter,
     slack_routes,
     slack_settings,
-    slack_turn_processes,
     start_gaps_digest,
 )
 from docassist.bot.slack.server import EVENTS_PATH
@@ -47,7 +46,7 @@ from docassist.directory.slack_groups import SlackUserGroups
 from docassist.runtime import Runtime, use_membership
 from docassist.serving.metrics import Metrics
 from docassist.serving.operations import OPERATOR_PATHS, add_operator_routes, start_serving
-from docassist.serving.turn_processes import TurnProcesses
+from docassist.serving.turn_processes import TurnProcesses, turn_processes_for
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +57,7 @@ class Platforms:
     slack: SlackAdapter | None = None
     teams: TeamsEndpoint | None = None
     turns: TurnProcesses | None = None
-    """The processes that run Slack's turns (None: turns run in this process)."""
+    """The processes that run the turns (None: turns run in this process)."""
 
     def paths(self) -> list[str]:
         mounted = [EVENTS_PATH] if self.slack is not None else []
@@ -89,6 +88,10 @@ def build_app(runtime: Runtime, metrics: Metrics, platforms: Platforms,
 class PlatformSettings:
     slack: SlackSettings | None = None
     teams: TeamsSettings | None = None
+
+    def names(self) -> list[str]:
+        return [name for name, found in (("slack", self.slack), ("teams", self.teams))
+                if found is not None]
 
 
 def configured_platforms() -> PlatformSettings:
@@ -121,12 +124,13 @@ def configured_platforms() -> PlatformSettings:
 
 
 def platforms_for(runtime: Runtime, settings: PlatformSettings) -> Platforms:
-    """Slack's turns run in turn processes (unless DOCASSIST_TURN_PROCESSES=0); Teams' run
-    in this process (a caller that expects the replies inline waits on this process)."""
-    turns = slack_turn_processes(runtime) if settings.slack else None
+    """Both platforms' turns run in turn processes (unless DOCASSIST_TURN_PROCESSES=0),
+    except Teams' expectReplies turns: their caller waits on this process."""
+    turns = turn_processes_for(runtime.settings.turn_process_count(), settings.names(),
+                               runtime.engine.observer)
     return Platforms(
         slack=slack_adapter(runtime, settings.slack, turns) if settings.slack else None,
-        teams=TeamsEndpoint(runtime, settings.teams) if settings.teams else None,
+        teams=TeamsEndpoint(runtime, settings.teams, turns) if settings.teams else None,
         turns=turns)
 
 
@@ -141,7 +145,8 @@ class MembershipByPlatform:
         return lookup.groups_of(platform, user_id) if lookup is not None else frozenset()
 
 
-def start_platforms(runtime: Runtime, platforms: Platforms) -> None:
+def use_directories(runtime: Runtime, platforms: Platforms) -> None:
+    """Each platform's groups for `group:…` scope mappings (turn processes use them too)."""
     lookups: dict[str, MembershipLookup] = {}
     if platforms.slack is not None:
         lookups["slack"] = SlackUserGroups(platforms.slack.client)
@@ -150,6 +155,10 @@ def start_platforms(runtime: Runtime, platforms: Platforms) -> None:
         lookups["teams"] = entra
         runtime.optional[DIRECTORY_CHECK] = lambda: entra.problem
     use_membership(runtime, MembershipByPlatform(lookups))
+
+
+def start_platforms(runtime: Runtime, platforms: Platforms) -> None:
+    use_directories(runtime, platforms)
     if platforms.slack is not None:
         start_gaps_digest(runtime, platforms.slack)
     start_teams_gaps_digest(runtime, platforms.teams.adapter if platforms.teams else None)

@@ -1,5 +1,6 @@
-"""Turn processes: Slack turns run in processes of their own, so the process that serves HTTP
-only checks, stores and acks (issue 25).
+"""Turn processes: Slack's and Teams' turns run in processes of their own, so the process that
+serves HTTP only checks, stores and acks (issue 25); Teams' expectReplies turns, whose caller
+waits in its request, are the exception (bot/teams/app.py).
 
 With turns on threads of the serving process, one GIL was shared by the ack path and up to
 32 turns: acks were 7–11× a bare Bolt app's at p99, and the process never used more than one
@@ -50,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 WAKE: Final = b"\n"
 READ_BYTES: Final = 4096
+TURN_WORKER_COMMAND: Final = ("-m", "docassist", "turn-worker")
 
 
 class _Line(BaseModel):
@@ -297,6 +299,15 @@ class TurnProcesses:
                 process.wait(5)
         for thread in self._threads:
             thread.join(timeout=5)
+
+
+def turn_processes_for(count: int, platforms: Sequence[str],
+                       observer: Observer) -> TurnProcesses | None:
+    """`count` children answering `platforms`' events for this replica (None for 0)."""
+    if not count or not platforms:
+        return None
+    return TurnProcesses(count, [sys.executable, *TURN_WORKER_COMMAND, "--platforms",
+                                 ",".join(platforms)], observer)
 
 
 # --- the child's side ------------------------------------------------------------------

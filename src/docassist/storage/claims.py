@@ -24,7 +24,7 @@ import time
 from typing import Any, Final
 
 from docassist.core.messages import ChatMessage
-from docassist.core.ports import InboxEvent, RateCheck
+from docassist.core.ports import Hold, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
 from docassist.storage.dialect import (
     Dialect,
@@ -76,6 +76,30 @@ SQLite's max(a, b) and PostgreSQL's greatest(a, b) are spelled differently."""
 
 UNLIMITED: Final = 2**62
 """Stands for a limit of 0 (unlimited) in COUNT_ARRIVAL."""
+
+
+HOLD: Final = f"""
+UPDATE inbox SET claimed_by = :holder, claim_expires = :until
+WHERE id = :id AND NOT EXISTS (
+  SELECT 1 FROM inbox o
+  WHERE o.conversation_id = :conversation AND o.status IN {UNFINISHED} AND o.id <> :id
+    AND (o.id < :id OR (o.claimed_by IS NOT NULL AND o.claim_expires >= :now)))"""
+"""A new event claimed by the process that stores it, unless another event of its
+conversation is unfinished and earlier, or claimed (then the claimers take it, in order),
+as CLAIMABLE says."""
+
+
+def hold_in(connection: SqlConnection, dialect: Dialect, inbox_id: int, conversation: str,
+            hold: Hold) -> None:
+    """Claim a just-inserted event for `hold.holder` in the transaction that stores it: no
+    other process ever sees it unclaimed. It queues behind the claimers (CLAIM_LOCK), as a
+    claim does: on PostgreSQL two replicas storing events of one conversation at once
+    could otherwise both see no earlier one."""
+    wait_for_turn(connection, dialect, CLAIM_LOCK)
+    now = time.time()
+    connection.execute(*positional(HOLD, {
+        "holder": hold.holder, "until": now + hold.lease_seconds, "now": now, "id": inbox_id,
+        "conversation": conversation}))
 
 
 def inbox_event(row: dict[str, Any]) -> InboxEvent:

@@ -10,9 +10,9 @@ from concurrent.futures import Future
 from typing import Any, Final
 
 from docassist.core.messages import ChatMessage
-from docassist.core.ports import InboxBacklog, InboxEvent, RateCheck
+from docassist.core.ports import Hold, InboxBacklog, InboxEvent, RateCheck
 from docassist.core.results import TurnResult
-from docassist.storage.claims import count_in, inbox_event
+from docassist.storage.claims import count_in, hold_in, inbox_event
 from docassist.storage.connection import now_iso
 from docassist.storage.dialect import SqlConnection, SqlStore
 from docassist.storage.group_commit import GroupCommit
@@ -22,23 +22,32 @@ INBOX_COLUMNS: Final = ("platform", "event_id", "dedupe_key", "conversation_id",
                         "status", "attempts", "received_at", "refusal")
 
 
+def _item(message: ChatMessage, dedupe_key: str | None, rate: RateCheck | None,
+          hold: Hold | None) -> list[Any]:
+    """An event as the group commit takes it: message, dedupe key, rate check, and its hold
+    only when there is one."""
+    return [message, dedupe_key, rate] if hold is None else [message, dedupe_key, rate, hold]
+
+
 class InboxRows:
     """Inbox events from arrival to finish (mixed into Store and PostgresStore)."""
 
     _acks: GroupCommit[list[Any], int | None]
 
     def enqueue(self, message: ChatMessage, dedupe_key: str | None = None,
-                rate: RateCheck | None = None) -> int | None:
+                rate: RateCheck | None = None, hold: Hold | None = None) -> int | None:
         """The ack path: returns once the row is committed, in a transaction shared with the
         events that arrived meanwhile (one fsync for a burst). With `rate`, the arrival is
-        counted in that transaction too (see claims.count_in)."""
-        return self._acks.submit([message, dedupe_key, rate])
+        counted in that transaction too (see claims.count_in); with `hold`, claimed in it
+        when it is its conversation's oldest unfinished event (claims.hold_in)."""
+        return self._acks.submit(_item(message, dedupe_key, rate, hold))
 
     def enqueue_soon(self, message: ChatMessage, dedupe_key: str | None = None,
-                     rate: RateCheck | None = None) -> Future[int | None]:
+                     rate: RateCheck | None = None,
+                     hold: Hold | None = None) -> Future[int | None]:
         """`enqueue` for a caller that must not block: the group commit's writer thread
         leads the transaction when no blocking caller does."""
-        return self._acks.submit_soon([message, dedupe_key, rate])
+        return self._acks.submit_soon(_item(message, dedupe_key, rate, hold))
 
     def _insert_inbox_rows(self: SqlStore, rows: list[list[Any]]) -> list[int | None]:
         """One transaction for the batch, rows in arrival order (ids keep each conversation's
@@ -48,7 +57,7 @@ class InboxRows:
 
         def write(connection: SqlConnection) -> list[int | None]:
             ids: list[int | None] = []
-            for message, dedupe_key, rate in rows:
+            for message, dedupe_key, rate, *held in rows:
                 if rate is not None:  # counted with the insert, one transaction
                     message = count_in(connection, dialect, rate, message)
                 key = message.key
@@ -58,6 +67,8 @@ class InboxRows:
                     key.platform, message.event_id, dedupe_key, key.conversation_id,
                     message.model_dump_json(), "pending", 0, now_iso(), refusal]).fetchone()
                 ids.append(None if found is None else int(found[0]))
+                if found is not None and held:
+                    hold_in(connection, dialect, int(found[0]), key.conversation_id, held[0])
             return ids
 
         return self._write_retried(write)

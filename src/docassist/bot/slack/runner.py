@@ -5,10 +5,7 @@ Socket Mode stays with `docassist slack`. Either way turns run in turn processes
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
-from typing import Final
 
 from pydantic import ValidationError
 
@@ -23,12 +20,10 @@ from docassist.core.errors import ConfigurationError
 from docassist.core.holder import PROCESS_HOLDER
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.directory.slack_groups import SlackUserGroups
-from docassist.runtime import Runtime, use_membership, warm_up
+from docassist.runtime import Runtime, use_membership
 from docassist.serving.metrics import Metrics
 from docassist.serving.operations import add_operator_routes, start_serving
-from docassist.serving.turn_processes import RelayObserver, TurnProcesses, wait_for_wakeups
-
-TURN_WORKER_COMMAND: Final = ("-m", "docassist", "turn-worker")
+from docassist.serving.turn_processes import TurnProcesses, turn_processes_for
 
 
 def slack_settings() -> SlackSettings:
@@ -64,26 +59,8 @@ def slack_adapter(runtime: Runtime, settings: SlackSettings,
 
 def slack_turn_processes(runtime: Runtime) -> TurnProcesses | None:
     """DOCASSIST_TURN_PROCESSES children answering this replica's Slack events (None: 0)."""
-    count = runtime.settings.turn_process_count()
-    if not count:
-        return None
-    return TurnProcesses(count, [sys.executable, *TURN_WORKER_COMMAND],
-                         runtime.engine.observer)
-
-
-def run_turns(runtime: Runtime, adapter: SlackAdapter) -> None:
-    """A turn process (`docassist turn-worker`): answer Slack events from the inbox until
-    stdin ends, then finish the turns running."""
-    os.nice(runtime.settings.turn_nice)  # acks first when both want a core
-    use_slack_groups(runtime, adapter)
-    warm_up(runtime)
-    adapter.worker.resume()
-    if isinstance(runtime.engine.observer, RelayObserver):
-        runtime.engine.observer.ready()
-    try:
-        wait_for_wakeups(adapter.worker.poke)
-    finally:
-        adapter.worker.close()
+    return turn_processes_for(runtime.settings.turn_process_count(), ["slack"],
+                              runtime.engine.observer)
 
 
 def use_slack_groups(runtime: Runtime, adapter: SlackAdapter) -> None:

@@ -2,8 +2,12 @@
 messages and results to Adaptive Cards.
 
 Messages for the core go through the durable inbox (stored before the HTTP response, answered
-in order per conversation). Replies go to the activity's `serviceUrl` through the SDK's
-connector; with `deliveryMode: expectReplies` the caller waits and gets them in the response.
+in order per conversation), by turn processes unless DOCASSIST_TURN_PROCESSES=0. Replies go
+to the activity's `serviceUrl` through the SDK's connector; with `deliveryMode:
+expectReplies` the caller waits and gets them in the response: that turn runs in the process
+holding the request (the inbox write claims it for this process, see ports.Hold), unless an
+earlier activity of the conversation is unfinished (then it is answered after it, through
+the connector, as a turn that outlives its request is).
 Catalog, help and admin commands need no turn and are answered directly.
 """
 
@@ -102,7 +106,10 @@ class _Waiting:
 
 class TeamsAdapter:
     def __init__(self, engine: TurnEngine, store: AdapterStore, config: TeamsConfig,
-                 connections: Connections) -> None:
+                 connections: Connections, handoff: Callable[[], None] | None = None) -> None:
+        """With `handoff`, this process stores activities and runs only the turns whose
+        caller waits for the replies in its request (expectReplies); `handoff` wakes the
+        turn processes that answer the rest (serving/turn_processes.py)."""
         self.engine = engine
         self.store = store
         self.config = config
@@ -110,8 +117,11 @@ class TeamsAdapter:
                         already_delivered=self.already_delivered,
                         undeliverable=self.tell_undeliverable, stream_for=self.stream_for,
                         direct=self.direct)
-        self.worker = InboxWorker(engine, store, outlet, workers=config.inbox_workers,
-                                  lease_seconds=config.inbox_lease)
+        self.worker = InboxWorker(engine, store, outlet,
+                                  workers=0 if handoff else config.inbox_workers,
+                                  held=config.inbox_workers if handoff else 0,
+                                  lease_seconds=config.inbox_lease, on_stored=handoff,
+                                  replica=config.replica)
         self._streams: dict[str, TeamsStream | TeamsUpdates] = {}
         self._streams_lock = threading.Lock()
         self.limiter = SharedRateLimiter(store, config.per_user_per_minute,
@@ -232,7 +242,8 @@ class TeamsAdapter:
                 storage_problem_text(error, arrival.language))])
 
         try:
-            verdict = await asyncio.to_thread(self.admission.admit, arrival, tell_late)
+            verdict = await asyncio.to_thread(self.admission.admit, arrival, tell_late,
+                                              expects_replies)
         except AckDeadlineError as error:
             self._forget(event_id)
             logger.warning("activity %s not stored in time, answered 503: %s", event_id, error)
@@ -247,6 +258,12 @@ class TeamsAdapter:
             self._forget(event_id)
             return
         if waiting is None:
+            return
+        if not self.worker.took(event_id) and not self.worker.capacity:
+            # An earlier activity of this conversation is still being answered: a turn
+            # process answers this one after it, through the connector.
+            self._forget(event_id)
+            logger.info("expectReplies activity %s queued behind its conversation", event_id)
             return
         try:
             activities = await asyncio.wait_for(waiting.future, EXPECT_REPLIES_TIMEOUT_SECONDS)

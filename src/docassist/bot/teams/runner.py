@@ -23,11 +23,13 @@ from docassist.bot.teams.server import (
 from docassist.bot.web import new_application, run_forever
 from docassist.config import GraphSettings, TeamsSettings
 from docassist.core.errors import ConfigurationError
+from docassist.core.holder import PROCESS_HOLDER
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
 from docassist.directory.entra import DIRECTORY_CHECK, EntraMembership
 from docassist.runtime import Runtime, use_membership
 from docassist.serving.metrics import Metrics
 from docassist.serving.operations import add_operator_routes, start_serving
+from docassist.serving.turn_processes import TurnProcesses, turn_processes_for
 from docassist.sources.graph import GraphClient
 
 
@@ -47,7 +49,12 @@ def teams_settings() -> TeamsSettings:
 class TeamsEndpoint:
     """The adapter and the connections its JWT check and replies use."""
 
-    def __init__(self, runtime: Runtime, settings: TeamsSettings) -> None:
+    def __init__(self, runtime: Runtime, settings: TeamsSettings,
+                 turns: TurnProcesses | None = None, *, turn_slots: int | None = None,
+                 replica: str = PROCESS_HOLDER) -> None:
+        """With `turns`, this process stores activities and runs only expectReplies turns
+        (the turn processes answer the rest); `turn_slots` sets the turns it runs at once
+        and `replica` its claims' name (a turn process's)."""
         credentials = None
         if not settings.anonymous and settings.app_password is not None:
             credentials = TeamsCredentials(settings.app_id, settings.tenant_id,
@@ -62,8 +69,9 @@ class TeamsEndpoint:
             default_language=config.language, admin_users=settings.admins(),
             per_user_per_minute=config.rate_per_user,
             global_per_minute=config.rate_global,
-            inbox_workers=config.turns_in_flight(),
-            inbox_lease=config.inbox_lease), self.connections)
+            inbox_workers=turn_slots or config.turns_in_flight(),
+            inbox_lease=config.inbox_lease, replica=replica), self.connections,
+            handoff=turns.wake if turns is not None else None)
         if settings.anonymous:
             logging.getLogger("docassist.teams").warning(ANONYMOUS_WARNING)
             # Without an app id the SDK warns on every request; anonymous mode expects it.
@@ -86,15 +94,28 @@ class TeamsEndpoint:
         mount(app, self.adapter, self.connections, read_timeout)
 
 
+def teams_turn_processes(runtime: Runtime) -> TurnProcesses | None:
+    """DOCASSIST_TURN_PROCESSES children answering this replica's Teams activities (None:
+    0)."""
+    return turn_processes_for(runtime.settings.turn_process_count(), ["teams"],
+                              runtime.engine.observer)
+
+
 def serve(runtime: Runtime, metrics: Metrics, endpoint: TeamsEndpoint, host: str, port: int,
-          on_ready: Callable[[int], None],
+          on_ready: Callable[[int], None], turns: TurnProcesses | None = None,
           read_timeout: float = HTTP_READ_TIMEOUT_SECONDS) -> None:
     """The endpoint alone (`docassist teams`): POST /api/messages with /healthz, /readyz and
-    /metrics, until interrupted (unfinished events resume when the server starts)."""
+    /metrics, until interrupted (unfinished events resume when the server starts); `turns`
+    (started here) answer the activities, as Slack's do."""
     app = new_application()
     endpoint.mount(app, read_timeout)
-    add_operator_routes(app, runtime, metrics)
+    add_operator_routes(app, runtime, metrics, turns)
+    if turns is not None:  # they warm up while this process does
+        turns.start()
+        turns.stop_with(app)
     endpoint.use_entra_groups(runtime)
     start_teams_gaps_digest(runtime, endpoint.adapter)
     start_serving(runtime, {"teams": endpoint.adapter.stale_notes.post})
+    if turns is not None:
+        turns.wait_ready()
     run_forever(app, host, port, on_ready)

@@ -25,6 +25,7 @@ from docassist.core.ports.adapters import (
     TeamAddresses,
 )
 from docassist.core.ports.inbox import (
+    Hold,
     Inbox,
     InboxBacklog,
     InboxEvent,
@@ -85,6 +86,7 @@ __all__ = [
     "FeedbackLog",
     "FollowUp",
     "GapLog",
+    "Hold",
     "Inbox",
     "InboxBacklog",
     "InboxEvent",

@@ -42,16 +42,29 @@ class RateCheck:
     retry_at: float = 0.0
 
 
+@dataclass(frozen=True)
+class Hold:
+    """A claim taken in the write that stores an event, for a process that must run the turn
+    itself (a caller waits for the replies in its own request): `holder` claims the event
+    for `lease_seconds` when it is its conversation's oldest unfinished event; otherwise
+    it is left to the claimers, in order."""
+
+    holder: str
+    lease_seconds: float
+
+
 class Inbox(Protocol):
     def enqueue(self, message: ChatMessage, dedupe_key: str | None = None,
-                rate: RateCheck | None = None) -> int | None:
+                rate: RateCheck | None = None, hold: Hold | None = None) -> int | None:
         """Store an event; its inbox id, or None when the event (or dedupe key) was seen.
         With `rate`, the arrival is counted first, in the same transaction, and a limited
-        arrival is stored as `rate.limited(retry_at)`."""
+        arrival is stored as `rate.limited(retry_at)`. With `hold`, the event is claimed
+        in that transaction too, when it can be (see Hold; `holds` tells)."""
         ...
 
     def enqueue_soon(self, message: ChatMessage, dedupe_key: str | None = None,
-                     rate: RateCheck | None = None) -> Future[int | None]:
+                     rate: RateCheck | None = None,
+                     hold: Hold | None = None) -> Future[int | None]:
         """`enqueue` without waiting (for an event loop): the Future completes with what
         `enqueue` returns once the row is committed, or with its error."""
         ...

@@ -226,6 +226,18 @@ def children_of(pid: int) -> list[int]:
     return kids
 
 
+def turn_processes(pid: int) -> list[int]:
+    """The `docassist turn-worker` children of the serving process `pid`."""
+    return [kid for kid in children_of(pid) if b"turn-worker" in _cmdline(kid)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def kill_replica(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL a server started in a session of its own (`start_new_session=True`) together
     with its turn processes: the whole replica dies at once, as when its machine does."""
