@@ -110,7 +110,9 @@ def burst(url: str, service_url: str, connections: int) -> list[float]:
 
 def bot_side(demo: Path, folder: Path, connections: int, in_process: bool
              ) -> tuple[list[float], float]:
-    db = folder / f"teams-{connections}-{int(in_process)}.db"
+    # A folder of its own each time: a copy over an earlier run's file would meet that
+    # run's WAL, and its activities (the same ids) would all be duplicates.
+    db = Path(tempfile.mkdtemp(dir=folder)) / "teams.db"
     shutil.copy(demo, db)
     model = CapacityModel()
     with FakeConnector() as connector, ModelServer() as server:
@@ -145,7 +147,8 @@ def floor_side(folder: Path, connections: int) -> list[float]:
     log = folder / f"floor-{port}.log"
     with log.open("wb") as stderr:
         floor = subprocess.Popen([sys.executable, __file__, "--floor", str(port), "--store",
-                                  str(folder / f"floor-{port}.db")], cwd=REPO,
+                                  str(Path(tempfile.mkdtemp(dir=folder)) / "floor.db")],
+                                 cwd=REPO,
                                  stdout=subprocess.DEVNULL, stderr=stderr)
     wait_healthy(floor, port, lambda: log.read_text(errors="replace"))
     try:
