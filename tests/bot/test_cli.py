@@ -233,6 +233,28 @@ def test_one_held_out_file_serves_both_evals_per_set_into_the_page(db_path: Path
     assert "| bm25s |" in text and "| ranked (default) |" in text
 
 
+def test_eval_decisions_writes_its_figures_into_a_page_block_replaced_when_run_again(
+        db_path: Path, tmp_path: Path) -> None:
+    cases = tmp_path / "fresh.jsonl"
+    cases.write_text(
+        '{"id": "d1", "language": "en", "kind": "procedure", "message": "How do I renew the '
+        'TLS certificate?", "expected": {"status": "action_proposed", "action": '
+        '"answer_from_documents"}}\n'
+        '{"id": "d2", "language": "pl", "kind": "sources_without_answer", "message": '
+        '"pokaz zrodla", "expected": {"status": "clarification_needed"}}\n')
+    page = tmp_path / "selector-evaluation.md"
+    for _ in range(2):
+        done = run("eval", "decisions", str(cases), "--page", str(page), "--json", db=db_path)
+        assert done.returncode == 0, done.stderr
+    report = one_json(done.stdout)
+    text = page.read_text()
+    assert text.startswith("# Selector evaluation")
+    assert text.count("<!-- begin decisions fresh.jsonl all all -->") == 1
+    assert f"({report['correct']}/2)" in text
+    assert "| language pl | 1 |" in text and "| kind procedure | 1 |" in text
+    assert "| action_proposed:answer_from_documents | 1 |" in text
+
+
 def test_harvest_drafts_with_and_without_raw_text(db_path: Path, tmp_path: Path) -> None:
     run("ask", "What is the dress code for client visits?", db=db_path)
     run("ask", "What is the parental leave policy for contractors?", db=db_path,

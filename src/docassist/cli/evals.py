@@ -39,7 +39,7 @@ from docassist.evaluation.decisions import (
     load_cases,
     shadow_report,
 )
-from docassist.evaluation.pages import measured_on, write_block
+from docassist.evaluation.pages import DECISIONS_PAGE_HEADER, measured_on, write_block
 from docassist.evaluation.retrieval import (
     RetrievalReport,
     evaluate_retrieval,
@@ -73,6 +73,9 @@ def eval_decisions(
     record: RecordOption = None,
     split: Annotated[str | None, typer.Option(
         help="Only cases of this split (held-out sets: tune, test).")] = None,
+    page: Annotated[Path | None, typer.Option(
+        help="Also write the figures into this documentation page "
+        "(docs/selector-evaluation.md), replacing this file's and split's block.")] = None,
 ) -> None:
     """Accuracy of the configured selector on labelled decision cases."""
     require_paths([file], as_json)
@@ -90,6 +93,10 @@ def eval_decisions(
             on_case=lambda _case: progress.advance(task),
         )
     run_id = runtime.store.save_eval_run("decisions", str(file), report)
+    if page is not None:
+        write_block(page, _block_key("decisions", file, None, split),
+                    decisions_markdown(report, measured_on(file), split),
+                    header=DECISIONS_PAGE_HEADER)
     if as_json:
         emit_json({"run_id": run_id, **report.model_dump(mode="json", exclude_none=True)})
         return
@@ -217,6 +224,27 @@ def retrieval_markdown(report: RetrievalReport, stamp: str, split: str | None) -
                          f"{scores.recall_at_5:.3f} | {scores.mrr:.3f} |")
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+def decisions_markdown(report: DecisionReport, stamp: str, split: str | None) -> str:
+    errors = report.errors
+    lines = [stamp, "",
+             f"Split `{split or 'all'}`, {report.total} cases; selector `{report.model}` "
+             f"(backend `{report.backend}`). Decision accuracy **{report.accuracy:.3f}** "
+             f"({report.correct}/{report.total}), macro-F1 over decisions "
+             f"{report.macro_f1:.3f}, tool-hallucination rate "
+             f"{errors.tool_hallucination_rate:.3f} ({errors.tool_hallucinations} tools where "
+             "none fits).", "",
+             "| decision | expected | made | precision | recall | F1 |",
+             "|---|---|---|---|---|---|",
+             *(f"| {label} | {s.total} | {s.predicted} | {s.precision:.3f} | {s.recall:.3f} | "
+               f"{s.f1:.3f} |" for label, s in report.by_decision.items()), "",
+             "| group | cases | accuracy |", "|---|---|---|",
+             *(f"| {group} {name} | {score.total} | {score.accuracy:.3f} |"
+               for group, scores in (("language", report.by_language),
+                                     ("kind", report.by_kind))
+               for name, score in scores.items())]
+    return "\n".join(lines)
 
 
 def answers_markdown(report: AnswerReport, stamp: str, runtime: Runtime,
