@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -47,7 +48,7 @@ from docassist.core.results import TurnResult
 from docassist.core.turn import TurnEngine
 from docassist.serving.ack_writes import AckWriters, LateFailure, stored_within
 from docassist.serving.delivery import Delivery, Outlet
-from docassist.serving.limits import INBOX_POLL_SECONDS
+from docassist.serving.limits import HELD_TURNS_REMEMBERED, INBOX_POLL_SECONDS
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class InboxWorker:
         """Running events whose claim expired and was taken by another process."""
         self._told: set[int] = set()
         """Events whose user was told the turn could not be saved (told once per process)."""
-        self._taken: set[str] = set()
+        self._taken: OrderedDict[str, None] = OrderedDict()
         """Platform event ids of held events this process runs (until `took` is asked)."""
         self._left: set[int] = set()
         """Events this process left unfinished and claimed (retried once the claim ends)."""
@@ -144,7 +145,9 @@ class InboxWorker:
             return
         with self._lock:
             self._running[event.id] = event
-            self._taken.add(event.event_id)
+            self._taken[event.event_id] = None
+            while len(self._taken) > HELD_TURNS_REMEMBERED:
+                self._taken.popitem(last=False)
         self._start_threads()  # its claim is renewed while the turn runs
         stored.set_result(True)
         self._run(event)
@@ -153,10 +156,7 @@ class InboxWorker:
         """Whether this process runs the turn of the held event `event_id` (asked once,
         after its `store` completed)."""
         with self._lock:
-            if event_id in self._taken:
-                self._taken.discard(event_id)
-                return True
-        return False
+            return self._taken.pop(event_id, False) is None
 
     def submit(self, message: ChatMessage, dedupe_key: str | None = None,
                deadline: float | None = None,

@@ -33,3 +33,8 @@ whose claim expired); its own arrivals and finished turns wake it at once."""
 
 MAX_DELIVERY_ATTEMPTS: Final = 3
 """Times the inbox worker sends a reply before it marks the event `failed` (serving/delivery.py)."""
+
+HELD_TURNS_REMEMBERED: Final = 1024
+"""Held events whose caller has not asked `InboxWorker.took` yet, kept per process: a caller
+asks as soon as its store completes; one that gave up (its ack deadline passed) never asks,
+so the oldest are forgotten."""
