@@ -11,9 +11,12 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 
 from docassist_testkit.fakes.loopback import (
     free_port,
@@ -30,6 +33,27 @@ from tests.teams.process import activity, teams_env
 
 CHAT = "/v1/chat/completions"
 FAST = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
+
+
+@dataclass
+class Rig:
+    connector: FakeConnector
+    server: subprocess.Popen[bytes]
+    url: str
+    """Its POST /api/messages."""
+
+
+@pytest.fixture
+def rig(db_path: Path) -> Iterator[Rig]:
+    """`docassist teams` with one turn process, a connector and a model that takes 2 s."""
+    with FakeConnector() as connector, ModelServer() as model:
+        model.respond(CHAT, model_responder(2.0))
+        port = free_port()
+        server = start(db_path, port, model.url)
+        try:
+            yield Rig(connector, server, f"http://127.0.0.1:{port}/api/messages")
+        finally:
+            kill_replica(server)
 
 
 def start(db: Path, port: int, model_url: str) -> subprocess.Popen[bytes]:
@@ -55,76 +79,53 @@ def holders(db: Path) -> list[tuple[str, str | None]]:
 
 
 def test_turns_run_in_the_turn_process_and_replies_go_through_the_connector(
-        db_path: Path) -> None:
-    with FakeConnector() as connector, ModelServer() as model:
-        model.respond(CHAT, model_responder(2.0))
-        port = free_port()
-        server = start(db_path, port, model.url)
-        try:
-            [child] = turn_processes(server.pid)
-            response = httpx.post(f"http://127.0.0.1:{port}/api/messages", timeout=30,
-                                  json=activity(connector, "How do I renew the TLS "
-                                                "certificate?", "tp-1"))
-            assert response.status_code in (200, 202)
-            # The turn waits on the model, claimed by the child of the serving process.
-            assert wait_until(lambda: claimed(db_path), 20)
-            [(status, holder)] = holders(db_path)
-            assert status == "pending" and f":{server.pid}:turns-{child}:" in str(holder)
-            assert wait_until(lambda: [s for s, _ in holders(db_path)] == ["done"], 60)
-            assert wait_until(lambda: connector.messages(), 10)
-            assert "TLS" in connector.messages()[-1].text
-        finally:
-            kill_replica(server)
+        db_path: Path, rig: Rig) -> None:
+    [child] = turn_processes(rig.server.pid)
+    response = httpx.post(rig.url, timeout=30, json=activity(
+        rig.connector, "How do I renew the TLS certificate?", "tp-1"))
+    assert response.status_code in (200, 202)
+    # The turn waits on the model, claimed by the child of the serving process.
+    assert wait_until(lambda: claimed(db_path), 20)
+    [(status, holder)] = holders(db_path)
+    assert status == "pending" and f":{rig.server.pid}:turns-{child}:" in str(holder)
+    assert wait_until(lambda: [s for s, _ in holders(db_path)] == ["done"], 60)
+    assert wait_until(lambda: rig.connector.messages(), 10)
+    assert "TLS" in rig.connector.messages()[-1].text
 
 
 def test_an_expect_replies_turn_runs_in_the_serving_process_and_answers_inline(
-        db_path: Path) -> None:
-    with FakeConnector() as connector, ModelServer() as model:
-        model.respond(CHAT, model_responder(2.0))
-        port = free_port()
-        server = start(db_path, port, model.url)
-        replies: list[httpx.Response] = []
-        try:
-            asked = threading.Thread(target=lambda: replies.append(httpx.post(
-                f"http://127.0.0.1:{port}/api/messages", timeout=60,
-                json=activity(connector, "How do I renew the TLS certificate?", "er-1",
-                              deliveryMode="expectReplies"))))
-            asked.start()
-            assert wait_until(lambda: claimed(db_path), 20)
-            # Claimed by the serving process itself (its name, no turn process's).
-            [(status, holder)] = holders(db_path)
-            assert status == "pending" and f":{server.pid}:" in str(holder)
-            assert ":teams:" in str(holder) and "turns-" not in str(holder)
-            asked.join(60)
-            [reply] = replies[0].json()["activities"]
-            assert "TLS" in str(reply)
-            assert wait_until(lambda: [s for s, _ in holders(db_path)] == ["done"], 10)
-            assert connector.sent == []  # nothing went through the connector
-        finally:
-            kill_replica(server)
+        db_path: Path, rig: Rig) -> None:
+    replies: list[httpx.Response] = []
+    asked = threading.Thread(target=lambda: replies.append(httpx.post(
+        rig.url, timeout=60, json=activity(rig.connector, "How do I renew the TLS "
+                                           "certificate?", "er-1",
+                                           deliveryMode="expectReplies"))))
+    asked.start()
+    assert wait_until(lambda: claimed(db_path), 20)
+    # Claimed by the serving process itself (its name, no turn process's).
+    [(status, holder)] = holders(db_path)
+    assert status == "pending" and f":{rig.server.pid}:" in str(holder)
+    assert ":teams:" in str(holder) and "turns-" not in str(holder)
+    asked.join(60)
+    [reply] = replies[0].json()["activities"]
+    assert "TLS" in str(reply)
+    assert wait_until(lambda: [s for s, _ in holders(db_path)] == ["done"], 10)
+    assert rig.connector.sent == []  # nothing went through the connector
 
 
 def test_an_expect_replies_activity_behind_its_conversation_is_answered_after_it(
-        db_path: Path) -> None:
+        db_path: Path, rig: Rig) -> None:
     """Order per conversation wins over the inline answer: the request returns without the
     replies, which the turn process posts after the earlier activity's."""
-    with FakeConnector() as connector, ModelServer() as model:
-        model.respond(CHAT, model_responder(2.0))
-        port = free_port()
-        server = start(db_path, port, model.url)
-        url = f"http://127.0.0.1:{port}/api/messages"
-        try:
-            httpx.post(url, timeout=30, json=activity(
-                connector, "How do I renew the TLS certificate?", "q-1"))
-            assert wait_until(lambda: claimed(db_path), 20)
-            second = httpx.post(url, timeout=30, json=activity(
-                connector, "How do I restore a database backup?", "q-2",
-                deliveryMode="expectReplies"))
-            assert second.status_code == 200
-            assert second.json().get("activities", []) == []
-            assert wait_until(lambda: [s for s, _ in holders(db_path)] == ["done"] * 2, 60)
-            assert wait_until(lambda: len(connector.messages()) >= 2, 10)
-            texts = [sent.text for sent in connector.messages()]
-            assert "TLS" in texts[0] and "backup" in texts[-1].lower()
-        finally:
-            kill_replica(server)
+    httpx.post(rig.url, timeout=30, json=activity(
+        rig.connector, "How do I renew the TLS certificate?", "q-1"))
+    assert wait_until(lambda: claimed(db_path), 20)
+    second = httpx.post(rig.url, timeout=30, json=activity(
+        rig.connector, "How do I restore a database backup?", "q-2",
+        deliveryMode="expectReplies"))
+    assert second.status_code == 200
+    assert second.json().get("activities", []) == []
+    assert wait_until(lambda: [s for s, _ in holders(db_path)] == ["done"] * 2, 60)
+    assert wait_until(lambda: len(rig.connector.messages()) >= 2, 10)
+    texts = [sent.text for sent in rig.connector.messages()]
+    assert "TLS" in texts[0] and "backup" in texts[-1].lower()
