@@ -129,3 +129,24 @@ def test_an_expect_replies_activity_behind_its_conversation_is_answered_after_it
     assert wait_until(lambda: len(rig.connector.messages()) >= 2, 10)
     texts = [sent.text for sent in rig.connector.messages()]
     assert "TLS" in texts[0] and "backup" in texts[-1].lower()
+
+
+def test_a_turn_process_for_an_unknown_platform_refuses_to_start(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "docassist", "turn-worker", "--platforms",
+                           "teams,matrix"], env=teams_env(tmp_path / "x.db"), cwd=REPO,
+                          capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert "unknown platform matrix: use slack or teams" in done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+    assert not (tmp_path / "x.db").exists()  # nothing opened, no turn run
+
+
+def test_a_teams_turn_process_without_teams_settings_says_which_are_missing(
+        tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "docassist", "turn-worker", "--platforms",
+                           "teams"], env=teams_env(tmp_path / "x.db", **FAST), cwd=REPO,
+                          capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert "DOCASSIST_TEAMS_APP_ID" in done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+    assert done.stdout == b""  # no report for /metrics: it never became ready
