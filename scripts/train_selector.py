@@ -60,7 +60,7 @@ def markdown(trained: Trained, size: int) -> str:
         f"- decision accuracy **{report.accuracy:.1%}** ({report.correct}/{report.total}), "
         f"macro-F1 over decisions {report.macro_f1:.3f}",
         f"- kind accuracy (15 kinds, argmax) {trained.kind_accuracy:.1%}",
-        f"- leave one writer out (trained on three helpers, scored on the fourth's messages): "
+        f"- leave one writer out (trained on the other helpers, scored on one helper's messages): "
         f"decision accuracy {trained.writer_report.accuracy:.1%}, macro-F1 "
         f"{trained.writer_report.macro_f1:.3f}, tool-hallucination rate "
         f"{trained.writer_report.errors.tool_hallucination_rate:.1%}; per writer "
@@ -87,7 +87,7 @@ def markdown(trained: Trained, size: int) -> str:
 
 
 def writers(trained: Trained) -> dict[str, float]:
-    """Decision accuracy on each helper's messages, trained on the other three."""
+    """Decision accuracy on each helper's messages, trained on the others."""
     cases: dict[str, list[bool]] = {}
     for case in trained.writer_report.cases:
         cases.setdefault(case.id.split("-", 1)[0], []).append(case.ok)

@@ -200,10 +200,8 @@ ONE_VERB_PAIRS = [
     ("Jak zrestartować docassist-api?", "Zrestartuj docassist-api."),
     ("Czy mogę zrestartować docassist-api w godzinach pracy?",
      "Czy możesz zrestartować docassist-api?"),
-    pytest.param("Can I restart docassist-worker during business hours?",
-                 "Can you restart docassist-worker?", marks=pytest.mark.xfail(
-                     strict=True, reason="the shipped weights read the request as a question "
-                                         "(0.49 against 0.49)")),
+    ("Can I restart docassist-worker during business hours?",
+     "Can you restart docassist-worker?"),
     ("Should I delete the stuck jobs?", "Delete the stuck jobs."),
     ("Jak wysłać logi do administratora?", "Wyślij logi do administratora."),
     ("How do I run the config check?", "run `docassist-api --check-config`"),
@@ -272,9 +270,7 @@ def test_booking_for_someone_is_a_request_to_act(text: str) -> None:
     "How do I write a good incident report?",
     "restart api - jak?",
     "Jak odczytać wykres kolejki w panelu?",
-    pytest.param("What do I do when the zebra alarm sounds?", marks=pytest.mark.xfail(
-        strict=True, reason="the shipped weights read it as chit-chat (0.50); tests/hostile.py "
-                            "asks how to handle a zebra alarm instead")),
+    "What do I do when the zebra alarm sounds?",
 ])
 def test_questions_about_how_things_are_done_are_searched(text: str) -> None:
     assert decide(text)[:2] == ("action_proposed", "answer_from_documents")

@@ -8,7 +8,11 @@ Three groups, each cheap to compute on 2 cores:
                diacritics ("źródła" and "zrodla" are one word); counts damped (log) and the
                vector scaled to length 1
     state      the thread and the message's shape: history, sources to show, document ids,
-               length, a reference word, what the follow-up resolver made of it
+               length, a reference word, what the follow-up resolver made of it; and how
+               many subjects a reference may mean: the message's cosine to the last question
+               and answer, the last two questions' cosine to each other, whether the answers
+               cite two documents, and the thread's questions' words hashed beside the
+               message's (at half their weight)
 
 `scripts/train_selector.py` computes them through `features_of`, exactly as a turn does.
 """
@@ -53,7 +57,18 @@ STATE_FEATURES: Final = (
     "words_up_to_2", "words_3_to_5", "words_6_to_10", "words_over_10", "ends_with_question_mark",
     "has_reference_word", "follow_up_resolved", "follow_up_ambiguous", "follow_up_unresolved",
     "injection_pattern",
+    "similarity_to_last_question", "similarity_to_last_answer", "similarity_between_questions",
+    "cites_two_documents",
 )
+"""The last four measure the thread: how close the message is to the last question and answer
+(cosines of the shipped embedder's vectors), how close the thread's last two questions are to
+each other (two questions far apart: two subjects a reference may mean), and whether the
+answers cite two or more different documents."""
+HISTORY_GRAM: Final = "h:"
+"""Words of the thread's questions, hashed beside the message's own ("vpn or bastion?" named
+two subjects; "and", "or", "czy", "a" between them)."""
+HISTORY_WEIGHT: Final = 0.5
+"""The length of the thread's hashed words beside the message's (1)."""
 
 
 def fold(text: str) -> str:
@@ -89,8 +104,27 @@ def hashed(units: list[str]) -> tuple[npt.NDArray[np.int64], Vector]:
     return indices, values
 
 
+_CITATION: Final = re.compile(r"\[(DOC-[A-Z0-9]+(?:-[A-Z0-9]+)*?)-[0-9a-f]{6,}-\d+\]")
+
+
+def history_vector(request: SelectionRequest, embed: Embed, message: Vector) -> Vector:
+    """The thread's features (the last four STATE_FEATURES): 0 without history."""
+    questions = [item.content for item in request.history if item.role == "user"]
+    answers = [item.content for item in request.history if item.role == "assistant"]
+    if not questions:
+        return np.zeros(4, dtype=np.float32)
+    last = embed(questions[-1])
+    cited = {found.group(1) for answer in answers for found in _CITATION.finditer(answer)}
+    return np.array((
+        float(message @ last),
+        float(message @ embed(answers[-1])) if answers else 0.0,
+        float(last @ embed(questions[-2])) if len(questions) > 1 else 1.0,
+        len(cited) > 1,
+    ), dtype=np.float32)
+
+
 def state_vector(request: SelectionRequest) -> Vector:
-    """The STATE_FEATURES of a request, as 0/1 numbers in that order."""
+    """The message's and the state's STATE_FEATURES, as 0/1 numbers in that order."""
     message, summary = request.message, request.state_summary
     exchanges = sum(1 for item in request.history if item.role == "user")
     ids = intents.document_id_tokens(message)
@@ -117,7 +151,21 @@ class Features:
     values: Vector
 
 
+def history_grams(request: SelectionRequest) -> list[str]:
+    """The words of the thread's questions, marked apart from the message's."""
+    return [f"{HISTORY_GRAM}{word}" for item in request.history if item.role == "user"
+            for word in _WORD.findall(fold(item.content))]
+
+
 def features_of(request: SelectionRequest, embed: Embed) -> Features:
     indices, values = hashed(grams(request.message))
-    dense = np.concatenate([embed(request.message), state_vector(request)]).astype(np.float32)
+    thread = history_grams(request)
+    if thread:
+        more, weights = hashed(thread)
+        indices, inverse = np.unique(np.concatenate([indices, more]), return_inverse=True)
+        values = np.bincount(inverse, weights=np.concatenate([values, HISTORY_WEIGHT * weights]),
+                             minlength=len(indices)).astype(np.float32)
+    message = embed(request.message)
+    dense = np.concatenate([message, state_vector(request),
+                            history_vector(request, embed, message)]).astype(np.float32)
     return Features(dense=dense, indices=indices, values=values)
