@@ -1,0 +1,35 @@
+"""Every frozen data set still matches the SHA-256 written when it was frozen: a held-out set
+or the training bank edited after its freeze would make every figure measured on it a
+figure about another set."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+HASH_FILES = sorted([*SAMPLES.glob("public/*.sha256"), *SAMPLES.glob("**/FROZEN.sha256")])
+
+
+def frozen_entries() -> list[tuple[Path, str]]:
+    entries = []
+    for hash_file in HASH_FILES:
+        for line in hash_file.read_text(encoding="utf-8").splitlines():
+            digest, name = line.split(maxsplit=1)
+            entries.append((hash_file.parent / name.lstrip("*"), digest))
+    return entries
+
+
+def test_the_frozen_sets_are_the_ones_we_know() -> None:
+    names = {path.relative_to(SAMPLES).as_posix() for path, _ in frozen_entries()}
+    assert {"bank/decisions_bank.jsonl", "public/decisions_fresh2.jsonl",
+            "public/decisions_fresh3.jsonl", "public/handbooks/answers_heldout.jsonl"} <= names
+
+
+@pytest.mark.parametrize(("path", "digest"), frozen_entries(),
+                         ids=lambda value: value.name if isinstance(value, Path) else "")
+def test_a_frozen_set_matches_its_hash(path: Path, digest: str) -> None:
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, (
+        f"{path} changed after it was frozen")
