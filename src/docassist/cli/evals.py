@@ -233,8 +233,8 @@ def decisions_markdown(report: DecisionReport, stamp: str, split: str | None) ->
              f"(backend `{report.backend}`). Decision accuracy **{report.accuracy:.3f}** "
              f"({report.correct}/{report.total}), macro-F1 over decisions "
              f"{report.macro_f1:.3f}, tool-hallucination rate "
-             f"{errors.tool_hallucination_rate:.3f} ({errors.tool_hallucinations} tools where "
-             "none fits).", "",
+             f"{errors.tool_hallucination_rate:.3f} ({errors.tool_hallucinations} "
+             f"{'tool' if errors.tool_hallucinations == 1 else 'tools'} where none fits).", "",
              "| decision | expected | made | precision | recall | F1 |",
              "|---|---|---|---|---|---|",
              *(f"| {label} | {s.total} | {s.predicted} | {s.precision:.3f} | {s.recall:.3f} | "
