@@ -298,15 +298,11 @@ KNOWN_MISSES = {
     "z czego to wziąłeś?": "clarification",
     "Ile to 3 * 45?": "clarification",
     "Translate DOC-TLS into Polish": "metadata",
-    "translate 'restart usługi' to English": "action",
-    "ile to 1024*8": "action",
-    "kiedy wolno restartowac docassist-api": "action",
-    "I'd appreciate it if you could reboot the worker node": "procedure",
     "Zamów taksówkę na lotnisko": "procedure",
     "Czy dokumentacja opisuje, kto zatwierdza dostęp?": "metadata",
     "Kto może zatwierdzić wniosek, proszę?": "clarification",
     "Poproszę instrukcję odnowienia certyfikatu": "action",
-    "book a room for the post-mortem": "procedure",
+    "who approves admin access?": "clarification",
 }
 """Phrasing -> what the shipped selector reads instead."""
 
