@@ -173,6 +173,7 @@ READ_AS = [
     ("procedure", "co robic jak api nie wstaje"),
     ("procedure", "gdzie sa pliki certyfikatu"),
     ("procedure", "who approves admin access?"),
+    ("procedure", "How do I water the office ficus?"),
     ("procedure", "what's the process to get prod access"),
     ("procedure", "czy wolno wkleic token do zgloszenia"),
     ("procedure", "how do i know if a job is stuck"),
@@ -303,6 +304,7 @@ KNOWN_MISSES = {
     "Kto może zatwierdzić wniosek, proszę?": "clarification",
     "Poproszę instrukcję odnowienia certyfikatu": "action",
     "who approves admin access?": "clarification",
+    "How do I water the office ficus?": "no_tool",
 }
 """Phrasing -> what the shipped selector reads instead."""
 
