@@ -173,6 +173,7 @@ READ_AS = [
     ("procedure", "co robic jak api nie wstaje"),
     ("procedure", "gdzie sa pliki certyfikatu"),
     ("procedure", "who approves admin access?"),
+    ("procedure", "How do I water the office ficus?"),
     ("procedure", "what's the process to get prod access"),
     ("procedure", "czy wolno wkleic token do zgloszenia"),
     ("procedure", "how do i know if a job is stuck"),
@@ -298,15 +299,12 @@ KNOWN_MISSES = {
     "z czego to wziąłeś?": "clarification",
     "Ile to 3 * 45?": "clarification",
     "Translate DOC-TLS into Polish": "metadata",
-    "translate 'restart usługi' to English": "action",
-    "ile to 1024*8": "action",
-    "kiedy wolno restartowac docassist-api": "action",
-    "I'd appreciate it if you could reboot the worker node": "procedure",
     "Zamów taksówkę na lotnisko": "procedure",
     "Czy dokumentacja opisuje, kto zatwierdza dostęp?": "metadata",
     "Kto może zatwierdzić wniosek, proszę?": "clarification",
     "Poproszę instrukcję odnowienia certyfikatu": "action",
-    "book a room for the post-mortem": "procedure",
+    "who approves admin access?": "clarification",
+    "How do I water the office ficus?": "no_tool",
 }
 """Phrasing -> what the shipped selector reads instead."""
 

@@ -147,7 +147,8 @@ def test_a_second_process_indexes_while_the_engine_serves(tmp_path: Path) -> Non
     engine = TurnEngine(store=store, catalog=store, retriever=Bm25Retriever(store),
                         selector=rules_selector(), answerer=ExtractiveAnswerer(),
                         registry=default_registry())
-    before = engine.handle(message("How do I water the office ficus?"))
+    question = "What is the watering schedule for the office ficus?"
+    before = engine.handle(message(question))
     assert before and before.status == "no_answer"
     doc = tmp_path / "plants.md"
     doc.write_text("---\nid: DOC-PLANTS\n---\n## Watering the ficus\n"
@@ -156,7 +157,7 @@ def test_a_second_process_indexes_while_the_engine_serves(tmp_path: Path) -> Non
                           env={"DOCASSIST_DB": str(db), "PATH": ""}, capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    after = engine.handle(message("How do I water the office ficus?", thread="t2"))
+    after = engine.handle(message(question, thread="t2"))
     assert after and after.status == "answered"
     assert after.sources[0].document_id == "DOC-PLANTS"
     store.close()
