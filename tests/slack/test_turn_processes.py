@@ -369,3 +369,34 @@ def test_where_threads_have_no_entry_of_their_own_the_process_is_lowered(
     lower_priority(4, tasks=str(tmp_path / "no-such-folder"))
     lower_priority(0, tasks=str(tmp_path / "no-such-folder"))
     assert calls == [4]
+
+
+BLAS_THREADS = """
+import json, sys
+import numpy
+from threadpoolctl import ThreadpoolController, threadpool_info
+from docassist.serving.turn_processes import limit_blas_threads
+
+def threads():
+    return sorted({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+
+before = threads()
+limit_blas_threads(int(sys.argv[1]))
+after = threads()
+with ThreadpoolController().limit(limits=1, user_api="blas"):  # as the embedder's calls do
+    numpy.ones((64, 64), dtype=numpy.float32) @ numpy.ones((64, 64), dtype=numpy.float32)
+print(json.dumps({"before": before, "after": after, "then": threads()}))
+"""
+"""numpy's BLAS threads before and after `limit_blas_threads`, and once a limit set around
+one call has ended (JSON)."""
+
+
+def test_a_turn_process_keeps_its_blas_on_the_threads_it_was_given() -> None:
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    run = subprocess.run([sys.executable, "-c", BLAS_THREADS, "1"], capture_output=True,
+                         text=True, cwd=REPO, timeout=60, check=True, env=env)
+    seen = json.loads(run.stdout)
+    assert seen["before"]  # numpy's BLAS was found (by default it uses one thread per core)
+    assert seen["after"] == [1]
+    assert seen["then"] == [1]  # not the value before: the limit is the process's now

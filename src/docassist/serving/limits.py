@@ -18,6 +18,15 @@ TURN_PROCESS_STOP_SECONDS: Final = 15.0
 are terminated (their events stay claimed until the lease ends, then are answered again);
 below systemd's TimeoutStopSec in deploy/docassist.service."""
 
+TURN_PROCESS_BLAS_THREADS: Final = 1
+"""Threads a turn process's matrix products (numpy's BLAS) run on, for its whole life: its
+turns already run on the cores in parallel. The embedder and the dense product limited
+theirs to one thread around each call, but the limit is the process's and was given back at
+the end of each call while other turns' products ran; a second BLAS thread then worked and
+spun between products. Measured over 8 s of a 50-connection burst's turns: the two turn
+processes used 9.4–10.7 s of CPU (that thread 1.4–3.0 s of it) for 680–960 model requests
+with it, 5.8–6.3 s for 970–995 requests with one thread."""
+
 GC_YOUNG_ALLOCATIONS: Final = 10_000
 """A serving or turn process collects its youngest objects after this many allocations
 (CPython's default is 700): a turn keeps many objects alive for its length, so each young

@@ -355,6 +355,16 @@ def lower_priority(increment: int, tasks: str = TASKS) -> None:
         lowered |= threads
 
 
+def limit_blas_threads(threads: int) -> None:
+    """From now on, this process's BLAS (numpy's, loaded here if it is not yet) runs its
+    products on at most `threads` threads. A limit set around one call (the embedder's, the
+    dense product's) gives back the value it found, so it keeps this one."""
+    import numpy  # noqa: F401  (its BLAS library must be loaded for the limit to find it)
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+    threadpool_limits(limits=threads, user_api="blas")
+
+
 def turn_process_holder() -> str:
     """A turn process's claims name its serving process (host:pid), then itself."""
     return f"{socket.gethostname()}:{os.getppid()}:turns-{os.getpid()}:{uuid.uuid4().hex[:8]}"
