@@ -23,9 +23,9 @@ TURN_PROCESS_BLAS_THREADS: Final = 1
 turns already run on the cores in parallel. The embedder and the dense product limited
 theirs to one thread around each call, but the limit is the process's and was given back at
 the end of each call while other turns' products ran; a second BLAS thread then worked and
-spun between products. Measured over 8 s of a 50-connection burst's turns: the two turn
-processes used 9.4–10.7 s of CPU (that thread 1.4–3.0 s of it) for 680–960 model requests
-with it, 5.8–6.3 s for 970–995 requests with one thread."""
+spun between products. Measured over the first 8 s of a 50-connection burst's turns (a
+loaded machine): the two turn processes used 7.7–10.7 s of CPU for 683–959 model requests
+with that thread (itself 1.6–3.0 s where it was timed), 5.8–6.3 s for 968–995 with one."""
 
 GC_YOUNG_ALLOCATIONS: Final = 10_000
 """A serving or turn process collects its youngest objects after this many allocations
