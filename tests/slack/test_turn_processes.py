@@ -24,7 +24,12 @@ from websockets.sync.server import ServerConnection, serve
 from docassist.core.documents import parse_document
 from docassist.core.ports import NULL_OBSERVER
 from docassist.serving.metrics import Metrics
-from docassist.serving.turn_processes import TurnFinished, TurnProcesses, replay_line
+from docassist.serving.turn_processes import (
+    TurnFinished,
+    TurnProcesses,
+    lower_priority,
+    replay_line,
+)
 from docassist.storage import Store
 from docassist_testkit.fakes.loopback import (
     free_port,
@@ -308,3 +313,90 @@ def test_a_stored_event_wakes_one_child_in_turn_and_passes_over_a_dead_one(
         assert wakes()[dead] == 2
     finally:
         children.close(timeout=5)
+
+
+LOWERED = """
+import json, os, threading
+import numpy  # OpenBLAS starts its worker thread(s) here, as in a turn process
+from docassist.serving.turn_processes import lower_priority
+
+def nices():
+    return {int(tid): os.getpriority(os.PRIO_PROCESS, int(tid))
+            for tid in os.listdir("/proc/self/task")}
+
+stop = threading.Event()
+early = threading.Thread(target=stop.wait)
+early.start()
+before = nices()
+lower_priority(0)
+unchanged = nices()
+lower_priority(5)
+later = threading.Thread(target=stop.wait)
+later.start()
+after = nices()
+lower_priority(30)
+floor = nices()
+stop.set()
+print(json.dumps({"main": threading.get_native_id(), "early": early.native_id,
+                  "later": later.native_id, "before": before, "unchanged": unchanged,
+                  "after": after, "floor": floor}))
+"""
+"""Threads started before and after `lower_priority`, and each thread's nice value at each
+step (JSON)."""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="threads listed in /proc")
+def test_a_turn_process_lowers_the_priority_of_every_thread_not_only_its_own() -> None:
+    run = subprocess.run([sys.executable, "-c", LOWERED], capture_output=True, text=True,
+                         cwd=REPO, timeout=60, check=True)
+    seen = json.loads(run.stdout)
+    before = {int(tid): nice for tid, nice in seen["before"].items()}
+    after = {int(tid): nice for tid, nice in seen["after"].items()}
+    assert {seen["main"], seen["early"]} <= set(before)
+    assert {int(tid): nice for tid, nice in seen["unchanged"].items()} == before
+    # Every thread that was there (the caller, one started before, numpy's BLAS workers)
+    # runs 5 lower now, and one started after takes the priority of its starter.
+    assert {tid: after[tid] for tid in before} == {
+        tid: min(19, nice + 5) for tid, nice in before.items()}
+    assert after[seen["later"]] == after[seen["main"]]
+    assert set(seen["floor"].values()) == {19}  # a nice value goes no lower
+
+
+def test_where_threads_have_no_entry_of_their_own_the_process_is_lowered(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(os, "nice", calls.append)
+    lower_priority(4, tasks=str(tmp_path / "no-such-folder"))
+    lower_priority(0, tasks=str(tmp_path / "no-such-folder"))
+    assert calls == [4]
+
+
+BLAS_THREADS = """
+import json, sys
+import numpy
+from threadpoolctl import ThreadpoolController, threadpool_info
+from docassist.serving.turn_processes import limit_blas_threads
+
+def threads():
+    return sorted({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+
+before = threads()
+limit_blas_threads(int(sys.argv[1]))
+after = threads()
+with ThreadpoolController().limit(limits=1, user_api="blas"):  # as the embedder's calls do
+    numpy.ones((64, 64), dtype=numpy.float32) @ numpy.ones((64, 64), dtype=numpy.float32)
+print(json.dumps({"before": before, "after": after, "then": threads()}))
+"""
+"""numpy's BLAS threads before and after `limit_blas_threads`, and once a limit set around
+one call has ended (JSON)."""
+
+
+def test_a_turn_process_keeps_its_blas_on_the_threads_it_was_given() -> None:
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    run = subprocess.run([sys.executable, "-c", BLAS_THREADS, "1"], capture_output=True,
+                         text=True, cwd=REPO, timeout=60, check=True, env=env)
+    seen = json.loads(run.stdout)
+    assert seen["before"]  # numpy's BLAS was found (by default it uses one thread per core)
+    assert seen["after"] == [1]
+    assert seen["then"] == [1]  # not the value before: the limit is the process's now

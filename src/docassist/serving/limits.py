@@ -18,6 +18,15 @@ TURN_PROCESS_STOP_SECONDS: Final = 15.0
 are terminated (their events stay claimed until the lease ends, then are answered again);
 below systemd's TimeoutStopSec in deploy/docassist.service."""
 
+TURN_PROCESS_BLAS_THREADS: Final = 1
+"""Threads a turn process's matrix products (numpy's BLAS) run on, for its whole life: its
+turns already run on the cores in parallel. The embedder and the dense product limited
+theirs to one thread around each call, but the limit is the process's and was given back at
+the end of each call while other turns' products ran; a second BLAS thread then worked and
+spun between products. Measured over the first 8 s of a 50-connection burst's turns (a
+loaded machine): the two turn processes used 7.7–10.7 s of CPU for 683–959 model requests
+with that thread (itself 1.6–3.0 s where it was timed), 5.8–6.3 s for 968–995 with one."""
+
 GC_YOUNG_ALLOCATIONS: Final = 10_000
 """A serving or turn process collects its youngest objects after this many allocations
 (CPython's default is 700): a turn keeps many objects alive for its length, so each young

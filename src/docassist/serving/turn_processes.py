@@ -321,6 +321,50 @@ def _stop(_signal: int, _frame: object) -> None:
     raise _Stop
 
 
+TASKS: Final = "/proc/self/task"
+"""One entry per thread of this process (Linux)."""
+
+
+def lower_priority(increment: int, tasks: str = TASKS) -> None:
+    """Lower this process's CPU priority by `increment` (a nice increment, at most to 19), for
+    every thread it has. On Linux a nice value belongs to a thread: `os.nice` changes the
+    caller's alone, and a thread started before it keeps the priority it had. OpenBLAS starts
+    its worker thread when numpy is imported, before a turn process lowers its priority, so
+    that worker ran at the serving process's priority, beside its acks: in a 50-connection
+    burst it used 0.09–0.38 s of CPU in 0.8 s (it spins between products) while the serving
+    process's event loop waited 0.14–0.22 s for a core (docs/acks-and-capacity-history.md,
+    4 December). A thread started later takes the priority of the thread that starts it.
+    Where threads have no entry of their own (no `tasks` folder), `os.nice` sets the
+    process's."""
+    if increment <= 0:
+        return
+    if not os.path.isdir(tasks):
+        os.nice(increment)
+        return
+    lowered: set[int] = set()
+    while True:  # again, for a thread started meanwhile by one not lowered yet
+        threads = {int(name) for name in os.listdir(tasks)} - lowered
+        if not threads:
+            return
+        for thread in threads:
+            try:
+                nice = os.getpriority(os.PRIO_PROCESS, thread)
+                os.setpriority(os.PRIO_PROCESS, thread, min(19, nice + increment))
+            except ProcessLookupError:  # it ended meanwhile
+                pass
+        lowered |= threads
+
+
+def limit_blas_threads(threads: int) -> None:
+    """From now on, this process's BLAS (numpy's, loaded here if it is not yet) runs its
+    products on at most `threads` threads. A limit set around one call (the embedder's, the
+    dense product's) gives back the value it found, so it keeps this one."""
+    import numpy  # noqa: F401  (its BLAS library must be loaded for the limit to find it)
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+    threadpool_limits(limits=threads, user_api="blas")
+
+
 def turn_process_holder() -> str:
     """A turn process's claims name its serving process (host:pid), then itself."""
     return f"{socket.gethostname()}:{os.getppid()}:turns-{os.getpid()}:{uuid.uuid4().hex[:8]}"

@@ -6,7 +6,6 @@ replies are sent from an event loop, which runs on a thread of its own here."""
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Sequence
 
@@ -14,9 +13,12 @@ from docassist.bot.slack.runner import slack_adapter, slack_settings
 from docassist.bot.teams.runner import TeamsEndpoint, teams_settings
 from docassist.runtime import Runtime, warm_up
 from docassist.serving.inbox import InboxWorker
+from docassist.serving.limits import TURN_PROCESS_BLAS_THREADS
 from docassist.serving.server import Platforms, use_directories
 from docassist.serving.turn_processes import (
     RelayObserver,
+    limit_blas_threads,
+    lower_priority,
     turn_process_holder,
     wait_for_wakeups,
 )
@@ -37,7 +39,8 @@ def turn_process_platforms(runtime: Runtime, platforms: Sequence[str]) -> Platfo
 
 
 def run_turn_process(runtime: Runtime, platforms: Platforms) -> None:
-    os.nice(runtime.settings.turn_nice)  # acks first when both want a core
+    lower_priority(runtime.settings.turn_nice)  # acks first when both want a core
+    limit_blas_threads(TURN_PROCESS_BLAS_THREADS)
     use_directories(runtime, platforms)
     warm_up(runtime)
     workers: list[InboxWorker] = []
