@@ -198,7 +198,7 @@ def folds_of(labels: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
 
 
 def writer_folds(cases: list[DecisionCase]) -> npt.NDArray[np.int64]:
-    """Fold of each case by the helper who wrote it (ids `b1-…` to `b5-…`): how the selector
+    """Fold of each case by the helper who wrote it (ids `b1-…`, `b2-…`, …): how the selector
     does on messages of an author it never read, as a fresh held-out set is."""
     writers = sorted({case.id.split("-", 1)[0] for case in cases})
     return np.array([writers.index(case.id.split("-", 1)[0]) for case in cases], dtype=np.int64)
