@@ -12,7 +12,7 @@ from rich.console import Console
 from docassist.bot.slack import render as slack
 from docassist.bot.teams import cards
 from docassist.bot.terminal.chat import render_result
-from docassist.core.answering import CITATION
+from docassist.core.documents import CITATION
 from docassist.core.results import TurnResult
 from docassist.storage import Store
 from docassist_testkit.fakes.teams_connector import card_text

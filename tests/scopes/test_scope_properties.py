@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from docassist.core.answering import CITATION
+from docassist.core.documents import CITATION
 from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.results import TurnResult
 from docassist.core.scopes import Audience

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from docassist.core.answering import CITATION
+from docassist.core.documents import CITATION
 from docassist.core.results import TurnResult
 from docassist.core.state import Source
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from docassist.core import i18n, passages
+from docassist.core.documents import CITATION
 from docassist.core.learned import without_context
 from docassist.core.limits import (
     MIN_SHARED_WORDS,
@@ -21,7 +22,6 @@ from docassist.core.state import RagResult, Source
 from docassist.core.statuses import language_of
 from docassist.core.text import sentences, stems
 
-CITATION: Final = re.compile(r"\[([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*-[0-9a-f]{10}-\d{4})\]")
 _CITATION_WITH_SPACE: Final = re.compile(r"[ \t]?" + CITATION.pattern)
 CLOSEST_DOCUMENTS: Final = 3
 CLOSEST_SHARE: Final = 0.5

@@ -33,6 +33,8 @@ VERSION_HASH_CHARS: Final = 10
 """A document without a version of its own is versioned by this many hex digits of its
 content hash (which every chunk id carries too)."""
 DOCUMENT_ID_PATTERN: Final = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)*$")
+CITATION: Final = re.compile(r"\[([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*-[0-9a-f]{10}-\d{4})\]")
+"""A chunk id cited in an answer's text (`[DOC-X-0123456789-0001]`); group 1 is the id."""
 _HEADING: Final = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FRONT_MATTER_LINE: Final = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*)$")
 _SERVICE_NAME: Final = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b")

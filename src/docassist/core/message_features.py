@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.core import intents
+from docassist.core.documents import CITATION, document_of_chunk
 from docassist.core.followup import find_marker
 from docassist.core.ports import SelectionRequest
 
@@ -104,9 +105,6 @@ def hashed(units: list[str]) -> tuple[npt.NDArray[np.int64], Vector]:
     return indices, values
 
 
-_CITATION: Final = re.compile(r"\[(DOC-[A-Z0-9]+(?:-[A-Z0-9]+)*?)-[0-9a-f]{6,}-\d+\]")
-
-
 def history_vector(request: SelectionRequest, embed: Embed, message: Vector) -> Vector:
     """The thread's features (the last four STATE_FEATURES): 0 without history."""
     questions = [item.content for item in request.history if item.role == "user"]
@@ -114,7 +112,7 @@ def history_vector(request: SelectionRequest, embed: Embed, message: Vector) -> 
     if not questions:
         return np.zeros(4, dtype=np.float32)
     last = embed(questions[-1])
-    cited = {found.group(1) for answer in answers for found in _CITATION.finditer(answer)}
+    cited = {document_of_chunk(found) for answer in answers for found in CITATION.findall(answer)}
     return np.array((
         float(message @ last),
         float(message @ embed(answers[-1])) if answers else 0.0,

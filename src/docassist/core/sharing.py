@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from docassist.core.answering import CITATION
+from docassist.core.documents import CITATION
 from docassist.core.ports import Catalog
 from docassist.core.state import ConversationState, RagResult, Source
 

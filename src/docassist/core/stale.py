@@ -11,7 +11,7 @@ from typing import Any, Final, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from docassist.core import i18n
-from docassist.core.answering import CITATION
+from docassist.core.documents import CITATION
 from docassist.core.messages import ConversationKey
 from docassist.core.ports import Catalog
 from docassist.core.scopes import Audience

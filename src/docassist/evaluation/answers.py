@@ -25,8 +25,7 @@ from typing import Any, Final
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from docassist.core.answering import CITATION
-from docassist.core.documents import document_of_chunk
+from docassist.core.documents import CITATION, document_of_chunk
 from docassist.core.results import TurnResult
 from docassist.evaluation.decisions import load_jsonl
 
