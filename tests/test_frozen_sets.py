@@ -26,7 +26,7 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
     names = {path.relative_to(SAMPLES).as_posix() for path, _ in frozen_entries()}
     assert {"bank/decisions_bank.jsonl", "public/decisions_fresh2.jsonl",
             "public/decisions_fresh3.jsonl", "public/decisions_fresh4.jsonl",
-            "public/decisions_fresh5.jsonl",
+            "public/decisions_fresh5.jsonl", "public/decisions_fresh6.jsonl",
             "public/handbooks/answers_heldout.jsonl"} <= names
 
 
