@@ -30,7 +30,6 @@ import json
 import logging
 import os
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -38,7 +37,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, cast
@@ -52,6 +50,7 @@ from burst import (
 )
 from load import demo_database, percentile
 
+from docassist.storage.backends import open_store
 from docassist_testkit.fakes.loopback import free_port, wait_healthy
 from docassist_testkit.fakes.model_server import ModelServer
 from docassist_testkit.fakes.teams_connector import FakeConnector
@@ -147,22 +146,20 @@ def bot_side(demo: Path, folder: Path, connections: int, in_process: bool
                           lambda: mark.update(began=time.monotonic()))
             began = mark["began"]
             # Until every activity's turn is finished (not two model requests each: a
-            # turn that finds no passage asks the model once), at most the window.
-            while time.monotonic() < began + WINDOW_SECONDS and turns_finished(db) < EVENTS:
-                time.sleep(0.05)
+            # turn that finds no passage asks the model once), at most the window. Every
+            # activity is stored once the burst is answered, so none unfinished means done.
+            store = open_store(db)
+            try:
+                while (time.monotonic() < began + WINDOW_SECONDS
+                       and store.inbox_backlog().pending):
+                    time.sleep(0.05)
+            finally:
+                store.close()
             ended = time.monotonic()
         finally:
             stop(bot)
     rate = model.completed_between(began, ended) / max(0.001, ended - began)
     return times, rate / CAPACITY_PER_SECOND
-
-
-def turns_finished(db: Path) -> int:
-    """Activities whose turn is over (delivered, or given up), read from the bot's inbox."""
-    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as connection:
-        row = connection.execute("SELECT count(*) FROM inbox "
-                                 "WHERE status NOT IN ('pending', 'answered')").fetchone()
-    return int(row[0])
 
 
 def floor_side(folder: Path, connections: int) -> list[float]:
