@@ -304,10 +304,10 @@ def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: 
     lines += [f"| {'**' if t == chosen else ''}{t:.3f}{'**' if t == chosen else ''} | {r} | "
               f"{w} | {n} |" for t, r, w, n in curve]
     write_block(REPO / "docs" / "ranker-threshold.md", "curve", "\n".join(lines),
-                header="# The answer/refuse threshold\n\nHow many tuning questions are answered "
-                "from the right page, answered wrongly (another page, or a question the "
-                "documents cannot answer) or refused, as the threshold on the best page's "
-                "probability moves.\n")
+                header="# The answer/refuse threshold\n\nHow many tuning questions (the first "
+                "held-out set) are answered from the right page, answered wrongly (another "
+                "page, or a question the documents cannot answer) or refused, as the "
+                "threshold on the best page's probability moves.\n")
 
 
 def _plain(model: Linear) -> dict[str, Any]:
