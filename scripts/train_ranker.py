@@ -211,7 +211,8 @@ def auc(scores: Matrix, labels: Matrix) -> float:
     return round(float((wins + 0.5 * ties) / (len(positives) * len(negatives))), 4)
 
 
-def train(work: Path) -> None:
+def train(work: Path, out: Path | None = None) -> None:
+    """Fit both models and write them to `out` (the shipped weights file by default)."""
     from docassist.storage.rerank import ANSWER_FEATURES, FEATURES, WEIGHTS_FILE
 
     cases = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
@@ -236,8 +237,9 @@ def train(work: Path) -> None:
     ranking = fit_ranking([d for n in TRAIN_SETS for d in described[n]])
     answering = fit_logistic(np.vstack(answer_rows), np.concatenate(answer_labels),
                              ANSWERING_L2)
+    out = out or WEIGHTS_FILE
     previous = json.loads(WEIGHTS_FILE.read_text()) if WEIGHTS_FILE.exists() else {}
-    WEIGHTS_FILE.write_text(json.dumps({
+    out.write_text(json.dumps({
         "features": list(FEATURES), "answer_features": list(ANSWER_FEATURES),
         "ranking": _plain(ranking), "answering": _plain(answering),
         "threshold": previous.get("threshold", 0.5),
@@ -246,7 +248,7 @@ def train(work: Path) -> None:
                     "collections": list(TRAIN_SETS), "ranking_l2": RANKING_L2,
                     "answering_l2": ANSWERING_L2, "leave_one_collection_out": folds},
         "calibration": previous.get("calibration")}, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {WEIGHTS_FILE}", file=sys.stderr)
+    print(f"wrote {out}", file=sys.stderr)
 
 
 def calibrate(work: Path) -> None:
@@ -318,12 +320,14 @@ def _plain(model: Linear) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["train", "calibrate"])
+    parser.add_argument("--out", type=Path, default=None,
+                        help="train: write the weights here instead of the shipped file")
     parser.add_argument("--work", type=Path, default=REPO / ".ranker-work",
                         help="where collections are unpacked and indexed (kept between runs)")
     arguments = parser.parse_args()
     arguments.work.mkdir(parents=True, exist_ok=True)
     if arguments.command == "train":
-        train(arguments.work)
+        train(arguments.work, arguments.out)
     else:
         calibrate(arguments.work)
 
