@@ -2,20 +2,22 @@
 answer/refuse threshold.
 
     .venv/bin/python scripts/train_ranker.py train      # fit on samples/train, write weights
-    .venv/bin/python scripts/train_ranker.py calibrate  # choose the threshold on the tune split
+    .venv/bin/python scripts/train_ranker.py calibrate  # the threshold, on the first held-out set
 
-`train` unpacks the three training collections (samples/corpora: GDS Way, MoJ Cloud Platform,
-PagerDuty incident response; never the evaluation ones), indexes each with the default
+`train` unpacks the five training collections (samples/corpora: GDS Way, MoJ Cloud Platform,
+PagerDuty incident response, 18F Guides, Home Office engineering guidance; never the
+evaluation ones), indexes each with the default
 embedder into a work folder (reused when present), describes every candidate of every
 training question with the ranker's own feature code, and fits a logistic model (numpy,
 L2, Newton steps; deterministic). It reports leave-one-collection-out figures and writes
 `ranker_weights.json` with the data's hashes and those figures inside.
 
-`calibrate` runs the model over the `tune` split of the held-out answer set
-(samples/public/handbooks, both collections) and picks the threshold on the top hit's
+`calibrate` runs the model over the first held-out answer set (samples/public/handbooks/
+answers_heldout.jsonl, both collections, both splits: its `test` split was scored once on
+2026-12-03 and has been a tuning set since) and picks the threshold on the top hit's
 probability that maximises `right - WRONG_COST * wrong` (a wrong answer costs more than a
 refusal, DESIGN §11), writing the curve into docs/ranker-threshold.md. It never reads the
-`test` split.
+second held-out set (answers_heldout2_*.jsonl), which is scored once, at the end.
 """
 
 from __future__ import annotations
@@ -38,12 +40,17 @@ import numpy.typing as npt
 from docassist.storage.rerank import Linear, answer_features
 
 REPO = Path(__file__).resolve().parent.parent
-TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response")
+TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response", "18f-guides",
+              "homeoffice-engineering")
 EVAL_SETS = ("18f-handbook", "govuk-developer-docs")
 QUESTIONS = REPO / "samples" / "train" / "ranker_questions.jsonl"
 HELD_OUT = REPO / "samples" / "public" / "handbooks" / "answers_heldout.jsonl"
 RANKING_L2 = 1.0
 ANSWERING_L2 = 1.0
+THRESHOLDS = [float(t) for t in np.round(np.arange(0.0, 1.0, 0.025), 3)]
+NOISE_POINTS = 2.0
+"""Scores (right − WRONG_COST × wrong) this close count as equal: about two questions of the
+240 the threshold is chosen on."""
 WRONG_COST = 1.25
 """How many refusals one wrong answer is worth when the threshold is chosen: more than one
 (DESIGN §11), and not so many that a page in another language than its question (the demo's
@@ -204,7 +211,8 @@ def auc(scores: Matrix, labels: Matrix) -> float:
     return round(float((wins + 0.5 * ties) / (len(positives) * len(negatives))), 4)
 
 
-def train(work: Path) -> None:
+def train(work: Path, out: Path | None = None) -> None:
+    """Fit both models and write them to `out` (the shipped weights file by default)."""
     from docassist.storage.rerank import ANSWER_FEATURES, FEATURES, WEIGHTS_FILE
 
     cases = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
@@ -229,8 +237,9 @@ def train(work: Path) -> None:
     ranking = fit_ranking([d for n in TRAIN_SETS for d in described[n]])
     answering = fit_logistic(np.vstack(answer_rows), np.concatenate(answer_labels),
                              ANSWERING_L2)
+    out = out or WEIGHTS_FILE
     previous = json.loads(WEIGHTS_FILE.read_text()) if WEIGHTS_FILE.exists() else {}
-    WEIGHTS_FILE.write_text(json.dumps({
+    out.write_text(json.dumps({
         "features": list(FEATURES), "answer_features": list(ANSWER_FEATURES),
         "ranking": _plain(ranking), "answering": _plain(answering),
         "threshold": previous.get("threshold", 0.5),
@@ -239,39 +248,41 @@ def train(work: Path) -> None:
                     "collections": list(TRAIN_SETS), "ranking_l2": RANKING_L2,
                     "answering_l2": ANSWERING_L2, "leave_one_collection_out": folds},
         "calibration": previous.get("calibration")}, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {WEIGHTS_FILE}", file=sys.stderr)
+    print(f"wrote {out}", file=sys.stderr)
 
 
 def calibrate(work: Path) -> None:
-    """The threshold on the top page's probability, chosen on the tune split."""
+    """The threshold on the top page's probability, chosen on the first held-out set."""
     from docassist.storage.rerank import WEIGHTS_FILE, RankerModel
 
     model = RankerModel.load()
     held = [json.loads(line) for line in HELD_OUT.read_text(encoding="utf-8").splitlines()]
     tops: list[tuple[float, bool, bool]] = []  # probability, answerable, top page right
     for name in EVAL_SETS:
-        for item in describe(work, name, [c for c in held if c["set"] == name
-                                          and c["split"] == "tune"]):
+        for item in describe(work, name, [c for c in held if c["set"] == name]):
             if not len(item.labels):
                 tops.append((0.0, item.answerable, False))
                 continue
             rank = model.ranking.logits(item.features)
             top = page_order(item, rank)[0]
             answers = answer_features(item.documents, item.features, rank)
-            probability = 1.0 / (1.0 + np.exp(-model.answering.logits(answers[top:top + 1])))
+            probability = model.answer_probability(answers[top:top + 1])
             tops.append((float(probability[0]), item.answerable, bool(item.labels[top])))
-    curve = [(threshold, *outcome(tops, threshold))
-             for threshold in np.round(np.arange(0.0, 1.0, 0.025), 3)]
-    best = max(curve, key=lambda row: row[1] - WRONG_COST * row[2])
+    curve = [(threshold, *outcome(tops, threshold)) for threshold in THRESHOLDS]
+    best = max(row[1] - WRONG_COST * row[2] for row in curve)
+    # The curve is flat near its top: of the thresholds within NOISE_POINTS of the best, the
+    # lowest (when the questions cannot tell them apart, answering is the kinder default).
+    chosen = min(row for row in curve if row[1] - WRONG_COST * row[2] >= best - NOISE_POINTS)
     data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
-    data["threshold"] = float(best[0])
-    data["calibration"] = {"split": "tune", "questions": len(tops), "wrong_cost": WRONG_COST,
-                           "threshold": float(best[0]), "right": best[1], "wrong": best[2],
-                           "refused": best[3]}
+    data["threshold"] = float(chosen[0])
+    data["calibration"] = {"set": str(HELD_OUT.relative_to(REPO)), "questions": len(tops),
+                           "wrong_cost": WRONG_COST, "noise_points": NOISE_POINTS,
+                           "threshold": float(chosen[0]), "right": chosen[1],
+                           "wrong": chosen[2], "refused": chosen[3]}
     WEIGHTS_FILE.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    write_curve(curve, float(best[0]), len(tops))
-    print(f"threshold {best[0]}: right {best[1]}, wrong {best[2]}, refused {best[3]} "
-          f"(of {len(tops)} tune questions)", file=sys.stderr)
+    write_curve(curve, float(chosen[0]), len(tops))
+    print(f"threshold {chosen[0]}: right {chosen[1]}, wrong {chosen[2]}, refused {chosen[3]} "
+          f"(of {len(tops)} tuning questions)", file=sys.stderr)
 
 
 def outcome(tops: list[tuple[float, bool, bool]], threshold: float) -> tuple[int, int, int]:
@@ -287,16 +298,18 @@ def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: 
 
     lines = [f"Computed {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} on commit "
              f"`{commit()}` by `scripts/train_ranker.py calibrate`, over the {total} questions "
-             "of the tune split (both collections). The chosen threshold maximises right − "
-             f"{WRONG_COST:g} × wrong; it is **{chosen}**.", "",
+             "of the first held-out set (both collections, both splits; the second set is "
+             "not read). The chosen threshold is the lowest whose right − "
+             f"{WRONG_COST:g} × wrong is within {NOISE_POINTS:g} of the best; it is "
+             f"**{chosen}**.", "",
              "| threshold | right | wrong | refused |", "|---|---|---|---|"]
     lines += [f"| {'**' if t == chosen else ''}{t:.3f}{'**' if t == chosen else ''} | {r} | "
               f"{w} | {n} |" for t, r, w, n in curve]
     write_block(REPO / "docs" / "ranker-threshold.md", "curve", "\n".join(lines),
-                header="# The answer/refuse threshold\n\nHow many tune questions are answered "
-                "from the right page, answered wrongly (another page, or a question the "
-                "documents cannot answer) or refused, as the threshold on the best page's "
-                "probability moves.\n")
+                header="# The answer/refuse threshold\n\nHow many tuning questions (the first "
+                "held-out set) are answered from the right page, answered wrongly (another "
+                "page, or a question the documents cannot answer) or refused, as the "
+                "threshold on the best page's probability moves.\n")
 
 
 def _plain(model: Linear) -> dict[str, Any]:
@@ -307,12 +320,14 @@ def _plain(model: Linear) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["train", "calibrate"])
+    parser.add_argument("--out", type=Path, default=None,
+                        help="train: write the weights here instead of the shipped file")
     parser.add_argument("--work", type=Path, default=REPO / ".ranker-work",
                         help="where collections are unpacked and indexed (kept between runs)")
     arguments = parser.parse_args()
     arguments.work.mkdir(parents=True, exist_ok=True)
     if arguments.command == "train":
-        train(arguments.work)
+        train(arguments.work, arguments.out)
     else:
         calibrate(arguments.work)
 

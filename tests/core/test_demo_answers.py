@@ -88,6 +88,14 @@ def test_a_handover_the_documents_do_not_describe_is_refused_naming_the_close_pa
     assert "DOC-INCIDENT" in result.answer
 
 
+def test_a_question_near_no_page_names_none(ranked_engine: TurnEngine) -> None:
+    """Pages are named by how near they are in meaning, not by the chance that they answer:
+    no demo page is near a dress code, so the refusal names none."""
+    result = ranked_engine.handle(message("What is the dress code for client visits?"))
+    assert result is not None and result.status == "no_answer"
+    assert result.answer == "I didn't find this in the documents."
+
+
 def test_relative_links_become_the_linked_pages_title(
         tmp_path: Path, make_engine: EngineFactory, store: Store) -> None:
     folder = tmp_path / "handbook"

@@ -10,7 +10,10 @@ cites — because that is the page an employee opens:
 - **refused answerable**: `no_answer` where the documents hold the answer;
 - **unanswerable answered**: an answer where they do not (also counted as wrong);
 - **section hit**: of the right answers whose case names `expected_sections`, the share whose
-  primary citation is in one of them.
+  primary citation is in one of them;
+- **refused, right page named**: of the answerable cases, the share refused with a reply that
+  names an expected page among the closest documents (the employee is pointed to the page,
+  not told an answer).
 
 A wrong answer costs more than a refusal (DESIGN §11): `wrong` is reported against every
 answer given, the others against the cases they are about.
@@ -91,6 +94,9 @@ class AnswerCaseResult(BaseModel):
     """right, wrong, refused (answerable, no answer) or abstained (unanswerable, no answer)."""
     section_hit: bool | None = None
     """A right answer whose primary citation is in an expected section (None: not judged)."""
+    names_expected: bool | None = None
+    """A refused answerable case whose reply names an expected page among the closest
+    documents (None: not a refused answerable case)."""
     group: str = "-/-"
 
 
@@ -106,6 +112,8 @@ class GroupScores(BaseModel):
     unanswerable_answered: float
     section_hit_rate: float
     section_cases: int
+    refused_naming_expected: float = 0.0
+    """Refused answerable cases whose reply names an expected page / answerable cases."""
 
 
 class AnswerReport(BaseModel):
@@ -148,6 +156,10 @@ def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
         verdict = "right" if right else "wrong"
     section_hit = (_section(section_of.get(cited[0], "")) in wanted
                    if right and wanted and cited else None)
+    # A refusal names its closest pages as "Title (DOCUMENT-ID)" (core/answering.py).
+    names_expected = (any(f"({document})" in result.answer
+                          for document in case.expected_documents)
+                      if verdict == "refused" else None)
     return AnswerCaseResult(
         id=case.id, status=result.status, expected_documents=case.expected_documents,
         cited_documents=documents,
@@ -156,7 +168,7 @@ def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
                         if answered and case.answerable else None),
         cites_expected_section=bool(sections & wanted) if answered and wanted else None,
         citations_valid=set(cited) <= retrieved, primary_document=primary, verdict=verdict,
-        section_hit=section_hit, group=case.group)
+        section_hit=section_hit, names_expected=names_expected, group=case.group)
 
 
 def _share(part: int, whole: int) -> float:
@@ -179,7 +191,9 @@ def group_scores(results: Iterable[AnswerCaseResult], cases: Iterable[AnswerCase
         unanswerable_answered=_share(sum(r.verdict == "wrong" for r in unanswerable),
                                      len(unanswerable)),
         section_hit_rate=_share(sum(bool(r.section_hit) for r in sections), len(sections)),
-        section_cases=len(sections))
+        section_cases=len(sections),
+        refused_naming_expected=_share(sum(bool(r.names_expected) for r in answerable),
+                                       len(answerable)))
 
 
 def evaluate_answers(cases: list[AnswerCase], run_turn: Callable[[str, str], TurnResult],

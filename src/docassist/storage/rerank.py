@@ -8,7 +8,8 @@ question its whole document holds, whether the question's words are known to the
 all — and a logistic model trained on questions over other public collections
 (scripts/train_ranker.py; never the evaluation sets) turns them into the probability that the
 chunk's page answers the question. Candidates are ranked by it, and it is their score: the
-answer/refuse threshold is a probability, calibrated on the tune split (docs/evaluation.md).
+answer/refuse threshold is a probability, calibrated on the first held-out answer set
+(docs/ranker-threshold.md).
 
 Query-level features (vocabulary share, the unknown words' weight, the best coverage) move
 every candidate's probability together: they change no ranking, they tell an unanswerable
@@ -31,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.core.documents import Chunk, DocumentInfo
+from docassist.core.i18n.detection import detect_language
 from docassist.core.ports import Embedder, SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
 from docassist.core.text import stem, terms
@@ -65,17 +67,20 @@ FEATURES: Final = (
     "vocabulary_share", "unknown_weight", "best_coverage", "best_cosine", "query_words",
     "known_bm25_reciprocal_rank", "known_bm25_share", "unknown_cosine",
     "unknown_dense_reciprocal_rank", "missing_known_weight", "missing_known_share",
-    "heading_cosine", "heading_cosine_gap",
+    "heading_cosine", "heading_cosine_gap", "other_language",
 )
 
 
 ANSWER_FEATURES: Final = (
     "margin", "coverage", "title_coverage", "cosine", "heading_cosine",
-    "missing_known_weight", "partly_unknown",
+    "missing_known_weight", "partly_unknown", "first_of_retrievers", "retrievers_agree",
+    "other_language",
 )
 """What tells whether a candidate's page answers at all: its lead over the best chunk of any
-other page, how much of the question it holds (words, meaning, heading), and how much of the
-question's known words it lacks. Kept few and of an obvious direction: with more (the
+other page, how much of the question it holds (words, meaning, heading), how much of the
+question's known words it lacks, and whether BM25 and the embedding put their first chunk on
+this page (and on one page at all: two retrievers that disagree about a question have
+usually found no page that answers it). Kept few and of an obvious direction: with more (the
 corpus's vocabulary share, the unknown words' weight, the best cosine) the model fitted signs
 that held on the training collections and not on a small bilingual one (the demo: "What is
 the dress code?" answered from the TLS page, its unknown words counting *for* it)."""
@@ -108,8 +113,7 @@ class RankerModel:
     ranking: Linear
     answering: Linear
     threshold: float
-    """Calibrated on the tune split (scripts/train_ranker.py calibrate)."""
-
+    """Calibrated on the first held-out answer set (scripts/train_ranker.py calibrate)."""
     @classmethod
     def load(cls, path: Path = WEIGHTS_FILE) -> RankerModel:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -119,12 +123,16 @@ class RankerModel:
         return cls(Linear.of(data["ranking"]), Linear.of(data["answering"]),
                    float(data["threshold"]))
 
+    def answer_probability(self, answers: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """The probability that each row's page answers (rows of ANSWER_FEATURES)."""
+        return np.asarray(1.0 / (1.0 + np.exp(-self.answering.logits(answers))))
+
     def scored(self, candidates: Sequence[Candidate], matrix: npt.NDArray[np.float64]
                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Each candidate's rank score and the probability that its page answers."""
         rank = self.ranking.logits(matrix)
         answers = answer_features([c.document.document_id for c in candidates], matrix, rank)
-        probability = 1.0 / (1.0 + np.exp(-self.answering.logits(answers)))
+        probability = self.answer_probability(answers)
         near = np.maximum(matrix[:, FEATURES.index("cosine")],
                           matrix[:, FEATURES.index("heading_cosine")]) >= MIN_ANSWER_COSINE
         return rank, np.asarray(np.where(near, probability, 0.0))
@@ -140,7 +148,13 @@ def answer_features(documents: Sequence[str], matrix: npt.NDArray[np.float64],
         others = [rank[i] for i, other in enumerate(documents) if other != document]
         margins[position] = rank[position] - max(others) if others else 1.0
     unknown = matrix[:, FEATURES.index("unknown_weight")]
+    firsts = [{documents[int(i)] for i in np.flatnonzero(matrix[:, FEATURES.index(column)] == 1.0)}
+              for column in ("bm25_reciprocal_rank", "dense_reciprocal_rank")]
     extra = {"rank_score": rank, "margin": np.minimum(margins, MARGIN_CAP),
+             "first_of_retrievers": np.asarray([sum(document in first for first in firsts)
+                                                for document in documents], dtype=np.float64),
+             "retrievers_agree": np.full(len(documents), float(
+                 all(firsts) and bool(firsts[0] & firsts[1]))),
              # Words no page holds, in a question the corpus otherwise knows ("dress code"
              # asked of the TLS page); not a question in another language (most unknown).
              "partly_unknown": np.where(unknown <= FOREIGN_SHARE, unknown, 0.0)}
@@ -169,6 +183,7 @@ class Question:
     """Most of its weight is in words the corpus does not hold (another language)."""
     top: float
     """The largest idf the corpus could give (an unknown word's)."""
+    text: str = ""
 
     @classmethod
     def of(cls, text: str, index: LexicalIndex) -> Question:
@@ -186,7 +201,7 @@ class Question:
             weights[key] = math.log((rows + 1.0) / (found + 0.5)) if found else top
         total = sum(weights.values()) or 1.0
         unknown_share = sum(weights[key] for key in unknown) / total
-        return cls(weights, frozenset(unknown), unknown_share > FOREIGN_SHARE, top)
+        return cls(weights, frozenset(unknown), unknown_share > FOREIGN_SHARE, top, text)
 
     def coverage(self, found: set[str]) -> float:
         total = sum(self.stems.values())
@@ -229,7 +244,8 @@ def features(question: Question, candidates: Sequence[Candidate],
     """One row of FEATURES per candidate."""
     if not candidates:
         return np.zeros((0, len(FEATURES)))
-    bodies = [_stems(candidate.chunk.text.split("\n", 1)[-1]) for candidate in candidates]
+    bodies_text = [candidate.chunk.text.split("\n", 1)[-1] for candidate in candidates]
+    bodies = [_stems(text) for text in bodies_text]
     found = [set(body) | set(_stems(c.chunk.section)) | set(_stems(c.document.title))
              for body, c in zip(bodies, candidates, strict=True)]
     covered = [question.coverage(words) for words in found]
@@ -240,6 +256,7 @@ def features(question: Question, candidates: Sequence[Candidate],
     for position, candidate in enumerate(candidates):
         by_document.setdefault(candidate.document.document_id, []).append(position)
     unknown_weight = 1.0 - question.coverage(set(question.stems) - question.unknown)
+    asked_in = detect_language(question.text, "en")
     rows = []
     for position, candidate in enumerate(candidates):
         mates = by_document[candidate.document.document_id]
@@ -268,6 +285,7 @@ def features(question: Question, candidates: Sequence[Candidate],
             (1.0 - vocabulary_share) / candidate.dense_rank if candidate.dense_rank else 0.0,
             *question.missing(found[position]),
             heading_cosines[position], heading_cosines[position] - max(heading_cosines),
+            float(detect_language(bodies_text[position], "en") != asked_in),
         ])
     return np.asarray(rows, dtype=np.float64)
 
@@ -339,8 +357,11 @@ class RankedRetriever:
                 pages.add(candidates[i].document.document_id)
                 leading.append(i)
         rest = [i for i in order if i not in set(leading)]
+        near = np.maximum(matrix[:, FEATURES.index("cosine")],
+                          matrix[:, FEATURES.index("heading_cosine")])
         return [SearchHit(chunk=candidates[i].chunk, document=candidates[i].document,
-                          score=float(answers[i])) for i in [*leading, *rest][:top_k]]
+                          score=float(answers[i]), nearness=float(near[i]))
+                for i in [*leading, *rest][:top_k]]
 
     def described(self, query: str, scope: Scope = EVERYTHING
                   ) -> tuple[list[Candidate], npt.NDArray[np.float64]]:

@@ -19,6 +19,10 @@ class SearchHit:
     chunk: Chunk
     document: DocumentInfo
     score: float
+    nearness: float | None = None
+    """How near the chunk is to the question in meaning, when the retriever measures it
+    apart from its score (the ranked retriever: the larger cosine of the chunk's text and
+    of its heading). A refusal names the pages that are near, whether or not they answer."""
 
 
 class Catalog(Protocol):

@@ -1,0 +1,51 @@
+"""How `eval answers` judges one reply: a refusal that points to the right page is told apart
+from one that does not (a refused answerable question is not all the same to an employee)."""
+
+from __future__ import annotations
+
+from docassist.core.results import TurnResult
+from docassist.evaluation.answers import AnswerCase, group_scores, judge
+
+
+def _reply(status: str, answer: str) -> TurnResult:
+    return TurnResult(result_id="r", conversation_id="c", generation=1, turn_id=1,
+                      status=status, answer=answer, language="en")
+
+
+def _case(expected: list[str]) -> AnswerCase:
+    return AnswerCase.model_validate({"id": "q", "question": "How do I renew it?",
+                                      "expected_documents": expected})
+
+
+REFUSED = "I could not find this in the documents."
+
+
+def test_a_refusal_naming_the_expected_page_is_counted_as_pointing_to_it() -> None:
+    pointing = judge(_case(["DOC-TLS"]), _reply(
+        "no_answer", f"{REFUSED} The closest documents: TLS certificates (DOC-TLS); "
+        "Backups (DOC-DB)."))
+    elsewhere = judge(_case(["DOC-TLS"]), _reply(
+        "no_answer", f"{REFUSED} The closest documents: TLS certificates v2 (DOC-TLS-V2)."))
+    bare = judge(_case(["DOC-TLS"]), _reply("no_answer", REFUSED))
+    assert (pointing.verdict, pointing.names_expected) == ("refused", True)
+    # An id that merely starts like the expected one is another page.
+    assert (elsewhere.verdict, elsewhere.names_expected) == ("refused", False)
+    assert (bare.verdict, bare.names_expected) == ("refused", False)
+
+
+def test_only_refused_answerable_cases_are_judged_for_pointing() -> None:
+    unanswerable = judge(_case([]), _reply(
+        "no_answer", f"{REFUSED} The closest documents: TLS certificates (DOC-TLS)."))
+    assert (unanswerable.verdict, unanswerable.names_expected) == ("abstained", None)
+
+
+def test_the_share_is_of_the_answerable_cases() -> None:
+    cases = [_case(["DOC-TLS"]), _case(["DOC-TLS"]), _case(["DOC-DB"]), _case([])]
+    results = [
+        judge(cases[0], _reply("no_answer", f"{REFUSED} The closest documents: T (DOC-TLS).")),
+        judge(cases[1], _reply("no_answer", REFUSED)),
+        judge(cases[2], _reply("no_answer", f"{REFUSED} The closest documents: T (DOC-TLS).")),
+        judge(cases[3], _reply("no_answer", f"{REFUSED} The closest documents: T (DOC-TLS).")),
+    ]
+    scores = group_scores(results, cases)
+    assert (scores.refused_answerable, scores.refused_naming_expected) == (1.0, 0.3333)
