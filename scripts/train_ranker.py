@@ -15,8 +15,9 @@ L2, Newton steps; deterministic). It reports leave-one-collection-out figures an
 `calibrate` runs the model over the first held-out answer set (samples/public/handbooks/
 answers_heldout.jsonl, both collections, both splits: its `test` split was scored once on
 2026-12-03 and has been a tuning set since) and picks the threshold on the top hit's
-probability that maximises `right - WRONG_COST * wrong` (a wrong answer costs more than a
-refusal, DESIGN §11), writing the curve into docs/ranker-threshold.md. It never reads the
+probability by `right - WRONG_COST * wrong` (a wrong answer costs more than a refusal,
+DESIGN §11): the lowest threshold within NOISE_POINTS of the best, since the curve is flat
+near its top. It writes the curve into docs/ranker-threshold.md. It never reads the
 second held-out set (answers_heldout2_*.jsonl), which is scored once, at the end.
 """
 

@@ -78,9 +78,11 @@ ANSWER_FEATURES: Final = (
 )
 """What tells whether a candidate's page answers at all: its lead over the best chunk of any
 other page, how much of the question it holds (words, meaning, heading), how much of the
-question's known words it lacks, and whether BM25 and the embedding put their first chunk on
+question's known words it lacks, whether BM25 and the embedding put their first chunk on
 this page (and on one page at all: two retrievers that disagree about a question have
-usually found no page that answers it). Kept few and of an obvious direction: with more (the
+usually found no page that answers it), and whether the question is in the page's language
+(a Polish question holds few of an English page's words even when the page answers it).
+Kept few and of an obvious direction: with more (the
 corpus's vocabulary share, the unknown words' weight, the best cosine) the model fitted signs
 that held on the training collections and not on a small bilingual one (the demo: "What is
 the dress code?" answered from the TLS page, its unknown words counting *for* it)."""
@@ -114,6 +116,7 @@ class RankerModel:
     answering: Linear
     threshold: float
     """Calibrated on the first held-out answer set (scripts/train_ranker.py calibrate)."""
+
     @classmethod
     def load(cls, path: Path = WEIGHTS_FILE) -> RankerModel:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -133,9 +136,15 @@ class RankerModel:
         rank = self.ranking.logits(matrix)
         answers = answer_features([c.document.document_id for c in candidates], matrix, rank)
         probability = self.answer_probability(answers)
-        near = np.maximum(matrix[:, FEATURES.index("cosine")],
-                          matrix[:, FEATURES.index("heading_cosine")]) >= MIN_ANSWER_COSINE
-        return rank, np.asarray(np.where(near, probability, 0.0))
+        return rank, np.asarray(np.where(nearness(matrix) >= MIN_ANSWER_COSINE,
+                                         probability, 0.0))
+
+
+def nearness(matrix: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Each candidate's nearness in meaning to the question: the larger cosine of its text
+    and of its heading."""
+    return np.asarray(np.maximum(matrix[:, FEATURES.index("cosine")],
+                                 matrix[:, FEATURES.index("heading_cosine")]))
 
 
 def answer_features(documents: Sequence[str], matrix: npt.NDArray[np.float64],
@@ -184,6 +193,7 @@ class Question:
     top: float
     """The largest idf the corpus could give (an unknown word's)."""
     text: str = ""
+    """As asked (its language is told from its words)."""
 
     @classmethod
     def of(cls, text: str, index: LexicalIndex) -> Question:
@@ -357,8 +367,7 @@ class RankedRetriever:
                 pages.add(candidates[i].document.document_id)
                 leading.append(i)
         rest = [i for i in order if i not in set(leading)]
-        near = np.maximum(matrix[:, FEATURES.index("cosine")],
-                          matrix[:, FEATURES.index("heading_cosine")])
+        near = nearness(matrix)
         return [SearchHit(chunk=candidates[i].chunk, document=candidates[i].document,
                           score=float(answers[i]), nearness=float(near[i]))
                 for i in [*leading, *rest][:top_k]]
