@@ -146,9 +146,9 @@ def test_a_follow_up_naming_a_step_is_answered_from_that_step(
 
 
 @pytest.mark.xfail(strict=True, reason="known miss (issue 40): every word of the English "
-                   "question is in the English FAQ, so the ranker (trained on English-only "
-                   "collections) trusts the words and puts the Polish incident page, nearest "
-                   "in meaning by its heading, below the FAQ")
+                   "question is in the English FAQ, so the ranker puts the FAQ first and the "
+                   "Polish incident page, nearest in meaning by its heading, below it; the "
+                   "FAQ's passage is too far in meaning to answer, so the question is refused")
 def test_reporting_an_incident_in_english_is_answered_from_the_polish_page(
         ranked_engine: TurnEngine) -> None:
     result = ranked_engine.handle(message("How do I report an incident?"))
