@@ -192,7 +192,7 @@ class Question:
     """Most of its weight is in words the corpus does not hold (another language)."""
     top: float
     """The largest idf the corpus could give (an unknown word's)."""
-    text: str = ""
+    text: str
     """As asked (its language is told from its words)."""
 
     @classmethod
