@@ -79,6 +79,29 @@ def test_a_password_reset_is_answered_from_the_password_page(
     assert "reload" not in result.answer and "TLS" not in result.answer
 
 
+def test_a_password_reset_the_demo_does_not_describe_is_refused(
+        ranked_engine: TurnEngine) -> None:
+    """The demo holds no password reset (`grep -ril hasło samples/docs` finds only a line
+    about removing passwords from logs). A later chunk of the configuration page has a higher
+    answer probability of its own than the page's best chunk; the page is judged by its best
+    chunk, as the threshold was calibrated, so the question is refused, not answered with
+    the configuration procedure."""
+    result = ranked_engine.handle(message("Jak zresetować hasło?"))
+    assert result is not None and result.status == "no_answer"
+    assert result.answer.startswith("Nie znalazłem tego w dokumentach.")
+    assert "Kopia konfiguracji" not in result.answer and not result.sources
+
+
+def test_every_chunk_of_a_page_carries_the_pages_answer_probability(
+        ranked_engine: TurnEngine) -> None:
+    hits = ranked_engine.retriever.search("Jak zresetować hasło?", 20)
+    by_page: dict[str, set[float]] = {}
+    for hit in hits:
+        by_page.setdefault(hit.document.document_id, set()).add(hit.score)
+    assert len(hits) > len(by_page)  # some page has several chunks among the hits
+    assert all(len(scores) == 1 for scores in by_page.values())
+
+
 def test_a_handover_the_documents_do_not_describe_is_refused_naming_the_close_page(
         ranked_engine: TurnEngine) -> None:
     """The demo holds no on-call handover (`grep -ri przekaz samples/docs` finds nothing):

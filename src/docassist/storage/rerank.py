@@ -367,9 +367,13 @@ class RankedRetriever:
                 pages.add(candidates[i].document.document_id)
                 leading.append(i)
         rest = [i for i in order if i not in set(leading)]
+        # The answer model judges a page by its best chunk (what it was calibrated on): the
+        # page's other chunks carry that probability, not their own.
+        page_answers = {candidates[i].document.document_id: float(answers[i]) for i in leading}
         near = nearness(matrix)
         return [SearchHit(chunk=candidates[i].chunk, document=candidates[i].document,
-                          score=float(answers[i]), nearness=float(near[i]))
+                          score=page_answers[candidates[i].document.document_id],
+                          nearness=float(near[i]))
                 for i in [*leading, *rest][:top_k]]
 
     def described(self, query: str, scope: Scope = EVERYTHING
