@@ -106,6 +106,12 @@ class Settings(BaseSettings):
         "candidates ranked by the learned second stage), hybrid (fused only), bm25, dense "
         "(bm25 when embedder is none)"
     )
+    answer_threshold: float | None = Field(
+        default=None, ge=0, le=1,
+        description="Evidence an answer needs, on the default retriever's scale (ranked: the "
+        "probability that the best page answers); higher means fewer wrong answers and more "
+        "refusals (docs/ranker-threshold.md); default: the retriever's calibrated value",
+    )
     superseded_retention_days: int = Field(
         default=SUPERSEDED_RETENTION_DAYS, ge=0, le=MAX_RETENTION_DAYS,
         description="Days chunks of replaced document versions are kept",

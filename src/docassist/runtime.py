@@ -58,21 +58,26 @@ class Runtime:
 def build_retrievers(
     store: SearchRows, settings: Settings, config: ModelConfig | None = None
 ) -> tuple[dict[str, Retriever], str]:
-    """Every available retriever by name, and the name of the configured default."""
+    """Every available retriever by name, and the name of the configured default. The
+    operator's answer threshold replaces the default's calibrated one; the others, which
+    `eval retrieval` compares, keep theirs."""
     bm25 = Bm25Retriever(store)
     retrievers: dict[str, Retriever] = {"bm25": bm25}
+    default = settings.retriever
     if settings.embedder == "none":
         if settings.retriever != "bm25":
             raise ConfigurationError(
                 f"retriever {settings.retriever!r} needs an embedder; set DOCASSIST_RETRIEVER=bm25 "
                 "or choose DOCASSIST_EMBEDDER")
-        return retrievers, "bm25"
-    dense = DenseRetriever(store, get_model_embedder(settings.embedder,
-                                                     config or settings.model_config_for()))
-    retrievers["dense"] = dense
-    retrievers["hybrid"] = HybridRetriever(bm25, dense)
-    retrievers["ranked"] = RankedRetriever(bm25, dense)
-    return retrievers, settings.retriever
+    else:
+        dense = DenseRetriever(store, get_model_embedder(settings.embedder,
+                                                         config or settings.model_config_for()))
+        retrievers["dense"] = dense
+        retrievers["hybrid"] = HybridRetriever(bm25, dense)
+        retrievers["ranked"] = RankedRetriever(bm25, dense)
+    if settings.answer_threshold is not None:
+        retrievers[default].default_threshold = settings.answer_threshold
+    return retrievers, default
 
 
 def open_runtime(settings: Settings, record_path: Path | None = None,

@@ -60,6 +60,17 @@ def test_ask_plain_output_shows_the_answer_and_sources(any_db: str) -> None:
     assert "https://intranet.example.com/docs/DOC-TLS" in done.stdout
 
 
+def test_an_operator_answer_threshold_trades_answers_for_refusals(db_path: Path) -> None:
+    question = "Jakie są priorytety incydentów?"
+    usual = one_json(run("ask", question, "--json", db=db_path).stdout)
+    assert usual["status"] == "answered"  # its best page's probability, ~0.5, passes 0.375
+    strict = one_json(run("ask", question, "--json", db=db_path,
+                          DOCASSIST_ANSWER_THRESHOLD="0.99").stdout)
+    assert strict["status"] == "no_answer" and strict["tool"]["status"] == "tool_completed"
+    assert strict["answer"].startswith("Nie znalazłem tego w dokumentach.")
+    assert "DOC-INCIDENT" in strict["answer"] and strict["sources"] == []
+
+
 def test_docs_json_lists_the_catalog(any_db: str) -> None:
     documents = one_json(run("docs", "--json", db=any_db).stdout)
     by_id = {d["document_id"]: d for d in documents}

@@ -102,3 +102,11 @@ def test_an_evaluation_over_an_empty_catalog_is_refused(tmp_path: Path, kind: st
         "Nothing to evaluate against: the catalog is empty. Index the documents the cases "
         "ask about first: docassist index PATH (or docassist sync).")}
     nothing_stored(db)  # no run saved, no turn, no tool attempt
+
+
+def test_an_answer_threshold_above_one_is_refused_at_configuration(db_path: Path) -> None:
+    done = run("ask", "How do I renew the TLS certificate?", "--json", db=db_path,
+               DOCASSIST_ANSWER_THRESHOLD="1.5")
+    assert_clear_failure(done, "answer_threshold")
+    assert one_json(done.stdout)["error"].endswith("Input should be less than or equal to 1")
+    nothing_stored(db_path)  # no turn, no trace row, no tool attempt
