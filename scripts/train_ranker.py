@@ -2,7 +2,7 @@
 answer/refuse threshold.
 
     .venv/bin/python scripts/train_ranker.py train      # fit on samples/train, write weights
-    .venv/bin/python scripts/train_ranker.py calibrate  # the threshold, on the first held-out set
+    .venv/bin/python scripts/train_ranker.py calibrate  # the threshold, on two spent held-out sets
 
 `train` unpacks the five training collections (samples/corpora: GDS Way, MoJ Cloud Platform,
 PagerDuty incident response, 18F Guides, Home Office engineering guidance; never the
@@ -12,13 +12,18 @@ training question with the ranker's own feature code, and fits a logistic model 
 L2, Newton steps; deterministic). It reports leave-one-collection-out figures and writes
 `ranker_weights.json` with the data's hashes and those figures inside.
 
-`calibrate` runs the model over the first held-out answer set (samples/public/handbooks/
-answers_heldout.jsonl, both collections, both splits: its `test` split was scored once on
-2026-12-03 and has been a tuning set since) and picks the threshold on the top hit's
-probability by `right - WRONG_COST * wrong` (a wrong answer costs more than a refusal,
-DESIGN §11): the lowest threshold within NOISE_POINTS of the best, since the curve is flat
-near its top. It writes the curve into docs/ranker-threshold.md. It never reads the
-second held-out set (answers_heldout2_*.jsonl), which is scored once, at the end.
+The answer model reads the judge's cosines (storage/judge.py: e5 over the best pages' leading
+passages). e5 reads ~4 passages a second here, so each cosine is computed once and kept in
+JUDGE_COSINES (committed, keyed by question id and chunk id); a retrain reads them from there
+and computes only the missing ones. tests/storage/test_ranker_training.py recomputes a sample.
+
+`calibrate` runs the model over the first two held-out answer sets (samples/public/handbooks/
+answers_heldout.jsonl and answers_heldout2_*.jsonl, 400 questions, both collections: each was
+scored once, on 2026-12-03 and 2026-12-04, and has been a tuning set since) and picks the
+threshold on the top hit's probability by `right - WRONG_COST * wrong` (a wrong answer costs
+more than a refusal, DESIGN §11): the lowest threshold within NOISE_POINTS of the best, since
+the curve is flat near its top. It writes the curve into docs/ranker-threshold.md. It never
+reads the third held-out set (answers_heldout3_*.jsonl), which is scored once, at the end.
 """
 
 from __future__ import annotations
@@ -38,20 +43,25 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from docassist.storage.rerank import Linear, answer_features
+from docassist.storage.judge import JUDGED_PAGES, judge_text, judged
+from docassist.storage.rerank import Linear, answer_features, page_leaders
 
 REPO = Path(__file__).resolve().parent.parent
 TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response", "18f-guides",
               "homeoffice-engineering")
 EVAL_SETS = ("18f-handbook", "govuk-developer-docs")
 QUESTIONS = REPO / "samples" / "train" / "ranker_questions.jsonl"
-HELD_OUT = REPO / "samples" / "public" / "handbooks" / "answers_heldout.jsonl"
+HANDBOOKS = REPO / "samples" / "public" / "handbooks"
+HELD_OUT = (HANDBOOKS / "answers_heldout.jsonl", HANDBOOKS / "answers_heldout2_18f.jsonl",
+            HANDBOOKS / "answers_heldout2_govuk.jsonl")
+"""The spent held-out sets the threshold is calibrated on (never the third)."""
+JUDGE_COSINES = REPO / "samples" / "train" / "judge_cosines.json"
 RANKING_L2 = 1.0
 ANSWERING_L2 = 1.0
 THRESHOLDS = [float(t) for t in np.round(np.arange(0.0, 1.0, 0.025), 3)]
-NOISE_POINTS = 2.0
-"""Scores (right − WRONG_COST × wrong) this close count as equal: about two questions of the
-240 the threshold is chosen on."""
+NOISE_POINTS = 3.0
+"""Scores (right − WRONG_COST × wrong) this close count as equal: about three questions of the
+400 the threshold is chosen on."""
 WRONG_COST = 1.25
 """How many refusals one wrong answer is worth when the threshold is chosen: more than one
 (DESIGN §11), and not so many that a page in another language than its question (the demo's
@@ -72,6 +82,43 @@ class Described:
     grades: npt.NDArray[np.int64]
     """2 for a chunk of the section that answers (when the case names it), 1 for the page's
     other chunks, 0 for other pages: pairs teach the page first, then the passage."""
+    question: str = ""
+    passages: list[tuple[str, str]] | None = None
+    """Per candidate, its chunk id and what the judge reads of it."""
+
+
+class JudgeCosines:
+    """The judge's cosines of training and tuning questions, computed once and kept."""
+
+    def __init__(self, path: Path = JUDGE_COSINES) -> None:
+        self.path = path
+        self.known: dict[str, float] = json.loads(path.read_text()) if path.exists() else {}
+        self.fresh = 0
+        self._judge: Any = None
+
+    def column(self, item: Described, rank: Matrix) -> Matrix:
+        """The judge's cosine of each of the best JUDGED_PAGES pages' leading candidate."""
+        assert item.passages is not None
+        read = page_leaders(item.documents, rank)[:JUDGED_PAGES]
+        keys = [f"{item.question_id} {item.passages[i][0]}" for i in read]
+        missing = [(key, item.passages[i][1]) for key, i in zip(keys, read, strict=True)
+                   if key not in self.known]
+        if missing:
+            if self._judge is None:
+                from docassist.models.embedders import get_embedder
+                from docassist.storage.judge import Judge
+
+                self._judge = Judge(get_embedder("e5"))
+            cosines = self._judge.cosines(item.question, [text for _, text in missing])
+            self.known.update({key: round(c, 6) for (key, _), c in zip(missing, cosines,
+                                                                       strict=True)})
+            self.fresh += len(missing)
+        return judged(read, [self.known[key] for key in keys], len(item.documents))
+
+    def save(self) -> None:
+        if self.fresh:
+            self.path.write_text(json.dumps(dict(sorted(self.known.items())), indent=0) + "\n")
+            print(f"judged {self.fresh} new passages into {self.path}", file=sys.stderr)
 
 
 def work_database(work: Path, name: str) -> Path:
@@ -92,12 +139,13 @@ def work_database(work: Path, name: str) -> Path:
 def _ranker(store: Any) -> Any:
     from docassist.models.embedders import get_embedder
     from docassist.storage.dense import DenseRetriever
+    from docassist.storage.judge import Judge
     from docassist.storage.rerank import RankedRetriever, RankerModel
     from docassist.storage.search import Bm25Retriever
 
     idle = Linear(np.zeros(1), np.ones(1), np.zeros(1))
     return RankedRetriever(Bm25Retriever(store), DenseRetriever(store, get_embedder("use")),
-                           RankerModel(idle, idle, 0.5))
+                           Judge(get_embedder("e5")), RankerModel(idle, idle, 0.5))
 
 
 def describe(work: Path, name: str, cases: list[dict[str, Any]]) -> list[Described]:
@@ -118,8 +166,10 @@ def describe(work: Path, name: str, cases: list[dict[str, Any]]) -> list[Describ
         grades = labels + np.asarray([bool(label) and _heading(c.chunk.section) in sections
                                       for label, c in zip(labels, candidates, strict=True)],
                                      np.int64)
-        found.append(Described(case["id"], name, bool(expected), matrix, labels,
-                               [c.document.document_id for c in candidates], grades))
+        found.append(Described(
+            case["id"], name, bool(expected), matrix, labels,
+            [c.document.document_id for c in candidates], grades, case["question"],
+            [(c.chunk.chunk_id, judge_text(c.document.title, c.chunk.text)) for c in candidates]))
     store.close()
     return found
 
@@ -166,14 +216,11 @@ def fit_ranking(described: list[Described]) -> Linear:
 
 def page_order(item: Described, rank: Matrix) -> list[int]:
     """Candidates as the retriever lists them: each page's best chunk, best page first."""
-    order = np.lexsort((np.arange(len(rank)), -rank))
-    pages: dict[str, int] = {}
-    for i in order:
-        pages.setdefault(item.documents[int(i)], int(i))
-    return list(pages.values())
+    return page_leaders(item.documents, rank)
 
 
-def top_answers(items: list[Described], ranking: Linear) -> tuple[Matrix, Matrix]:
+def top_answers(items: list[Described], ranking: Linear, judge: JudgeCosines
+                ) -> tuple[Matrix, Matrix]:
     """Per question, the top page's ANSWER_FEATURES and whether that page answers it."""
     from docassist.storage.rerank import ANSWER_FEATURES
 
@@ -183,7 +230,8 @@ def top_answers(items: list[Described], ranking: Linear) -> tuple[Matrix, Matrix
             continue
         rank = ranking.logits(item.features)
         top = page_order(item, rank)[0]
-        rows.append(answer_features(item.documents, item.features, rank)[top])
+        rows.append(answer_features(item.documents, item.features, rank,
+                                    judge.column(item, rank))[top])
         labels.append(float(item.labels[top]))
     return np.asarray(rows).reshape(-1, len(ANSWER_FEATURES)), np.asarray(labels)
 
@@ -221,10 +269,11 @@ def train(work: Path, out: Path | None = None) -> None:
                  for name in TRAIN_SETS}
     folds: dict[str, dict[str, float]] = {}
     answer_rows, answer_labels = [], []
+    judge = JudgeCosines()
     for held in TRAIN_SETS:  # out-of-fold rankings also train the answerability model
         ranking = fit_ranking([d for n in TRAIN_SETS if n != held for d in described[n]])
         folds[held] = ranking_figures(described[held], ranking)
-        rows, labels = top_answers(described[held], ranking)
+        rows, labels = top_answers(described[held], ranking, judge)
         answer_rows.append(rows)
         answer_labels.append(labels)
     for position, held in enumerate(TRAIN_SETS):
@@ -235,6 +284,7 @@ def train(work: Path, out: Path | None = None) -> None:
         probabilities = 1.0 / (1.0 + np.exp(-answering.logits(answer_rows[position])))
         folds[held]["auc_answers"] = auc(probabilities, answer_labels[position])
         print(f"held out {held}: {folds[held]}", file=sys.stderr)
+    judge.save()
     ranking = fit_ranking([d for n in TRAIN_SETS for d in described[n]])
     answering = fit_logistic(np.vstack(answer_rows), np.concatenate(answer_labels),
                              ANSWERING_L2)
@@ -257,7 +307,9 @@ def calibrate(work: Path) -> None:
     from docassist.storage.rerank import WEIGHTS_FILE, RankerModel
 
     model = RankerModel.load()
-    held = [json.loads(line) for line in HELD_OUT.read_text(encoding="utf-8").splitlines()]
+    held = [json.loads(line) for path in HELD_OUT
+            for line in path.read_text(encoding="utf-8").splitlines()]
+    judge = JudgeCosines()
     tops: list[tuple[float, bool, bool]] = []  # probability, answerable, top page right
     for name in EVAL_SETS:
         for item in describe(work, name, [c for c in held if c["set"] == name]):
@@ -266,9 +318,11 @@ def calibrate(work: Path) -> None:
                 continue
             rank = model.ranking.logits(item.features)
             top = page_order(item, rank)[0]
-            answers = answer_features(item.documents, item.features, rank)
+            answers = answer_features(item.documents, item.features, rank,
+                                      judge.column(item, rank))
             probability = model.answer_probability(answers[top:top + 1])
             tops.append((float(probability[0]), item.answerable, bool(item.labels[top])))
+    judge.save()
     curve = [(threshold, *outcome(tops, threshold)) for threshold in THRESHOLDS]
     best = max(row[1] - WRONG_COST * row[2] for row in curve)
     # The curve is flat near its top: of the thresholds within NOISE_POINTS of the best, the
@@ -276,7 +330,8 @@ def calibrate(work: Path) -> None:
     chosen = min(row for row in curve if row[1] - WRONG_COST * row[2] >= best - NOISE_POINTS)
     data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
     data["threshold"] = float(chosen[0])
-    data["calibration"] = {"set": str(HELD_OUT.relative_to(REPO)), "questions": len(tops),
+    data["calibration"] = {"sets": [str(path.relative_to(REPO)) for path in HELD_OUT],
+                           "questions": len(tops),
                            "wrong_cost": WRONG_COST, "noise_points": NOISE_POINTS,
                            "threshold": float(chosen[0]), "right": chosen[1],
                            "wrong": chosen[2], "refused": chosen[3]}
@@ -299,8 +354,8 @@ def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: 
 
     lines = [f"Computed {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} on commit "
              f"`{commit()}` by `scripts/train_ranker.py calibrate`, over the {total} questions "
-             "of the first held-out set (both collections, both splits; the second set is "
-             "not read). The chosen threshold is the lowest whose right − "
+             "of the first two held-out sets (both collections, every split; the third set "
+             "is not read). The chosen threshold is the lowest whose right − "
              f"{WRONG_COST:g} × wrong is within {NOISE_POINTS:g} of the best; it is "
              f"**{chosen}**.", "",
              "| threshold | right | wrong | refused |", "|---|---|---|---|"]
@@ -308,7 +363,7 @@ def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: 
               f"{w} | {n} |" for t, r, w, n in curve]
     write_block(REPO / "docs" / "ranker-threshold.md", "curve", "\n".join(lines),
                 header="# The answer/refuse threshold\n\nHow many tuning questions (the first "
-                "held-out set) are answered from the right page, answered wrongly (another "
+                "two held-out sets) are answered from the right page, answered wrongly (another "
                 "page, or a question the documents cannot answer) or refused, as the "
                 "threshold on the best page's probability moves.\n")
 

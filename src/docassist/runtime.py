@@ -22,12 +22,14 @@ from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine
 from docassist.evaluation.canary import canary_sets, configuration_changed, run_canary
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
+from docassist.models.embedders import get_embedder
 from docassist.models.registry import RULES
 from docassist.serving import heap
 from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, IndexReport, index_paths
 from docassist.storage.backends import open_store
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
+from docassist.storage.judge import Judge
 from docassist.storage.rerank import RankedRetriever
 from docassist.storage.roles import FirstStart, IndexVersion, MetaValues, SearchRows, Storage
 
@@ -74,7 +76,7 @@ def build_retrievers(
                                                          config or settings.model_config_for()))
         retrievers["dense"] = dense
         retrievers["hybrid"] = HybridRetriever(bm25, dense)
-        retrievers["ranked"] = RankedRetriever(bm25, dense)
+        retrievers["ranked"] = RankedRetriever(bm25, dense, Judge(get_embedder("e5")))
     if settings.answer_threshold is not None:
         retrievers[default].default_threshold = settings.answer_threshold
     return retrievers, default

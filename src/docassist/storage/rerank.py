@@ -21,8 +21,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,12 +31,14 @@ import numpy.typing as npt
 
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.i18n.detection import detect_language
-from docassist.core.ports import Embedder, SearchHit
+from docassist.core.ports import SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
 from docassist.core.text import stem, terms
 from docassist.storage.dense import DenseResult, DenseRetriever
+from docassist.storage.judge import JUDGED_PAGES, Judge, judge_text, judged
 from docassist.storage.lexical_index import LexicalIndex
 from docassist.storage.search import Bm25Retriever
+from docassist.storage.text_vectors import TextVectors
 
 RERANK_CANDIDATES: Final = 30
 """Chunks each first-stage retriever proposes (their union is ranked)."""
@@ -74,14 +74,15 @@ FEATURES: Final = (
 ANSWER_FEATURES: Final = (
     "margin", "coverage", "title_coverage", "cosine", "heading_cosine",
     "missing_known_weight", "partly_unknown", "first_of_retrievers", "retrievers_agree",
-    "other_language",
+    "other_language", "judge_cosine", "judge_margin",
 )
 """What tells whether a candidate's page answers at all: its lead over the best chunk of any
 other page, how much of the question it holds (words, meaning, heading), how much of the
 question's known words it lacks, whether BM25 and the embedding put their first chunk on
 this page (and on one page at all: two retrievers that disagree about a question have
 usually found no page that answers it), and whether the question is in the page's language
-(a Polish question holds few of an English page's words even when the page answers it).
+(a Polish question holds few of an English page's words even when the page answers it), and
+what e5 makes of the page's leading passage and of its lead over the next pages' (judge.py).
 Kept few and of an obvious direction: with more (the
 corpus's vocabulary share, the unknown words' weight, the best cosine) the model fitted signs
 that held on the training collections and not on a small bilingual one (the demo: "What is
@@ -130,14 +131,17 @@ class RankerModel:
         """The probability that each row's page answers (rows of ANSWER_FEATURES)."""
         return np.asarray(1.0 / (1.0 + np.exp(-self.answering.logits(answers))))
 
-    def scored(self, candidates: Sequence[Candidate], matrix: npt.NDArray[np.float64]
-               ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """Each candidate's rank score and the probability that its page answers."""
-        rank = self.ranking.logits(matrix)
-        answers = answer_features([c.document.document_id for c in candidates], matrix, rank)
-        probability = self.answer_probability(answers)
-        return rank, np.asarray(np.where(nearness(matrix) >= MIN_ANSWER_COSINE,
-                                         probability, 0.0))
+    def answer_probabilities(self, documents: Sequence[str], matrix: npt.NDArray[np.float64],
+                             rank: npt.NDArray[np.float64], judge: npt.NDArray[np.float64]
+                             ) -> npt.NDArray[np.float64]:
+        """Per candidate, the probability that its page answers: 0 where the judge read
+        nothing (a page below the best JUDGED_PAGES) or the passage is too far in meaning."""
+        read = ~np.isnan(judge)
+        probability = np.zeros(len(documents))
+        if read.any():
+            answers = answer_features(documents, matrix, rank, judge)
+            probability[read] = self.answer_probability(answers[read])
+        return np.asarray(np.where(nearness(matrix) >= MIN_ANSWER_COSINE, probability, 0.0))
 
 
 def nearness(matrix: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -147,9 +151,19 @@ def nearness(matrix: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
                                  matrix[:, FEATURES.index("heading_cosine")]))
 
 
+def page_leaders(documents: Sequence[str], rank: npt.NDArray[np.float64]) -> list[int]:
+    """Each page's best candidate, best page first (ties: the earlier candidate)."""
+    leaders: dict[str, int] = {}
+    for i in np.lexsort((np.arange(len(rank)), -rank)):
+        leaders.setdefault(documents[int(i)], int(i))
+    return list(leaders.values())
+
+
 def answer_features(documents: Sequence[str], matrix: npt.NDArray[np.float64],
-                    rank: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """One row of ANSWER_FEATURES per candidate (`documents`: each candidate's page)."""
+                    rank: npt.NDArray[np.float64], judge: npt.NDArray[np.float64]
+                    ) -> npt.NDArray[np.float64]:
+    """One row of ANSWER_FEATURES per candidate (`documents`: each candidate's page;
+    `judge`: the judge's cosine of the candidates it read, NaN elsewhere)."""
     column = {name: matrix[:, FEATURES.index(name)] for name in ANSWER_FEATURES
               if name in FEATURES}
     margins = np.empty(len(documents))
@@ -159,7 +173,13 @@ def answer_features(documents: Sequence[str], matrix: npt.NDArray[np.float64],
     unknown = matrix[:, FEATURES.index("unknown_weight")]
     firsts = [{documents[int(i)] for i in np.flatnonzero(matrix[:, FEATURES.index(column)] == 1.0)}
               for column in ("bm25_reciprocal_rank", "dense_reciprocal_rank")]
+    judge_margins = np.full(len(documents), np.nan)
+    read = [int(i) for i in np.flatnonzero(~np.isnan(judge))]
+    for position in read:
+        rivals = [judge[i] for i in read if documents[i] != documents[position]]
+        judge_margins[position] = judge[position] - max(rivals) if rivals else 0.0
     extra = {"rank_score": rank, "margin": np.minimum(margins, MARGIN_CAP),
+             "judge_cosine": judge, "judge_margin": judge_margins,
              "first_of_retrievers": np.asarray([sum(document in first for first in firsts)
                                                 for document in documents], dtype=np.float64),
              "retrievers_agree": np.full(len(documents), float(
@@ -312,42 +332,20 @@ def heading(candidate: Candidate) -> str:
 _PART: Final = re.compile(r"\s*\(\d+/\d+\)$")
 
 
-class HeadingVectors:
-    """Headings embedded once and kept (a bounded map: a corpus has a few thousand)."""
-
-    def __init__(self, embedder: Embedder, size: int = HEADING_CACHE_ENTRIES) -> None:
-        self.embedder = embedder
-        self.size = size
-        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def cosines(self, query: npt.NDArray[np.float32], headings: list[str]) -> list[float]:
-        with self._lock:
-            known = {text: self._vectors[text] for text in set(headings) if text in self._vectors}
-        missing = [text for text in dict.fromkeys(headings) if text not in known]
-        if missing:
-            fresh = dict(zip(missing, self.embedder.embed_passages(missing), strict=True))
-            known.update(fresh)
-            with self._lock:
-                self._vectors.update(fresh)
-                while len(self._vectors) > self.size:
-                    self._vectors.popitem(last=False)
-        return [float(np.dot(known[text], query)) for text in headings]
-
-
 class RankedRetriever:
     """Hybrid candidates ranked by the learned second stage; a hit's score is the probability
     that its page answers the question."""
 
     name = "ranked"
 
-    def __init__(self, bm25: Bm25Retriever, dense: DenseRetriever,
+    def __init__(self, bm25: Bm25Retriever, dense: DenseRetriever, judge: Judge,
                  model: RankerModel | None = None) -> None:
         self.bm25 = bm25
         self.dense = dense
+        self.judge = judge
         self.model = model or RankerModel.load()
         self.default_threshold = self.model.threshold
-        self.headings = HeadingVectors(dense.embedder)
+        self.headings = TextVectors(dense.embedder, HEADING_CACHE_ENTRIES)
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
         return self.search_in(query, top_k, EVERYTHING)
@@ -358,18 +356,19 @@ class RankedRetriever:
         candidates, matrix = self.described(query, scope)
         if not candidates:
             return []
-        rank, answers = self.model.scored(candidates, matrix)
-        order = [int(i) for i in np.lexsort((np.arange(len(rank)), -rank))]
-        leading: list[int] = []
-        pages: set[str] = set()
-        for i in order:
-            if candidates[i].document.document_id not in pages:
-                pages.add(candidates[i].document.document_id)
-                leading.append(i)
-        rest = [i for i in order if i not in set(leading)]
+        documents = [candidate.document.document_id for candidate in candidates]
+        rank = self.model.ranking.logits(matrix)
+        leading = page_leaders(documents, rank)
+        read = leading[:JUDGED_PAGES]
+        cosines = self.judge.cosines(query, [judge_text(candidates[i].document.title,
+                                                        candidates[i].chunk.text) for i in read])
+        answers = self.model.answer_probabilities(documents, matrix, rank,
+                                                  judged(read, cosines, len(candidates)))
         # The answer model judges a page by its best chunk (what it was calibrated on): the
         # page's other chunks carry that probability, not their own.
-        page_answers = {candidates[i].document.document_id: float(answers[i]) for i in leading}
+        page_answers = {documents[i]: float(answers[i]) for i in leading}
+        order = [int(i) for i in np.lexsort((np.arange(len(rank)), -rank))]
+        rest = [i for i in order if i not in set(leading)]
         near = nearness(matrix)
         return [SearchHit(chunk=candidates[i].chunk, document=candidates[i].document,
                           score=page_answers[candidates[i].document.document_id],
