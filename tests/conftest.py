@@ -230,6 +230,12 @@ def ranked_engine_over(make_engine: EngineFactory, store: Store, *folders: Path)
 
 
 @pytest.fixture
+def ranked_engine(make_engine: EngineFactory, store: Store) -> TurnEngine:
+    """The default engine over the demo corpus."""
+    return ranked_engine_over(make_engine, store)
+
+
+@pytest.fixture
 def make_engine(store: Storage, registry: ToolRegistry, hybrid: HybridRetriever) -> EngineFactory:
     def build(selector: SelectorModel | None = None, retriever: Retriever | None = None,
               answerer: Answerer | None = None, **options: object) -> TurnEngine:

@@ -31,11 +31,6 @@ Hasło ma co najmniej 14 znaków i nie może powtarzać żadnego z pięciu poprz
 """
 
 
-@pytest.fixture
-def ranked_engine(make_engine: EngineFactory, store: Store) -> TurnEngine:
-    return ranked_engine_over(make_engine, store)
-
-
 def _cited_sections(answer: str, engine: TurnEngine) -> list[str]:
     return [chunk.section for chunk_id in re.findall(r"\[([^\]]+-\d{4})\]", answer)
             if (chunk := engine.catalog.chunk(chunk_id)) is not None]

@@ -1,0 +1,25 @@
+"""The judge's part in answering (storage/judge.py): only the pages it read can be answered
+from, and it reads the pages' leading passages."""
+
+from __future__ import annotations
+
+import math
+
+from docassist.core.turn import TurnEngine
+from docassist.storage.judge import JUDGED_PAGES, judged
+
+
+def test_the_judges_column_is_empty_where_it_read_nothing() -> None:
+    column = judged([4, 1], [0.8, 0.7], 6)
+    assert [round(v, 2) if not math.isnan(v) else None for v in column] == [
+        None, 0.7, None, None, 0.8, None]
+
+
+def test_pages_the_judge_did_not_read_cannot_be_answered_from(
+        ranked_engine: TurnEngine) -> None:
+    hits = ranked_engine.retriever.search("How do I renew the TLS certificate?", 30)
+    pages = list(dict.fromkeys(hit.document.document_id for hit in hits))
+    assert len(pages) > JUDGED_PAGES
+    scores = {hit.document.document_id: hit.score for hit in hits}
+    assert pages[0] == "DOC-TLS" and scores["DOC-TLS"] > 0.9
+    assert all(scores[page] == 0.0 for page in pages[JUDGED_PAGES:])
