@@ -22,8 +22,9 @@ answers_heldout.jsonl and answers_heldout2_*.jsonl, 400 questions, both collecti
 scored once, on 2026-12-03 and 2026-12-04, and has been a tuning set since) and picks the
 threshold on the top hit's probability by `right - WRONG_COST * wrong` (a wrong answer costs
 more than a refusal, DESIGN §11): the lowest threshold within NOISE_POINTS of the best, since
-the curve is flat near its top. It writes the curve into docs/ranker-threshold.md. It never
-reads the third held-out set (answers_heldout3_*.jsonl), which is scored once, at the end.
+the curve is flat near its top. It writes the curve into docs/ranker-threshold.md. It does
+not read the third held-out set (answers_heldout3_*.jsonl, scored once after this calibration)
+or the fourth (answers_heldout4_*.jsonl, not scored yet).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ QUESTIONS = REPO / "samples" / "train" / "ranker_questions.jsonl"
 HANDBOOKS = REPO / "samples" / "public" / "handbooks"
 HELD_OUT = (HANDBOOKS / "answers_heldout.jsonl", HANDBOOKS / "answers_heldout2_18f.jsonl",
             HANDBOOKS / "answers_heldout2_govuk.jsonl")
-"""The spent held-out sets the threshold is calibrated on (never the third)."""
+"""The held-out sets the threshold is calibrated on (spent before it was chosen)."""
 JUDGE_COSINES = REPO / "samples" / "train" / "judge_cosines.json"
 RANKING_L2 = 1.0
 ANSWERING_L2 = 1.0

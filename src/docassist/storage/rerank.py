@@ -6,10 +6,11 @@ and cosine against the other candidates, how much of the question's weight (idf)
 section and text hold, how close together the question's words stand in it, how much of the
 question its whole document holds, whether the question's words are known to the corpus at
 all — and a logistic model trained on questions over other public collections
-(scripts/train_ranker.py; never the evaluation sets) turns them into the probability that the
-chunk's page answers the question. Candidates are ranked by it, and it is their score: the
-answer/refuse threshold is a probability, calibrated on the first held-out answer set
-(docs/ranker-threshold.md).
+(scripts/train_ranker.py; never the evaluation sets) turns them into a rank score.
+Candidates are ranked by it; a second model, which also
+reads what e5 makes of the best pages (judge.py), gives the probability that a page answers,
+and that is their score: the answer/refuse threshold is a probability, calibrated on the
+spent held-out answer sets (docs/ranker-threshold.md).
 
 Query-level features (vocabulary share, the unknown words' weight, the best coverage) move
 every candidate's probability together: they change no ranking, they tell an unanswerable
@@ -116,7 +117,7 @@ class RankerModel:
     ranking: Linear
     answering: Linear
     threshold: float
-    """Calibrated on the first held-out answer set (scripts/train_ranker.py calibrate)."""
+    """Calibrated on the spent held-out answer sets (scripts/train_ranker.py calibrate)."""
 
     @classmethod
     def load(cls, path: Path = WEIGHTS_FILE) -> RankerModel:
@@ -368,7 +369,8 @@ class RankedRetriever:
         # page's other chunks carry that probability, not their own.
         page_answers = {documents[i]: float(answers[i]) for i in leading}
         order = [int(i) for i in np.lexsort((np.arange(len(rank)), -rank))]
-        rest = [i for i in order if i not in set(leading)]
+        first = set(leading)
+        rest = [i for i in order if i not in first]
         near = nearness(matrix)
         return [SearchHit(chunk=candidates[i].chunk, document=candidates[i].document,
                           score=page_answers[candidates[i].document.document_id],
