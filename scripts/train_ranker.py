@@ -83,8 +83,8 @@ class Described:
     grades: npt.NDArray[np.int64]
     """2 for a chunk of the section that answers (when the case names it), 1 for the page's
     other chunks, 0 for other pages: pairs teach the page first, then the passage."""
-    question: str = ""
-    passages: list[tuple[str, str]] | None = None
+    question: str
+    passages: list[tuple[str, str]]
     """Per candidate, its chunk id and what the judge reads of it."""
 
 
@@ -99,7 +99,6 @@ class JudgeCosines:
 
     def column(self, item: Described, rank: Matrix) -> Matrix:
         """The judge's cosine of each of the best JUDGED_PAGES pages' leading candidate."""
-        assert item.passages is not None
         read = page_leaders(item.documents, rank)[:JUDGED_PAGES]
         keys = [f"{item.question_id} {item.passages[i][0]}" for i in read]
         missing = [(key, item.passages[i][1]) for key, i in zip(keys, read, strict=True)
@@ -215,11 +214,6 @@ def fit_ranking(described: list[Described]) -> Linear:
     return Linear(np.zeros_like(model.means), model.scales, model.weights, 0.0)
 
 
-def page_order(item: Described, rank: Matrix) -> list[int]:
-    """Candidates as the retriever lists them: each page's best chunk, best page first."""
-    return page_leaders(item.documents, rank)
-
-
 def top_answers(items: list[Described], ranking: Linear, judge: JudgeCosines
                 ) -> tuple[Matrix, Matrix]:
     """Per question, the top page's ANSWER_FEATURES and whether that page answers it."""
@@ -230,7 +224,7 @@ def top_answers(items: list[Described], ranking: Linear, judge: JudgeCosines
         if not len(item.labels):
             continue
         rank = ranking.logits(item.features)
-        top = page_order(item, rank)[0]
+        top = page_leaders(item.documents, rank)[0]
         rows.append(answer_features(item.documents, item.features, rank,
                                     judge.column(item, rank))[top])
         labels.append(float(item.labels[top]))
@@ -243,7 +237,8 @@ def ranking_figures(items: list[Described], ranking: Linear) -> dict[str, float]
     for item in items:
         if not item.answerable:
             continue
-        pages = page_order(item, ranking.logits(item.features)) if len(item.labels) else []
+        pages = (page_leaders(item.documents, ranking.logits(item.features))
+                 if len(item.labels) else [])
         hits = [n for n, i in enumerate(pages[:10]) if item.labels[i]]
         reciprocal.append(1.0 / (hits[0] + 1) if hits else 0.0)
         top.append(float(bool(hits) and hits[0] == 0))
@@ -318,7 +313,7 @@ def calibrate(work: Path) -> None:
                 tops.append((0.0, item.answerable, False))
                 continue
             rank = model.ranking.logits(item.features)
-            top = page_order(item, rank)[0]
+            top = page_leaders(item.documents, rank)[0]
             answers = answer_features(item.documents, item.features, rank,
                                       judge.column(item, rank))
             probability = model.answer_probability(answers[top:top + 1])
