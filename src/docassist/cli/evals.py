@@ -44,6 +44,7 @@ from docassist.evaluation.retrieval import (
     RetrievalReport,
     evaluate_retrieval,
     load_retrieval_cases,
+    measured,
     with_documents_by_path,
 )
 from docassist.runtime import Runtime
@@ -349,7 +350,7 @@ def eval_retrieval(
     runtime = runtime_with_documents(as_json)
     scope = runtime.engine.scopes.scope_of(operator_audience(collections, runtime.store,
                                                              as_json))
-    retrievers = {name: scoped(retriever, scope)
+    retrievers = {name: scoped(measured(retriever), scope)
                   for name, retriever in runtime.retrievers.items()}
     cases = [case for case in read_cases(file, load_retrieval_cases, as_json)
              if (split is None or case.split == split)

