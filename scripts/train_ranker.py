@@ -23,8 +23,8 @@ scored once, on 2026-12-03 and 2026-12-04, and has been a tuning set since) and 
 threshold on the top hit's probability by `right - WRONG_COST * wrong` (a wrong answer costs
 more than a refusal, DESIGN §11): the lowest threshold within NOISE_POINTS of the best, since
 the curve is flat near its top. It writes the curve into docs/ranker-threshold.md. It does
-not read the third or fourth held-out sets (answers_heldout3_*.jsonl and answers_heldout4_*.jsonl,
-each scored once after this calibration).
+not read the third or fourth held-out sets (answers_heldout3_*.jsonl and
+answers_heldout4_*.jsonl, each scored once after this calibration).
 """
 
 from __future__ import annotations

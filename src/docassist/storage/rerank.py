@@ -435,9 +435,10 @@ class Ranking:
 
 
 class RankedOrder:
-    """The ranked retriever's order, each page scored by the ranking model's probability.
-    The judge changes no order (it only scores the best pages), so recall and MRR are the
-    same without it, at none of its cost (~0.3 s a question on two cores)."""
+    """The ranked retriever's order, each page scored by the ranking model's probability
+    (not the answer scale its threshold is on: this view is for measuring order). The judge
+    changes no order (it only scores the best pages), so recall and MRR are the same without
+    it, at none of its cost (the demo's 70 questions: 7.6 s with it, 2.3 s without)."""
 
     name = "ranked"
 
