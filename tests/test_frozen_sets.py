@@ -33,7 +33,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout3_18f.jsonl",
             "public/handbooks/answers_heldout3_govuk.jsonl",
             "public/handbooks/answers_heldout4_18f.jsonl",
-            "public/handbooks/answers_heldout4_govuk.jsonl"} <= names
+            "public/handbooks/answers_heldout4_govuk.jsonl",
+            "public/handbooks/answers_heldout5_18f.jsonl",
+            "public/handbooks/answers_heldout5_govuk.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
