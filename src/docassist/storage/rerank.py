@@ -7,10 +7,10 @@ section and text hold, how close together the question's words stand in it, how 
 question its whole document holds, whether the question's words are known to the corpus at
 all — and a logistic model trained on questions over other public collections
 (scripts/train_ranker.py; never the evaluation sets) turns them into a rank score.
-Candidates are ranked by it; a second model, which also
-reads what e5 makes of the best pages (judge.py), gives the probability that a page answers,
-and that is their score: the answer/refuse threshold is a probability, calibrated on the
-spent held-out answer sets (docs/ranker-threshold.md).
+Candidates are ranked by it; a second model, which also reads what e5 makes of the best
+pages (judge.py), gives the probability that a page answers, and that is their score: the
+answer/refuse threshold is a probability, calibrated on the spent held-out answer sets
+(docs/ranker-threshold.md).
 
 Query-level features (vocabulary share, the unknown words' weight, the best coverage) move
 every candidate's probability together: they change no ranking, they tell an unanswerable
