@@ -34,7 +34,7 @@ import numpy as np
 import train_ranker as tr
 
 from docassist.core.text import fold, stem, terms
-from docassist.storage.rerank import Question, _stems, answer_features, page_leaders
+from docassist.storage.rerank import Question, _stems, answer_features, logistic, page_leaders
 
 QUANTITY_WINDOW = 12
 PHRASE_WINDOW = 3
@@ -171,14 +171,17 @@ def main() -> None:
         train[name], asked, pages[name] = collection(
             work, name, [case for case in training if case["set"] == name])
         questions |= asked
+    set_of = {json.loads(line)["id"]: key for key, paths in SETS.items() for path in paths
+              for line in path.read_text().splitlines()}
+    cases = [json.loads(line) for paths in SETS.values() for path in paths
+             for line in path.read_text().splitlines()]
     held: dict[str, list[tr.Described]] = {key: [] for key in SETS}
-    for key, paths in SETS.items():
-        cases = [json.loads(line) for path in paths for line in path.read_text().splitlines()]
-        for name in tr.EVAL_SETS:
-            described, asked, pages[name] = collection(
-                work, name, [case for case in cases if case["set"] == name])
-            held[key] += described
-            questions |= asked
+    for name in tr.EVAL_SETS:  # each collection described once, over all the sets' cases
+        described, asked, pages[name] = collection(
+            work, name, [case for case in cases if case["set"] == name])
+        for item in described:
+            held[set_of[item.question_id]].append(item)
+        questions |= asked
     judge = tr.JudgeCosines()
     folds = {name: tr.fit_ranking([d for other in tr.TRAIN_SETS if other != name
                                   for d in train[other]]) for name in tr.TRAIN_SETS}
@@ -196,7 +199,7 @@ def main() -> None:
         tops = {}
         for key, items in held.items():
             tops[key] = [(0.0 if features is None else
-                          float(1.0 / (1.0 + np.exp(-model.logits(features[None, :])[0]))),
+                          float(logistic(model.logits(features[None, :]))[0]),
                           answerable, right)
                          for features, answerable, right in rows(items, ranking, judge, trial,
                                                                  questions, pages)]

@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.storage.judge import JUDGED_PAGES, judge_text, judged
-from docassist.storage.rerank import Linear, answer_features, page_leaders
+from docassist.storage.rerank import Linear, answer_features, logistic, page_leaders
 
 REPO = Path(__file__).resolve().parent.parent
 TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response", "18f-guides",
@@ -277,7 +277,7 @@ def train(work: Path, out: Path | None = None) -> None:
         answering = fit_logistic(np.vstack([answer_rows[i] for i in others]),
                                  np.concatenate([answer_labels[i] for i in others]),
                                  ANSWERING_L2)
-        probabilities = 1.0 / (1.0 + np.exp(-answering.logits(answer_rows[position])))
+        probabilities = logistic(answering.logits(answer_rows[position]))
         folds[held]["auc_answers"] = auc(probabilities, answer_labels[position])
         print(f"held out {held}: {folds[held]}", file=sys.stderr)
     judge.save()

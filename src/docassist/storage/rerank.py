@@ -130,7 +130,7 @@ class RankerModel:
 
     def answer_probability(self, answers: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """The probability that each row's page answers (rows of ANSWER_FEATURES)."""
-        return np.asarray(1.0 / (1.0 + np.exp(-self.answering.logits(answers))))
+        return logistic(self.answering.logits(answers))
 
     def answer_probabilities(self, documents: Sequence[str], matrix: npt.NDArray[np.float64],
                              rank: npt.NDArray[np.float64], judge: npt.NDArray[np.float64]
@@ -143,6 +143,11 @@ class RankerModel:
             answers = answer_features(documents, matrix, rank, judge)
             probability[read] = self.answer_probability(answers[read])
         return np.asarray(np.where(nearness(matrix) >= MIN_ANSWER_COSINE, probability, 0.0))
+
+
+def logistic(logits: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Logits as probabilities."""
+    return np.asarray(1.0 / (1.0 + np.exp(-logits)))
 
 
 def nearness(matrix: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -453,4 +458,4 @@ class RankedOrder:
         ranking = self.ranked.ranking(query, scope)
         if ranking is None:
             return []
-        return ranking.hits(1.0 / (1.0 + np.exp(-ranking.rank)), top_k)
+        return ranking.hits(logistic(ranking.rank), top_k)
