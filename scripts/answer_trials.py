@@ -34,7 +34,7 @@ import numpy as np
 import train_ranker as tr
 
 from docassist.core.text import fold, stem, terms
-from docassist.storage.rerank import Question, _stems, answer_features, logistic, page_leaders
+from docassist.storage.rerank import Question, _stems, answer_features, page_leaders
 
 QUANTITY_WINDOW = 12
 PHRASE_WINDOW = 3
@@ -139,9 +139,9 @@ def collection(work: Path, name: str, cases: list[dict[str, object]]
     return described, questions, pages
 
 
-def rows(items: list[tr.Described], ranking: tr.Linear, judge: tr.JudgeCosines, trial: Trial | None,
-         questions: dict[str, Question], pages: dict[str, Pages]
-         ) -> list[tuple[np.ndarray | None, bool, bool]]:
+def rows(items: list[tr.Described], ranking: tr.Linear, judge: tr.JudgeCosines,
+         reader: tr.ReaderScores, trial: Trial | None, questions: dict[str, Question],
+         pages: dict[str, Pages]) -> list[tuple[np.ndarray | None, bool, bool]]:
     """Per question: the top page's answer features (None: no candidate), whether the
     question is answerable, and whether the top page answers it."""
     found: list[tuple[np.ndarray | None, bool, bool]] = []
@@ -151,7 +151,8 @@ def rows(items: list[tr.Described], ranking: tr.Linear, judge: tr.JudgeCosines, 
             continue
         rank = ranking.logits(item.features)
         top = page_leaders(item.documents, rank)[0]
-        base = answer_features(item.documents, item.features, rank, judge.column(item, rank))[top]
+        base = answer_features(item.documents, item.features, rank, judge.column(item, rank),
+                               reader.read(item, rank))[top]
         extra = trial(item, top, questions[item.question_id], pages[item.collection]) \
             if trial else []
         found.append((np.r_[base, extra], item.answerable, bool(item.labels[top])))
@@ -182,7 +183,7 @@ def main() -> None:
         for item in described:
             held[set_of[item.question_id]].append(item)
         questions |= asked
-    judge = tr.JudgeCosines()
+    judge, reader = tr.JudgeCosines(), tr.ReaderScores()
     folds = {name: tr.fit_ranking([d for other in tr.TRAIN_SETS if other != name
                                   for d in train[other]]) for name in tr.TRAIN_SETS}
     ranking = tr.fit_ranking([d for name in tr.TRAIN_SETS for d in train[name]])
@@ -191,18 +192,19 @@ def main() -> None:
     print("|---|---|" + "---|" * len(SETS))
     for label, trial in TRIALS.items():
         fitted = [row for name in tr.TRAIN_SETS
-                  for row in rows(train[name], folds[name], judge, trial, questions, pages)
+                  for row in rows(train[name], folds[name], judge, reader, trial, questions, pages)
                   if row[0] is not None]
-        model = tr.fit_logistic(np.vstack([row[0] for row in fitted]),
-                               np.asarray([float(right) for _, _, right in fitted]),
-                               tr.ANSWERING_L2)
+        features = np.vstack([row[0] for row in fitted])
+        # With no trial, the shipped pair of models (the reader reads English pages only);
+        # a trial's extra columns join the model over the pages the reader read.
+        model = tr.fit_answering(features, np.asarray([float(right) for _, _, right in fitted]))
         tops = {}
         for key, items in held.items():
             tops[key] = [(0.0 if features is None else
-                          float(logistic(model.logits(features[None, :]))[0]),
+                          float(model.answer_probability(features[None, :])[0]),
                           answerable, right)
-                         for features, answerable, right in rows(items, ranking, judge, trial,
-                                                                 questions, pages)]
+                         for features, answerable, right in rows(items, ranking, judge, reader,
+                                                                 trial, questions, pages)]
         curve = [(t, *tr.outcome(tops["sets 1 + 2"], t)) for t in tr.THRESHOLDS]
         best = max(r - tr.WRONG_COST * w for _, r, w, _ in curve)
         chosen = min(t for t, r, w, _ in curve if r - tr.WRONG_COST * w >= best - tr.NOISE_POINTS)
@@ -215,6 +217,7 @@ def main() -> None:
                          f"{tr.auc(scores, labels):.3f}")
         print(f"| {label} | {chosen:g} | " + " | ".join(cells) + " |", flush=True)
     judge.save()
+    reader.save()
     print(f"({sys.argv[0]}: {len(held['sets 1 + 2'])}, {len(held['set 3'])} and "
           f"{len(held['set 4'])} questions)", file=sys.stderr)
 

@@ -45,7 +45,8 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.storage.judge import JUDGED_PAGES, judge_text, judged
-from docassist.storage.rerank import Linear, answer_features, logistic, page_leaders
+from docassist.storage.reader import as_read, glossed, in_english
+from docassist.storage.rerank import Linear, Read, answer_features, logistic, page_leaders, reading
 
 REPO = Path(__file__).resolve().parent.parent
 TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response", "18f-guides",
@@ -57,6 +58,7 @@ HELD_OUT = (HANDBOOKS / "answers_heldout.jsonl", HANDBOOKS / "answers_heldout2_1
             HANDBOOKS / "answers_heldout2_govuk.jsonl")
 """The held-out sets the threshold is calibrated on (spent before it was chosen)."""
 JUDGE_COSINES = REPO / "samples" / "train" / "judge_cosines.json"
+READER_SCORES = REPO / "samples" / "train" / "reader_scores.json"
 RANKING_L2 = 1.0
 ANSWERING_L2 = 1.0
 THRESHOLDS = [float(t) for t in np.round(np.arange(0.0, 1.0, 0.025), 3)]
@@ -88,37 +90,85 @@ class Described:
     """Per candidate, its chunk id and what the judge reads of it."""
 
 
-class JudgeCosines:
-    """The judge's cosines of training and tuning questions, computed once and kept."""
+class KeptScores:
+    """Scores of (question, passage) pairs, computed once and kept in a committed file keyed
+    by question id and chunk id: a retrain reads them and computes only the missing ones."""
 
-    def __init__(self, path: Path = JUDGE_COSINES) -> None:
+    verb = "scored"
+
+    def __init__(self, path: Path) -> None:
         self.path = path
         self.known: dict[str, float] = json.loads(path.read_text()) if path.exists() else {}
         self.fresh = 0
+
+    def kept(self, question: str, keys: list[str], texts: list[str]) -> list[float]:
+        """Each key's score, the missing ones computed from its passage's text."""
+        missing = [(key, text) for key, text in zip(keys, texts, strict=True)
+                   if key not in self.known]
+        if missing:
+            scores = self.compute(question, [text for _, text in missing])
+            self.known.update(dict(zip([key for key, _ in missing], scores, strict=True)))
+            self.fresh += len(missing)
+        return [self.known[key] for key in keys]
+
+    def compute(self, question: str, texts: list[str]) -> list[float]:
+        raise NotImplementedError
+
+    def save(self) -> None:
+        if self.fresh:
+            self.path.write_text(json.dumps(dict(sorted(self.known.items())), indent=0) + "\n")
+            print(f"{self.verb} {self.fresh} new passages into {self.path}", file=sys.stderr)
+
+
+class JudgeCosines(KeptScores):
+    """The judge's cosines of training and tuning questions."""
+
+    verb = "judged"
+
+    def __init__(self, path: Path = JUDGE_COSINES) -> None:
+        super().__init__(path)
         self._judge: Any = None
 
     def column(self, item: Described, rank: Matrix) -> Matrix:
         """The judge's cosine of each of the best JUDGED_PAGES pages' leading candidate."""
         read = page_leaders(item.documents, rank)[:JUDGED_PAGES]
-        keys = [f"{item.question_id} {item.passages[i][0]}" for i in read]
-        missing = [(key, item.passages[i][1]) for key, i in zip(keys, read, strict=True)
-                   if key not in self.known]
-        if missing:
-            if self._judge is None:
-                from docassist.models.embedders import get_embedder
-                from docassist.storage.judge import Judge
+        cosines = self.kept(item.question, [f"{item.question_id} {item.passages[i][0]}"
+                                            for i in read], [item.passages[i][1] for i in read])
+        return judged(read, cosines, len(item.documents))
 
-                self._judge = Judge(get_embedder("e5"))
-            cosines = self._judge.cosines(item.question, [text for _, text in missing])
-            self.known.update({key: round(c, 6) for (key, _), c in zip(missing, cosines,
-                                                                       strict=True)})
-            self.fresh += len(missing)
-        return judged(read, [self.known[key] for key in keys], len(item.documents))
+    def compute(self, question: str, texts: list[str]) -> list[float]:
+        if self._judge is None:
+            from docassist.models.embedders import get_embedder
+            from docassist.storage.judge import Judge
 
-    def save(self) -> None:
-        if self.fresh:
-            self.path.write_text(json.dumps(dict(sorted(self.known.items())), indent=0) + "\n")
-            print(f"judged {self.fresh} new passages into {self.path}", file=sys.stderr)
+            self._judge = Judge(get_embedder("e5"))
+        return [round(cosine, 6) for cosine in self._judge.cosines(question, texts)]
+
+
+class ReaderScores(KeptScores):
+    """The reader's scores of training and tuning questions."""
+
+    verb = "read"
+
+    def __init__(self, path: Path = READER_SCORES) -> None:
+        super().__init__(path)
+
+    def read(self, item: Described, rank: Matrix) -> Read:
+        """What the reader makes of the best JUDGED_PAGES pages (rerank.reading())."""
+        groups = reading(item.documents, rank,
+                         [in_english(text) for _, text in item.passages])
+        # What the model reads of a Polish question changes with the glossaries: keyed by it.
+        asked = hashlib.sha256(as_read(item.question).encode()).hexdigest()[:8]
+        rows = [i for group in groups for i in group]
+        scores = self.kept(item.question,
+                           [f"{item.question_id} {item.passages[i][0]} {asked}" for i in rows],
+                           [item.passages[i][1] for i in rows])
+        return Read.of(item.documents, rank, groups, scores, glossed(item.question))
+
+    def compute(self, question: str, texts: list[str]) -> list[float]:
+        from docassist.storage.reader import default_reader
+
+        return default_reader().scores(question, texts)
 
 
 def work_database(work: Path, name: str) -> Path:
@@ -140,12 +190,14 @@ def _ranker(store: Any) -> Any:
     from docassist.models.embedders import get_embedder
     from docassist.storage.dense import DenseRetriever
     from docassist.storage.judge import Judge
+    from docassist.storage.reader import default_reader
     from docassist.storage.rerank import RankedRetriever, RankerModel
     from docassist.storage.search import Bm25Retriever
 
     idle = Linear(np.zeros(1), np.ones(1), np.zeros(1))
     return RankedRetriever(Bm25Retriever(store), DenseRetriever(store, get_embedder("use")),
-                           Judge(get_embedder("e5")), RankerModel(idle, idle, 0.5))
+                           Judge(get_embedder("e5")), default_reader(),
+                           RankerModel(idle, idle, idle, 0.5))
 
 
 def describe(work: Path, name: str, cases: list[dict[str, Any]]) -> list[Described]:
@@ -214,8 +266,8 @@ def fit_ranking(described: list[Described]) -> Linear:
     return Linear(np.zeros_like(model.means), model.scales, model.weights, 0.0)
 
 
-def top_answers(items: list[Described], ranking: Linear, judge: JudgeCosines
-                ) -> tuple[Matrix, Matrix]:
+def top_answers(items: list[Described], ranking: Linear, judge: JudgeCosines,
+                reader: ReaderScores) -> tuple[Matrix, Matrix]:
     """Per question, the top page's ANSWER_FEATURES and whether that page answers it."""
     from docassist.storage.rerank import ANSWER_FEATURES
 
@@ -226,7 +278,7 @@ def top_answers(items: list[Described], ranking: Linear, judge: JudgeCosines
         rank = ranking.logits(item.features)
         top = page_leaders(item.documents, rank)[0]
         rows.append(answer_features(item.documents, item.features, rank,
-                                    judge.column(item, rank))[top])
+                                    judge.column(item, rank), reader.read(item, rank))[top])
         labels.append(float(item.labels[top]))
     return np.asarray(rows).reshape(-1, len(ANSWER_FEATURES)), np.asarray(labels)
 
@@ -256,6 +308,19 @@ def auc(scores: Matrix, labels: Matrix) -> float:
     return round(float((wins + 0.5 * ties) / (len(positives) * len(negatives))), 4)
 
 
+def fit_answering(rows: Matrix, labels: Matrix) -> Any:
+    """The answer models (a RankerModel without ranking or threshold): one over every
+    ANSWER_FEATURE, fitted on the pages the reader read, and one without the reader's
+    features, fitted on all pages, for the pages it cannot read."""
+    from docassist.storage.rerank import ANSWER_FEATURES, UNREAD_FEATURES, RankerModel
+
+    read = ~np.isnan(rows[:, ANSWER_FEATURES.index("reader_score")])
+    unread_columns = [ANSWER_FEATURES.index(name) for name in UNREAD_FEATURES]
+    idle = Linear(np.zeros(1), np.ones(1), np.zeros(1))
+    return RankerModel(idle, fit_logistic(rows[read], labels[read], ANSWERING_L2),
+                       fit_logistic(rows[:, unread_columns], labels, ANSWERING_L2), 0.0)
+
+
 def train(work: Path, out: Path | None = None) -> None:
     """Fit both models and write them to `out` (the shipped weights file by default)."""
     from docassist.storage.rerank import ANSWER_FEATURES, FEATURES, WEIGHTS_FILE
@@ -265,30 +330,30 @@ def train(work: Path, out: Path | None = None) -> None:
                  for name in TRAIN_SETS}
     folds: dict[str, dict[str, float]] = {}
     answer_rows, answer_labels = [], []
-    judge = JudgeCosines()
+    judge, reader = JudgeCosines(), ReaderScores()
     for held in TRAIN_SETS:  # out-of-fold rankings also train the answerability model
         ranking = fit_ranking([d for n in TRAIN_SETS if n != held for d in described[n]])
         folds[held] = ranking_figures(described[held], ranking)
-        rows, labels = top_answers(described[held], ranking, judge)
+        rows, labels = top_answers(described[held], ranking, judge, reader)
         answer_rows.append(rows)
         answer_labels.append(labels)
     for position, held in enumerate(TRAIN_SETS):
         others = [i for i in range(len(TRAIN_SETS)) if i != position]
-        answering = fit_logistic(np.vstack([answer_rows[i] for i in others]),
-                                 np.concatenate([answer_labels[i] for i in others]),
-                                 ANSWERING_L2)
-        probabilities = logistic(answering.logits(answer_rows[position]))
+        model = fit_answering(np.vstack([answer_rows[i] for i in others]),
+                              np.concatenate([answer_labels[i] for i in others]))
+        probabilities = model.answer_probability(answer_rows[position])
         folds[held]["auc_answers"] = auc(probabilities, answer_labels[position])
         print(f"held out {held}: {folds[held]}", file=sys.stderr)
     judge.save()
+    reader.save()
     ranking = fit_ranking([d for n in TRAIN_SETS for d in described[n]])
-    answering = fit_logistic(np.vstack(answer_rows), np.concatenate(answer_labels),
-                             ANSWERING_L2)
+    model = fit_answering(np.vstack(answer_rows), np.concatenate(answer_labels))
     out = out or WEIGHTS_FILE
     previous = json.loads(WEIGHTS_FILE.read_text()) if WEIGHTS_FILE.exists() else {}
     out.write_text(json.dumps({
         "features": list(FEATURES), "answer_features": list(ANSWER_FEATURES),
-        "ranking": _plain(ranking), "answering": _plain(answering),
+        "ranking": _plain(ranking), "answering": _plain(model.answering),
+        "answering_unread": _plain(model.answering_unread),
         "threshold": previous.get("threshold", 0.5),
         "trained": {"questions": str(QUESTIONS.relative_to(REPO)),
                     "questions_sha256": hashlib.sha256(QUESTIONS.read_bytes()).hexdigest(),
@@ -305,7 +370,7 @@ def calibrate(work: Path) -> None:
     model = RankerModel.load()
     held = [json.loads(line) for path in HELD_OUT
             for line in path.read_text(encoding="utf-8").splitlines()]
-    judge = JudgeCosines()
+    judge, reader = JudgeCosines(), ReaderScores()
     tops: list[tuple[float, bool, bool]] = []  # probability, answerable, top page right
     for name in EVAL_SETS:
         for item in describe(work, name, [c for c in held if c["set"] == name]):
@@ -315,10 +380,11 @@ def calibrate(work: Path) -> None:
             rank = model.ranking.logits(item.features)
             top = page_leaders(item.documents, rank)[0]
             answers = answer_features(item.documents, item.features, rank,
-                                      judge.column(item, rank))
+                                      judge.column(item, rank), reader.read(item, rank))
             probability = model.answer_probability(answers[top:top + 1])
             tops.append((float(probability[0]), item.answerable, bool(item.labels[top])))
     judge.save()
+    reader.save()
     curve = [(threshold, *outcome(tops, threshold)) for threshold in THRESHOLDS]
     best = max(row[1] - WRONG_COST * row[2] for row in curve)
     # The curve is flat near its top: of the thresholds within NOISE_POINTS of the best, the

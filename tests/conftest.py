@@ -31,6 +31,7 @@ from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store, index_paths
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.judge import Judge
+from docassist.storage.reader import default_reader
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.copy import copy_sqlite_to_postgres
 from docassist.storage.rerank import RankedRetriever
@@ -225,7 +226,7 @@ def ranked_engine_over(make_engine: EngineFactory, store: Store, *folders: Path)
     embed_missing(store, embedder)
     return make_engine(
         retriever=RankedRetriever(Bm25Retriever(store), DenseRetriever(store, embedder),
-                                  Judge(get_embedder("e5"))),
+                                  Judge(get_embedder("e5")), default_reader()),
         answerer=ExtractiveAnswerer(embedder, catalog=store))
 
 

@@ -30,6 +30,7 @@ from docassist.storage import Bm25Retriever, IndexReport, index_paths
 from docassist.storage.backends import open_store
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.judge import Judge
+from docassist.storage.reader import default_reader
 from docassist.storage.rerank import RankedRetriever
 from docassist.storage.roles import FirstStart, IndexVersion, MetaValues, SearchRows, Storage
 
@@ -76,7 +77,8 @@ def build_retrievers(
                                                          config or settings.model_config_for()))
         retrievers["dense"] = dense
         retrievers["hybrid"] = HybridRetriever(bm25, dense)
-        retrievers["ranked"] = RankedRetriever(bm25, dense, Judge(get_embedder("e5")))
+        retrievers["ranked"] = RankedRetriever(bm25, dense, Judge(get_embedder("e5")),
+                                                 default_reader())
     if settings.answer_threshold is not None:
         retrievers[default].default_threshold = settings.answer_threshold
     return retrievers, default

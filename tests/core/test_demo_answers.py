@@ -114,12 +114,10 @@ def test_a_question_near_no_page_names_none(ranked_engine: TurnEngine) -> None:
     assert result.answer == "I didn't find this in the documents."
 
 
-@pytest.mark.xfail(strict=True, reason="known miss (issue 40): the demo holds no wifi "
-                   "password, but the access page's lost-accounts passage (passwords, sign-in, "
-                   "the Service Desk) is near enough in words and meaning to pass the threshold")
 def test_a_password_the_demo_does_not_hold_is_refused(ranked_engine: TurnEngine) -> None:
     """`grep -ri wifi samples/docs` finds nothing: the honest answer is "not in the
-    documents"."""
+    documents". The access page's lost-accounts passage (passwords, sign-in, the Service
+    Desk) is near in words and meaning; the reader tells it does not state a wifi password."""
     result = ranked_engine.handle(message("What's the wifi password?"))
     assert result is not None and result.status == "no_answer"
 

@@ -9,6 +9,7 @@ import math
 from docassist.core.turn import TurnEngine
 from docassist.models.embedders import get_embedder
 from docassist.storage.judge import JUDGED_PAGES, Judge, judged
+from docassist.storage.reader import Reader
 from docassist.storage.rerank import RankedRetriever
 
 
@@ -32,7 +33,8 @@ def test_the_order_alone_is_the_judged_order_without_reading(ranked_engine: Turn
     judged_retriever = ranked_engine.retriever
     assert isinstance(judged_retriever, RankedRetriever)
     unread = Judge(get_embedder("e5"))
-    alone = RankedRetriever(judged_retriever.bm25, judged_retriever.dense, unread).order_only()
+    alone = RankedRetriever(judged_retriever.bm25, judged_retriever.dense, unread,
+                            Reader()).order_only()
     for question in ("How do I renew the TLS certificate?", "Jak zgłosić incydent?",
                      "What's the wifi password?", "kto zatwierdza dostęp administratora?"):
         judged_hits = judged_retriever.search(question, 12)

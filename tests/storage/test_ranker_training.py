@@ -14,14 +14,18 @@ import numpy as np
 from docassist.models.embedders import get_embedder
 from docassist.storage import Store
 from docassist.storage.judge import Judge, judge_text
+from docassist.storage.reader import Reader, as_read
 from docassist.storage.rerank import WEIGHTS_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "train_ranker.py"
 QUESTIONS = REPO / "samples" / "train" / "ranker_questions.jsonl"
 JUDGE_COSINES = REPO / "samples" / "train" / "judge_cosines.json"
+READER_SCORES = REPO / "samples" / "train" / "reader_scores.json"
 RECOMPUTED_COSINES = 6
 """Kept judge cosines recomputed with e5 (each passage takes ~0.25 s)."""
+RECOMPUTED_SCORES = 20
+"""Kept reader scores recomputed (each pair takes ~10 ms)."""
 TRAINING_SECONDS = 900
 """Unpacking and indexing five collections (about 4,300 chunks) and fitting, on 2 cores."""
 
@@ -34,6 +38,7 @@ def test_the_shipped_ranker_is_what_the_script_trains(tmp_path: Path) -> None:
         timeout=TRAINING_SECONDS, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "judged" not in done.stderr  # every judge cosine came from the kept file
+    assert "read " not in done.stderr  # and every reader score
     trained = json.loads(out.read_text(encoding="utf-8"))
     shipped = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
     questions = hashlib.sha256(QUESTIONS.read_bytes()).hexdigest()
@@ -47,6 +52,7 @@ def test_the_shipped_ranker_is_what_the_script_trains(tmp_path: Path) -> None:
                                        rtol=1e-4, atol=1e-6)
         assert abs(trained[model]["bias"] - shipped[model]["bias"]) < 1e-4
     _kept_judge_cosines_are_e5s(tmp_path / "work" / "homeoffice-engineering.db")
+    _kept_reader_scores_are_the_readers(tmp_path / "work" / "homeoffice-engineering.db")
 
 
 def _kept_judge_cosines_are_e5s(database: Path) -> None:
@@ -66,4 +72,28 @@ def _kept_judge_cosines_are_e5s(database: Path) -> None:
         assert document is not None, key
         cosine = judge.cosines(questions[question_id], [judge_text(document.title, chunk.text)])[0]
         assert abs(cosine - kept[key]) < 1e-3, key
+    store.close()
+
+
+def _kept_reader_scores_are_the_readers(database: Path) -> None:
+    """A sample of the kept reader scores, English and Polish, recomputed from the indexed
+    collection (its key names the question as the model read it)."""
+    questions = {case["id"]: case["question"] for line in QUESTIONS.read_text().splitlines()
+                 if (case := json.loads(line))["set"] == "homeoffice-engineering"}
+    kept = json.loads(READER_SCORES.read_text(encoding="utf-8"))
+    ours = [key for key in sorted(kept) if key.split()[0] in questions]
+    sample = ours[:RECOMPUTED_SCORES // 2] + [key for key in ours if "-pl-" in key][
+        :RECOMPUTED_SCORES // 2]
+    assert len(sample) == RECOMPUTED_SCORES
+    store = Store(database)
+    reader = Reader()
+    for key in sample:
+        question_id, chunk_id, asked = key.split()
+        assert hashlib.sha256(as_read(questions[question_id]).encode()).hexdigest()[:8] == asked
+        chunk = store.chunk(chunk_id)
+        assert chunk is not None, key
+        document = store.document(chunk.document_id)
+        assert document is not None, key
+        score = reader.scores(questions[question_id], [judge_text(document.title, chunk.text)])[0]
+        assert abs(score - kept[key]) < 0.05, key
     store.close()

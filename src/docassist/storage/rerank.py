@@ -38,6 +38,7 @@ from docassist.core.text import stem, terms
 from docassist.storage.dense import DenseResult, DenseRetriever
 from docassist.storage.judge import JUDGED_PAGES, Judge, judge_text, judged
 from docassist.storage.lexical_index import LexicalIndex
+from docassist.storage.reader import READ_PASSAGES, Reader, glossed, in_english
 from docassist.storage.search import Bm25Retriever
 from docassist.storage.text_vectors import TextVectors
 
@@ -75,15 +76,18 @@ FEATURES: Final = (
 ANSWER_FEATURES: Final = (
     "margin", "coverage", "title_coverage", "cosine", "heading_cosine",
     "missing_known_weight", "partly_unknown", "first_of_retrievers", "retrievers_agree",
-    "other_language", "judge_cosine", "judge_margin",
+    "other_language", "judge_cosine", "judge_margin", "reader_score", "reader_glossed",
 )
 """What tells whether a candidate's page answers at all: its lead over the best chunk of any
 other page, how much of the question it holds (words, meaning, heading), how much of the
 question's known words it lacks, whether BM25 and the embedding put their first chunk on
 this page (and on one page at all: two retrievers that disagree about a question have
 usually found no page that answers it), and whether the question is in the page's language
-(a Polish question holds few of an English page's words even when the page answers it), and
-what e5 makes of the page's leading passage and of its lead over the next pages' (judge.py).
+(a Polish question holds few of an English page's words even when the page answers it),
+what e5 makes of the page's leading passage and of its lead over the next pages' (judge.py),
+and what the reader makes of the page's best passages (reader.py): read as asked, or, for a
+Polish question, glossed into English (its scores are worth less, so they get a weight of
+their own).
 Kept few and of an obvious direction: with more (the
 corpus's vocabulary share, the unknown words' weight, the best cosine) the model fitted signs
 that held on the training collections and not on a small bilingual one (the demo: "What is
@@ -109,13 +113,22 @@ class Linear:
         return np.asarray(((rows - self.means) / self.scales) @ self.weights + self.bias)
 
 
+READER_FEATURES: Final = ("reader_score", "reader_glossed")
+UNREAD_FEATURES: Final = tuple(name for name in ANSWER_FEATURES if name not in READER_FEATURES)
+"""What the answer model without the reader reads: a page the reader cannot read (not in
+English) is judged by a model trained without it, not by a guess at its score."""
+_UNREAD_COLUMNS: Final = [ANSWER_FEATURES.index(name) for name in UNREAD_FEATURES]
+
+
 @dataclass(frozen=True)
 class RankerModel:
-    """The pairwise ranking model over FEATURES, the answerability model over
-    ANSWER_FEATURES, and the probability above which the best page is answered."""
+    """The pairwise ranking model over FEATURES, the answerability models over
+    ANSWER_FEATURES (and UNREAD_FEATURES, for pages the reader cannot read), and the
+    probability above which the best page is answered."""
 
     ranking: Linear
     answering: Linear
+    answering_unread: Linear
     threshold: float
     """Calibrated on the spent held-out answer sets (scripts/train_ranker.py calibrate)."""
 
@@ -126,21 +139,24 @@ class RankerModel:
                 FEATURES, ANSWER_FEATURES):
             raise ValueError(f"{path} was trained on other features; train it again")
         return cls(Linear.of(data["ranking"]), Linear.of(data["answering"]),
-                   float(data["threshold"]))
+                   Linear.of(data["answering_unread"]), float(data["threshold"]))
 
     def answer_probability(self, answers: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """The probability that each row's page answers (rows of ANSWER_FEATURES)."""
-        return logistic(self.answering.logits(answers))
+        """The probability that each row's page answers (rows of ANSWER_FEATURES; a row the
+        reader did not read has NaN in its columns)."""
+        unread = np.isnan(answers[:, ANSWER_FEATURES.index("reader_score")])
+        return np.where(unread, logistic(self.answering_unread.logits(answers[:, _UNREAD_COLUMNS])),
+                        logistic(self.answering.logits(np.nan_to_num(answers))))
 
     def answer_probabilities(self, documents: Sequence[str], matrix: npt.NDArray[np.float64],
-                             rank: npt.NDArray[np.float64], judge: npt.NDArray[np.float64]
-                             ) -> npt.NDArray[np.float64]:
+                             rank: npt.NDArray[np.float64], judge: npt.NDArray[np.float64],
+                             reader: Read) -> npt.NDArray[np.float64]:
         """Per candidate, the probability that its page answers: 0 where the judge read
         nothing (a page below the best JUDGED_PAGES) or the passage is too far in meaning."""
         read = ~np.isnan(judge)
         probability = np.zeros(len(documents))
         if read.any():
-            answers = answer_features(documents, matrix, rank, judge)
+            answers = answer_features(documents, matrix, rank, judge, reader)
             probability[read] = self.answer_probability(answers[read])
         return np.asarray(np.where(nearness(matrix) >= MIN_ANSWER_COSINE, probability, 0.0))
 
@@ -165,11 +181,49 @@ def page_leaders(documents: Sequence[str], rank: npt.NDArray[np.float64]) -> lis
     return list(leaders.values())
 
 
+def reading(documents: Sequence[str], rank: npt.NDArray[np.float64],
+            english: Sequence[bool]) -> list[list[int]]:
+    """The candidates the reader reads: of each of the best JUDGED_PAGES pages, its best
+    READ_PASSAGES in English (its model reads nothing else), best first."""
+    order = [int(i) for i in np.lexsort((np.arange(len(rank)), -rank))]
+    return [[i for i in order if documents[i] == documents[leader] and english[i]]
+            [:READ_PASSAGES] for leader in page_leaders(documents, rank)[:JUDGED_PAGES]]
+
+
+@dataclass(frozen=True)
+class Read:
+    """What the reader made of the judged pages: per candidate, its page's best score where
+    the page's leading candidate stands (NaN elsewhere, and for a page it could not read),
+    and whether the question was read glossed (a Polish one)."""
+
+    scores: npt.NDArray[np.float64]
+    glossed: bool
+
+    @classmethod
+    def of(cls, documents: Sequence[str], rank: npt.NDArray[np.float64],
+           groups: Sequence[Sequence[int]], scores: Sequence[float], glossed: bool) -> Read:
+        """`groups`: reading()'s; `scores`: one per candidate of theirs, in order."""
+        column = np.full(len(documents), np.nan)
+        at = 0
+        for leader, group in zip(page_leaders(documents, rank), groups, strict=False):
+            if group:
+                column[leader] = max(scores[at:at + len(group)])
+            at += len(group)
+        return cls(column, glossed)
+
+    def column(self, glossed: bool) -> npt.NDArray[np.float64]:
+        """The scores where the question was read that way, 0 where it was not (NaN where
+        nothing was read)."""
+        return self.scores if glossed == self.glossed else np.where(
+            np.isnan(self.scores), np.nan, 0.0)
+
+
 def answer_features(documents: Sequence[str], matrix: npt.NDArray[np.float64],
-                    rank: npt.NDArray[np.float64], judge: npt.NDArray[np.float64]
-                    ) -> npt.NDArray[np.float64]:
+                    rank: npt.NDArray[np.float64], judge: npt.NDArray[np.float64],
+                    reader: Read) -> npt.NDArray[np.float64]:
     """One row of ANSWER_FEATURES per candidate (`documents`: each candidate's page;
-    `judge`: the judge's cosine of the candidates it read, NaN elsewhere)."""
+    `judge`: the judge's cosine of the candidates it read, NaN elsewhere; `reader`: what the
+    reader made of the judged pages)."""
     column = {name: matrix[:, FEATURES.index(name)] for name in ANSWER_FEATURES
               if name in FEATURES}
     margins = np.empty(len(documents))
@@ -186,6 +240,8 @@ def answer_features(documents: Sequence[str], matrix: npt.NDArray[np.float64],
         judge_margins[position] = judge[position] - max(rivals) if rivals else 0.0
     extra = {"rank_score": rank, "margin": np.minimum(margins, MARGIN_CAP),
              "judge_cosine": judge, "judge_margin": judge_margins,
+             "reader_score": reader.column(glossed=False),
+             "reader_glossed": reader.column(glossed=True),
              "first_of_retrievers": np.asarray([sum(document in first for first in firsts)
                                                 for document in documents], dtype=np.float64),
              "retrievers_agree": np.full(len(documents), float(
@@ -345,10 +401,11 @@ class RankedRetriever:
     name = "ranked"
 
     def __init__(self, bm25: Bm25Retriever, dense: DenseRetriever, judge: Judge,
-                 model: RankerModel | None = None) -> None:
+                 reader: Reader, model: RankerModel | None = None) -> None:
         self.bm25 = bm25
         self.dense = dense
         self.judge = judge
+        self.reader = reader
         self.model = model or RankerModel.load()
         self.default_threshold = self.model.threshold
         self.headings = TextVectors(dense.embedder, HEADING_CACHE_ENTRIES)
@@ -362,13 +419,15 @@ class RankedRetriever:
         ranking = self.ranking(query, scope)
         if ranking is None:
             return []
+        texts = [judge_text(c.document.title, c.chunk.text) for c in ranking.candidates]
         read = ranking.leading[:JUDGED_PAGES]
-        cosines = self.judge.cosines(query, [judge_text(ranking.candidates[i].document.title,
-                                                        ranking.candidates[i].chunk.text)
-                                             for i in read])
+        cosines = self.judge.cosines(query, [texts[i] for i in read])
+        groups = reading(ranking.documents, ranking.rank, [in_english(text) for text in texts])
+        scores = self.reader.scores(query, [texts[i] for group in groups for i in group])
         answers = self.model.answer_probabilities(
             ranking.documents, ranking.matrix, ranking.rank,
-            judged(read, cosines, len(ranking.candidates)))
+            judged(read, cosines, len(ranking.candidates)),
+            Read.of(ranking.documents, ranking.rank, groups, scores, glossed(query)))
         return ranking.hits(answers, top_k)
 
     def ranking(self, query: str, scope: Scope) -> Ranking | None:

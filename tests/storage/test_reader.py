@@ -1,0 +1,80 @@
+"""The reader: a cross-encoder over the best pages' passages, a Polish question glossed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docassist.storage.reader import Reader, ReaderUnavailable, as_read, default_reader, glossed
+from docassist.storage.rerank import (
+    ANSWER_FEATURES,
+    READER_FEATURES,
+    UNREAD_FEATURES,
+    RankerModel,
+    Read,
+    logistic,
+    reading,
+)
+
+ON_CALL = ("On-call\nEach engineer on the rota is paid an allowance of £50 per shift, and £100 "
+           "on public holidays.")
+ON_CALL_NO_AMOUNT = ("On-call\nEngineers join the on-call rota after their first three months "
+                     "and hand over to the next engineer every Monday.")
+
+
+def test_a_passage_that_states_the_fact_reads_above_one_that_is_only_on_the_topic() -> None:
+    stated, topic, elsewhere = default_reader().scores(
+        "How much is the on-call allowance per shift?",
+        [ON_CALL, ON_CALL_NO_AMOUNT, "Office\nThe office opens at nine."])
+    assert stated > 0.0 > topic > elsewhere
+
+
+def test_a_polish_question_is_read_glossed_into_english() -> None:
+    assert glossed("Ile wynosi dodatek za dyżur?") and not glossed("How much is the allowance?")
+    assert as_read("Jak zgłosić incydent?") == "how report incident ?"
+    assert as_read("How do I report an incident?") == "How do I report an incident?"
+    stated, elsewhere = default_reader().scores(
+        "Jak zgłosić incydent?", ["Incidents\nTo report an incident, page the on-call engineer "
+                                  "and open a ticket.", "Office\nThe office opens at nine."])
+    assert stated > elsewhere
+
+
+def test_scores_are_kept_up_to_a_bound(tmp_path: Path) -> None:
+    reader = Reader(size=2)
+    first = reader.scores("wifi password?", ["a", "b", "c"])
+    assert len(reader.kept) == 2
+    assert reader.scores("wifi password?", ["c", "b", "a"]) == first[::-1]
+
+
+def test_a_missing_model_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ReaderUnavailable, match="no reader model in"):
+        Reader(folder=tmp_path).scores("anything?", ["a passage"])
+
+
+def test_each_judged_page_is_read_at_its_leading_candidate_in_english_only() -> None:
+    documents = ["A", "B", "A", "C", "D", "A", "B", "C"]
+    rank = np.asarray([5.0, 4.0, 3.0, 2.0, 1.0, 0.5, 0.0, -1.0])
+    english = [True, True, True, False, True, True, True, False]
+    groups = reading(documents, rank, english)
+    assert groups == [[0, 2, 5], [1, 6], []]  # the best three pages; C has no English passage
+    read = Read.of(documents, rank, groups, [1.0, 7.0, -2.0, -3.0, -1.0], glossed=True)
+    assert read.scores[[0, 1]].tolist() == [7.0, -1.0]
+    assert np.isnan(read.scores[[2, 3, 4, 5, 6, 7]]).all()  # C, read by nobody, stays NaN
+    assert read.column(glossed=True)[[0, 1]].tolist() == [7.0, -1.0]
+    assert read.column(glossed=False)[[0, 1]].tolist() == [0.0, 0.0]
+    assert np.isnan(read.column(glossed=False)[3])
+
+
+def test_a_page_the_reader_could_not_read_is_judged_without_the_reader() -> None:
+    model = RankerModel.load()
+    row = np.asarray(model.answering.means, dtype=np.float64).copy()
+    unread = row.copy()
+    for name in READER_FEATURES:
+        unread[ANSWER_FEATURES.index(name)] = np.nan
+    without = model.answering_unread.logits(row[None, [ANSWER_FEATURES.index(name)
+                                                       for name in UNREAD_FEATURES]])
+    assert model.answer_probability(unread[None, :]) == pytest.approx(logistic(without))
+    assert model.answer_probability(row[None, :]) == pytest.approx(
+        logistic(model.answering.logits(row[None, :])))
