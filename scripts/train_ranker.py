@@ -161,7 +161,7 @@ class ReaderScores(KeptScores):
         asked = hashlib.sha256(as_read(item.question).encode()).hexdigest()[:8]
         rows = [i for group in groups for i in group]
         scores = self.kept(item.question,
-                           [f"{item.question_id} {item.passages[i][0]} {asked}" for i in rows],
+                           [f"{item.question_id} {asked} {item.passages[i][0]}" for i in rows],
                            [item.passages[i][1] for i in rows])
         return Read.of(item.documents, rank, groups, scores, glossed(item.question))
 

@@ -65,7 +65,7 @@ def _kept_judge_cosines_are_e5s(database: Path) -> None:
     store = Store(database)
     judge = Judge(get_embedder("e5"))
     for key in sample:
-        question_id, chunk_id = key.split()
+        question_id, chunk_id = key.split(" ", 1)  # a chunk id may hold spaces
         chunk = store.chunk(chunk_id)
         assert chunk is not None, key
         document = store.document(chunk.document_id)
@@ -88,7 +88,7 @@ def _kept_reader_scores_are_the_readers(database: Path) -> None:
     store = Store(database)
     reader = Reader()
     for key in sample:
-        question_id, chunk_id, asked = key.split()
+        question_id, asked, chunk_id = key.split(" ", 2)  # a chunk id may hold spaces
         assert hashlib.sha256(as_read(questions[question_id]).encode()).hexdigest()[:8] == asked
         chunk = store.chunk(chunk_id)
         assert chunk is not None, key
