@@ -46,7 +46,7 @@ import numpy.typing as npt
 
 from docassist.storage.judge import JUDGED_PAGES, judge_text, judged
 from docassist.storage.reader import as_read, glossed, in_english
-from docassist.storage.rerank import Linear, Read, answer_features, logistic, page_leaders, reading
+from docassist.storage.rerank import Linear, Read, answer_features, page_leaders, reading
 
 REPO = Path(__file__).resolve().parent.parent
 TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response", "18f-guides",

@@ -31,9 +31,9 @@ from docassist.sources.sync import sync_all
 from docassist.storage import Bm25Retriever, Store, index_paths
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.judge import Judge
-from docassist.storage.reader import default_reader
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.copy import copy_sqlite_to_postgres
+from docassist.storage.reader import default_reader
 from docassist.storage.rerank import RankedRetriever
 from docassist.storage.roles import Storage
 from docassist_testkit.fakes.slack_api import FakeSlackApi

