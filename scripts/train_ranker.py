@@ -16,6 +16,9 @@ The answer model reads the judge's cosines (storage/judge.py: e5 over the best p
 passages). e5 reads ~4 passages a second here, so each cosine is computed once and kept in
 JUDGE_COSINES (committed, keyed by question id and chunk id); a retrain reads them from there
 and computes only the missing ones. tests/storage/test_ranker_training.py recomputes a sample.
+The reader's scores (storage/reader.py: a cross-encoder over each judged page's best English
+passages, a Polish question glossed) are kept the same way in READER_SCORES, keyed also by
+the glossed question's hash, so a changed glossary recomputes what it changes.
 
 `calibrate` runs the model over the first two held-out answer sets (samples/public/handbooks/
 answers_heldout.jsonl and answers_heldout2_*.jsonl, 400 questions, both collections: each was
@@ -23,8 +26,8 @@ scored once, on 2026-12-03 and 2026-12-04, and has been a tuning set since) and 
 threshold on the top hit's probability by `right - WRONG_COST * wrong` (a wrong answer costs
 more than a refusal, DESIGN §11): the lowest threshold within NOISE_POINTS of the best, since
 the curve is flat near its top. It writes the curve into docs/ranker-threshold.md. It does
-not read the third or fourth held-out sets (answers_heldout3_*.jsonl and
-answers_heldout4_*.jsonl, each scored once after this calibration).
+not read the third, fourth or fifth held-out sets (answers_heldout3_*.jsonl to
+answers_heldout5_*.jsonl, each scored once after a calibration).
 """
 
 from __future__ import annotations
