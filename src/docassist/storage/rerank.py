@@ -419,10 +419,14 @@ class RankedRetriever:
         ranking = self.ranking(query, scope)
         if ranking is None:
             return []
-        texts = [judge_text(c.document.title, c.chunk.text) for c in ranking.candidates]
         read = ranking.leading[:JUDGED_PAGES]
+        judged_pages = {ranking.documents[i] for i in read}
+        # Only the judged pages' passages are read, so only theirs are made and told apart.
+        texts = [judge_text(c.document.title, c.chunk.text)
+                 if c.document.document_id in judged_pages else "" for c in ranking.candidates]
         cosines = self.judge.cosines(query, [texts[i] for i in read])
-        groups = reading(ranking.documents, ranking.rank, [in_english(text) for text in texts])
+        groups = reading(ranking.documents, ranking.rank,
+                         [bool(text) and in_english(text) for text in texts])
         scores = self.reader.scores(query, [texts[i] for group in groups for i in group])
         answers = self.model.answer_probabilities(
             ranking.documents, ranking.matrix, ranking.rank,
