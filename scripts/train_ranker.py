@@ -117,10 +117,13 @@ class KeptScores:
     def compute(self, question: str, texts: list[str]) -> list[float]:
         raise NotImplementedError
 
-    def save(self) -> None:
+    def save(self, folder: Path | None = None) -> None:
+        """Keep the new scores: in the committed file, or beside a trial's weights in `folder`
+        (so a reproduction run never edits the repository)."""
         if self.fresh:
-            self.path.write_text(json.dumps(dict(sorted(self.known.items())), indent=0) + "\n")
-            print(f"{self.verb} {self.fresh} new passages into {self.path}", file=sys.stderr)
+            path = folder / self.path.name if folder else self.path
+            path.write_text(json.dumps(dict(sorted(self.known.items())), indent=0) + "\n")
+            print(f"{self.verb} {self.fresh} new passages into {path}", file=sys.stderr)
 
 
 class JudgeCosines(KeptScores):
@@ -347,8 +350,9 @@ def train(work: Path, out: Path | None = None) -> None:
         probabilities = model.answer_probability(answer_rows[position])
         folds[held]["auc_answers"] = auc(probabilities, answer_labels[position])
         print(f"held out {held}: {folds[held]}", file=sys.stderr)
-    judge.save()
-    reader.save()
+    trial = out.parent if out and out != WEIGHTS_FILE else None
+    judge.save(trial)
+    reader.save(trial)
     ranking = fit_ranking([d for n in TRAIN_SETS for d in described[n]])
     model = fit_answering(np.vstack(answer_rows), np.concatenate(answer_labels))
     out = out or WEIGHTS_FILE
@@ -401,7 +405,8 @@ def calibrate(work: Path) -> None:
                            "threshold": float(chosen[0]), "right": chosen[1],
                            "wrong": chosen[2], "refused": chosen[3]}
     WEIGHTS_FILE.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    write_curve(curve, float(chosen[0]), len(tops))
+    write_curve(curve, float(chosen[0]), len(tops),
+                hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest())
     print(f"threshold {chosen[0]}: right {chosen[1]}, wrong {chosen[2]}, refused {chosen[3]} "
           f"(of {len(tops)} tuning questions)", file=sys.stderr)
 
@@ -414,11 +419,15 @@ def outcome(tops: list[tuple[float, bool, bool]], threshold: float) -> tuple[int
     return right, len(answered) - right, len(tops) - len(answered)
 
 
-def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: int) -> None:
+def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: int,
+                weights: str) -> None:
     from docassist.evaluation.pages import commit, write_block
 
+    # The weights' digest names what was calibrated; the commit is the one before they land.
     lines = [f"Computed {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} on commit "
-             f"`{commit()}` by `scripts/train_ranker.py calibrate`, over the {total} questions "
+             f"`{commit()}` by `scripts/train_ranker.py calibrate` for the weights file it "
+             f"wrote (`src/docassist/storage/ranker_weights.json`, sha256 `{weights[:12]}…`), "
+             f"over the {total} questions "
              "of the first two held-out sets (both collections, every split; the third set "
              "is not read). The chosen threshold is the lowest whose right − "
              f"{WRONG_COST:g} × wrong is within {NOISE_POINTS:g} of the best; it is "
@@ -442,7 +451,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["train", "calibrate"])
     parser.add_argument("--out", type=Path, default=None,
-                        help="train: write the weights here instead of the shipped file")
+                        help="train: write the weights (and any newly computed kept scores) here "
+                        "instead of the shipped files")
     parser.add_argument("--work", type=Path, default=REPO / ".ranker-work",
                         help="where collections are unpacked and indexed (kept between runs)")
     arguments = parser.parse_args()
