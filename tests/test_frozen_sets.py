@@ -27,6 +27,7 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
     assert {"bank/decisions_bank.jsonl", "public/decisions_fresh2.jsonl",
             "public/decisions_fresh3.jsonl", "public/decisions_fresh4.jsonl",
             "public/decisions_fresh5.jsonl", "public/decisions_fresh6.jsonl",
+            "public/decisions_fresh7.jsonl",
             "public/handbooks/answers_heldout.jsonl",
             "public/handbooks/answers_heldout2_18f.jsonl",
             "public/handbooks/answers_heldout2_govuk.jsonl",
