@@ -219,6 +219,26 @@ def test_one_verb_separates_a_procedure_question_from_a_request(
     assert decide(asking_to_do)[0] == "rejected"
 
 
+WITHOUT_QUESTION_MARK = [
+    # The demo's misreadings since stop 51: Polish "kiedy …" without "?" was refused.
+    ("kiedy mozna restartowac docassist-api", "zrestartuj docassist-api kiedy będzie można"),
+    ("kiedy trzeba zrestartować docassist-api", "zrestartuj docassist-api"),
+    ("kiedy trzeba zrestartowac docassist-api", "zrestartuj docassist-api teraz"),
+    ("czy trzeba przeładować docassist-api po zmianie konfiguracji",
+     "przeładuj docassist-api po zmianie konfiguracji"),
+    ("czy mogę odnowić certyfikat TLS", "czy możesz odnowić certyfikat TLS"),
+    ("when can i restart docassist-api", "restart docassist-api when you can"),
+]
+
+
+@pytest.mark.parametrize(("asking", "asking_to_do"), WITHOUT_QUESTION_MARK)
+def test_a_question_typed_without_a_question_mark_is_searched(asking: str,
+                                                              asking_to_do: str) -> None:
+    status, action, _, _ = decide(asking, language="pl")
+    assert (status, action) == ("action_proposed", "answer_from_documents")
+    assert decide(asking_to_do, language="pl")[0] == "rejected"
+
+
 @pytest.mark.parametrize("text", ["show sources", "Pokaż źródła", "skąd to wiesz?",
                                   "Where did you get that from?", "sources pls",
                                   "Which document is that from?", "Skąd masz te informacje?",

@@ -2,7 +2,9 @@
 
 Three groups, each cheap to compute on 2 cores:
     embedding  the shipped sentence embedder's vector of the message (multilingual USE,
-               512 numbers): what it means, in Polish or English alike
+               512 numbers): what it means, in Polish or English alike; the mean of the
+               message as typed and folded, so a Polish message reads the same with or
+               without its diacritics
     lexical    hashed word unigrams and bigrams, the first and last word, and character
                3–5-grams inside words, of the message folded to lower case without
                diacritics ("źródła" and "zrodla" are one word); counts damped (log) and the
@@ -155,7 +157,21 @@ def history_grams(request: SelectionRequest) -> list[str]:
             for word in _WORD.findall(fold(item.content))]
 
 
+def both_spellings(embed: Embed) -> Embed:
+    """`embed` of a text as typed and folded, averaged: USE reads "zrestartować" and
+    "zrestartowac" as different words, and people type Polish both ways."""
+
+    def embedded(text: str) -> Vector:
+        typed, folded = embed(text), embed(fold(text))
+        mean = typed + folded
+        scaled: Vector = (mean / np.float32(np.sqrt(float(mean @ mean)) or 1.0)).astype(np.float32)
+        return scaled
+
+    return embedded
+
+
 def features_of(request: SelectionRequest, embed: Embed) -> Features:
+    embed = both_spellings(embed)
     indices, values = hashed(grams(request.message))
     thread = history_grams(request)
     if thread:
