@@ -27,6 +27,7 @@ from docassist.evaluation.decisions import load_cases
 from docassist.evaluation.selector_training import (
     OPENBLAS_KERNEL,
     Trained,
+    one_by_one,
     save_weights,
     train,
     write_examples,
@@ -99,7 +100,7 @@ def main() -> None:
         os.execve(sys.executable, [sys.executable, *sys.argv],
                   {**os.environ, "OPENBLAS_CORETYPE": OPENBLAS_KERNEL})
     embedder = get_embedder("use")
-    trained = train(BANK, DOCS, lambda text: embedder.embed_queries([text])[0])
+    trained = train(BANK, DOCS, one_by_one(embedder))
     weights = save_weights(trained, WEIGHTS_PATH)
     write_examples(load_cases(BANK.read_text(encoding="utf-8").splitlines()), EXAMPLES_PATH,
                    embedder)

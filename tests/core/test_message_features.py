@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from docassist.core.message_features import STATE_FEATURES, Vector, both_spellings, features_of
+from docassist.core.message_features import (
+    STATE_FEATURES,
+    Vector,
+    Vectors,
+    both_spellings,
+    features_of,
+)
 from docassist.core.selection import SelectionRequest, StateSummary
 from docassist.core.tools import default_registry
 from docassist.models.embedders import get_embedder
@@ -15,9 +21,9 @@ TYPED = "Kiedy można zrestartować docassist-api"
 FOLDED = "kiedy mozna zrestartowac docassist-api"
 
 
-def embed(text: str) -> Vector:
-    row: Vector = USE.embed_queries([text])[0]
-    return row
+def embed(texts: list[str]) -> Vectors:
+    rows: Vectors = USE.embed_queries(texts)
+    return rows
 
 
 def message_part(text: str) -> Vector:
@@ -29,11 +35,12 @@ def message_part(text: str) -> Vector:
 
 
 def test_both_spellings_read_closer_than_the_embedder_alone() -> None:
-    alone = float(embed(TYPED) @ embed(FOLDED))
+    typed, folded = embed([TYPED, FOLDED])
+    alone = float(typed @ folded)
     both = float(message_part(TYPED) @ message_part(FOLDED))
     assert alone < 0.9 < both
 
 
 def test_the_mean_of_both_spellings_has_length_one() -> None:
-    vector = both_spellings(embed)(TYPED)
+    vector = both_spellings(embed, [TYPED])[TYPED]
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5

@@ -39,12 +39,12 @@ from pathlib import Path
 import numpy as np
 
 from docassist.core.learned import SelectorWeights
-from docassist.evaluation.selector_training import KINDS, Bank, fit
+from docassist.evaluation.selector_training import KINDS, Bank, fit, one_by_one
 from docassist.models.embedders import get_embedder
 
 bank_path, docs, out = map(Path, sys.argv[1:])
 embedder = get_embedder("use")
-bank = Bank.read(bank_path, docs, lambda text: embedder.embed_queries([text])[0])
+bank = Bank.read(bank_path, docs, one_by_one(embedder))
 dense, sparse, bias = fit(bank.matrix, bank.labels, len(KINDS))
 shipped = SelectorWeights.load()
 np.savez(out, dense=dense, sparse=sparse, bias=bias,

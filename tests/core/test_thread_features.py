@@ -15,6 +15,7 @@ from docassist.core.message_features import (
     HISTORY_GRAM,
     STATE_FEATURES,
     Vector,
+    Vectors,
     features_of,
     hashed,
     history_vector,
@@ -43,6 +44,10 @@ def unit(text: str) -> Vector:
     return row / np.float32(np.linalg.norm(row))
 
 
+def units(texts: list[str]) -> Vectors:
+    return np.stack([unit(text) for text in texts])
+
+
 def request(text: str, history: list[tuple[str, str]]) -> SelectionRequest:
     turns = [HistoryMessage(role=role, content=content)
              for question, answer in history
@@ -60,7 +65,7 @@ def thread_of(text: str, history: list[tuple[str, str]]) -> dict[str, float]:
 
 def test_the_thread_features_close_the_state_features() -> None:
     assert STATE_FEATURES[-len(THREAD):] == THREAD
-    dense = features_of(request("and then?", []), unit).dense
+    dense = features_of(request("and then?", []), units).dense
     assert len(dense) == 8 + len(STATE_FEATURES)
 
 
@@ -102,8 +107,9 @@ def test_answers_citing_two_documents_are_counted_once_per_document(
 
 
 def test_the_threads_questions_are_hashed_beside_the_message_and_weigh_less() -> None:
-    alone = features_of(request("how do i request it", []), unit)
-    threaded = features_of(request("how do i request it", [("vpn or bastion?", "Both.")]), unit)
+    alone = features_of(request("how do i request it", []), units)
+    threaded = features_of(request("how do i request it", [("vpn or bastion?", "Both.")]),
+                           units)
     assert set(alone.indices) < set(threaded.indices)
     bastion, _ = hashed([f"{HISTORY_GRAM}bastion"])
     assert int(bastion[0]) in set(threaded.indices)
@@ -113,7 +119,7 @@ def test_the_threads_questions_are_hashed_beside_the_message_and_weigh_less() ->
         threaded.values[~message_only] @ threaded.values[~message_only])
     # The assistant's words are not read: only the questions name what the user meant.
     answered = features_of(request("how do i request it",
-                                   [("vpn or bastion?", "Use the bastion, not VPN.")]), unit)
+                                   [("vpn or bastion?", "Use the bastion, not VPN.")]), units)
     assert set(answered.indices) == set(threaded.indices)
 
 

@@ -233,11 +233,11 @@ class LearnedSelector:
         self._readings: OrderedDict[str, Reading] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _embed(self, text: str) -> npt.NDArray[np.float32]:
+    def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
         if self._embedder is None:
             self._embedder = self._embedder_factory()
-        row: npt.NDArray[np.float32] = self._embedder.embed_queries([text])[0]
-        return row
+        rows: npt.NDArray[np.float32] = self._embedder.embed_queries(texts)
+        return rows
 
     def read(self, request: SelectionRequest) -> Reading:
         exact = exact_reading(request.message)

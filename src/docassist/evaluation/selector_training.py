@@ -282,6 +282,18 @@ class Bank:
         return cls(cases, requests, labels, Matrix.of(requests, embed))
 
 
+def one_by_one(embedder: Embedder) -> Embed:
+    """The embedder as training calls it: a text a call. Batched rows differ from single
+    ones in the seventh digit, and Adam's sign-driven steps turn that into differences of up
+    to 0.01 in a few hashed weights, so the shipped weights are reproducible only this way
+    (a turn batches its texts; its decisions are the same)."""
+
+    def embedded(texts: list[str]) -> npt.NDArray[np.float32]:
+        return np.vstack([embedder.embed_queries([text]) for text in texts])
+
+    return embedded
+
+
 def train(bank_path: Path, docs: Path, embed: Embed) -> Trained:
     bank = Bank.read(bank_path, docs, embed)
     cases, requests, labels, matrix = bank.cases, bank.requests, bank.labels, bank.matrix
