@@ -40,14 +40,25 @@ def test_a_passage_that_states_the_fact_reads_above_one_that_is_only_on_the_topi
     assert stated > 0.0 > topic > elsewhere
 
 
-def test_a_question_on_the_passage_s_topic_that_it_does_not_answer_reads_below_one_it_does(
-) -> None:
-    """What the fine-tuning is for: the same passage, a question it answers and a near miss
-    (the passage names the rota and the allowance, never who approves a swap)."""
-    answered, near_miss = (default_reader().scores(question, [ON_CALL])[0] for question in (
-        "How much is the on-call allowance per shift?",
-        "Who approves a swap of on-call shifts?"))
-    assert answered > 0.0 > near_miss
+EXPENSES = ("Expenses\nSubmit your receipts in the expenses tool within 30 days of the purchase. "
+            "Claims over £500 need a second approver.")
+DEPLOYING = ("Deploying\nDeploys to production happen from the main branch through the pipeline. "
+             "Do not deploy on Friday afternoons.")
+
+
+@pytest.mark.parametrize(("passage", "answered", "near_miss"), [
+    (EXPENSES, "How long do I have to submit receipts?",
+     "Who is the second approver for big claims?"),
+    (DEPLOYING, "Can I deploy on a Friday afternoon?",
+     "Who can approve an emergency deploy on Friday?"),
+])
+def test_a_near_miss_on_the_passage_s_topic_reads_as_not_answered(
+        passage: str, answered: str, near_miss: str) -> None:
+    """What the fine-tuning is for: the passage names an approver or Friday, but never who
+    the approver is or who may allow an exception (the base model read both near misses as
+    answered, 1.98 and 0.06)."""
+    reader = default_reader()
+    assert reader.scores(answered, [passage])[0] > 0.0 > reader.scores(near_miss, [passage])[0]
 
 
 def test_the_shipped_model_is_the_one_its_training_page_names() -> None:
