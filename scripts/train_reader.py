@@ -16,10 +16,11 @@ two ranker training collections that no ranker training question expects, and fo
 collections in no other role; never an evaluation collection), each with a question it
 answers and a near-miss question on its topic that it does not answer, in English and
 Polish, written by seven helpers who saw only those pages
-(samples/train/reading-pairs-writer-notes.md). The loss is pairwise: for each passage, the question it answers must score
-above the near-miss in the same language, and above itself read against another passage of
-the same page. That is the difference the answer model needs ("the page is on the topic" is
-not "the page states the fact"); a plain yes/no loss only shrank the base's scores.
+(samples/train/reading-pairs-writer-notes.md). The loss is pairwise: for each passage, the
+question it answers must score above the near-miss in the same language, and above itself
+read against another passage of the same page. That is the difference the answer model
+needs ("the page is on the topic" is not "the page states the fact"); a plain yes/no loss
+only shrank the base's scores.
 
 Polish questions are read glossed (glossary.py), as the product reads them. Deterministic on
 one machine (seeded; torch runs on the CPU); the shipped file's SHA-256 and the figures are
