@@ -11,16 +11,14 @@ checked against the ONNX file's own logits), the top TUNED_LAYERS layers, the po
 classifier are trained, and the result is exported and quantized back to INT8 (dynamic, as
 the base was), so it runs as fast as the base did.
 
-The data is samples/train/reading_pairs.jsonl: passages of six public collections (pages of
-two ranker training collections that no ranker training question expects, and four
-collections in no other role; never an evaluation collection), each with a question it
-answers and a near-miss question on its topic that it does not answer, in English and
-Polish, written by seven helpers who saw only those pages
-(samples/train/reading-pairs-writer-notes.md). The loss is pairwise: for each passage, the
-question it answers must score above the near-miss in the same language, and above itself
-read against another passage of the same page. That is the difference the answer model
-needs ("the page is on the topic" is not "the page states the fact"); a plain yes/no loss
-only shrank the base's scores.
+The data is samples/train/reading_pairs.jsonl: passages of two training collections (18F
+Guides, Home Office engineering guidance; pages that no ranker training question expects,
+never an evaluation collection), each with a question it answers and a near-miss question on
+its topic that it does not answer, in English and Polish, written by four helpers who saw
+only those pages. The loss is pairwise: for each passage, the question it answers must score
+above the near-miss in the same language, and above itself read against another passage of
+the same page. That is the difference the answer model needs ("the page is on the topic" is
+not "the page states the fact"); a plain yes/no loss only shrank the base's scores.
 
 Polish questions are read glossed (glossary.py), as the product reads them. Deterministic on
 one machine (seeded; torch runs on the CPU); the shipped file's SHA-256 and the figures are

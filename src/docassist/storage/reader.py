@@ -6,10 +6,10 @@ The judge (judge.py) compares two vectors made apart, so it tells "on the topic"
 words, which is what "the page is about leave but never says how many days" needs.
 
 The model is ms-marco-MiniLM-L-12-v2 (trained on search queries and the passages that answer
-them; Apache-2.0), fine-tuned by scripts/train_reader.py on near misses: passages of six
-public collections (never an evaluation one), each with a question it answers and one on its
-topic that it does not (docs/reader-training.md). It ships in the package (MODEL_FOLDER:
-INT8 ONNX and its tokenizer); nothing is downloaded. onnxruntime runs it.
+them; Apache-2.0), fine-tuned by scripts/train_reader.py on near misses: passages of two
+training collections, each with a question it answers and one on its topic that it does not
+(docs/reader-training.md). It ships in the package (MODEL_FOLDER: INT8 ONNX and its
+tokenizer); nothing is downloaded. onnxruntime runs it.
 
 The model reads English only; a Polish question is read glossed word by word into English
 (glossary.py), as it was when it was fine-tuned.
