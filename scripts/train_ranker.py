@@ -371,25 +371,26 @@ def train(work: Path, out: Path | None = None) -> None:
 
 
 def calibrate(work: Path) -> None:
-    """The threshold on the top page's probability, chosen on the first held-out set."""
+    """The threshold on the answered page's probability (of the judged pages, the most
+    likely to answer, as the answering step picks it), chosen on the first held-out sets."""
     from docassist.storage.rerank import WEIGHTS_FILE, RankerModel
 
     model = RankerModel.load()
     held = [json.loads(line) for path in HELD_OUT
             for line in path.read_text(encoding="utf-8").splitlines()]
     judge, reader = JudgeCosines(), ReaderScores()
-    tops: list[tuple[float, bool, bool]] = []  # probability, answerable, top page right
+    tops: list[tuple[float, bool, bool]] = []  # probability, answerable, its page right
     for name in EVAL_SETS:
         for item in describe(work, name, [c for c in held if c["set"] == name]):
             if not len(item.labels):
                 tops.append((0.0, item.answerable, False))
                 continue
             rank = model.ranking.logits(item.features)
-            top = page_leaders(item.documents, rank)[0]
-            answers = answer_features(item.documents, item.features, rank,
-                                      judge.column(item, rank), reader.read(item, rank))
-            probability = model.answer_probability(answers[top:top + 1])
-            tops.append((float(probability[0]), item.answerable, bool(item.labels[top])))
+            probabilities = model.answer_probabilities(
+                item.documents, item.features, rank, judge.column(item, rank),
+                reader.read(item, rank))
+            page = max(page_leaders(item.documents, rank), key=lambda i: probabilities[i])
+            tops.append((float(probabilities[page]), item.answerable, bool(item.labels[page])))
     judge.save()
     reader.save()
     curve = [(threshold, *outcome(tops, threshold)) for threshold in THRESHOLDS]
@@ -413,7 +414,7 @@ def calibrate(work: Path) -> None:
 
 def outcome(tops: list[tuple[float, bool, bool]], threshold: float) -> tuple[int, int, int]:
     """Right answers, wrong answers (another page, or an unanswerable question answered)
-    and refusals, answering when the top page's probability reaches the threshold."""
+    and refusals, answering when the answered page's probability reaches the threshold."""
     answered = [(answerable, right) for p, answerable, right in tops if p >= threshold]
     right = sum(1 for answerable, hit in answered if answerable and hit)
     return right, len(answered) - right, len(tops) - len(answered)
@@ -439,7 +440,8 @@ def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: 
                 header="# The answer/refuse threshold\n\nHow many tuning questions (the first "
                 "two held-out sets) are answered from the right page, answered wrongly (another "
                 "page, or a question the documents cannot answer) or refused, as the "
-                "threshold on the best page's probability moves.\n")
+                "threshold moves on the probability of the page answered from (of the judged "
+                "pages, the most likely to answer: the one the answering step picks).\n")
 
 
 def _plain(model: Linear) -> dict[str, Any]:
