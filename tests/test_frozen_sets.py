@@ -42,7 +42,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout7_civic.jsonl",
             "public/handbooks/answers_heldout7_modplat.jsonl",
             "public/handbooks/answers_heldout8_hmcts.jsonl",
-            "public/handbooks/answers_heldout8_truss.jsonl"} <= names
+            "public/handbooks/answers_heldout8_truss.jsonl",
+            "public/handbooks/answers_heldout9_ffc.jsonl",
+            "public/handbooks/answers_heldout9_sds.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
