@@ -23,7 +23,7 @@ the glossed question's hash, so a changed glossary recomputes what it changes.
 `calibrate` runs the model over the first two held-out answer sets (samples/public/handbooks/
 answers_heldout.jsonl and answers_heldout2_*.jsonl, 400 questions, both collections: each was
 scored once, on 2026-12-03 and 2026-12-04, and has been a tuning set since) and picks the
-threshold on the top hit's probability by `right - WRONG_COST * wrong` (a wrong answer costs
+threshold on the answered page's probability by `right - WRONG_COST * wrong` (a wrong answer costs
 more than a refusal, DESIGN §11): the lowest threshold within NOISE_POINTS of the best, since
 the curve is flat near its top. It writes the curve into docs/ranker-threshold.md. It does
 not read the third, fourth or fifth held-out sets (answers_heldout3_*.jsonl to
