@@ -371,8 +371,10 @@ def train(work: Path, out: Path | None = None) -> None:
 
 
 def calibrate(work: Path) -> None:
-    """The threshold on the answered page's probability (of the judged pages, the most
-    likely to answer, as the answering step picks it), chosen on the first held-out sets."""
+    """The threshold on the answered page's probability, chosen on the first held-out sets.
+    The page counted is the most likely of the judged pages: the answering step answers
+    whenever one passes (and, when several do, picks by retrieved score, which changed no
+    figure on the sixth set)."""
     from docassist.storage.rerank import WEIGHTS_FILE, RankerModel
 
     model = RankerModel.load()
@@ -440,8 +442,8 @@ def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: 
                 header="# The answer/refuse threshold\n\nHow many tuning questions (the first "
                 "two held-out sets) are answered from the right page, answered wrongly (another "
                 "page, or a question the documents cannot answer) or refused, as the "
-                "threshold moves on the probability of the page answered from (of the judged "
-                "pages, the most likely to answer: the one the answering step picks).\n")
+                "threshold moves on the probability of the most likely of the judged pages "
+                "(the answering step answers whenever one of them passes).\n")
 
 
 def _plain(model: Linear) -> dict[str, Any]:
