@@ -319,9 +319,17 @@ def scored(rows: list[Row], folder: Path) -> dict[str, float]:
 
 
 def commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "unknown"
+    """The commit the run started from, marked when the tree had changes: the files a run
+    writes are committed after it, so HEAD alone would name a tree without them."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
+                              check=False)
+        return done.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    changed = git("status", "--porcelain", "--untracked-files=no")
+    return f"{head} (with uncommitted changes)" if changed else head
 
 
 def load_cases() -> list[dict[str, Any]]:
