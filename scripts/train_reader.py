@@ -32,7 +32,6 @@ import hashlib
 import json
 import math
 import random
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from provenance import commit
 
 REPO = Path(__file__).resolve().parents[1]
 PAIRS = REPO / "samples" / "train" / "reading_pairs.jsonl"
@@ -316,20 +316,6 @@ def scored(rows: list[Row], folder: Path) -> dict[str, float]:
     scores = [reader.scores(row.question, [row.passage])[0] for row in rows]
     return {lang: auc([s for s, row in zip(scores, rows, strict=True) if row.lang == lang],
                       [row.answers for row in rows if row.lang == lang]) for lang in ("en", "pl")}
-
-
-def commit() -> str:
-    """The commit the run started from, marked when the tree had changes: the files a run
-    writes are committed after it, so HEAD alone would name a tree without them."""
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
-                              check=False)
-        return done.stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    changed = git("status", "--porcelain", "--untracked-files=no")
-    return f"{head} (with uncommitted changes)" if changed else head
 
 
 def load_cases() -> list[dict[str, Any]]:

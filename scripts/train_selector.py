@@ -14,12 +14,12 @@ OpenBLAS kernel: the script runs itself again with OPENBLAS_CORETYPE set if it i
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from provenance import commit
 
 from docassist.core.examples import EXAMPLES_PATH
 from docassist.core.learned import WEIGHTS_PATH
@@ -38,20 +38,6 @@ REPO = Path(__file__).resolve().parents[1]
 BANK = REPO / "samples" / "bank" / "decisions_bank.jsonl"
 DOCS = REPO / "samples" / "docs"
 REPORT = REPO / "docs" / "selector-training.md"
-
-
-def commit() -> str:
-    """The commit the run started from, marked when the tree had changes: the files a run
-    writes are committed after it, so HEAD alone would name a tree without them."""
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
-                              check=False)
-        return done.stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    changed = git("status", "--porcelain", "--untracked-files=no")
-    return f"{head} (with uncommitted changes)" if changed else head
 
 
 def markdown(trained: Trained, size: int) -> str:
