@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/reading_trials.py --work DIR [--reader-input section]
     .venv/bin/python scripts/reading_trials.py --work DIR --judge-weight 120 [--shortlist 8]
+    .venv/bin/python scripts/reading_trials.py --work DIR --sweep [--shortlist 8]
 
 The answer model is refitted on the training collections exactly as `train_ranker.py train`
 fits it (out-of-fold rankings), the threshold is chosen on sets 1 + 2 by `calibrate`'s rule,
@@ -46,6 +47,7 @@ SPENT = {"sets 1 + 2": tr.HELD_OUT,
 TUNED_ON = "sets 1 + 2"
 SUMMED = {"sets 3-6": ("set 3", "set 4", "set 5", "set 6"), "sets 7-8": ("set 7", "set 8")}
 METADATA_LINE = re.compile(r"^[^\n|]+ \| version=[0-9a-f]+ \| (?P<section>[^\n]*)$")
+SWEPT_WEIGHTS = (0, 20, 40, 80, 120, 160, 200, 300, 1000)
 PART = re.compile(r"\s*\(\d+/\d+\)$")
 Row = tuple[str, str, float, bool, bool, float]
 """Question id, language, answer probability of the page answered from, answerable, right,
@@ -123,12 +125,18 @@ def main() -> None:
     parser.add_argument("--judge-weight", type=float, default=0.0)
     parser.add_argument("--shortlist", type=int, default=8)
     parser.add_argument("--features-from", choices=("rank", "order"), default="rank")
+    parser.add_argument("--sweep", action="store_true",
+                        help="print the training collections' page MRR per judge weight")
     args = parser.parse_args()
     assert args.shortlist >= JUDGED_PAGES
     train, held = described(args.work)
     reader, judge = TrialReader(args.work, args.reader_input), TrialJudge(args.work)
     folds = {name: tr.fit_ranking([d for other in tr.TRAIN_SETS if other != name
                                    for d in train[other]]) for name in tr.TRAIN_SETS}
+    if args.sweep:
+        sweep(train, folds, judge, args.shortlist)
+        judge.save()
+        return
     ranking = tr.fit_ranking([d for name in tr.TRAIN_SETS for d in train[name]])
 
     def inputs(item: tr.Described, model: Any) -> tuple[Any, Any, Any, Any]:
@@ -166,6 +174,26 @@ def main() -> None:
     found = {spent: [answered(item) for item in items] for spent, items in held.items()}
     reader.save(), judge.save()
     report(found, args)
+
+
+def sweep(train: dict[str, list[tr.Described]], folds: dict[str, Any], judge: TrialJudge,
+          shortlist: int) -> None:
+    """Page MRR of the training collections' answerable questions (out-of-fold rankings),
+    per language, as the judge's weight grows (how the trial's weight, 120, was chosen)."""
+    from docassist.storage.reader import glossed
+
+    print(f"| judge weight ({shortlist} pages) | English MRR | Polish MRR |")
+    print("|---|---|---|")
+    for weight in SWEPT_WEIGHTS:
+        found: dict[bool, list[float]] = {False: [], True: []}
+        for name in tr.TRAIN_SETS:
+            for item in (item for item in train[name] if len(item.labels) and item.answerable):
+                order = ordered(item, folds[name].logits(item.features), judge, weight,
+                                shortlist)
+                leaders = page_leaders(item.documents, order)
+                found[glossed(item.question)].append(next(
+                    (1.0 / place for place, i in enumerate(leaders, 1) if item.labels[i]), 0.0))
+        print(f"| {weight:g} | {np.mean(found[False]):.3f} | {np.mean(found[True]):.3f} |")
 
 
 def counts(rows: list[Row], threshold: float) -> tuple[int, int, int]:
