@@ -151,7 +151,7 @@ def main() -> None:
             order, scored, cosines, read = inputs(item, folds[name])
             top = page_leaders(item.documents, order)[0]
             rows.append(answer_features(item.documents, item.features, scored, cosines,
-                                           read)[top])
+                                        read)[top])
             labels.append(float(item.labels[top]))
     fitted = tr.fit_answering(np.vstack(rows), np.asarray(labels))
     model = RankerModel(ranking, fitted.answering, fitted.answering_unread, 0.5)
@@ -167,12 +167,14 @@ def main() -> None:
                                                    cosines, read)
         leaders = page_leaders(item.documents, order)
         page = max(leaders, key=lambda i: probabilities[i])
-        found = next((1.0 / place for place, i in enumerate(leaders, 1) if item.labels[i]), 0.0)
+        reciprocal = next((1.0 / place for place, i in enumerate(leaders, 1)
+                           if item.labels[i]), 0.0)
         return (item.question_id, language, float(probabilities[page]), item.answerable,
-                bool(item.labels[page]), found)
+                bool(item.labels[page]), reciprocal)
 
     found = {spent: [answered(item) for item in items] for spent, items in held.items()}
-    reader.save(), judge.save()
+    reader.save()
+    judge.save()
     report(found, args)
 
 
