@@ -206,8 +206,7 @@ def main() -> None:
                          for features, answerable, right in rows(items, ranking, judge, reader,
                                                                  trial, questions, pages)]
         curve = [(t, *tr.outcome(tops["sets 1 + 2"], t)) for t in tr.THRESHOLDS]
-        best = max(r - tr.WRONG_COST * w for _, r, w, _ in curve)
-        chosen = min(t for t, r, w, _ in curve if r - tr.WRONG_COST * w >= best - tr.NOISE_POINTS)
+        chosen = tr.chosen_row(curve)[0]
         cells = []
         for found in tops.values():
             right, wrong, refused = tr.outcome(found, chosen)

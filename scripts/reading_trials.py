@@ -198,22 +198,25 @@ def sweep(train: dict[str, list[tr.Described]], folds: dict[str, Any], judge: Tr
         print(f"| {weight:g} | {np.mean(found[False]):.3f} | {np.mean(found[True]):.3f} |")
 
 
+def tops(rows: list[Row]) -> list[tuple[float, bool, bool]]:
+    """The rows as `train_ranker.outcome` counts them."""
+    return [(row[2], row[3], row[4]) for row in rows]
+
+
 def counts(rows: list[Row], threshold: float) -> tuple[int, int, int]:
     """Right, wrong and unanswerable answered at `threshold`."""
-    answered = [row for row in rows if row[2] >= threshold]
-    right = sum(1 for row in answered if row[3] and row[4])
-    return right, len(answered) - right, sum(1 for row in answered if not row[3])
+    right, wrong, _ = tr.outcome(tops(rows), threshold)
+    return right, wrong, sum(1 for row in rows if row[2] >= threshold and not row[3])
 
 
 def cost(rows: list[Row], threshold: float) -> float:
-    right, wrong, _ = counts(rows, threshold)
+    right, wrong, _ = tr.outcome(tops(rows), threshold)
     return right - tr.WRONG_COST * wrong
 
 
 def report(found: dict[str, list[Row]], args: argparse.Namespace) -> None:
-    costs = [(t, cost(found[TUNED_ON], t)) for t in tr.THRESHOLDS]
-    best = max(c for _, c in costs)
-    threshold = min(t for t, c in costs if c >= best - tr.NOISE_POINTS)
+    tuned = tops(found[TUNED_ON])
+    threshold = tr.chosen_row([(t, *tr.outcome(tuned, t)) for t in tr.THRESHOLDS])[0]
     print(f"reader input {args.reader_input}, judge weight {args.judge_weight:g} over "
           f"{args.shortlist} pages, answer features from {args.features_from}: "
           f"threshold {threshold}")

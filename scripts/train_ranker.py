@@ -396,10 +396,7 @@ def calibrate(work: Path) -> None:
     judge.save()
     reader.save()
     curve = [(threshold, *outcome(tops, threshold)) for threshold in THRESHOLDS]
-    best = max(row[1] - WRONG_COST * row[2] for row in curve)
-    # The curve is flat near its top: of the thresholds within NOISE_POINTS of the best, the
-    # lowest (when the questions cannot tell them apart, answering is the kinder default).
-    chosen = min(row for row in curve if row[1] - WRONG_COST * row[2] >= best - NOISE_POINTS)
+    chosen = chosen_row(curve)
     data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
     data["threshold"] = float(chosen[0])
     data["calibration"] = {"sets": [str(path.relative_to(REPO)) for path in HELD_OUT],
@@ -412,6 +409,15 @@ def calibrate(work: Path) -> None:
                 hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest())
     print(f"threshold {chosen[0]}: right {chosen[1]}, wrong {chosen[2]}, refused {chosen[3]} "
           f"(of {len(tops)} tuning questions)", file=sys.stderr)
+
+
+def chosen_row(curve: list[tuple[float, int, int, int]]) -> tuple[float, int, int, int]:
+    """Of (threshold, right, wrong, refused) rows, the one calibration picks. The curve is
+    flat near its top: of the thresholds within NOISE_POINTS of the best right − WRONG_COST ×
+    wrong, the lowest (when the questions cannot tell them apart, answering is the kinder
+    default)."""
+    best = max(row[1] - WRONG_COST * row[2] for row in curve)
+    return min(row for row in curve if row[1] - WRONG_COST * row[2] >= best - NOISE_POINTS)
 
 
 def outcome(tops: list[tuple[float, bool, bool]], threshold: float) -> tuple[int, int, int]:
