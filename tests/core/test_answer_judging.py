@@ -33,10 +33,24 @@ def test_a_refusal_naming_the_expected_page_is_counted_as_pointing_to_it() -> No
     assert (bare.verdict, bare.names_expected) == ("refused", False)
 
 
+def test_the_page_named_first_is_the_first_title_and_id_not_a_titles_own_brackets() -> None:
+    second = judge(_case(["DOC-DB"]), _reply(
+        "no_answer", f"{REFUSED} The closest documents: TLS certificates (DOC-TLS); "
+        "Backups (DOC-DB)."))
+    first = judge(_case(["DOC-API"]), _reply(
+        "no_answer", "Nie znalazłem tego w dokumentach. Najbliższe dokumenty: "
+        "Application Programming Interface (API) guide (DOC-API); Backups (DOC-DB)."))
+    assert (second.names_expected, second.names_expected_first) == (True, False)
+    assert (first.names_expected, first.names_expected_first) == (True, True)
+    bare = judge(_case(["DOC-TLS"]), _reply("no_answer", REFUSED))
+    assert bare.names_expected_first is False
+
+
 def test_only_refused_answerable_cases_are_judged_for_pointing() -> None:
     unanswerable = judge(_case([]), _reply(
         "no_answer", f"{REFUSED} The closest documents: TLS certificates (DOC-TLS)."))
     assert (unanswerable.verdict, unanswerable.names_expected) == ("abstained", None)
+    assert unanswerable.names_expected_first is None
 
 
 def test_the_share_is_of_the_answerable_cases() -> None:
@@ -44,8 +58,10 @@ def test_the_share_is_of_the_answerable_cases() -> None:
     results = [
         judge(cases[0], _reply("no_answer", f"{REFUSED} The closest documents: T (DOC-TLS).")),
         judge(cases[1], _reply("no_answer", REFUSED)),
-        judge(cases[2], _reply("no_answer", f"{REFUSED} The closest documents: T (DOC-TLS).")),
+        judge(cases[2], _reply("no_answer", f"{REFUSED} The closest documents: T (DOC-TLS); "
+                               "B (DOC-DB).")),
         judge(cases[3], _reply("no_answer", f"{REFUSED} The closest documents: T (DOC-TLS).")),
     ]
     scores = group_scores(results, cases)
-    assert (scores.refused_answerable, scores.refused_naming_expected) == (1.0, 0.3333)
+    assert (scores.refused_answerable, scores.refused_naming_expected) == (1.0, 0.6667)
+    assert scores.refused_naming_expected_first == 0.3333

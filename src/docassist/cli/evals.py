@@ -255,8 +255,8 @@ def answers_markdown(report: AnswerReport, stamp: str, runtime: Runtime,
              f"Split `{split or 'all'}`, {report.total} questions; model `{settings.model}`, "
              f"retriever `{runtime.default_retriever}`, embedder `{settings.embedder}`.", "",
              "| group | answerable | unanswerable | right | wrong | refused answerable | "
-             "refused, right page named | unanswerable answered | section hit |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "refused, right page named | named first | unanswerable answered | section hit |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     rows = list(report.groups.items())
     if report.overall is not None:
         rows.append(("all", report.overall))
@@ -264,6 +264,7 @@ def answers_markdown(report: AnswerReport, stamp: str, runtime: Runtime,
         lines.append(f"| {name} | {scores.answerable} | {scores.unanswerable} | "
                      f"{scores.right:.3f} | {scores.wrong:.3f} | {scores.refused_answerable:.3f} "
                      f"| {scores.refused_naming_expected:.3f} "
+                     f"| {scores.refused_naming_expected_first:.3f} "
                      f"| {scores.unanswerable_answered:.3f} | {scores.section_hit_rate:.3f} |")
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ cites — because that is the page an employee opens:
   primary citation is in one of them;
 - **refused, right page named**: of the answerable cases, the share refused with a reply that
   names an expected page among the closest documents (the employee is pointed to the page,
-  not told an answer).
+  not told an answer), and the share whose reply names one first (the page they open first).
 
 A wrong answer costs more than a refusal (DESIGN §11): `wrong` is reported against every
 answer given, the others against the cases they are about.
@@ -33,6 +33,9 @@ from docassist.core.results import TurnResult
 from docassist.evaluation.decisions import load_jsonl
 
 _PART_OF: Final = re.compile(r"\s*\(\d+/\d+\)$")
+_NAMED: Final = re.compile(r"\(([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*)\)(?=;|\.$)")
+"""A page a refusal names: `Title (DOCUMENT-ID)`, then `;` or the closing full stop
+(core/answering.py), so a title's own `(API)` is not taken for it."""
 """A long section's chunks are labelled `Heading (2/3)`; the heading is what cases name."""
 
 
@@ -97,6 +100,8 @@ class AnswerCaseResult(BaseModel):
     names_expected: bool | None = None
     """A refused answerable case whose reply names an expected page among the closest
     documents (None: not a refused answerable case)."""
+    names_expected_first: bool | None = None
+    """The same, with an expected page named first (None: not a refused answerable case)."""
     group: str = "-/-"
 
 
@@ -114,6 +119,8 @@ class GroupScores(BaseModel):
     section_cases: int
     refused_naming_expected: float = 0.0
     """Refused answerable cases whose reply names an expected page / answerable cases."""
+    refused_naming_expected_first: float = 0.0
+    """Refused answerable cases whose reply names an expected page first / answerable cases."""
 
 
 class AnswerReport(BaseModel):
@@ -156,10 +163,11 @@ def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
         verdict = "right" if right else "wrong"
     section_hit = (_section(section_of.get(cited[0], "")) in wanted
                    if right and wanted and cited else None)
-    # A refusal names its closest pages as "Title (DOCUMENT-ID)" (core/answering.py).
-    names_expected = (any(f"({document})" in result.answer
-                          for document in case.expected_documents)
+    named = _NAMED.findall(result.answer) if verdict == "refused" else []
+    names_expected = (bool(set(named) & set(case.expected_documents))
                       if verdict == "refused" else None)
+    names_first = (bool(named) and named[0] in case.expected_documents
+                   if verdict == "refused" else None)
     return AnswerCaseResult(
         id=case.id, status=result.status, expected_documents=case.expected_documents,
         cited_documents=documents,
@@ -168,7 +176,8 @@ def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
                         if answered and case.answerable else None),
         cites_expected_section=bool(sections & wanted) if answered and wanted else None,
         citations_valid=set(cited) <= retrieved, primary_document=primary, verdict=verdict,
-        section_hit=section_hit, names_expected=names_expected, group=case.group)
+        section_hit=section_hit, names_expected=names_expected,
+        names_expected_first=names_first, group=case.group)
 
 
 def _share(part: int, whole: int) -> float:
@@ -193,7 +202,9 @@ def group_scores(results: Iterable[AnswerCaseResult], cases: Iterable[AnswerCase
         section_hit_rate=_share(sum(bool(r.section_hit) for r in sections), len(sections)),
         section_cases=len(sections),
         refused_naming_expected=_share(sum(bool(r.names_expected) for r in answerable),
-                                       len(answerable)))
+                                       len(answerable)),
+        refused_naming_expected_first=_share(
+            sum(bool(r.names_expected_first) for r in answerable), len(answerable)))
 
 
 def evaluate_answers(cases: list[AnswerCase], run_turn: Callable[[str, str], TurnResult],

@@ -25,7 +25,7 @@ RECALL_AT: Final = (1, 3, 5)
 
 @runtime_checkable
 class OrdersAlone(Protocol):
-    """A retriever whose order costs less than its scores (the ranked retriever's judge
+    """A retriever whose order costs less than its scores (the ranked retriever's reader
     scores its best pages and moves none)."""
 
     def order_only(self) -> Retriever: ...

