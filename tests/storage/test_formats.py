@@ -8,6 +8,8 @@ import docx
 import pytest
 from fpdf import FPDF
 
+from docassist.core.answering import LinkTitles
+from docassist.sources.remote import readable
 from docassist.storage import Store, index_paths
 from docassist.storage.formats import read_document
 
@@ -90,4 +92,55 @@ def test_broken_binary_documents_are_skipped_with_a_note(tmp_path: Path, name: s
     store = Store(tmp_path / "x.db")
     report = index_paths(store, [tmp_path / name])
     assert report.indexed == [] and reason in report.notes[0]
+    store.close()
+
+
+DEPLOY_PAGE = """---
+title: Deploying a service
+weight: 20
+---
+# Deploying a service
+
+<%= partial "partials/review-banner" %>
+
+## Before you deploy
+
+Ask for a review in the team channel.
+Read <%= link_to "the release runbook", "/runbooks/release.html" %> first.
+
+<% if current_page.data.internal %>
+Internal only.
+<% end %>
+"""
+
+
+def test_a_templated_markdown_tree_is_indexed_as_markdown(tmp_path: Path) -> None:
+    """GOV.UK Tech Docs Template sites keep their pages as `.html.md.erb`: Markdown with Ruby
+    tags. They are read as Markdown, the tags gone (a link keeps its text), and named by the
+    page they render; an ERB file that is not Markdown is still skipped, by name."""
+    docs = tmp_path / "source"
+    (docs / "documentation" / "guides").mkdir(parents=True)
+    (docs / "documentation" / "guides" / "deploy.html.md.erb").write_text(
+        DEPLOY_PAGE, encoding="utf-8")
+    (docs / "index.html.md.erb").write_text("# Team handbook\n\nHow we work.\n",
+                                            encoding="utf-8")
+    (docs / "layout.html.erb").write_text("<html><%= yield %></html>", encoding="utf-8")
+    store = Store(tmp_path / "x.db")
+    report = index_paths(store, [docs])
+    assert sorted(report.indexed) == ["DOC-DOCUMENTATION_GUIDES_DEPLOY", "DOC-INDEX"]
+    assert any("layout.html.erb" in note and "unsupported format .erb" in note
+               for note in report.notes)
+    page = store.document("DOC-DOCUMENTATION_GUIDES_DEPLOY")
+    assert page is not None and page.title == "Deploying a service"
+    text = " ".join(chunk.text for chunk in store.current_chunks()
+                    if chunk.document_id == page.document_id)
+    assert "Read the release runbook first." in text
+    assert "<%" not in text and "partial" not in text and "Internal only." in text
+    sections = [chunk.section for chunk in store.current_chunks()
+                if chunk.document_id == page.document_id]
+    assert "Before you deploy" in sections
+    # A link to the rendered page (`/documentation/guides/deploy.html`) finds its title.
+    assert LinkTitles(store).title("/documentation/guides/deploy.html") == (
+        "Deploying a service", None)
+    assert readable("deploy.html.md.erb") and not readable("layout.html.erb")
     store.close()

@@ -400,9 +400,11 @@ def passage_lines(hit: SearchHit, links: LinkTitles | None, limit: int = PASSAGE
 
 class LinkTitles:
     """Relative links of a page resolved to the catalog's pages by path (`../x.md`,
-    `x/` for `x/index.md`, `x` for `x.md`): their title and URL."""
+    `x/` for `x/index.md`, `x` for `x.md`, `x.html` for a Middleman page `x.html.md.erb`):
+    their title and URL."""
 
-    SUFFIXES: Final = ("", ".md", "/index.md", ".html.md", ".html", "/index.html.md")
+    SUFFIXES: Final = ("", ".md", "/index.md", ".html.md", ".html", "/index.html.md", ".md.erb",
+                       "/index.html.md.erb")
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog

@@ -136,6 +136,16 @@ def document_id_from_stem(stem: str) -> str:
     return f"DOC-{cleaned}"[:MAX_DOCUMENT_ID_CHARS]
 
 
+def page_stem(name: str) -> str:
+    """A file name without its extension; a templated Markdown page (`guide.html.md.erb`)
+    without all of them, so its id and title are those of the page it renders."""
+    lowered = name.lower()
+    for ending in (".html.md.erb", ".md.erb"):
+        if lowered.endswith(ending):
+            return name[: -len(ending)]
+    return PurePosixPath(name).stem
+
+
 def document_id_from_path(relative: PurePosixPath) -> str:
     """The id of a file at `relative` (to the indexed folder) without a front-matter id: a file
     directly in the folder keeps `DOC-<STEM>`; a nested one adds its folders, upper-cased and
@@ -143,8 +153,8 @@ def document_id_from_path(relative: PurePosixPath) -> str:
     an id, it is cut and ends in the path's hash, so two long paths still differ."""
     parts = [_id_part(folder) for folder in relative.parent.parts if _id_part(folder)]
     if not parts:
-        return document_id_from_stem(PurePosixPath(relative.name).stem)
-    whole = "DOC-" + "_".join([*parts, _id_part(PurePosixPath(relative.name).stem) or "UNTITLED"])
+        return document_id_from_stem(page_stem(relative.name))
+    whole = "DOC-" + "_".join([*parts, _id_part(page_stem(relative.name)) or "UNTITLED"])
     if len(whole) <= MAX_DOCUMENT_ID_CHARS:
         return whole
     cut = whole[: MAX_DOCUMENT_ID_CHARS - len(PATH_HASH_SUFFIX_EXAMPLE)].rstrip("-_")

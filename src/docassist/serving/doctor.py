@@ -17,7 +17,7 @@ from docassist.models.embedders import EMBEDDER_NAMES
 from docassist.models.registry import RULES
 from docassist.runtime import FIRST_INDEX_KEY
 from docassist.storage.backends import open_store, shown
-from docassist.storage.formats import SUPPORTED_SUFFIXES
+from docassist.storage.formats import SUPPORTED_SUFFIXES, format_of
 from docassist.storage.indexer import catalog_path, collect_files
 
 PING = "Reply with the single word OK."
@@ -106,7 +106,7 @@ def index_drift(settings: Settings) -> str:
     if not folder.is_dir():
         return f"no corpus folder {folder}; {len(catalog)} documents in the catalog"
     files = [file.path for file in collect_files([folder]).files
-             if file.path.suffix.lower() in SUPPORTED_SUFFIXES]
+             if format_of(file.path.name) in SUPPORTED_SUFFIXES]
     missing = changed = 0
     for path in files:
         document = catalog.get(str(catalog_path(path)))

@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import PurePosixPath
 from typing import Any, Final, TypeVar
 from urllib.parse import urljoin, urlsplit
 
@@ -39,7 +38,7 @@ from docassist.sources.limits import (
     WEB_REQUEST_ATTEMPTS,
 )
 from docassist.sources.walls import OffLimits, Origin
-from docassist.storage.formats import SUPPORTED_SUFFIXES, read_bytes
+from docassist.storage.formats import SUPPORTED_SUFFIXES, format_of, read_bytes
 from docassist.storage.roles import SourceItems
 from docassist.storage.source_rows import WebItem
 
@@ -193,13 +192,13 @@ def remote_document_id(source: str, item: str) -> str:
 
 def readable(name: str) -> bool:
     """A file of a format DocAssist reads (by its name's suffix)."""
-    return PurePosixPath(name).suffix.lower() in SUPPORTED_SUFFIXES
+    return format_of(name) in SUPPORTED_SUFFIXES
 
 
 def read_file_bytes(name: str, data: bytes) -> str:
     """A downloaded file as text with `#` headings, like an indexed file; ValueError says why
     not."""
-    return read_bytes(data, PurePosixPath(name).suffix.lower())
+    return read_bytes(data, format_of(name))
 
 
 def remote_document(text: str, *, name: str, document_id: str, url: str | None,

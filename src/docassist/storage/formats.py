@@ -20,7 +20,10 @@ from docassist.storage.limits import MAX_DOCUMENT_TEXT_CHARS, MAX_EXPANDED_BYTES
 
 TEXT_SUFFIXES: Final = frozenset({".txt", ".md", ".markdown"})
 HTML_SUFFIXES: Final = frozenset({".html", ".htm"})
-SUPPORTED_SUFFIXES: Final = TEXT_SUFFIXES | HTML_SUFFIXES | {".pdf", ".docx"}
+TEMPLATED_MARKDOWN: Final = ".md.erb"
+"""Markdown with Ruby (ERB) tags: the pages of the GOV.UK Tech Docs Template and other
+Middleman sites (`guide.html.md.erb`), which many internal handbooks are."""
+SUPPORTED_SUFFIXES: Final = TEXT_SUFFIXES | HTML_SUFFIXES | {".pdf", ".docx", TEMPLATED_MARKDOWN}
 _HTML_SKIP: Final = ("script", "style", "nav", "header", "footer", "noscript", "form")
 _HTML_SKIP_CLASSES: Final = re.compile(r"sphinxsidebar|related|footer|navigation|headerlink")
 _HTML_BLOCKS: Final = ("p", "li", "pre", "td", "th", "dt", "dd", "blockquote")
@@ -38,6 +41,28 @@ def read_text_file(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ValueError(f"not UTF-8 ({error.reason} at byte {error.start})") from error
+
+
+_ERB_LINK: Final = re.compile(r"""<%=\s*link_to\s*\(?\s*(["'])(?P<text>[^"']+)\1.*?%>""",
+                               re.DOTALL)
+_ERB_TAG: Final = re.compile(r"<%.*?%>", re.DOTALL)
+
+
+def read_templated_markdown(data: bytes) -> str:
+    """A Middleman page: Markdown once its Ruby tags are gone. A `link_to "text", …` keeps
+    its text; other tags (partials, helpers, code) render what no file holds, so they go."""
+    text = _ERB_LINK.sub(lambda match: match["text"], read_text_file(data))
+    return _ERB_TAG.sub("", text)
+
+
+def format_of(name: str) -> str:
+    """The format a file name says, as READERS keys it: its suffix, lower case, except for
+    templated Markdown, whose name ends in two (`.md.erb`)."""
+    lowered = name.lower()
+    if lowered.endswith(TEMPLATED_MARKDOWN):
+        return TEMPLATED_MARKDOWN
+    dot = lowered.rfind(".")
+    return lowered[dot:] if dot > lowered.rfind("/") and dot > 0 else ""
 
 
 def read_html(data: bytes) -> str:
@@ -184,6 +209,7 @@ def _pdf_outline(reader: Any) -> dict[int, list[str]]:
 READERS: Final[dict[str, Callable[[bytes], str]]] = {
     **dict.fromkeys(TEXT_SUFFIXES, read_text_file),
     **dict.fromkeys(HTML_SUFFIXES, read_html),
+    TEMPLATED_MARKDOWN: read_templated_markdown,
     ".docx": read_docx,
     ".pdf": read_pdf,
 }
@@ -191,13 +217,14 @@ READERS: Final[dict[str, Callable[[bytes], str]]] = {
 
 def read_document(path: Path) -> tuple[str, bytes]:
     """The document as markdown-like text, and its raw bytes; ValueError says why not."""
-    if path.suffix.lower() not in READERS:
-        raise ValueError(f"unsupported format {path.suffix or '(none)'}")
+    suffix = format_of(path.name)
+    if suffix not in READERS:
+        raise ValueError(f"unsupported format {suffix or '(none)'}")
     size = path.stat().st_size
     if size > MAX_DOCUMENT_BYTES:
         raise ValueError(f"too large ({size} bytes, limit {MAX_DOCUMENT_BYTES})")
     data = path.read_bytes()
-    return read_bytes(data, path.suffix.lower()), data
+    return read_bytes(data, suffix), data
 
 
 def read_bytes(data: bytes, suffix: str) -> str:

@@ -20,6 +20,7 @@ from docassist.core.documents import (
     ChunkSizes,
     DocumentInfo,
     document_id_from_path,
+    page_stem,
     parse_document,
     path_hash,
 )
@@ -233,7 +234,8 @@ class _Run:
         # Nested files name their path in the chunk header: a tree has many `index.md`.
         label = path.name if len(found.relative.parts) == 1 else str(found.relative)
         path_id = document_id_from_path(found.relative)
-        parsed = parse_document(label, path.stem, text, content_sha256=digest, sizes=self.sizes,
+        stem = page_stem(path.name)
+        parsed = parse_document(label, stem, text, content_sha256=digest, sizes=self.sizes,
                                 default_id=path_id)
         if not parsed.chunks:
             raise ValueError("no text to index")
@@ -250,7 +252,7 @@ class _Run:
         else:
             document_id = self._free_path_id(path_id, found.relative, source_path, previous)
             if document_id != path_id:
-                parsed = parse_document(label, path.stem, text, content_sha256=digest,
+                parsed = parse_document(label, stem, text, content_sha256=digest,
                                         sizes=self.sizes, default_id=document_id)
         if previous is not None and previous.document_id != document_id:
             self.store.remove_document(previous.document_id)  # the file now has another id
