@@ -136,14 +136,19 @@ def document_id_from_stem(stem: str) -> str:
     return f"DOC-{cleaned}"[:MAX_DOCUMENT_ID_CHARS]
 
 
+TEMPLATED_MARKDOWN: Final = ".md.erb"
+"""How the name of a Markdown page with Ruby (ERB) tags ends: the pages of the GOV.UK Tech
+Docs Template and other Middleman sites (`guide.html.md.erb`), which many internal
+handbooks are."""
+
+
 def page_stem(name: str) -> str:
     """A file name without its extension; a templated Markdown page (`guide.html.md.erb`)
     without all of them, so its id and title are those of the page it renders."""
-    lowered = name.lower()
-    for ending in (".html.md.erb", ".md.erb"):
-        if lowered.endswith(ending):
-            return name[: -len(ending)]
-    return PurePosixPath(name).stem
+    if not name.lower().endswith(TEMPLATED_MARKDOWN):
+        return PurePosixPath(name).stem
+    stem = name[: -len(TEMPLATED_MARKDOWN)]
+    return stem[: -len(".html")] if stem.lower().endswith(".html") else stem
 
 
 def document_id_from_path(relative: PurePosixPath) -> str:

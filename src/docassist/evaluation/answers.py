@@ -33,10 +33,10 @@ from docassist.core.results import TurnResult
 from docassist.evaluation.decisions import load_jsonl
 
 _PART_OF: Final = re.compile(r"\s*\(\d+/\d+\)$")
+"""A long section's chunks are labelled `Heading (2/3)`; the heading is what cases name."""
 _NAMED: Final = re.compile(r"\(([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*)\)(?=;|\.$)")
 """A page a refusal names: `Title (DOCUMENT-ID)`, then `;` or the closing full stop
 (core/answering.py), so a title's own `(API)` is not taken for it."""
-"""A long section's chunks are labelled `Heading (2/3)`; the heading is what cases name."""
 
 
 class AnswerCase(BaseModel):

@@ -15,14 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from docassist.core.documents import TEMPLATED_MARKDOWN
 from docassist.core.limits import MAX_DOCUMENT_BYTES
 from docassist.storage.limits import MAX_DOCUMENT_TEXT_CHARS, MAX_EXPANDED_BYTES
 
 TEXT_SUFFIXES: Final = frozenset({".txt", ".md", ".markdown"})
 HTML_SUFFIXES: Final = frozenset({".html", ".htm"})
-TEMPLATED_MARKDOWN: Final = ".md.erb"
-"""Markdown with Ruby (ERB) tags: the pages of the GOV.UK Tech Docs Template and other
-Middleman sites (`guide.html.md.erb`), which many internal handbooks are."""
 SUPPORTED_SUFFIXES: Final = TEXT_SUFFIXES | HTML_SUFFIXES | {".pdf", ".docx", TEMPLATED_MARKDOWN}
 _HTML_SKIP: Final = ("script", "style", "nav", "header", "footer", "noscript", "form")
 _HTML_SKIP_CLASSES: Final = re.compile(r"sphinxsidebar|related|footer|navigation|headerlink")
