@@ -27,14 +27,7 @@ CLOSEST_DOCUMENTS: Final = 3
 CLOSEST_SHARE: Final = 0.5
 """A page is named as close to an unanswered question when its score reaches this share of
 the answer threshold (below, it is no help: "the closest documents" would mislead), unless
-the retriever measures nearness apart from its score (NEAR_COSINE)."""
-NEAR_COSINE: Final = 0.25
-"""A page whose nearness (the ranked retriever's larger cosine of text and heading) reaches
-this is named as close. Not its score: that is the probability that the page *answers*,
-which is low exactly when a question's words are absent from a related page ("Jak przekazać
-dyżur?" and the incident page: 0.07 to answer, 0.30 near). Over the first held-out answer
-set's refusals, 0.25 names a page for 64 of 76, and the right one for 23 of the 26 whose
-best page was right; the demo's off-topic questions stay at or below 0.24."""
+the retriever says apart from its score whether the page is related (`SearchHit.related`)."""
 CONTINUING_SHARE: Final = 0.5
 """The share of the threshold a page the thread's last answer came from must reach."""
 PAGE_DEPTH: Final = 20
@@ -160,10 +153,10 @@ def answer_question(
 def _not_found(rag_id: str, hits: list[SearchHit], retriever: Retriever, top_k: int,
                threshold: float | None, language: i18n.Language) -> RagResult:
     """Nothing passes: said so, naming the closest pages only when they are plausibly
-    related (near in meaning, or half the threshold at least); the trace keeps the closest
-    pages either way."""
+    related (as the retriever judges it, or else half the threshold at least); the trace
+    keeps the closest pages either way."""
     related = [hit for hit in hits if (
-        hit.nearness >= NEAR_COSINE if hit.nearness is not None
+        hit.related if hit.related is not None
         else threshold is None or hit.score >= CLOSEST_SHARE * threshold)]
     closest = list(dict.fromkeys(f"{hit.document.title} ({hit.document.document_id})"
                                  for hit in related))[:CLOSEST_DOCUMENTS]

@@ -59,6 +59,25 @@ nothing however alone its page stands ("dress code for client visits" shares one
 TLS page of a seven-page corpus, where any page leads by far). A guard for small corpora, not
 a gain: on the training questions it refused 3 more (1 wrong page, 2 right), on the tune split
 none."""
+NEAR_COSINE: Final = 0.25
+"""A chunk whose nearness (the larger cosine of its text and heading) reaches this makes its
+page related to the question, named by a refusal as close. Not its score: that is the
+probability that the page *answers*, which is low exactly when a question's words are absent
+from a related page ("Jak przekazać dyżur?" and the incident page: 0.07 to answer, 0.30
+near). Over the first held-out answer set's refusals, 0.25 names a page for 64 of 76, and the
+right one for 23 of the 26 whose best page was right; the demo's off-topic questions stay at
+or below 0.24."""
+READ_RELATED: Final = -3.0
+"""A judged page the reader scores this high, for a question it read glossed (a Polish one),
+is related too, however far USE puts it: USE's cosine of a Polish question and an English
+page rarely reaches NEAR_COSINE. English questions keep USE's nearness alone, which names
+the right page for them about as often (80 of the 103 refused answerable English questions
+of the spent held-out sets 1–8, 84 with the reader too). For the 152 refused answerable
+Polish questions of those sets it names the right page for 84 instead of 74; the 122
+refused unanswerable Polish questions get 5 more pages named among them (303 against 298).
+The demo's off-topic and out-of-scope questions (a capital city, a dress code, parental
+leave) score at most −8.3 on the pages they reach, but for "Ile dni urlopu mi
+przysługuje?" on the TLS page (−3.37); −4 would name it (docs/evaluation-method.md)."""
 PROXIMITY_WINDOW: Final = 12
 """Words: two of the question's words closer than this in a chunk count as near."""
 
@@ -428,11 +447,11 @@ class RankedRetriever:
         groups = reading(ranking.documents, ranking.rank,
                          [bool(text) and in_english(text) for text in texts])
         scores = self.reader.scores(query, [texts[i] for group in groups for i in group])
+        readings = Read.of(ranking.documents, ranking.rank, groups, scores, glossed(query))
         answers = self.model.answer_probabilities(
             ranking.documents, ranking.matrix, ranking.rank,
-            judged(read, cosines, len(ranking.candidates)),
-            Read.of(ranking.documents, ranking.rank, groups, scores, glossed(query)))
-        return ranking.judged_by(cosines).hits(answers, top_k)
+            judged(read, cosines, len(ranking.candidates)), readings)
+        return ranking.judged_by(cosines).hits(answers, top_k, readings)
 
     def judged_cosines(self, query: str, ranking: Ranking) -> list[float]:
         """The judge's cosine of each of the best JUDGED_PAGES pages' leading passage."""
@@ -498,17 +517,24 @@ class Ranking:
         """The same candidates, the best pages in the judge's order (judge_order)."""
         return replace(self, leading=judge_order(self.leading, self.rank, cosines))
 
-    def hits(self, scores: npt.NDArray[np.float64], top_k: int) -> list[SearchHit]:
+    def hits(self, scores: npt.NDArray[np.float64], top_k: int,
+             read: Read | None = None) -> list[SearchHit]:
         """Each page's best chunk, best page first, then the rest by rank; every chunk of a
         page carries the score of the page's best chunk (what the answer model was
-        calibrated on), not its own."""
+        calibrated on), not its own, and is related when it is near in meaning or, for a
+        question read glossed, its page was read as related (READ_RELATED)."""
         page_scores = {self.documents[i]: float(scores[i]) for i in self.leading}
+        read_pages = {self.documents[i] for i in self.leading
+                      if read is not None and read.glossed
+                      and not np.isnan(read.scores[i]) and read.scores[i] >= READ_RELATED}
         first = set(self.leading)
         order = [int(i) for i in np.lexsort((np.arange(len(self.rank)), -self.rank))]
         rest = [i for i in order if i not in first]
         near = nearness(self.matrix)
         return [SearchHit(chunk=self.candidates[i].chunk, document=self.candidates[i].document,
-                          score=page_scores[self.documents[i]], nearness=float(near[i]))
+                          score=page_scores[self.documents[i]],
+                          related=bool(near[i] >= NEAR_COSINE)
+                          or self.documents[i] in read_pages)
                 for i in [*self.leading, *rest][:top_k]]
 
 

@@ -19,10 +19,11 @@ class SearchHit:
     chunk: Chunk
     document: DocumentInfo
     score: float
-    nearness: float | None = None
-    """How near the chunk is to the question in meaning, when the retriever measures it
-    apart from its score (the ranked retriever: the larger cosine of the chunk's text and
-    of its heading). A refusal names the pages that are near, whether or not they answer."""
+    related: bool | None = None
+    """Whether the chunk's page is plausibly related to the question, when the retriever
+    judges that apart from its score (the ranked retriever: near in meaning, or, for a
+    Polish question, read by its reader as on the question's subject). A refusal names the
+    related pages, whether or not they answer; None: the retriever does not say."""
 
 
 class Catalog(Protocol):
