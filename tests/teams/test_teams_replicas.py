@@ -86,11 +86,15 @@ class Load:
             self.acked.add((conversation, turn))
         return True
 
-    def run(self, conversations: int, turns: int, think: float = 0.0) -> None:
+    def run(self, conversations: int, turns: int, think: float = 0.0,
+            last_turns: threading.Event | None = None) -> None:
+        """`last_turns`: when given, each conversation's last turn waits until it is set."""
         def one(conversation: int) -> None:
             for turn in range(turns):
                 if (conversation, turn) in self.acked:
                     continue
+                if last_turns is not None and turn == turns - 1:
+                    last_turns.wait(SETTLE_SECONDS)
                 if not self.post(conversation, turn, redelivery=True) and not self.post(
                         conversation, turn):
                     return
@@ -172,7 +176,11 @@ def test_a_replica_killed_mid_load_loses_no_acknowledged_activity(
                 lambda port: start_replica(db_path, port, model_server.url), ports))
         victim = processes[0]
         load = Load(ports, connector)
-        loader = threading.Thread(target=load.run, args=(conversations, turns, 0.3),
+        # The last turns wait for the kill, so it is mid-load however slowly answers start
+        # (acknowledging is fast; on a busy machine every turn was acknowledged before the
+        # victim held a claim).
+        after_kill = threading.Event()
+        loader = threading.Thread(target=load.run, args=(conversations, turns, 0.3, after_kill),
                                   daemon=True)
         try:
             loader.start()
@@ -184,6 +192,7 @@ def test_a_replica_killed_mid_load_loses_no_acknowledged_activity(
             acked_at_kill = set(load.acked)
             assert len(acked_at_kill) < conversations * turns
             load.dead.add(0)
+            after_kill.set()
             loader.join(SETTLE_SECONDS)
             load.run(conversations, turns)  # the rest, to the live replica
             assert len(load.acked) == conversations * turns
