@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/answer_trials.py [--work DIR]
 
-Each trial adds columns to the answer model's features (storage/rerank.py ANSWER_FEATURES),
+Each trial adds columns to the answer model's features (storage/ranker_model.py ANSWER_FEATURES),
 refits the answer model on the five training collections exactly as `train_ranker.py train`
 does (out-of-fold rankings, the same L2), chooses the threshold on held-out sets 1 + 2 by
 `calibrate`'s rule, and prints right / wrong / refused, right − WRONG_COST × wrong and the
@@ -34,7 +34,8 @@ import numpy as np
 import train_ranker as tr
 
 from docassist.core.text import fold, stem, terms
-from docassist.storage.rerank import Question, _stems, answer_features, page_leaders
+from docassist.storage.ranker_features import Question, _stems
+from docassist.storage.ranker_model import answer_features, page_leaders
 
 QUANTITY_WINDOW = 12
 PHRASE_WINDOW = 3

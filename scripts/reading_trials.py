@@ -40,7 +40,7 @@ import numpy as np
 import train_ranker as tr
 
 from docassist.storage.judge import JUDGED_PAGES
-from docassist.storage.rerank import RankerModel, answer_features, page_leaders
+from docassist.storage.ranker_model import RankerModel, answer_features, page_leaders
 
 SPENT = {"sets 1 + 2": tr.HELD_OUT,
          **{f"set {n}": tuple(sorted(tr.HANDBOOKS.glob(f"answers_heldout{n}_*.jsonl")))

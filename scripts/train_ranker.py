@@ -1,5 +1,5 @@
-"""Train the second-stage ranker (src/docassist/storage/rerank.py) and calibrate its
-answer/refuse threshold.
+"""Train the second-stage ranker (src/docassist/storage/rerank.py; its models in
+ranker_model.py) and calibrate its answer/refuse threshold.
 
     .venv/bin/python scripts/train_ranker.py train      # fit on samples/train, write weights
     .venv/bin/python scripts/train_ranker.py calibrate  # the threshold, on two spent held-out sets
@@ -48,8 +48,8 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.storage.judge import JUDGED_PAGES, judge_text, judged
+from docassist.storage.ranker_model import Linear, Read, answer_features, page_leaders, reading
 from docassist.storage.reader import as_read, glossed, in_english
-from docassist.storage.rerank import Linear, Read, answer_features, page_leaders, reading
 
 REPO = Path(__file__).resolve().parent.parent
 TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response", "18f-guides",
@@ -196,8 +196,9 @@ def _ranker(store: Any) -> Any:
     from docassist.models.embedders import get_embedder
     from docassist.storage.dense import DenseRetriever
     from docassist.storage.judge import Judge
+    from docassist.storage.ranker_model import RankerModel
     from docassist.storage.reader import default_reader
-    from docassist.storage.rerank import RankedRetriever, RankerModel
+    from docassist.storage.rerank import RankedRetriever
     from docassist.storage.search import Bm25Retriever
 
     idle = Linear(np.zeros(1), np.ones(1), np.zeros(1))
@@ -275,7 +276,7 @@ def fit_ranking(described: list[Described]) -> Linear:
 def top_answers(items: list[Described], ranking: Linear, judge: JudgeCosines,
                 reader: ReaderScores) -> tuple[Matrix, Matrix]:
     """Per question, the top page's ANSWER_FEATURES and whether that page answers it."""
-    from docassist.storage.rerank import ANSWER_FEATURES
+    from docassist.storage.ranker_model import ANSWER_FEATURES
 
     rows, labels = [], []
     for item in items:
@@ -318,7 +319,7 @@ def fit_answering(rows: Matrix, labels: Matrix) -> Any:
     """The answer models (a RankerModel without ranking or threshold): one over every
     ANSWER_FEATURE, fitted on the pages the reader read, and one without the reader's
     features, fitted on all pages, for the pages it cannot read."""
-    from docassist.storage.rerank import ANSWER_FEATURES, UNREAD_FEATURES, RankerModel
+    from docassist.storage.ranker_model import ANSWER_FEATURES, UNREAD_FEATURES, RankerModel
 
     read = ~np.isnan(rows[:, ANSWER_FEATURES.index("reader_score")])
     unread_columns = [ANSWER_FEATURES.index(name) for name in UNREAD_FEATURES]
@@ -329,7 +330,8 @@ def fit_answering(rows: Matrix, labels: Matrix) -> Any:
 
 def train(work: Path, out: Path | None = None) -> None:
     """Fit both models and write them to `out` (the shipped weights file by default)."""
-    from docassist.storage.rerank import ANSWER_FEATURES, FEATURES, WEIGHTS_FILE
+    from docassist.storage.ranker_features import FEATURES
+    from docassist.storage.ranker_model import ANSWER_FEATURES, WEIGHTS_FILE
 
     cases = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
     described = {name: describe(work, name, [c for c in cases if c["set"] == name])
@@ -375,7 +377,7 @@ def calibrate(work: Path) -> None:
     The page counted is the most likely of the judged pages: the answering step answers
     whenever one passes (and, when several do, picks by retrieved score, which changed no
     figure on the sixth set)."""
-    from docassist.storage.rerank import WEIGHTS_FILE, RankerModel
+    from docassist.storage.ranker_model import WEIGHTS_FILE, RankerModel
 
     model = RankerModel.load()
     held = [json.loads(line) for path in HELD_OUT

@@ -14,8 +14,8 @@ import numpy as np
 from docassist.models.embedders import get_embedder
 from docassist.storage import Store
 from docassist.storage.judge import Judge, judge_text
+from docassist.storage.ranker_model import WEIGHTS_FILE
 from docassist.storage.reader import Reader, as_read
-from docassist.storage.rerank import WEIGHTS_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "train_ranker.py"

@@ -8,15 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docassist.storage.reader import (
-    MODEL_FOLDER,
-    Reader,
-    ReaderUnavailable,
-    as_read,
-    default_reader,
-    glossed,
-)
-from docassist.storage.rerank import (
+from docassist.storage.ranker_model import (
     ANSWER_FEATURES,
     READER_FEATURES,
     UNREAD_FEATURES,
@@ -24,6 +16,14 @@ from docassist.storage.rerank import (
     Read,
     logistic,
     reading,
+)
+from docassist.storage.reader import (
+    MODEL_FOLDER,
+    Reader,
+    ReaderUnavailable,
+    as_read,
+    default_reader,
+    glossed,
 )
 
 TRAINING_PAGE = Path(__file__).resolve().parents[2] / "docs" / "reader-training.md"

@@ -9,14 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from docassist.core.documents import Chunk, DocumentInfo
-from docassist.storage.rerank import (
-    FEATURES,
-    NEAR_COSINE,
-    READ_RELATED,
-    Candidate,
-    Ranking,
-    Read,
-)
+from docassist.storage.ranker_features import FEATURES, Candidate
+from docassist.storage.ranker_model import Read
+from docassist.storage.rerank import NEAR_COSINE, READ_RELATED, Ranking
 
 PAGES = ["DOC-NEAR", "DOC-READ", "DOC-FAR", "DOC-UNREAD"]
 
