@@ -147,12 +147,22 @@ def test_a_replica_killed_mid_load_loses_no_acked_event(
         sender = ReplicaSender([f"http://127.0.0.1:{port}/slack/events" for port in ports],
                                SECRET)
         run = LoadRun(conversations, turns, think_seconds=1.0)  # sending outlasts the first answers
-        loader = threading.Thread(target=send_load, args=(sender, run), daemon=True)
+        # On a busy machine answers can start after every event was acked; sending stops near
+        # the end, so the kill is mid-load anyway (the rest is sent after it).
+        near_the_end = threading.Event()
+        loader = threading.Thread(target=send_load, args=(sender, run, near_the_end),
+                                  daemon=True)
         victim = processes[0]
+
+        def mid_load() -> bool:
+            if run.acked() >= expected - conversations:
+                near_the_end.set()
+            return (len(answers(api)) >= 4 and run.acked() >= 12
+                    and claims_of(db_path, victim.pid) > 0)
+
         try:
             loader.start()
-            assert wait_for(lambda: len(answers(api)) >= 4 and run.acked() >= 12
-                            and claims_of(db_path, victim.pid) > 0)
+            assert wait_for(mid_load)
             kill_replica(victim)  # mid-load: turns running, events arriving
             assert claims_of(db_path, victim.pid) > 0  # left behind: only their lease ends
             acked_at_kill = {sent.event_id for sent in run.sent if sent.status == 200}
