@@ -61,7 +61,7 @@ def main() -> None:
     from docassist.bot.slack.app import SlackAdapter, SlackConfig
     from docassist.bot.slack.runner import make_slack_server
     from docassist.bot.slack.server import serve_in_thread
-    from docassist.core.answering import ExtractiveAnswerer
+    from docassist.core.extractive import ExtractiveAnswerer
     from docassist.core.tools import default_registry
     from docassist.core.turn import TurnEngine
     from docassist.models import ModelConfig, get_selector

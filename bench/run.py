@@ -42,7 +42,7 @@ from bolt_floor import DEFAULT_SERVER, SERVER_KINDS
 from figures import print_figures
 from synthetic import WORDS, SyntheticEmbedder, synthetic_store
 
-from docassist.core.answering import ExtractiveAnswerer
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.messages import ChatMessage, ConversationKey
 from docassist.core.ports import SearchHit
 from docassist.core.scopes import Scope

@@ -21,7 +21,7 @@ from docassist.bot.teams.server import (
     connections_for,
     make_app,
 )
-from docassist.core.answering import ExtractiveAnswerer
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.ports import Answerer, Retriever, SelectorModel
 from docassist.core.sources import Source, SourceKind
 from docassist.core.tools import ToolRegistry, default_registry

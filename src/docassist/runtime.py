@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Final
 
 from docassist.config import Settings
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError, DocAssistError, StoreClosedError
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.gaps import QuestionRecorder
 from docassist.core.ports import NULL_OBSERVER, MembershipLookup, Observer, Retriever
 from docassist.core.scoping import ScopeResolver

@@ -16,8 +16,8 @@ from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.slack.runner import make_slack_server
 from docassist.bot.slack.server import serve_in_thread
 from docassist.config import Settings
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ModelUnavailableError
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.sources import Source, SourceKind
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine

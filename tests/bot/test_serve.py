@@ -22,7 +22,7 @@ from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.teams.runner import TeamsEndpoint
 from docassist.bot.web import AppServer
 from docassist.config import Settings, TeamsSettings
-from docassist.core.answering import ExtractiveAnswerer
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.runtime import Runtime

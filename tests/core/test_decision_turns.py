@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from docassist.core import i18n
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.examples import EXAMPLES_PATH
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.learned import WEIGHTS_PATH
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine

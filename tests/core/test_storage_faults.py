@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from docassist.core import i18n
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import StorageFullError
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.messages import ChatMessage, Command
 from docassist.core.results import TurnResult
 from docassist.core.tools import ToolContext, ToolRegistry

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ToolValidationError
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.limits import MAX_RESULT_CHARS
 from docassist.core.selection import tool_catalog_version
 from docassist.core.state import ConversationState, RagResult, Source

@@ -178,7 +178,7 @@ def test_turns_of_one_conversation_are_serialized(engine: TurnEngine, store: Sto
 
 def test_version_check_across_two_stores_loses_no_turn(make_engine: EngineFactory,
                                                        store: Store) -> None:
-    from docassist.core.answering import ExtractiveAnswerer
+    from docassist.core.extractive import ExtractiveAnswerer
     from docassist.core.tools import default_registry
     from docassist.storage import Bm25Retriever
     from tests.helpers import rules_selector

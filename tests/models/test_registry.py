@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.learned import LearnedSelector
 from docassist.models import ModelConfig, get_answerer, get_model_embedder, get_selector
 from docassist.models.registry import backends

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.documents import parse_document
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.retrieval import TranslatedSearch
 from docassist.core.tools import default_registry
 from docassist.core.turn import EngineOptions, TurnEngine

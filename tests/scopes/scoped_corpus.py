@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from docassist.core.answering import ExtractiveAnswerer
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.ports import Answerer, Retriever
 from docassist.core.scoping import ScopeResolver
 from docassist.core.tools import default_registry

@@ -19,7 +19,7 @@ from docassist.bot.slack.app import SlackAdapter, SlackConfig
 from docassist.bot.slack.runner import make_slack_server
 from docassist.bot.slack.server import serve_in_thread
 from docassist.core import i18n
-from docassist.core.answering import ExtractiveAnswerer
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store

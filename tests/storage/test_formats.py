@@ -8,7 +8,7 @@ import docx
 import pytest
 from fpdf import FPDF
 
-from docassist.core.answering import LinkTitles
+from docassist.core.extractive import LinkTitles
 from docassist.sources.remote import readable
 from docassist.storage import Store, index_paths
 from docassist.storage.formats import read_document

@@ -137,7 +137,7 @@ def test_a_second_process_indexes_while_the_engine_serves(tmp_path: Path) -> Non
     import subprocess
     import sys
 
-    from docassist.core.answering import ExtractiveAnswerer
+    from docassist.core.extractive import ExtractiveAnswerer
     from docassist.core.tools import default_registry
     from docassist.core.turn import TurnEngine
     from tests.helpers import message, rules_selector

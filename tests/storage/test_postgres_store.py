@@ -15,9 +15,9 @@ import pytest
 from sqlite_utils import Database
 
 from docassist.core import i18n
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.documents import parse_document
 from docassist.core.errors import StorageUnavailableError
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.models.embedders import get_embedder

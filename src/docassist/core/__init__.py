@@ -35,7 +35,8 @@ The turn
     examples     a model selector's worked examples: the nearest labelled bank messages
     tools        the tool catalog and the guarded executor (at most one attempt per turn)
     retrieval    searching a question with its translations
-    answering    the answer from the best page's passage, and the citation check
+    answering    retrieval, the answer and the citation check; a refusal's named pages
+    extractive   the `rules` answerer: the best page's passage, or a procedure's steps
     passages     a page's passage as replies show it (lists as lists, links as titles)
     procedure    the consecutive steps of a how-to document
     documents    documents and chunks: front matter, chunking, stable ids

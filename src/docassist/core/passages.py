@@ -40,6 +40,11 @@ _BLOCK_TAG: Final = re.compile(r"^\s*(?:\{%-?\s*(?:end)?\w+[^%]*%\}|<%.*?%>)\s*$
 _ITEM: Final = re.compile(r"^\s*(?:• |\d+\. )")
 
 
+def chunk_body(text: str) -> str:
+    """The chunk text without its `file | version=X | Section` header line."""
+    return text.split("\n", 1)[1] if "\n" in text else text
+
+
 @dataclass(frozen=True)
 class Passage:
     """The passage's lines in reply conventions, ready to join with newlines."""

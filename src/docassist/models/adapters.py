@@ -9,8 +9,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from docassist.core.answering import chunk_body
 from docassist.core.errors import ModelResponseError
+from docassist.core.passages import chunk_body
 from docassist.core.ports import ExampleSource, Reading, SearchHit
 from docassist.core.selection import PROMPT_RULES, SelectionRequest, build_prompt, decision_schema
 from docassist.models.base import ChatModel, Message

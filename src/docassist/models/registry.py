@@ -17,9 +17,9 @@ from typing import Final
 
 import httpx
 
-from docassist.core.answering import ExtractiveAnswerer
 from docassist.core.errors import ConfigurationError
 from docassist.core.examples import BankExamples
+from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.learned import LearnedSelector
 from docassist.core.ports import NULL_OBSERVER, Answerer, Embedder, Observer, SelectorModel
 from docassist.models.adapters import ModelAnswerer, ModelEmbedder, ModelSelector

@@ -1,0 +1,201 @@
+"""The `rules` answerer (ExtractiveAnswerer): which passage of the best page answers, and
+how it is laid out as a passage or as a procedure's steps."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from docassist.core import i18n, passages
+from docassist.core.documents import TEMPLATED_MARKDOWN
+from docassist.core.learned import without_context
+from docassist.core.limits import MIN_SHARED_WORDS, PASSAGE_CHARS, STEP_CHARS
+from docassist.core.passages import chunk_body
+from docassist.core.ports import Catalog, Embedder, SearchHit
+from docassist.core.procedure import is_step, procedure_window
+from docassist.core.statuses import language_of
+from docassist.core.text import sentences, stems
+
+
+class ExtractiveAnswerer:
+    """The `rules` answerer: the passage of the best page that answers, in its own words and
+    order (core/passages.py) — for a how-to question its steps in order; for a how many /
+    when / who question the line holding the fact first. Never sentences from several pages.
+    """
+
+    backend = "rules"
+    model: str | None = None
+    can_stream = False
+
+    def __init__(self, embedder: Embedder | None = None,
+                 catalog: Catalog | None = None) -> None:
+        self.embedder = embedder
+        """When no line shares a word with the question (a Polish question over an English
+        page), the line nearest to it in this embedding space holds the fact."""
+        self.catalog = catalog
+        """Where relative links are looked up, to name the linked page (and its URL)."""
+
+    def compose_stream(self, question: str, hits: list[SearchHit], language: str
+                       ) -> Iterator[str]:
+        """Not a streaming answerer (`can_stream` is False): the whole answer as one piece."""
+        yield self.compose(question, hits, language)
+
+    def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
+        by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}
+        steps = procedure_window(question, hits, by_id.get)
+        links = LinkTitles(self.catalog) if self.catalog is not None else None
+        own = without_context(question)  # a follow-up's own words pick the section
+        best = self._best_passage(own, hits)
+        # Steps across sections answer a how-to, unless a prose section is headed by the
+        # question itself ("Jak zgłosić incydent": that section answers, not the page's lists
+        # of priorities), or a follow-up names the step it asks about ("Jak sprawdzić jej
+        # stan?"); one step section is its own passage.
+        names_a_step = own != question and _headed_by(own, best)
+        if len(steps) > 1 and not names_a_step and (
+                is_step(best.chunk) or not _headed_by(question, best)):
+            return compose_procedure(steps, language_of(language), links)
+        return self._passage(question, best, language_of(language), links)
+
+    def _best_passage(self, question: str, hits: list[SearchHit]) -> SearchHit:
+        """Of the best page's retrieved chunks, the one that covers the question most (a
+        follow-up about expiry is answered from the section on expiry, not from the page's
+        best-ranked one): the share of the question's words it holds plus, with an
+        embedder, its nearness in meaning (across languages)."""
+        page = [hit for hit in hits if hit.document.document_id == hits[0].document.document_id]
+        if len(page) == 1:
+            return page[0]
+        wanted = stems(question)
+        shared = [len(wanted & stems(f"{hit.chunk.section} {chunk_body(hit.chunk.text)}"))
+                  for hit in page]
+        # One shared word (a name such as `tls`) says little; a heading that names the
+        # question's words says most ("Jak zgłosić incydent"); the retriever's order a bit.
+        headed = [len(wanted & stems(hit.chunk.section)) / max(len(wanted), 1) for hit in page]
+        scores = [(n / len(wanted) if n >= MIN_SHARED_WORDS else 0.0) + heading
+                  + RANK_PRIOR / rank
+                  for rank, (n, heading) in enumerate(zip(shared, headed, strict=True), 1)]
+        if self.embedder is not None:  # the nearest sentence speaks for its chunk
+            texts = [sentences(chunk_body(hit.chunk.text))[:PASSAGE_SENTENCES] or [""]
+                     for hit in page]
+            flat = [sentence for chunk in texts for sentence in chunk]
+            nearness = self.embedder.embed_passages(flat) @ self.embedder.embed_queries(
+                [question])[0]
+            start = 0
+            for position, chunk in enumerate(texts):
+                scores[position] += float(nearness[start:start + len(chunk)].max())
+                start += len(chunk)
+        return page[scores.index(max(scores))]
+
+    def _passage(self, question: str, hit: SearchHit, language: i18n.Language,
+                 links: LinkTitles | None) -> str:
+        lines = passage_lines(hit, links)
+        cite = f" [{hit.chunk.chunk_id}]"
+        intro = i18n.text("answer_passage_intro", language, title=hit.document.title,
+                          section=section_name(hit))
+        fact = self._fact(question, lines) if asks_for_a_fact(question) else None
+        body = "\n".join(lines) + cite
+        if fact is None or lines[0].startswith(fact):
+            return f"{intro}\n{body}"
+        return f"{fact}{cite}\n\n{intro}\n{body}"
+
+    def _fact(self, question: str, lines: list[str]) -> str | None:
+        """The sentence that holds what a how many / when / who question asks: the most of
+        the question's words, else (another language) the nearest in meaning."""
+        candidates = [sentence for line in lines
+                      if not line.rstrip().endswith(":") and not line.startswith("```")
+                      for sentence in sentences(line.lstrip("•0123456789. "))]
+        if not candidates:
+            return None
+        wanted = stems(question)
+        overlap = [len(wanted & stems(line)) for line in candidates]
+        if max(overlap) >= MIN_SHARED_WORDS or self.embedder is None:
+            return candidates[overlap.index(max(overlap))] if max(overlap) else None
+        vectors = self.embedder.embed_passages(candidates)
+        similarity = vectors @ self.embedder.embed_queries([question])[0]
+        return candidates[int(similarity.argmax())]
+
+
+_FACT_QUESTION: Final = re.compile(
+    r"\b(?:how\s+(?:many|much|long|often|far|soon)|when|who|whom|which|what\s+time|"
+    r"what\s+is\s+the\s+(?:limit|deadline|number|rate|address|email)|"
+    r"ile|kiedy|kto|kogo|komu|jak\s+(?:długo|dlugo|często|czesto)|o\s+której|"
+    r"do\s+kiedy|od\s+kiedy|który|która|które|jaki\s+jest|jaka\s+jest)\b",
+    re.IGNORECASE)
+
+
+RANK_PRIOR: Final = 0.05
+"""What the retriever's order adds when choosing the page's passage (1st: this, 2nd: half)."""
+HEADING_MATCH: Final = 0.5
+"""A section whose heading holds this share of the question's words is what it asks about."""
+PASSAGE_SENTENCES: Final = 12
+"""Sentences of each candidate chunk compared with the question when choosing the passage."""
+
+
+def _headed_by(question: str, hit: SearchHit) -> bool:
+    wanted = stems(question)
+    return bool(wanted) and len(wanted & stems(hit.chunk.section)) >= HEADING_MATCH * len(wanted)
+
+
+def asks_for_a_fact(question: str) -> bool:
+    """How many / how long / when / who (and their Polish forms): one line holds it."""
+    return bool(_FACT_QUESTION.search(question))
+
+
+def section_name(hit: SearchHit) -> str:
+    return hit.chunk.section or hit.document.title
+
+
+def passage_lines(hit: SearchHit, links: LinkTitles | None, limit: int = PASSAGE_CHARS
+                  ) -> list[str]:
+    """The chunk's passage in reply conventions, cut after whole lines at about `limit`
+    characters (the cut is said: the source holds the rest)."""
+    lines = passages.render(chunk_body(hit.chunk.text), hit.document.source_path,
+                            links.title if links is not None else None).lines
+    kept: list[str] = []
+    for line in lines:
+        if kept and sum(map(len, kept)) + len(line) > limit:
+            kept.append("…")
+            break
+        kept.append(line)
+    return kept or [" ".join(chunk_body(hit.chunk.text).split())[:limit]]
+
+
+class LinkTitles:
+    """Relative links of a page resolved to the catalog's pages by path (`../x.md`,
+    `x/` for `x/index.md`, `x` for `x.md`, `x.html` for a Middleman page `x.html.md.erb`):
+    their title and URL."""
+
+    SUFFIXES: Final = ("", ".md", "/index.md", ".html.md", ".html", "/index.html.md",
+                       TEMPLATED_MARKDOWN, f"/index.html{TEMPLATED_MARKDOWN}")
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._by_path: dict[str, tuple[str, str | None]] | None = None
+
+    def title(self, target: str) -> tuple[str, str | None] | None:
+        if self._by_path is None:
+            self._by_path = {d.source_path.replace("\\", "/"): (d.title, d.url)
+                             for d in self.catalog.documents()}
+        wanted = target.rstrip("/")
+        for suffix in self.SUFFIXES:
+            path = wanted + suffix
+            if path in self._by_path:
+                return self._by_path[path]
+            found = [value for key, value in self._by_path.items()
+                     if key.endswith("/" + path.lstrip("./"))]
+            if len(found) == 1:
+                return found[0]
+        return None
+
+
+def compose_procedure(steps: list[SearchHit], language: i18n.Language,
+                      links: LinkTitles | None = None) -> str:
+    """A procedure across sections: one numbered step per section, in order, each cited (a
+    one-section procedure is its passage, lists as its own lists)."""
+    intro = i18n.text("answer_procedure_intro", language, title=steps[0].document.title)
+    numbered = []
+    for n, hit in enumerate(steps, start=1):
+        text = " ".join(line.lstrip("•0123456789. ") if line[:1] in "•0123456789" else line
+                        for line in passage_lines(hit, links, STEP_CHARS))
+        numbered.append(f"{n}. {hit.chunk.section}: {text} [{hit.chunk.chunk_id}]")
+    return "\n".join([intro, *numbered])
