@@ -10,8 +10,8 @@ and each set is counted as the product answers: of the judged pages, the one mos
 answer. It prints right / answerable, wrong / answered, unanswerable answered and
 right − WRONG_COST × wrong per set and language, the answer AUC per set, the cost summed over
 sets 3–6 and over sets 7–8, and the best cost over sets 3–8 at any one threshold (an oracle:
-it says whether any threshold would have gained). Sets 9 and 10 are never read
-(set 9 was scored once after these trials; set 10 waits).
+it says whether any threshold would have gained). Sets 9, 10 and 11 are never read
+(sets 9 and 10 were scored once after these trials; set 11 waits).
 
 Trials (docs/evaluation-method.md, "Trials of the eighth set's stop"):
 - `--reader-input`: what the reader reads of a chunk. The product hands it the page title,
