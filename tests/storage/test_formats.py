@@ -144,3 +144,37 @@ def test_a_templated_markdown_tree_is_indexed_as_markdown(tmp_path: Path) -> Non
         "Deploying a service", None)
     assert readable("deploy.html.md.erb") and not readable("layout.html.erb")
     store.close()
+
+
+SUPPORT_PAGE = """---
+title: Support
+---
+
+# <%= current_page.data.title %>
+
+## <%= partial "partials/banner" %>
+
+## Helpdesk
+For general queries call 0300 1234 888.
+
+```bash
+#
+make support
+```
+"""
+
+
+def test_a_templated_page_is_headed_by_its_own_title_and_no_heading_is_left_empty(
+        tmp_path: Path) -> None:
+    """Tech Docs Template pages head themselves `# <%= current_page.data.title %>`: that is
+    the front matter's title, not an empty `#` that became a chunk of its own; a heading
+    holding only a partial goes; a `#` line inside code stays."""
+    (tmp_path / "support.html.md.erb").write_text(SUPPORT_PAGE, encoding="utf-8")
+    store = Store(tmp_path / "x.db")
+    index_paths(store, [tmp_path])
+    chunks = [chunk for chunk in store.current_chunks() if chunk.document_id == "DOC-SUPPORT"]
+    bodies = [chunk.text.split("\n", 1)[-1].strip() for chunk in chunks]
+    assert all(body.strip("# \n") for body in bodies), bodies  # no chunk is only a `#`
+    assert [chunk.section for chunk in chunks] == ["Helpdesk"]
+    assert "0300 1234 888" in bodies[0] and "#\nmake support" in bodies[0]
+    store.close()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from docassist.core.documents import TEMPLATED_MARKDOWN
+from docassist.core.documents import TEMPLATED_MARKDOWN, split_front_matter
 from docassist.core.limits import MAX_DOCUMENT_BYTES
 from docassist.storage.limits import MAX_DOCUMENT_TEXT_CHARS, MAX_EXPANDED_BYTES
 
@@ -44,13 +44,25 @@ def read_text_file(data: bytes) -> str:
 _ERB_LINK: Final = re.compile(r"""<%=\s*link_to\s*\(?\s*(["'])(?P<text>[^"']+)\1.*?%>""",
                                re.DOTALL)
 _ERB_TAG: Final = re.compile(r"<%.*?%>", re.DOTALL)
+_ERB_PAGE_DATA: Final = re.compile(r"<%=\s*current_page\.data\.(?P<key>\w+)\s*%>")
+_EMPTY_HEADING: Final = re.compile(r"#{1,6}[ \t]*")
 
 
 def read_templated_markdown(data: bytes) -> str:
     """A Middleman page: Markdown once its Ruby tags are gone. A `link_to "text", …` keeps
-    its text; other tags (partials, helpers, code) render what no file holds, so they go."""
-    text = _ERB_LINK.sub(lambda match: match["text"], read_text_file(data))
-    return _ERB_TAG.sub("", text)
+    its text and `current_page.data.KEY` renders the page's own front matter (Tech Docs
+    Template pages head themselves `# <%= current_page.data.title %>`); other tags
+    (partials, helpers, code) render what no file holds, so they go, and so does a heading
+    they leave empty (it made a chunk holding only `#`)."""
+    text = read_text_file(data)
+    meta = split_front_matter(text)[0]
+
+    def rendered(erb: str) -> str:
+        erb = _ERB_PAGE_DATA.sub(lambda match: meta.get(match["key"].lower(), ""), erb)
+        return _ERB_TAG.sub("", _ERB_LINK.sub(lambda match: match["text"], erb))
+
+    return rendered("\n".join(line for line in text.split("\n") if not (
+        "<%" in line and _EMPTY_HEADING.fullmatch(rendered(line)))))
 
 
 def format_of(name: str) -> str:
