@@ -172,9 +172,8 @@ class Ranking:
         calibrated on), not its own, and is related when it is near in meaning or, for a
         question read glossed, its page was read as related (READ_RELATED)."""
         page_scores = {self.documents[i]: float(scores[i]) for i in self.leading}
-        read_pages = {self.documents[i] for i in self.leading
-                      if read is not None and read.glossed
-                      and not np.isnan(read.scores[i]) and read.scores[i] >= READ_RELATED}
+        read_pages = set() if read is None or not read.glossed else {
+            self.documents[i] for i in self.leading if read.scores[i] >= READ_RELATED}
         first = set(self.leading)
         order = [int(i) for i in np.lexsort((np.arange(len(self.rank)), -self.rank))]
         rest = [i for i in order if i not in first]
