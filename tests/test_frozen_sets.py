@@ -48,7 +48,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout10_dfe.jsonl",
             "public/handbooks/answers_heldout10_opg.jsonl",
             "public/handbooks/answers_heldout11_das.jsonl",
-            "public/handbooks/answers_heldout11_paas.jsonl"} <= names
+            "public/handbooks/answers_heldout11_paas.jsonl",
+            "public/handbooks/answers_heldout12_opseng.jsonl",
+            "public/handbooks/answers_heldout12_tdr.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
