@@ -227,7 +227,7 @@ def ranked_engine_over(make_engine: EngineFactory, store: Store, *folders: Path)
     return make_engine(
         retriever=RankedRetriever(Bm25Retriever(store), DenseRetriever(store, embedder),
                                   Judge(get_embedder("e5")), default_reader()),
-        answerer=ExtractiveAnswerer(embedder, catalog=store))
+        answerer=ExtractiveAnswerer(embedder, catalog=store, reader=default_reader()))
 
 
 @pytest.fixture

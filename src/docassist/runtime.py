@@ -94,8 +94,9 @@ def open_runtime(settings: Settings, record_path: Path | None = None,
     selector = get_selector(settings.model, config, settings.embedder)
     answerer = get_answerer(settings.answer_model or settings.model, config, settings.embedder)
     store = open_store(settings.db, save_raw=settings.save_raw)
-    if isinstance(answerer, ExtractiveAnswerer):  # names the pages a passage links to
+    if isinstance(answerer, ExtractiveAnswerer):  # names linked pages, reads the page's sections
         answerer.catalog = store
+        answerer.reader = default_reader()
     retrievers, default = build_retrievers(store, settings, config)
     shadow = (get_selector(settings.shadow_model, config, settings.embedder)
               if settings.shadow_model else None)

@@ -34,6 +34,7 @@ class InventingAnswerer:
     backend = "inventing"
     model: str | None = None
     can_stream = False
+    reads_whole_page = False
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
         return f"Do this [{hits[0].chunk.chunk_id}] and that [{FOREIGN}]."

@@ -13,7 +13,7 @@ from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.limits import SNIPPET_CHARS
 from docassist.core.passages import chunk_body
 from docassist.core.ports import Answerer, Catalog, Retriever, SearchHit
-from docassist.core.procedure import best_document_hit, procedure_window
+from docassist.core.procedure import best_document_hit, page_sections, procedure_window
 from docassist.core.state import RagResult, Source
 
 _CITATION_WITH_SPACE: Final = re.compile(r"[ \t]?" + CITATION.pattern)
@@ -26,6 +26,9 @@ CONTINUING_SHARE: Final = 0.5
 """The share of the threshold a page the thread's last answer came from must reach."""
 PAGE_DEPTH: Final = 20
 """Hits asked for: enough that the best page's other retrieved chunks come along."""
+WHOLE_PAGE_SECTIONS: Final = 40
+"""Sections of the page answered from that an answerer reading the whole page is given at
+most (each is read, ~10 ms); a longer page gives it the retrieved sections only."""
 
 
 def to_source(hit: SearchHit) -> Source:
@@ -108,7 +111,14 @@ def answer_question(
                   for hit in window]
         in_window = {hit.chunk.chunk_id for hit in window}
         kept = window + [hit for hit in kept if hit.chunk.chunk_id not in in_window]
-    retrieved_ids = {hit.chunk.chunk_id for hit in kept}
+    # An answerer that chooses the passage itself reads the page's other sections too (a
+    # follow-up's section is often one retrieval ranked below other pages).
+    given = kept
+    if answerer.reads_whole_page and kept[0].document.chunk_count <= WHOLE_PAGE_SECTIONS:
+        found = {hit.chunk.chunk_id for hit in kept}
+        given = kept + [hit for hit in page_sections(kept[0], kept, catalog.chunk)
+                        if hit.chunk.chunk_id not in found]
+    retrieved_ids = {hit.chunk.chunk_id for hit in given}
     if on_partial is not None and answerer.can_stream:
         deltas: list[str] = []
 
@@ -117,13 +127,16 @@ def answer_question(
                 deltas.append(delta)
                 yield delta
 
-        streamed = answerer.compose_stream(question, kept, language)
+        streamed = answerer.compose_stream(question, given, language)
         for sentence in release_sentences(collect(streamed), retrieved_ids, drop_uncited=True):
             on_partial(sentence)
         draft = "".join(deltas)
     else:
-        draft = answerer.compose(question, kept, language)
+        draft = answerer.compose(question, given, language)
     answer, warnings = _checked_answer(draft, retrieved_ids, answerer, language)
+    # The sources are the retrieved sections and any other section the answer quotes.
+    cited = set(CITATION.findall(answer))
+    kept += [hit for hit in given[len(kept):] if hit.chunk.chunk_id in cited]
     return RagResult(
         rag_id=rag_id,
         status="answered",

@@ -12,7 +12,7 @@ from docassist.core.documents import TEMPLATED_MARKDOWN
 from docassist.core.learned import without_context
 from docassist.core.limits import MIN_SHARED_WORDS, PASSAGE_CHARS, STEP_CHARS
 from docassist.core.passages import chunk_body
-from docassist.core.ports import Catalog, Embedder, SearchHit
+from docassist.core.ports import Catalog, Embedder, PassageReader, SearchHit
 from docassist.core.procedure import is_step, procedure_window
 from docassist.core.statuses import language_of
 from docassist.core.text import sentences, stems
@@ -27,14 +27,19 @@ class ExtractiveAnswerer:
     backend = "rules"
     model: str | None = None
     can_stream = False
+    reads_whole_page = True
 
-    def __init__(self, embedder: Embedder | None = None,
-                 catalog: Catalog | None = None) -> None:
+    def __init__(self, embedder: Embedder | None = None, catalog: Catalog | None = None,
+                 reader: PassageReader | None = None) -> None:
         self.embedder = embedder
         """When no line shares a word with the question (a Polish question over an English
         page), the line nearest to it in this embedding space holds the fact."""
         self.catalog = catalog
         """Where relative links are looked up, to name the linked page (and its URL)."""
+        self.reader = reader
+        """Reads the question against each section of the page: the one it reads as
+        answering weighs most. Without it (or on a page it cannot read) only the sections
+        retrieval returned are considered."""
 
     def compose_stream(self, question: str, hits: list[SearchHit], language: str
                        ) -> Iterator[str]:
@@ -42,8 +47,10 @@ class ExtractiveAnswerer:
         yield self.compose(question, hits, language)
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
-        by_id = {hit.chunk.chunk_id: hit.chunk for hit in hits}
-        steps = procedure_window(question, hits, by_id.get)
+        # A procedure is chosen among the retrieved sections (the page's others carry 0).
+        retrieved = [hit for hit in hits if hit.score > 0] or hits
+        by_id = {hit.chunk.chunk_id: hit.chunk for hit in retrieved}
+        steps = procedure_window(question, retrieved, by_id.get)
         links = LinkTitles(self.catalog) if self.catalog is not None else None
         own = without_context(question)  # a follow-up's own words pick the section
         best = self._best_passage(own, hits)
@@ -58,11 +65,17 @@ class ExtractiveAnswerer:
         return self._passage(question, best, language_of(language), links)
 
     def _best_passage(self, question: str, hits: list[SearchHit]) -> SearchHit:
-        """Of the best page's retrieved chunks, the one that covers the question most (a
-        follow-up about expiry is answered from the section on expiry, not from the page's
-        best-ranked one): the share of the question's words it holds plus, with an
-        embedder, its nearness in meaning (across languages)."""
+        """Of the best page's sections, the one that covers the question most (a follow-up
+        about expiry is answered from the section on expiry, not from the page's best-ranked
+        one): the share of the question's words it holds plus, with an embedder, its
+        nearness in meaning (across languages) plus, with a reader that reads every section,
+        how well it reads as answering; retrieval's choice counts for a little."""
         page = [hit for hit in hits if hit.document.document_id == hits[0].document.document_id]
+        read = self.reader.read(question, page) if self.reader is not None else []
+        readings = [score for score in read if score is not None]
+        if len(readings) < len(page):  # unread: the retrieved sections only, as retrieved
+            page = [hit for hit in page if hit.score > 0] or page
+            readings = [0.0] * len(page)
         if len(page) == 1:
             return page[0]
         wanted = stems(question)
@@ -72,8 +85,10 @@ class ExtractiveAnswerer:
         # question's words says most ("Jak zgłosić incydent"); the retriever's order a bit.
         headed = [len(wanted & stems(hit.chunk.section)) / max(len(wanted), 1) for hit in page]
         scores = [(n / len(wanted) if n >= MIN_SHARED_WORDS else 0.0) + heading
-                  + RANK_PRIOR / rank
-                  for rank, (n, heading) in enumerate(zip(shared, headed, strict=True), 1)]
+                  + RANK_PRIOR / rank + READ_WEIGHT * reading
+                  + (RETRIEVED_PRIOR if hit.score > 0 else 0.0)
+                  for rank, (n, heading, reading, hit)
+                  in enumerate(zip(shared, headed, readings, page, strict=True), 1)]
         if self.embedder is not None:  # the nearest sentence speaks for its chunk
             texts = [sentences(chunk_body(hit.chunk.text))[:PASSAGE_SENTENCES] or [""]
                      for hit in page]
@@ -125,6 +140,12 @@ _FACT_QUESTION: Final = re.compile(
 
 RANK_PRIOR: Final = 0.05
 """What the retriever's order adds when choosing the page's passage (1st: this, 2nd: half)."""
+READ_WEIGHT: Final = 0.2
+"""What each point of the reader's score (a logit, about -10..10) adds when choosing the
+page's passage: reading it as answering (+5) outweighs sharing every question word (1)."""
+RETRIEVED_PRIOR: Final = 0.2
+"""What a section retrieval returned adds over the page's others (docs/evaluation-method.md:
+both weights were chosen on three spent collections' right pages and checked on seven)."""
 HEADING_MATCH: Final = 0.5
 """A section whose heading holds this share of the question's words is what it asks about."""
 PASSAGE_SENTENCES: Final = 12

@@ -100,6 +100,21 @@ def _sibling_id(chunk_id: str, ordinal: int) -> str | None:
     return f"{match.group('prefix')}-{ordinal:04d}" if match else None
 
 
+def page_sections(top: SearchHit, hits: list[SearchHit],
+                  chunk: Callable[[str], Chunk | None]) -> list[SearchHit]:
+    """Every section of `top`'s page in document order, with its score among `hits`; a
+    section retrieval did not return is looked up with `chunk` and carries score 0."""
+    scores = {hit.chunk.chunk_id: hit.score for hit in hits
+              if hit.document.document_id == top.document.document_id}
+    sections: list[SearchHit] = []
+    for ordinal in range(top.document.chunk_count + 1):
+        chunk_id = _sibling_id(top.chunk.chunk_id, ordinal)
+        found = chunk(chunk_id) if chunk_id else None
+        if found is not None:
+            sections.append(SearchHit(found, top.document, scores.get(found.chunk_id, 0.0)))
+    return sections
+
+
 def procedure_window(
     question: str, hits: list[SearchHit], chunk: Callable[[str], Chunk | None]
 ) -> list[SearchHit]:
@@ -110,14 +125,7 @@ def procedure_window(
     if not hits or not is_how_to(question):
         return []
     top = best_document_hit(question, hits)
-    scores = {hit.chunk.chunk_id: hit.score for hit in hits
-              if hit.document.document_id == top.document.document_id}
-    sections: list[SearchHit] = []
-    for ordinal in range(top.document.chunk_count + 1):
-        chunk_id = _sibling_id(top.chunk.chunk_id, ordinal)
-        found = chunk(chunk_id) if chunk_id else None
-        if found is not None:
-            sections.append(SearchHit(found, top.document, scores.get(found.chunk_id, 0.0)))
+    sections = page_sections(top, hits, chunk)
     if _names_the_whole_document(question, top.document.title):
         return _from_the_first_step(sections)
     best: tuple[float, int, int] | None = None

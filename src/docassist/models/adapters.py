@@ -74,6 +74,7 @@ class ModelAnswerer:
         self.backend = model.backend
         self.model: str | None = model.model
         self.can_stream = True
+        self.reads_whole_page = False  # the retrieved sections keep the prompt short
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str:
         return self.chat_model.chat(answer_messages(question, hits, language))

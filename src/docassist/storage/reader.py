@@ -27,7 +27,9 @@ from typing import Any, Final
 import numpy as np
 
 from docassist.core.i18n.detection import detect_language
+from docassist.core.ports import SearchHit
 from docassist.storage.glossary import default_glossary
+from docassist.storage.judge import judge_text
 
 MODEL_FOLDER: Final = Path(__file__).with_name("reader_model")
 READ_TOKENS: Final = 256
@@ -69,6 +71,14 @@ class Reader:
                 while len(self.kept) > self.size:
                     self.kept.popitem(last=False)
         return [found[passage] for passage in passages]
+
+    def read(self, question: str, hits: Sequence[SearchHit]) -> list[float | None]:
+        """PassageReader: each hit's passage as the ranker reads it (title and text, so what
+        ranking read is not read again); None for one not in English."""
+        texts = [judge_text(hit.document.title, hit.chunk.text) for hit in hits]
+        readable = [text for text in texts if in_english(text)]
+        found = dict(zip(readable, self.scores(question, readable), strict=True))
+        return [found.get(text) for text in texts]
 
     def _run(self, question: str, passages: list[str]) -> list[float]:
         """One pair a run: the model quantizes its activations per run, so a pair scored in a

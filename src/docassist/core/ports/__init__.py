@@ -55,6 +55,7 @@ from docassist.core.ports.search import (
     Catalog,
     DocumentIndex,
     Embedder,
+    PassageReader,
     Retriever,
     SearchHit,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "NoGroups",
     "NullObserver",
     "Observer",
+    "PassageReader",
     "PostedReplies",
     "QuestionLog",
     "QuestionTrace",

@@ -104,6 +104,10 @@ class Answerer(Protocol):
     """The model behind it, for the traces; None when no model writes (extractive)."""
     can_stream: bool
     """True when `compose_stream` yields the answer as it is written; only then is it called."""
+    reads_whole_page: bool
+    """True when it chooses the passage itself from every section of the page it answers
+    from (the sections retrieval did not return carry score 0); False: it is given only the
+    retrieved ones (a model's prompt stays short)."""
 
     def compose(self, question: str, hits: list[SearchHit], language: str) -> str: ...
 

@@ -1,7 +1,9 @@
-"""The seams of search: the catalog, the indexer's view of it, retrievers and embedders."""
+"""The seams of search: the catalog, the indexer's view of it, retrievers, embedders and the
+passage reader."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -73,3 +75,12 @@ class Embedder(Protocol):
     def embed_queries(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
 
     def embed_passages(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
+
+
+class PassageReader(Protocol):
+    """A model that reads a question against passages and says how well each answers it."""
+
+    def read(self, question: str, hits: Sequence[SearchHit]) -> list[float | None]:
+        """One score per hit (a logit: above 0, the passage reads as answering); None for a
+        passage the model cannot read (not in a language it reads)."""
+        ...
