@@ -136,13 +136,13 @@ def answer_question(
     answer, warnings = _checked_answer(draft, retrieved_ids, answerer, language)
     # The sources are the retrieved sections and any other section the answer quotes.
     cited = set(CITATION.findall(answer))
-    kept += [hit for hit in given[len(kept):] if hit.chunk.chunk_id in cited]
+    shown = kept + [hit for hit in given[len(kept):] if hit.chunk.chunk_id in cited]
     return RagResult(
         rag_id=rag_id,
         status="answered",
         answer=answer,
-        sources=[to_source(hit) for hit in kept],
-        retrieved_chunk_ids=[hit.chunk.chunk_id for hit in kept],
+        sources=[to_source(hit) for hit in shown],
+        retrieved_chunk_ids=[hit.chunk.chunk_id for hit in shown],
         warnings=warnings,
         retriever=retriever.name,
         top_k=top_k,
