@@ -50,7 +50,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout11_das.jsonl",
             "public/handbooks/answers_heldout11_paas.jsonl",
             "public/handbooks/answers_heldout12_opseng.jsonl",
-            "public/handbooks/answers_heldout12_tdr.jsonl"} <= names
+            "public/handbooks/answers_heldout12_tdr.jsonl",
+            "public/handbooks/answers_heldout13_hackney.jsonl",
+            "public/handbooks/answers_heldout13_iceland.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
