@@ -71,6 +71,8 @@ class ExtractiveAnswerer:
         nearness in meaning (across languages) plus, with a reader that reads every section,
         how well it reads as answering; retrieval's choice counts for a little."""
         page = [hit for hit in hits if hit.document.document_id == hits[0].document.document_id]
+        if len(page) == 1:  # nothing to choose: nothing to read
+            return page[0]
         read = self.reader.read(question, page) if self.reader is not None else []
         readings = [score for score in read if score is not None]
         if len(readings) < len(page):  # unread: the retrieved sections only, as retrieved
