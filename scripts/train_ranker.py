@@ -49,7 +49,7 @@ import numpy.typing as npt
 
 from docassist.storage.judge import JUDGED_PAGES, judge_text, judged
 from docassist.storage.ranker_model import Linear, Read, answer_features, page_leaders, reading
-from docassist.storage.reader import as_read, glossed, in_english
+from docassist.storage.reader import as_read, as_read_passage, glossed
 
 REPO = Path(__file__).resolve().parent.parent
 TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response", "18f-guides",
@@ -161,15 +161,21 @@ class ReaderScores(KeptScores):
 
     def read(self, item: Described, rank: Matrix) -> Read:
         """What the reader makes of the best JUDGED_PAGES pages (rerank.reading())."""
-        groups = reading(item.documents, rank,
-                         [in_english(text) for _, text in item.passages])
-        # What the model reads of a Polish question changes with the glossaries: keyed by it.
+        passages = [as_read_passage(text) for _, text in item.passages]
+        groups = reading(item.documents, rank, [p is not None for p in passages])
+        # What the model reads of a Polish question or passage changes with the glossaries:
+        # keyed by it.
         asked = hashlib.sha256(as_read(item.question).encode()).hexdigest()[:8]
         rows = [i for group in groups for i in group]
-        scores = self.kept(item.question,
-                           [f"{item.question_id} {asked} {item.passages[i][0]}" for i in rows],
-                           [item.passages[i][1] for i in rows])
-        return Read.of(item.documents, rank, groups, scores, glossed(item.question))
+        texts = [p for i in rows if (p := passages[i]) is not None]
+        keys = [f"{item.question_id} {asked} {item.passages[i][0]}"
+                + ("" if text == item.passages[i][1] else
+                   f" {hashlib.sha256(text.encode()).hexdigest()[:8]}")
+                for i, text in zip(rows, texts, strict=True)]
+        scores = self.kept(item.question, keys, texts)
+        return Read.of(item.documents, rank, groups, scores,
+                       [glossed(item.question) or passages[i] != item.passages[i][1]
+                        for i in rows])
 
     def compute(self, question: str, texts: list[str]) -> list[float]:
         from docassist.storage.reader import default_reader

@@ -22,8 +22,10 @@ from docassist.storage.reader import (
     Reader,
     ReaderUnavailable,
     as_read,
+    as_read_passage,
     default_reader,
     glossed,
+    in_english,
 )
 
 TRAINING_PAGE = Path(__file__).resolve().parents[2] / "docs" / "reader-training.md"
@@ -76,6 +78,38 @@ def test_a_polish_question_is_read_glossed_into_english() -> None:
     assert stated > elsewhere
 
 
+POLISH_INCIDENTS = ("Zgłaszanie incydentu\nZgłoszenie rozpocznij od wiadomości na kanale "
+                    "#incydenty, a następnie wypełnij formularz w portalu.")
+
+
+def test_a_polish_passage_is_read_glossed_into_english() -> None:
+    assert as_read_passage(ON_CALL) == ON_CALL
+    incidents = as_read_passage(POLISH_INCIDENTS)
+    assert incidents is not None and incidents.startswith("reporting incident")
+    read, office = default_reader().scores(
+        "How do I report an incident?", [incidents, "Office\nThe office opens at nine."])
+    assert read > 0.0 > office
+
+
+def test_a_passage_the_words_call_polish_without_polish_letters_is_not_read() -> None:
+    """Code and link lists hold "go", "do" and "na"; glossed, "Go modules" became "him
+    module"."""
+    code = "Go\nUse go mod do na z w go.dev go get"
+    assert not in_english(code)
+    assert as_read_passage(code) is None
+
+
+def test_a_page_read_glossed_counts_where_a_glossed_question_does() -> None:
+    """An English question over a Polish page is read glossed as a Polish question over an
+    English one is: its score goes to the glossed column, the page's own."""
+    documents = ["PL", "EN"]
+    rank = np.asarray([2.0, 1.0])
+    groups = reading(documents, rank, [True, True])
+    read = Read.of(documents, rank, groups, [3.0, -2.0], glossed=[True, False])
+    assert read.column(glossed=True).tolist() == [3.0, 0.0]
+    assert read.column(glossed=False).tolist() == [0.0, -2.0]
+
+
 def test_scores_are_kept_up_to_a_bound(tmp_path: Path) -> None:
     reader = Reader(size=2)
     first = reader.scores("wifi password?", ["a", "b", "c"])
@@ -88,13 +122,13 @@ def test_a_missing_model_is_a_clear_error(tmp_path: Path) -> None:
         Reader(folder=tmp_path).scores("anything?", ["a passage"])
 
 
-def test_each_judged_page_is_read_at_its_leading_candidate_in_english_only() -> None:
+def test_each_judged_page_is_read_at_its_leading_candidate_where_it_can_be_read() -> None:
     documents = ["A", "B", "A", "C", "D", "A", "B", "C"]
     rank = np.asarray([5.0, 4.0, 3.0, 2.0, 1.0, 0.5, 0.0, -1.0])
-    english = [True, True, True, False, True, True, True, False]
-    groups = reading(documents, rank, english)
-    assert groups == [[0, 2, 5], [1, 6], []]  # the best three pages; C has no English passage
-    read = Read.of(documents, rank, groups, [1.0, 7.0, -2.0, -3.0, -1.0], glossed=True)
+    readable = [True, True, True, False, True, True, True, False]
+    groups = reading(documents, rank, readable)
+    assert groups == [[0, 2, 5], [1, 6], []]  # the best three pages; C has nothing to read
+    read = Read.of(documents, rank, groups, [1.0, 7.0, -2.0, -3.0, -1.0], glossed=[True] * 5)
     assert read.scores[[0, 1]].tolist() == [7.0, -1.0]
     assert np.isnan(read.scores[[2, 3, 4, 5, 6, 7]]).all()  # C, read by nobody, stays NaN
     assert read.column(glossed=True)[[0, 1]].tolist() == [7.0, -1.0]

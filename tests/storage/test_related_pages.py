@@ -42,7 +42,7 @@ def _related(read: Read | None) -> dict[str, bool | None]:
 def _read(glossed: bool) -> Read:
     # DOC-UNREAD was not read (NaN): the reader says nothing of it.
     scores = np.asarray([-9.0, READ_RELATED + 0.5, READ_RELATED - 0.5, np.nan])
-    return Read(scores, glossed)
+    return Read(scores, np.full(len(scores), glossed))
 
 
 def test_a_page_the_reader_reads_as_related_is_named_for_a_glossed_question() -> None:

@@ -45,8 +45,8 @@ usually found no page that answers it), and whether the question is in the page'
 (a Polish question holds few of an English page's words even when the page answers it),
 what e5 makes of the page's leading passage and of its lead over the next pages' (judge.py),
 and what the reader makes of the page's best passages (reader.py): read as asked, or, for a
-Polish question, glossed into English (its scores are worth less, so they get a weight of
-their own).
+Polish question or page, glossed into English (its scores are worth less, so they get a
+weight of their own).
 Kept few and of an obvious direction: with more (the
 corpus's vocabulary share, the unknown words' weight, the best cosine) the model fitted signs
 that held on the training collections and not on a small bilingual one (the demo: "What is
@@ -74,8 +74,9 @@ class Linear:
 
 READER_FEATURES: Final = ("reader_score", "reader_glossed")
 UNREAD_FEATURES: Final = tuple(name for name in ANSWER_FEATURES if name not in READER_FEATURES)
-"""What the answer model without the reader reads: a page the reader cannot read (not in
-English) is judged by a model trained without it, not by a guess at its score."""
+"""What the answer model without the reader reads: a page nothing of which was read is judged
+by a model trained without it, not by a guess at its score. The shipped reader reads every
+page (a Polish one glossed), so only a page without text comes here."""
 _UNREAD_COLUMNS: Final = [ANSWER_FEATURES.index(name) for name in UNREAD_FEATURES]
 
 
@@ -141,11 +142,11 @@ def page_leaders(documents: Sequence[str], rank: npt.NDArray[np.float64]) -> lis
 
 
 def reading(documents: Sequence[str], rank: npt.NDArray[np.float64],
-            english: Sequence[bool]) -> list[list[int]]:
+            readable: Sequence[bool]) -> list[list[int]]:
     """The candidates the reader reads: of each of the best JUDGED_PAGES pages, its best
-    READ_PASSAGES in English (its model reads nothing else), best first."""
+    READ_PASSAGES of those it can read, best first."""
     order = [int(i) for i in np.lexsort((np.arange(len(rank)), -rank))]
-    return [[i for i in order if documents[i] == documents[leader] and english[i]]
+    return [[i for i in order if documents[i] == documents[leader] and readable[i]]
             [:READ_PASSAGES] for leader in page_leaders(documents, rank)[:JUDGED_PAGES]]
 
 
@@ -153,28 +154,32 @@ def reading(documents: Sequence[str], rank: npt.NDArray[np.float64],
 class Read:
     """What the reader made of the judged pages: per candidate, its page's best score where
     the page's leading candidate stands (NaN elsewhere, and for a page it could not read),
-    and whether the question was read glossed (a Polish one)."""
+    and whether it read that page glossed (a Polish question, or a Polish page)."""
 
     scores: npt.NDArray[np.float64]
-    glossed: bool
+    glossed: npt.NDArray[np.bool_]
 
     @classmethod
     def of(cls, documents: Sequence[str], rank: npt.NDArray[np.float64],
-           groups: Sequence[Sequence[int]], scores: Sequence[float], glossed: bool) -> Read:
-        """`groups`: reading()'s; `scores`: one per candidate of theirs, in order."""
+           groups: Sequence[Sequence[int]], scores: Sequence[float],
+           glossed: Sequence[bool]) -> Read:
+        """`groups`: reading()'s; `scores` and `glossed` (the question or the passage was
+        read glossed): one per candidate of theirs, in order."""
         column = np.full(len(documents), np.nan)
+        through = np.zeros(len(documents), dtype=bool)
         at = 0
         for leader, group in zip(page_leaders(documents, rank), groups, strict=False):
             if group:
                 column[leader] = max(scores[at:at + len(group)])
+                through[leader] = any(glossed[at:at + len(group)])
             at += len(group)
-        return cls(column, glossed)
+        return cls(column, through)
 
     def column(self, glossed: bool) -> npt.NDArray[np.float64]:
-        """The scores where the question was read that way, 0 where it was not (NaN where
+        """The scores of the pages read that way, 0 for those read the other way (NaN where
         nothing was read)."""
-        return self.scores if glossed == self.glossed else np.where(
-            np.isnan(self.scores), np.nan, 0.0)
+        other = np.where(np.isnan(self.scores), np.nan, 0.0)
+        return np.asarray(np.where(self.glossed == glossed, self.scores, other))
 
 
 def answer_features(documents: Sequence[str], matrix: npt.NDArray[np.float64],

@@ -12,7 +12,8 @@ training collections, each with a question it answers and one on its topic that 
 tokenizer); nothing is downloaded. onnxruntime runs it.
 
 The model reads English only; a Polish question is read glossed word by word into English
-(glossary.py), as it was when it was fine-tuned.
+(glossary.py), as it was when it was fine-tuned, and so is a Polish passage: a Polish
+handbook's pages are read, not skipped.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from docassist.core.i18n.detection import detect_language
+from docassist.core.i18n.detection import detect_language, has_polish_letters
 from docassist.core.ports import SearchHit
 from docassist.storage.glossary import default_glossary
 from docassist.storage.judge import judge_text
@@ -73,12 +74,13 @@ class Reader:
         return [found[passage] for passage in passages]
 
     def read(self, question: str, hits: Sequence[SearchHit]) -> list[float | None]:
-        """PassageReader: each hit's passage as the ranker reads it (title and text, so what
-        ranking read is not read again); None for one not in English."""
-        texts = [judge_text(hit.document.title, hit.chunk.text) for hit in hits]
-        readable = [text for text in texts if in_english(text)]
+        """PassageReader: each hit's passage as the ranker reads it (title and text, a Polish
+        one glossed, so what ranking read is not read again); None for one it cannot read."""
+        texts = [as_read_passage(judge_text(hit.document.title, hit.chunk.text))
+                 for hit in hits]
+        readable = [text for text in texts if text is not None]
         found = dict(zip(readable, self.scores(question, readable), strict=True))
-        return [found.get(text) for text in texts]
+        return [None if text is None else found[text] for text in texts]
 
     def _run(self, question: str, passages: list[str]) -> list[float]:
         """One pair a run: the model quantizes its activations per run, so a pair scored in a
@@ -123,8 +125,17 @@ def default_reader() -> Reader:
 
 
 def in_english(passage: str) -> bool:
-    """Whether the model can read the passage."""
+    """Whether the model reads the passage as written (else glossed: as_read_passage)."""
     return detect_language(passage, "en") == "en"
+
+
+def as_read_passage(passage: str) -> str | None:
+    """The passage as the English-only model reads it: a Polish one glossed; None for one
+    neither plainly English nor plainly Polish (a list of links, code), which a gloss would
+    garble ("Go modules" → "him module")."""
+    if in_english(passage):
+        return passage
+    return default_glossary().gloss(passage) if has_polish_letters(passage) else None
 
 
 def glossed(question: str) -> bool:

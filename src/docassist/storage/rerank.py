@@ -32,7 +32,7 @@ from docassist.storage.ranker_model import (
     page_leaders,
     reading,
 )
-from docassist.storage.reader import Reader, glossed, in_english
+from docassist.storage.reader import Reader, as_read_passage, glossed
 from docassist.storage.search import Bm25Retriever
 from docassist.storage.text_vectors import TextVectors
 
@@ -49,8 +49,8 @@ near). Over the first held-out answer set's refusals, 0.25 names a page for 64 o
 right one for 23 of the 26 whose best page was right; the demo's off-topic questions stay at
 or below 0.24."""
 READ_RELATED: Final = -3.0
-"""A judged page the reader scores this high, for a question it read glossed (a Polish one),
-is related too, however far USE puts it: USE's cosine of a Polish question and an English
+"""A judged page the reader scores this high, read glossed (a Polish question, or a Polish
+page), is related too, however far USE puts it: USE's cosine of a Polish question and an English
 page rarely reaches NEAR_COSINE. English questions keep USE's nearness alone, which names
 the right page for them about as often (80 of the 103 refused answerable English questions
 of the spent held-out sets 1–8, 84 with the reader too). For the 152 refused answerable
@@ -92,10 +92,13 @@ class RankedRetriever:
         texts = [judge_text(c.document.title, c.chunk.text)
                  if c.document.document_id in judged_pages else "" for c in ranking.candidates]
         cosines = self.judged_cosines(query, ranking)
-        groups = reading(ranking.documents, ranking.rank,
-                         [bool(text) and in_english(text) for text in texts])
-        scores = self.reader.scores(query, [texts[i] for group in groups for i in group])
-        readings = Read.of(ranking.documents, ranking.rank, groups, scores, glossed(query))
+        passages = [as_read_passage(text) if text else None for text in texts]
+        groups = reading(ranking.documents, ranking.rank, [p is not None for p in passages])
+        rows = [i for group in groups for i in group]
+        scores = self.reader.scores(query, [p for i in rows if (p := passages[i]) is not None])
+        asked_glossed = glossed(query)
+        readings = Read.of(ranking.documents, ranking.rank, groups, scores,
+                           [asked_glossed or passages[i] != texts[i] for i in rows])
         answers = self.model.answer_probabilities(
             ranking.documents, ranking.matrix, ranking.rank,
             judged(read, cosines, len(ranking.candidates)), readings)
@@ -169,11 +172,12 @@ class Ranking:
              read: Read | None = None) -> list[SearchHit]:
         """Each page's best chunk, best page first, then the rest by rank; every chunk of a
         page carries the score of the page's best chunk (what the answer model was
-        calibrated on), not its own, and is related when it is near in meaning or, for a
-        question read glossed, its page was read as related (READ_RELATED)."""
+        calibrated on), not its own, and is related when it is near in meaning or, read
+        glossed, its page was read as related (READ_RELATED)."""
         page_scores = {self.documents[i]: float(scores[i]) for i in self.leading}
-        read_pages = set() if read is None or not read.glossed else {
-            self.documents[i] for i in self.leading if read.scores[i] >= READ_RELATED}
+        read_pages = set() if read is None else {
+            self.documents[i] for i in self.leading
+            if read.glossed[i] and read.scores[i] >= READ_RELATED}
         first = set(self.leading)
         order = [int(i) for i in np.lexsort((np.arange(len(self.rank)), -self.rank))]
         rest = [i for i in order if i not in first]

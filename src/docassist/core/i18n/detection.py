@@ -39,3 +39,10 @@ def detect_language(message: str, default: Language) -> Language:
     if english > polish:
         return "en"
     return "pl" if _POLISH_LETTERS.search(message) else default
+
+
+def has_polish_letters(text: str) -> bool:
+    """Whether the text holds a letter only Polish writes: any Polish paragraph does, while an
+    English one the words call Polish ("go", "do" and "na" in a list of links or code) does
+    not."""
+    return bool(_POLISH_LETTERS.search(text))
