@@ -52,6 +52,18 @@ def test_a_passage_that_opens_inside_a_table_shows_its_header_row(
     assert lines.index("Gdańsk harbour — Building 33 — +48 22 555 33 33") > header
 
 
+def test_the_fact_a_which_question_asks_for_is_the_row_not_the_header(
+        make_engine: EngineFactory, store: Store, tmp_path: Path) -> None:
+    (tmp_path / "offices.md").write_text(PAGE, encoding="utf-8")
+    index_paths(store, [tmp_path])
+    engine = make_engine(retriever=Bm25Retriever(store),
+                         answerer=ExtractiveAnswerer(catalog=store))
+    result = engine.handle(message("Which reception phone does the Gdańsk harbour office have?"))
+    assert result is not None and result.status == "answered"
+    assert result.answer.startswith("Gdańsk harbour — Building 33 — +48 22 555 33 33 [")
+    assert "Office — Building — Reception phone" in result.answer
+
+
 def test_without_a_catalog_the_rows_are_shown_as_they_are(
         make_engine: EngineFactory, store: Store, tmp_path: Path) -> None:
     (tmp_path / "offices.md").write_text(PAGE, encoding="utf-8")

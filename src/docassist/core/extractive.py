@@ -110,7 +110,10 @@ class ExtractiveAnswerer:
         cite = f" [{hit.chunk.chunk_id}]"
         intro = i18n.text("answer_passage_intro", language, title=hit.document.title,
                           section=section_name(hit))
-        fact = self._fact(question, lines) if asks_for_a_fact(question) else None
+        # The fact is one of the passage's own lines, never a header row put back (its column
+        # names share a question's words more often than the row that answers).
+        fact = (self._fact(question, passage_lines(hit, links)) if asks_for_a_fact(question)
+                else None)
         body = "\n".join(lines) + cite
         if fact is None or lines[0].startswith(fact):
             return f"{intro}\n{body}"
