@@ -183,6 +183,16 @@ def chunk_id(document_id: str, content_sha256: str, ordinal: int) -> str:
     return f"{document_id}-{content_sha256[:VERSION_HASH_CHARS]}-{ordinal:04d}"
 
 
+_PART: Final = " ({}/{})"
+"""A long section's chunks are labelled with their part: "Reception desks (2/3)"."""
+_PART_LABEL: Final = re.compile(r" \(\d+/\d+\)$")
+
+
+def whole_section(label: str) -> str:
+    """A chunk's section label without the part a long section's chunks carry."""
+    return _PART_LABEL.sub("", label)
+
+
 def own_version(version: str, content_hash: str) -> str | None:
     """`version` unless it is the content-hash fallback (`content_hash`: its first
     VERSION_HASH_CHARS hex digits, as chunk ids carry them)."""
@@ -254,7 +264,8 @@ def parse_document(
         windows = split_by_size(section_body.strip(), sizes.max_chars, sizes.target_chars,
                                 sizes.overlap_chars)
         for number, window in enumerate(windows, start=1):
-            label = section if len(windows) == 1 else f"{section} ({number}/{len(windows)})"
+            part = _PART.format(number, len(windows)) if len(windows) > 1 else ""
+            label = f"{section}{part}"
             ordinal = len(chunks) + 1
             header = f"{file_name} | version={version} | {label}"
             chunks.append(

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Final
 
 from docassist.core import i18n, passages
-from docassist.core.documents import TEMPLATED_MARKDOWN
+from docassist.core.documents import TEMPLATED_MARKDOWN, whole_section
 from docassist.core.learned import without_context
 from docassist.core.limits import MIN_SHARED_WORDS, PASSAGE_CHARS, STEP_CHARS
 from docassist.core.passages import chunk_body
 from docassist.core.ports import Catalog, Embedder, PassageReader, SearchHit
-from docassist.core.procedure import is_step, procedure_window
+from docassist.core.procedure import earlier_chunks, is_step, procedure_window
 from docassist.core.statuses import language_of
 from docassist.core.text import sentences, stems
 
@@ -105,15 +106,33 @@ class ExtractiveAnswerer:
 
     def _passage(self, question: str, hit: SearchHit, language: i18n.Language,
                  links: LinkTitles | None) -> str:
-        lines = passage_lines(hit, links)
+        lines = passage_lines(self._with_table_header(hit), links)
         cite = f" [{hit.chunk.chunk_id}]"
         intro = i18n.text("answer_passage_intro", language, title=hit.document.title,
                           section=section_name(hit))
-        fact = self._fact(question, lines) if asks_for_a_fact(question) else None
+        # The fact is one of the passage's own lines, never a header row put back (its column
+        # names share a question's words more often than the row that answers).
+        fact = (self._fact(question, passage_lines(hit, links)) if asks_for_a_fact(question)
+                else None)
         body = "\n".join(lines) + cite
         if fact is None or lines[0].startswith(fact):
             return f"{intro}\n{body}"
         return f"{fact}{cite}\n\n{intro}\n{body}"
+
+    def _with_table_header(self, hit: SearchHit) -> SearchHit:
+        """A passage that opens inside a table, its header row put back: the rows of a long
+        table cut across chunks say nothing without their column names."""
+        header, _, body = hit.chunk.text.partition("\n")
+        if self.catalog is None or not passages.continues_table(body):
+            return hit
+        for earlier in earlier_chunks(hit.chunk, self.catalog.chunk, TABLE_HEADER_LOOKBACK):
+            if whole_section(earlier.section) != whole_section(hit.chunk.section):
+                break
+            columns = passages.table_header(chunk_body(earlier.text))
+            if columns is not None:
+                text = "\n".join([header, *columns, body])
+                return replace(hit, chunk=hit.chunk.model_copy(update={"text": text}))
+        return hit
 
     def _fact(self, question: str, lines: list[str]) -> str | None:
         """The sentence that holds what a how many / when / who question asks: the most of
@@ -150,6 +169,9 @@ RETRIEVED_PRIOR: Final = 0.2
 both weights were chosen on three spent collections' right pages and checked on seven)."""
 HEADING_MATCH: Final = 0.5
 """A section whose heading holds this share of the question's words is what it asks about."""
+TABLE_HEADER_LOOKBACK: Final = 8
+"""Earlier chunks of the section searched for the header row of a table a passage continues
+(a table long enough to span more is read without it)."""
 PASSAGE_SENTENCES: Final = 12
 """Sentences of each candidate chunk compared with the question when choosing the passage."""
 

@@ -45,6 +45,23 @@ def chunk_body(text: str) -> str:
     return text.split("\n", 1)[1] if "\n" in text else text
 
 
+def continues_table(body: str) -> bool:
+    """Whether `body` opens with rows of a table whose header row is in an earlier chunk (a
+    long table is cut between rows)."""
+    lines = [line for line in body.split("\n") if line.strip()][:2]
+    return bool(lines) and lines[0].lstrip().startswith("|") and not (
+        len(lines) > 1 and _TABLE_RULE.match(lines[1]))
+
+
+def table_header(body: str) -> list[str] | None:
+    """The header row and rule of the last table `body` holds (None: it holds none)."""
+    lines = body.split("\n")
+    for at in range(len(lines) - 1, 0, -1):
+        if _TABLE_RULE.match(lines[at]) and lines[at - 1].lstrip().startswith("|"):
+            return [lines[at - 1], lines[at]]
+    return None
+
+
 @dataclass(frozen=True)
 class Passage:
     """The passage's lines in reply conventions, ready to join with newlines."""

@@ -16,7 +16,7 @@ procedure but never continues one.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Final
 
 from docassist.core.documents import Chunk
@@ -98,6 +98,16 @@ def best_document_hit(question: str, hits: list[SearchHit]) -> SearchHit:
 def _sibling_id(chunk_id: str, ordinal: int) -> str | None:
     match = _ORDINAL.match(chunk_id)
     return f"{match.group('prefix')}-{ordinal:04d}" if match else None
+
+
+def earlier_chunks(chunk: Chunk, lookup: Callable[[str], Chunk | None], limit: int
+                   ) -> Iterator[Chunk]:
+    """The chunks before `chunk` in its document, nearest first, at most `limit`."""
+    for ordinal in range(chunk.ordinal - 1, max(chunk.ordinal - 1 - limit, -1), -1):
+        chunk_id = _sibling_id(chunk.chunk_id, ordinal)
+        found = lookup(chunk_id) if chunk_id else None
+        if found is not None:
+            yield found
 
 
 def page_sections(top: SearchHit, hits: list[SearchHit],
