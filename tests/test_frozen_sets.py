@@ -52,7 +52,10 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout12_opseng.jsonl",
             "public/handbooks/answers_heldout12_tdr.jsonl",
             "public/handbooks/answers_heldout13_hackney.jsonl",
-            "public/handbooks/answers_heldout13_iceland.jsonl"} <= names
+            "public/handbooks/answers_heldout13_iceland.jsonl",
+            "public/handbooks/answers_heldout14_artsy.jsonl",
+            "public/handbooks/answers_heldout14_artsyb.jsonl",
+            "public/handbooks/answers_heldout14_rapcop.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
