@@ -16,7 +16,7 @@ procedure but never continues one.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from docassist.core.documents import Chunk
@@ -100,14 +100,21 @@ def _sibling_id(chunk_id: str, ordinal: int) -> str | None:
     return f"{match.group('prefix')}-{ordinal:04d}" if match else None
 
 
-def earlier_chunks(chunk: Chunk, lookup: Callable[[str], Chunk | None], limit: int
-                   ) -> Iterator[Chunk]:
-    """The chunks before `chunk` in its document, nearest first, at most `limit`."""
-    for ordinal in range(chunk.ordinal - 1, max(chunk.ordinal - 1 - limit, -1), -1):
+def _siblings(chunk: Chunk, ordinals: Iterable[int], lookup: Callable[[str], Chunk | None]
+              ) -> Iterator[Chunk]:
+    """The chunks of `chunk`'s document at `ordinals` that `lookup` finds, in that order."""
+    for ordinal in ordinals:
         chunk_id = _sibling_id(chunk.chunk_id, ordinal)
         found = lookup(chunk_id) if chunk_id else None
         if found is not None:
             yield found
+
+
+def earlier_chunks(chunk: Chunk, lookup: Callable[[str], Chunk | None], limit: int
+                   ) -> Iterator[Chunk]:
+    """The chunks before `chunk` in its document, nearest first, at most `limit`."""
+    return _siblings(chunk, range(chunk.ordinal - 1, max(chunk.ordinal - 1 - limit, -1), -1),
+                     lookup)
 
 
 def page_sections(top: SearchHit, hits: list[SearchHit],
@@ -116,13 +123,8 @@ def page_sections(top: SearchHit, hits: list[SearchHit],
     section retrieval did not return is looked up with `chunk` and carries score 0."""
     scores = {hit.chunk.chunk_id: hit.score for hit in hits
               if hit.document.document_id == top.document.document_id}
-    sections: list[SearchHit] = []
-    for ordinal in range(top.document.chunk_count + 1):
-        chunk_id = _sibling_id(top.chunk.chunk_id, ordinal)
-        found = chunk(chunk_id) if chunk_id else None
-        if found is not None:
-            sections.append(SearchHit(found, top.document, scores.get(found.chunk_id, 0.0)))
-    return sections
+    return [SearchHit(found, top.document, scores.get(found.chunk_id, 0.0))
+            for found in _siblings(top.chunk, range(top.document.chunk_count + 1), chunk)]
 
 
 def procedure_window(

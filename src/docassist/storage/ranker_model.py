@@ -166,14 +166,14 @@ class Read:
         """`groups`: reading()'s; `scores` and `glossed` (the question or the passage was
         read glossed): one per candidate of theirs, in order."""
         column = np.full(len(documents), np.nan)
-        through = np.zeros(len(documents), dtype=bool)
+        read_glossed = np.zeros(len(documents), dtype=bool)
         at = 0
         for leader, group in zip(page_leaders(documents, rank), groups, strict=False):
             if group:
                 column[leader] = max(scores[at:at + len(group)])
-                through[leader] = any(glossed[at:at + len(group)])
+                read_glossed[leader] = any(glossed[at:at + len(group)])
             at += len(group)
-        return cls(column, through)
+        return cls(column, read_glossed)
 
     def column(self, glossed: bool) -> npt.NDArray[np.float64]:
         """The scores of the pages read that way, 0 for those read the other way (NaN where
