@@ -57,7 +57,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout14_artsyb.jsonl",
             "public/handbooks/answers_heldout14_rapcop.jsonl",
             "public/handbooks/answers_heldout15_govwifi.jsonl",
-            "public/handbooks/answers_heldout15_ons.jsonl"} <= names
+            "public/handbooks/answers_heldout15_ons.jsonl",
+            "public/handbooks/answers_heldout16_dhcw.jsonl",
+            "public/handbooks/answers_heldout16_reg.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
