@@ -298,13 +298,10 @@ SEARCHED = [
 KNOWN_MISSES = {
     "z czego to wziąłeś?": "clarification",
     "Ile to 3 * 45?": "clarification",
-    "Translate DOC-TLS into Polish": "metadata",
     "Czy dokumentacja opisuje, kto zatwierdza dostęp?": "metadata",
-    "Kto może zatwierdzić wniosek, proszę?": "clarification",
+    "Kto może zatwierdzić wniosek, proszę?": "action",
     "Poproszę instrukcję odnowienia certyfikatu": "action",
-    "who approves admin access?": "clarification",
     "book a room for the post-mortem": "procedure",
-    "Which document describes restoring the database?": "metadata",
 }
 """Phrasing -> what the shipped selector reads instead."""
 
