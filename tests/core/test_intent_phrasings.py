@@ -302,6 +302,9 @@ KNOWN_MISSES = {
     "Kto może zatwierdzić wniosek, proszę?": "action",
     "Poproszę instrukcję odnowienia certyfikatu": "action",
     "book a room for the post-mortem": "procedure",
+    # Only with no answer in the thread; after one it is read as sources (0.97).
+    "mozesz pokazac skad to masz": "action",
+    "Zamów taksówkę na lotnisko": "no_tool",
 }
 """Phrasing -> what the shipped selector reads instead."""
 
