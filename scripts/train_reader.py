@@ -333,7 +333,7 @@ def train() -> None:
         "## The shipped reader",
         "",
         f"Trained by `scripts/train_reader.py train` on {datetime.now(UTC):%Y-%m-%d} at commit "
-        f"{commit()}: {len(cases)} cases (`samples/train/reading_pairs.jsonl`, sha256 "
+        f"{commit(OUT, REPORT)}: {len(cases)} cases (`samples/train/reading_pairs.jsonl`, sha256 "
         f"`{hashlib.sha256(PAIRS.read_bytes()).hexdigest()[:12]}…`), {len(pairs)} pairs, "
         f"{EPOCHS} epochs, the top {TUNED_LAYERS} layers. It wrote "
         f"`src/docassist/storage/reader_model/model.onnx`, sha256 `{digest}`.", ""])

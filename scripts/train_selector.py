@@ -42,11 +42,12 @@ REPORT = REPO / "docs" / "selector-training.md"
 
 def markdown(trained: Trained, size: int) -> str:
     report, errors = trained.report, trained.report.errors
+    made_at = commit(WEIGHTS_PATH.with_suffix(""), EXAMPLES_PATH.with_suffix(""), REPORT)
     lines = [
         "# The learned selector: cross-validation on the bank",
         "",
         f"Written by `scripts/train_selector.py` on {datetime.now(UTC):%Y-%m-%d} at commit "
-        f"{commit()}. Bank: `samples/bank/decisions_bank.jsonl` ({report.total} cases), 5 "
+        f"{made_at}. Bank: `samples/bank/decisions_bank.jsonl` ({report.total} cases), 5 "
         "folds stratified by kind; each fold decided by the selector's own code (exact rules, "
         "classifier, kind -> decision, normalization, injection guard) and scored like "
         "`docassist eval decisions`. The temperature and the ask-back threshold were chosen "

@@ -1,0 +1,49 @@
+"""scripts/provenance.py: a training report names the commit it was made from, and marks it
+only for changes other than the files the run itself wrote."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+_SPEC = importlib.util.spec_from_file_location(
+    "provenance", Path(__file__).resolve().parents[1] / "scripts" / "provenance.py")
+assert _SPEC is not None and _SPEC.loader is not None
+_MODULE = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(_MODULE)
+commit: Callable[..., str] = _MODULE.commit
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                          cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def _repo(tmp_path: Path) -> Path:
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights" / "model.bin").write_text("old")
+    (tmp_path / "report.md").write_text("old")
+    (tmp_path / "code.py").write_text("old")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "start")
+    return tmp_path
+
+
+def test_the_runs_own_outputs_do_not_mark_the_commit(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    head = _git(repo, "rev-parse", "--short", "HEAD").strip()
+    (repo / "weights" / "model.bin").write_text("new")
+    (repo / "report.md").write_text("new")
+    assert commit(repo / "weights", repo / "report.md", repo=repo) == head
+
+
+def test_other_changes_mark_the_commit(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    head = _git(repo, "rev-parse", "--short", "HEAD").strip()
+    (repo / "code.py").write_text("new")  # the first status line: " M code.py"
+    (repo / "report.md").write_text("new")
+    assert commit(repo / "report.md", repo=repo) == f"{head} (with uncommitted changes)"
+    assert commit(repo=repo) == f"{head} (with uncommitted changes)"
