@@ -35,7 +35,7 @@ import train_ranker as tr
 
 from docassist.core.text import fold, stem, terms
 from docassist.storage.ranker_features import Question, _stems
-from docassist.storage.ranker_model import answer_features, page_leaders
+from docassist.storage.ranker_model import answer_features, logistic, page_leaders
 
 QUANTITY_WINDOW = 12
 PHRASE_WINDOW = 3
@@ -196,13 +196,15 @@ def main() -> None:
                   for row in rows(train[name], folds[name], judge, reader, trial, questions, pages)
                   if row[0] is not None]
         features = np.vstack([row[0] for row in fitted])
-        # With no trial, the shipped pair of models (the reader reads English pages only);
-        # a trial's extra columns join the model over the pages the reader read.
-        model = tr.fit_answering(features, np.asarray([float(right) for _, _, right in fitted]))
+        # The per-page logistic answer model these trials were run with (before stop 63's
+        # listwise model); a trial's extra columns join it.
+        model = tr.fit_logistic(np.nan_to_num(features),
+                                np.asarray([float(right) for _, _, right in fitted]),
+                                tr.ANSWERING_L2)
         tops = {}
         for key, items in held.items():
             tops[key] = [(0.0 if features is None else
-                          float(model.answer_probability(features[None, :])[0]),
+                          float(logistic(model.logits(np.nan_to_num(features[None, :])))[0]),
                           answerable, right)
                          for features, answerable, right in rows(items, ranking, judge, reader,
                                                                  trial, questions, pages)]

@@ -146,16 +146,16 @@ def main() -> None:
         scored = order if args.features_from == "order" else rank
         return order, scored, judge.column(item, order), reader.read(item, order)
 
-    rows, labels = [], []
+    groups: list[tr.Group] = []
     for name in tr.TRAIN_SETS:
         for item in (item for item in train[name] if len(item.labels)):
             order, scored, cosines, read = inputs(item, folds[name])
-            top = page_leaders(item.documents, order)[0]
-            rows.append(answer_features(item.documents, item.features, scored, cosines,
-                                        read)[top])
-            labels.append(float(item.labels[top]))
-    fitted = tr.fit_answering(np.vstack(rows), np.asarray(labels))
-    model = RankerModel(ranking, fitted.answering, fitted.answering_unread, 0.5)
+            rows = answer_features(item.documents, item.features, scored, cosines, read)
+            judged_rows = [i for i in page_leaders(item.documents, order)
+                           if not np.isnan(cosines[i])]
+            right = [n for n, i in enumerate(judged_rows) if item.labels[i]]
+            groups.append((rows[judged_rows], right[0] if right else -1))
+    model = RankerModel(ranking, tr.fit_listwise(groups, tr.ANSWERING_L2), 0.5)
     languages = {case["id"]: case.get("lang", "en") for files in SPENT.values()
                  for path in files for case in map(json.loads, path.read_text().splitlines())}
 

@@ -202,15 +202,16 @@ def _ranker(store: Any) -> Any:
     from docassist.models.embedders import get_embedder
     from docassist.storage.dense import DenseRetriever
     from docassist.storage.judge import Judge
-    from docassist.storage.ranker_model import RankerModel
+    from docassist.storage.ranker_model import Listwise, RankerModel
     from docassist.storage.reader import default_reader
     from docassist.storage.rerank import RankedRetriever
     from docassist.storage.search import Bm25Retriever
 
     idle = Linear(np.zeros(1), np.ones(1), np.zeros(1))
+    unused = Listwise(np.zeros(1), np.ones(1), np.zeros(1), 0.0)
     return RankedRetriever(Bm25Retriever(store), DenseRetriever(store, get_embedder("use")),
                            Judge(get_embedder("e5")), default_reader(),
-                           RankerModel(idle, idle, idle, 0.5))
+                           RankerModel(idle, unused, 0.5))
 
 
 def describe(work: Path, name: str, cases: list[dict[str, Any]]) -> list[Described]:
@@ -279,21 +280,29 @@ def fit_ranking(described: list[Described]) -> Linear:
     return Linear(np.zeros_like(model.means), model.scales, model.weights, 0.0)
 
 
-def top_answers(items: list[Described], ranking: Linear, judge: JudgeCosines,
-                reader: ReaderScores) -> tuple[Matrix, Matrix]:
-    """Per question, the top page's ANSWER_FEATURES and whether that page answers it."""
+Group = tuple[Matrix, int]
+"""One question's judged pages (their ANSWER_FEATURES rows, best ranked first) and which of
+them answers it (-1: none)."""
+
+
+def judged_pages(items: list[Described], ranking: Linear, judge: JudgeCosines,
+                 reader: ReaderScores) -> list[Group]:
+    """Per question, the judged pages' ANSWER_FEATURES and the one that answers, if any."""
     from docassist.storage.ranker_model import ANSWER_FEATURES
 
-    rows, labels = [], []
+    groups = []
     for item in items:
         if not len(item.labels):
+            groups.append((np.zeros((0, len(ANSWER_FEATURES))), -1))
             continue
         rank = ranking.logits(item.features)
-        top = page_leaders(item.documents, rank)[0]
-        rows.append(answer_features(item.documents, item.features, rank,
-                                    judge.column(item, rank), reader.read(item, rank))[top])
-        labels.append(float(item.labels[top]))
-    return np.asarray(rows).reshape(-1, len(ANSWER_FEATURES)), np.asarray(labels)
+        column = judge.column(item, rank)
+        rows = answer_features(item.documents, item.features, rank, column,
+                               reader.read(item, rank))
+        judged_rows = [i for i in page_leaders(item.documents, rank) if not np.isnan(column[i])]
+        right = [n for n, i in enumerate(judged_rows) if item.labels[i]]
+        groups.append((rows[judged_rows], right[0] if right else -1))
+    return groups
 
 
 def ranking_figures(items: list[Described], ranking: Linear) -> dict[str, float]:
@@ -321,17 +330,50 @@ def auc(scores: Matrix, labels: Matrix) -> float:
     return round(float((wins + 0.5 * ties) / (len(positives) * len(negatives))), 4)
 
 
-def fit_answering(rows: Matrix, labels: Matrix) -> Any:
-    """The answer models (a RankerModel without ranking or threshold): one over every
-    ANSWER_FEATURE, fitted on the pages the reader read, and one without the reader's
-    features, fitted on all pages, for the pages it cannot read."""
-    from docassist.storage.ranker_model import ANSWER_FEATURES, UNREAD_FEATURES, RankerModel
+def fit_listwise(groups: list[Group], l2: float) -> Any:
+    """The answer model: a conditional logit over each question's judged pages and a "none"
+    option, fitted by Newton's method (exact, deterministic) with L2 on the page weights. The
+    "none" option is a row of zeros with an indicator of its own, whose weight is its score."""
+    from docassist.storage.ranker_model import Listwise
 
-    read = ~np.isnan(rows[:, ANSWER_FEATURES.index("reader_score")])
-    unread_columns = [ANSWER_FEATURES.index(name) for name in UNREAD_FEATURES]
-    idle = Linear(np.zeros(1), np.ones(1), np.zeros(1))
-    return RankerModel(idle, fit_logistic(rows[read], labels[read], ANSWERING_L2),
-                       fit_logistic(rows[:, unread_columns], labels, ANSWERING_L2), 0.0)
+    stacked = np.nan_to_num(np.vstack([rows for rows, _ in groups if len(rows)]))
+    means = stacked.mean(axis=0)
+    scales = stacked.std(axis=0)
+    scales[scales == 0.0] = 1.0
+    width = stacked.shape[1] + 1
+    options = [np.vstack([np.r_[np.zeros(width - 1), 1.0],
+                          np.hstack([(np.nan_to_num(rows) - means) / scales,
+                                     np.zeros((len(rows), 1))])]) for rows, _ in groups]
+    chosen = [right + 1 for _, right in groups]  # 0: none answers
+    theta = np.zeros(width)
+    penalty = np.eye(width) * l2
+    penalty[-1, -1] = 0.0
+    for _ in range(100):
+        gradient = penalty @ theta
+        hessian = penalty.copy()
+        for option, k in zip(options, chosen, strict=True):
+            scores = option @ theta
+            p = np.exp(scores - scores.max())
+            p /= p.sum()
+            gradient += option.T @ p - option[k]
+            hessian += option.T @ (np.diag(p) - np.outer(p, p)) @ option
+        step = np.linalg.solve(hessian, gradient)
+        theta -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return Listwise(means, scales, theta[:-1], float(theta[-1]))
+
+
+def answered(groups: list[Group], model: Any) -> tuple[Matrix, Matrix]:
+    """Per question, the most likely judged page's probability and whether it answers (a
+    question without candidates: 0, wrong)."""
+    scores, labels = [], []
+    for rows, right in groups:
+        probabilities = model.probabilities(rows)
+        best = int(np.argmax(probabilities)) if len(rows) else -1
+        scores.append(float(probabilities[best]) if len(rows) else 0.0)
+        labels.append(float(best >= 0 and best == right))
+    return np.asarray(scores), np.asarray(labels)
 
 
 def train(work: Path, out: Path | None = None) -> None:
@@ -343,32 +385,29 @@ def train(work: Path, out: Path | None = None) -> None:
     described = {name: describe(work, name, [c for c in cases if c["set"] == name])
                  for name in TRAIN_SETS}
     folds: dict[str, dict[str, float]] = {}
-    answer_rows, answer_labels = [], []
+    answer_groups: dict[str, list[Group]] = {}
     judge, reader = JudgeCosines(), ReaderScores()
-    for held in TRAIN_SETS:  # out-of-fold rankings also train the answerability model
+    for held in TRAIN_SETS:  # out-of-fold rankings also train the answer model
         ranking = fit_ranking([d for n in TRAIN_SETS if n != held for d in described[n]])
         folds[held] = ranking_figures(described[held], ranking)
-        rows, labels = top_answers(described[held], ranking, judge, reader)
-        answer_rows.append(rows)
-        answer_labels.append(labels)
-    for position, held in enumerate(TRAIN_SETS):
-        others = [i for i in range(len(TRAIN_SETS)) if i != position]
-        model = fit_answering(np.vstack([answer_rows[i] for i in others]),
-                              np.concatenate([answer_labels[i] for i in others]))
-        probabilities = model.answer_probability(answer_rows[position])
-        folds[held]["auc_answers"] = auc(probabilities, answer_labels[position])
+        answer_groups[held] = judged_pages(described[held], ranking, judge, reader)
+    for held in TRAIN_SETS:
+        model = fit_listwise([g for n in TRAIN_SETS if n != held for g in answer_groups[n]],
+                             ANSWERING_L2)
+        folds[held]["auc_answers"] = auc(*answered(answer_groups[held], model))
         print(f"held out {held}: {folds[held]}", file=sys.stderr)
     trial = out.parent if out and out != WEIGHTS_FILE else None
     judge.save(trial)
     reader.save(trial)
     ranking = fit_ranking([d for n in TRAIN_SETS for d in described[n]])
-    model = fit_answering(np.vstack(answer_rows), np.concatenate(answer_labels))
+    model = fit_listwise([g for n in TRAIN_SETS for g in answer_groups[n]], ANSWERING_L2)
     out = out or WEIGHTS_FILE
     previous = json.loads(WEIGHTS_FILE.read_text()) if WEIGHTS_FILE.exists() else {}
     out.write_text(json.dumps({
         "features": list(FEATURES), "answer_features": list(ANSWER_FEATURES),
-        "ranking": _plain(ranking), "answering": _plain(model.answering),
-        "answering_unread": _plain(model.answering_unread),
+        "ranking": _plain(ranking),
+        "answering": {"means": model.means.tolist(), "scales": model.scales.tolist(),
+                      "weights": model.weights.tolist(), "none": model.none},
         "threshold": previous.get("threshold", 0.5),
         "trained": {"questions": str(QUESTIONS.relative_to(REPO)),
                     "questions_sha256": hashlib.sha256(QUESTIONS.read_bytes()).hexdigest(),

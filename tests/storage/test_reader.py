@@ -10,11 +10,8 @@ import pytest
 
 from docassist.storage.ranker_model import (
     ANSWER_FEATURES,
-    READER_FEATURES,
-    UNREAD_FEATURES,
     RankerModel,
     Read,
-    logistic,
     reading,
 )
 from docassist.storage.reader import (
@@ -136,14 +133,29 @@ def test_each_judged_page_is_read_at_its_leading_candidate_where_it_can_be_read(
     assert np.isnan(read.column(glossed=False)[3])
 
 
-def test_a_page_the_reader_could_not_read_is_judged_without_the_reader() -> None:
+def test_a_page_the_reader_could_not_read_counts_its_reader_features_as_zero() -> None:
+    """As in training (scripts/train_ranker.py fit_listwise): no second model for such pages."""
     model = RankerModel.load()
     row = np.asarray(model.answering.means, dtype=np.float64).copy()
-    unread = row.copy()
-    for name in READER_FEATURES:
+    unread, zeroed = row.copy(), row.copy()
+    for name in ("reader_score", "reader_glossed"):
         unread[ANSWER_FEATURES.index(name)] = np.nan
-    without = model.answering_unread.logits(row[None, [ANSWER_FEATURES.index(name)
-                                                       for name in UNREAD_FEATURES]])
-    assert model.answer_probability(unread[None, :]) == pytest.approx(logistic(without))
-    assert model.answer_probability(row[None, :]) == pytest.approx(
-        logistic(model.answering.logits(row[None, :])))
+        zeroed[ANSWER_FEATURES.index(name)] = 0.0
+    assert model.answering.probabilities(unread[None, :]) == pytest.approx(
+        model.answering.probabilities(zeroed[None, :]))
+
+
+def test_pages_share_the_probability_of_answering_with_each_other_and_none() -> None:
+    """Listwise: a page that looks like an answer is less likely to be *the* answer beside a
+    rival that looks as good, and the pages and "none" add up to one."""
+    model = RankerModel.load()
+    strong = np.asarray(model.answering.means, dtype=np.float64).copy()
+    column = ANSWER_FEATURES.index("reader_score")
+    strong[column] += 4 * model.answering.scales[column] * np.sign(
+        model.answering.weights[column])
+    alone = model.answering.probabilities(strong[None, :])[0]
+    pair = model.answering.probabilities(np.vstack([strong, strong]))
+    assert pair[0] == pytest.approx(pair[1])
+    assert pair[0] < alone
+    assert pair.sum() < 1.0
+    assert model.answering.probabilities(np.zeros((0, len(ANSWER_FEATURES)))).size == 0

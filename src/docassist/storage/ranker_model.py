@@ -1,8 +1,9 @@
 """The ranker's trained models and what they read: the pairwise ranking model over a
-candidate's FEATURES, and the answer models over ANSWER_FEATURES, which give the probability
-that a page answers (the answer/refuse threshold is that probability's, calibrated on the
-spent held-out answer sets: docs/ranker-threshold.md). scripts/train_ranker.py fits them on
-questions over other public collections (never the evaluation sets) and writes WEIGHTS_FILE.
+candidate's FEATURES, and the listwise answer model over ANSWER_FEATURES, which gives the
+probability that a page answers (the answer/refuse threshold is that probability's,
+calibrated on the spent held-out answer sets: docs/ranker-threshold.md).
+scripts/train_ranker.py fits them on questions over other public collections (never the
+evaluation sets) and writes WEIGHTS_FILE.
 """
 
 from __future__ import annotations
@@ -72,23 +73,43 @@ class Linear:
         return np.asarray(((rows - self.means) / self.scales) @ self.weights + self.bias)
 
 
-READER_FEATURES: Final = ("reader_score", "reader_glossed")
-UNREAD_FEATURES: Final = tuple(name for name in ANSWER_FEATURES if name not in READER_FEATURES)
-"""What the answer model without the reader reads: a page nothing of which was read is judged
-by a model trained without it, not by a guess at its score. The shipped reader reads every
-page (a Polish one glossed), so only a page without text comes here."""
-_UNREAD_COLUMNS: Final = [ANSWER_FEATURES.index(name) for name in UNREAD_FEATURES]
+@dataclass(frozen=True)
+class Listwise:
+    """The answer model: a linear score per judged page (over standardised ANSWER_FEATURES)
+    and one for "none of them answers", turned into probabilities together (a softmax). A
+    page's probability so depends on its rivals: two pages that both look like answers share
+    it, and a refusal is the "none" option winning (docs/evaluation-method.md, stop 63)."""
+
+    means: npt.NDArray[np.float64]
+    scales: npt.NDArray[np.float64]
+    weights: npt.NDArray[np.float64]
+    none: float
+    """The score of "none of these pages answers"."""
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Listwise:
+        return cls(np.asarray(data["means"], dtype=np.float64),
+                   np.asarray(data["scales"], dtype=np.float64),
+                   np.asarray(data["weights"], dtype=np.float64), float(data["none"]))
+
+    def probabilities(self, rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Each row's page's probability of being the one that answers, against the others'
+        and none (a feature the reader could not give counts as 0, as in training)."""
+        if not len(rows):
+            return np.zeros(0)
+        scores = np.r_[self.none, ((np.nan_to_num(rows) - self.means) / self.scales)
+                       @ self.weights]
+        exponents = np.exp(scores - scores.max())
+        return np.asarray(exponents[1:] / exponents.sum())
 
 
 @dataclass(frozen=True)
 class RankerModel:
-    """The pairwise ranking model over FEATURES, the answerability models over
-    ANSWER_FEATURES (and UNREAD_FEATURES, for pages the reader cannot read), and the
-    probability above which the best page is answered."""
+    """The pairwise ranking model over FEATURES, the listwise answer model over
+    ANSWER_FEATURES, and the probability above which the best page is answered."""
 
     ranking: Linear
-    answering: Linear
-    answering_unread: Linear
+    answering: Listwise
     threshold: float
     """Calibrated on the spent held-out answer sets (scripts/train_ranker.py calibrate)."""
 
@@ -98,26 +119,20 @@ class RankerModel:
         if (tuple(data["features"]), tuple(data["answer_features"])) != (
                 FEATURES, ANSWER_FEATURES):
             raise ValueError(f"{path} was trained on other features; train it again")
-        return cls(Linear.of(data["ranking"]), Linear.of(data["answering"]),
-                   Linear.of(data["answering_unread"]), float(data["threshold"]))
-
-    def answer_probability(self, answers: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """The probability that each row's page answers (rows of ANSWER_FEATURES; a row the
-        reader did not read has NaN in its columns)."""
-        unread = np.isnan(answers[:, ANSWER_FEATURES.index("reader_score")])
-        return np.where(unread, logistic(self.answering_unread.logits(answers[:, _UNREAD_COLUMNS])),
-                        logistic(self.answering.logits(np.nan_to_num(answers))))
+        return cls(Linear.of(data["ranking"]), Listwise.of(data["answering"]),
+                   float(data["threshold"]))
 
     def answer_probabilities(self, documents: Sequence[str], matrix: npt.NDArray[np.float64],
                              rank: npt.NDArray[np.float64], judge: npt.NDArray[np.float64],
                              reader: Read) -> npt.NDArray[np.float64]:
-        """Per candidate, the probability that its page answers: 0 where the judge read
-        nothing (a page below the best JUDGED_PAGES) or the passage is too far in meaning."""
+        """Per candidate, the probability that its page answers: over the judged pages (the
+        leading candidates the judge read) and none; 0 elsewhere, and where the passage is
+        too far in meaning."""
         read = ~np.isnan(judge)
         probability = np.zeros(len(documents))
         if read.any():
             answers = answer_features(documents, matrix, rank, judge, reader)
-            probability[read] = self.answer_probability(answers[read])
+            probability[read] = self.answering.probabilities(answers[read])
         return np.asarray(np.where(nearness(matrix) >= MIN_ANSWER_COSINE, probability, 0.0))
 
 
