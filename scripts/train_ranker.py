@@ -443,8 +443,9 @@ def calibrate(work: Path) -> None:
     judge.save()
     reader.save()
     curve = [(threshold, *outcome(tops, threshold)) for threshold in THRESHOLDS]
-    chosen = chosen_row(curve)
     data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    current = float(data["threshold"])  # the shipped default (train keeps it)
+    chosen = chosen_row(curve, current)
     data["threshold"] = float(chosen[0])
     data["calibration"] = {"sets": [str(path.relative_to(REPO)) for path in HELD_OUT],
                            "questions": len(tops),
@@ -452,19 +453,26 @@ def calibrate(work: Path) -> None:
                            "threshold": float(chosen[0]), "right": chosen[1],
                            "wrong": chosen[2], "refused": chosen[3]}
     WEIGHTS_FILE.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    write_curve(curve, float(chosen[0]), len(tops),
+    write_curve(curve, float(chosen[0]), current, len(tops),
                 hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest())
     print(f"threshold {chosen[0]}: right {chosen[1]}, wrong {chosen[2]}, refused {chosen[3]} "
           f"(of {len(tops)} tuning questions)", file=sys.stderr)
 
 
-def chosen_row(curve: list[tuple[float, int, int, int]]) -> tuple[float, int, int, int]:
+def chosen_row(curve: list[tuple[float, int, int, int]], current: float | None = None
+               ) -> tuple[float, int, int, int]:
     """Of (threshold, right, wrong, refused) rows, the one calibration picks. The curve is
-    flat near its top: of the thresholds within NOISE_POINTS of the best right − WRONG_COST ×
-    wrong, the lowest (when the questions cannot tell them apart, answering is the kinder
-    default)."""
+    flat near its top, so any threshold within NOISE_POINTS of the best right − WRONG_COST ×
+    wrong is as good as the questions can tell. Of those, the one nearest the `current`
+    default (the default does not move without evidence: a new answer model with a flatter
+    curve moved it from 0.575 to 0.45, where the spent sets 3–16 answered a quarter of their
+    unanswerable questions, above issue 40's 0.20, and the mixed 961-page tree half), on a tie
+    the lower (answering is the kinder default); without a current default, the lowest."""
     best = max(row[1] - WRONG_COST * row[2] for row in curve)
-    return min(row for row in curve if row[1] - WRONG_COST * row[2] >= best - NOISE_POINTS)
+    band = [row for row in curve if row[1] - WRONG_COST * row[2] >= best - NOISE_POINTS]
+    if current is None:
+        return min(band)
+    return min(band, key=lambda row: (round(abs(row[0] - current), 6), row[0]))
 
 
 def outcome(tops: list[tuple[float, bool, bool]], threshold: float) -> tuple[int, int, int]:
@@ -475,8 +483,8 @@ def outcome(tops: list[tuple[float, bool, bool]], threshold: float) -> tuple[int
     return right, len(answered) - right, len(tops) - len(answered)
 
 
-def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: int,
-                weights: str) -> None:
+def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, current: float,
+                total: int, weights: str) -> None:
     from docassist.evaluation.pages import commit, write_block
 
     # The weights' digest names what was calibrated; the commit is the one before they land.
@@ -485,9 +493,9 @@ def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, total: 
              f"wrote (`src/docassist/storage/ranker_weights.json`, sha256 `{weights[:12]}…`), "
              f"over the {total} questions "
              "of the first two held-out sets (both collections, every split; the third set "
-             "is not read). The chosen threshold is the lowest whose right − "
-             f"{WRONG_COST:g} × wrong is within {NOISE_POINTS:g} of the best; it is "
-             f"**{chosen}**.", "",
+             "is not read). The chosen threshold is, of those whose right − "
+             f"{WRONG_COST:g} × wrong is within {NOISE_POINTS:g} of the best, the one nearest "
+             f"the default before ({current:g}; on a tie, the lower): **{chosen}**.", "",
              "| threshold | right | wrong | refused |", "|---|---|---|---|"]
     lines += [f"| {'**' if t == chosen else ''}{t:.3f}{'**' if t == chosen else ''} | {r} | "
               f"{w} | {n} |" for t, r, w, n in curve]
