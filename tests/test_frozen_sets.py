@@ -62,7 +62,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout16_reg.jsonl",
             "public/handbooks/answers_heldout17_futured.jsonl",
             "public/handbooks/answers_heldout18_dwpam.jsonl",
-            "public/handbooks/answers_heldout18_paas.jsonl"} <= names
+            "public/handbooks/answers_heldout18_paas.jsonl",
+            "public/handbooks/answers_heldout19_cwep.jsonl",
+            "public/handbooks/answers_heldout19_nais.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
