@@ -151,10 +151,7 @@ def main() -> None:
         for item in (item for item in train[name] if len(item.labels)):
             order, scored, cosines, read = inputs(item, folds[name])
             rows = answer_features(item.documents, item.features, scored, cosines, read)
-            judged_rows = [i for i in page_leaders(item.documents, order)
-                           if not np.isnan(cosines[i])]
-            right = [n for n, i in enumerate(judged_rows) if item.labels[i]]
-            groups.append((rows[judged_rows], right[0] if right else -1))
+            groups.append(tr.group(item, rows, order, cosines))
     model = RankerModel(ranking, tr.fit_listwise(groups, tr.ANSWERING_L2), 0.5)
     languages = {case["id"]: case.get("lang", "en") for files in SPENT.values()
                  for path in files for case in map(json.loads, path.read_text().splitlines())}

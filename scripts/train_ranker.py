@@ -299,10 +299,17 @@ def judged_pages(items: list[Described], ranking: Linear, judge: JudgeCosines,
         column = judge.column(item, rank)
         rows = answer_features(item.documents, item.features, rank, column,
                                reader.read(item, rank))
-        judged_rows = [i for i in page_leaders(item.documents, rank) if not np.isnan(column[i])]
-        right = [n for n, i in enumerate(judged_rows) if item.labels[i]]
-        groups.append((rows[judged_rows], right[0] if right else -1))
+        groups.append(group(item, rows, rank, column))
     return groups
+
+
+def group(item: Described, rows: Matrix, order: Matrix, judged_column: Matrix) -> Group:
+    """One question's Group: the rows of its judged pages' leaders (pages in `order`, those
+    the judge read) and which of them answers."""
+    judged_rows = [i for i in page_leaders(item.documents, order)
+                   if not np.isnan(judged_column[i])]
+    right = [n for n, i in enumerate(judged_rows) if item.labels[i]]
+    return rows[judged_rows], right[0] if right else -1
 
 
 def ranking_figures(items: list[Described], ranking: Linear) -> dict[str, float]:

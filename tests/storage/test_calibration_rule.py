@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-sys.path.insert(0, str(SCRIPTS))  # train_ranker imports its siblings
 _SPEC = importlib.util.spec_from_file_location("train_ranker", SCRIPTS / "train_ranker.py")
 assert _SPEC is not None and _SPEC.loader is not None
 _MODULE = importlib.util.module_from_spec(_SPEC)
