@@ -64,7 +64,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout18_dwpam.jsonl",
             "public/handbooks/answers_heldout18_paas.jsonl",
             "public/handbooks/answers_heldout19_cwep.jsonl",
-            "public/handbooks/answers_heldout19_nais.jsonl"} <= names
+            "public/handbooks/answers_heldout19_nais.jsonl",
+            "public/handbooks/answers_heldout20_bcgov.jsonl",
+            "public/handbooks/answers_heldout20_govukds.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
