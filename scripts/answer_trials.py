@@ -140,7 +140,7 @@ def collection(work: Path, name: str, cases: list[dict[str, object]]
     return described, questions, pages
 
 
-def rows(items: list[tr.Described], ranking: tr.Linear, judge: tr.JudgeCosines,
+def rows(items: list[tr.Described], ranking: tr.Forest, judge: tr.JudgeCosines,
          reader: tr.ReaderScores, trial: Trial | None, questions: dict[str, Question],
          pages: dict[str, Pages]) -> list[tuple[np.ndarray | None, bool, bool]]:
     """Per question: the top page's answer features (None: no candidate), whether the

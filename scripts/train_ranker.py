@@ -4,12 +4,14 @@ ranker_model.py) and calibrate its answer/refuse threshold.
     .venv/bin/python scripts/train_ranker.py train      # fit on samples/train, write weights
     .venv/bin/python scripts/train_ranker.py calibrate  # the threshold, on two spent held-out sets
 
-`train` unpacks the five training collections (samples/corpora: GDS Way, MoJ Cloud Platform,
-PagerDuty incident response, 18F Guides, Home Office engineering guidance; never the
-evaluation ones), indexes each with the default
+`train` unpacks the eight training collections (samples/corpora: GDS Way, MoJ Cloud Platform,
+PagerDuty incident response, 18F Guides, Home Office engineering guidance, the Rust compiler
+development guide, Kubernetes SIG Release's handbooks, Argo CD's operator manual and user
+guide; never the evaluation ones), indexes each with the default
 embedder into a work folder (reused when present), describes every candidate of every
-training question with the ranker's own feature code, and fits a logistic model (numpy,
-L2, Newton steps; deterministic). It reports leave-one-collection-out figures and writes
+training question with the ranker's own feature code, and fits the ranking model (LightGBM's
+LambdaRank trees, one thread: deterministic) and the answer model (a listwise logistic, numpy,
+L2, Newton steps). It reports leave-one-collection-out figures and writes
 `ranker_weights.json` with the data's hashes and those figures inside.
 
 The answer model reads the judge's cosines (storage/judge.py: e5 over the best pages' leading
@@ -48,12 +50,12 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.storage.judge import JUDGED_PAGES, judge_text, judged
-from docassist.storage.ranker_model import Linear, Read, answer_features, page_leaders, reading
+from docassist.storage.ranker_model import Forest, Read, answer_features, page_leaders, reading
 from docassist.storage.reader import as_read, as_read_passage, glossed
 
 REPO = Path(__file__).resolve().parent.parent
 TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response", "18f-guides",
-              "homeoffice-engineering")
+              "homeoffice-engineering", "rustc-dev-guide", "k8s-sig-release", "argocd-docs")
 EVAL_SETS = ("18f-handbook", "govuk-developer-docs")
 QUESTIONS = REPO / "samples" / "train" / "ranker_questions.jsonl"
 HANDBOOKS = REPO / "samples" / "public" / "handbooks"
@@ -62,7 +64,14 @@ HELD_OUT = (HANDBOOKS / "answers_heldout.jsonl", HANDBOOKS / "answers_heldout2_1
 """The held-out sets the threshold is calibrated on (spent before it was chosen)."""
 JUDGE_COSINES = REPO / "samples" / "train" / "judge_cosines.json"
 READER_SCORES = REPO / "samples" / "train" / "reader_scores.json"
-RANKING_L2 = 1.0
+RANKING_TREES = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 7,
+                 "min_data_in_leaf": 50, "feature_fraction": 0.8, "bagging_fraction": 0.8,
+                 "bagging_freq": 1, "lambdarank_truncation_level": 10, "seed": 1,
+                 "deterministic": True, "num_threads": 1, "verbose": -1}
+"""LightGBM's settings for the ranking model: small trees (7 leaves, 50 chunks a leaf at
+least) and bagging; over the spent held-out sets, 5 to 11 leaves and 100 to 200 trees all
+ranked alike (docs/evaluation-method.md, stop 64). One thread, so a retrain is exact."""
+RANKING_ROUNDS = 200
 ANSWERING_L2 = 1.0
 THRESHOLDS = [float(t) for t in np.round(np.arange(0.0, 1.0, 0.025), 3)]
 NOISE_POINTS = 3.0
@@ -207,11 +216,10 @@ def _ranker(store: Any) -> Any:
     from docassist.storage.rerank import RankedRetriever
     from docassist.storage.search import Bm25Retriever
 
-    idle = Linear(np.zeros(1), np.ones(1), np.zeros(1))
     unused = Listwise(np.zeros(1), np.ones(1), np.zeros(1), 0.0)
     return RankedRetriever(Bm25Retriever(store), DenseRetriever(store, get_embedder("use")),
                            Judge(get_embedder("e5")), default_reader(),
-                           RankerModel(idle, unused, 0.5))
+                           RankerModel(Forest.of([]), unused, 0.5))
 
 
 def describe(work: Path, name: str, cases: list[dict[str, Any]]) -> list[Described]:
@@ -246,6 +254,19 @@ def _heading(section: str) -> str:
         else section.strip().casefold()
 
 
+@dataclass(frozen=True)
+class Linear:
+    """A linear model over standardised features (the per-page answer trials' logistic)."""
+
+    means: Matrix
+    scales: Matrix
+    weights: Matrix
+    bias: float = 0.0
+
+    def logits(self, rows: Matrix) -> Matrix:
+        return np.asarray(((rows - self.means) / self.scales) @ self.weights + self.bias)
+
+
 def fit_logistic(rows: Matrix, labels: Matrix, l2: float) -> Linear:
     """Standardised logistic regression with L2 (Newton's method: exact, deterministic)."""
     means = rows.mean(axis=0)
@@ -265,19 +286,50 @@ def fit_logistic(rows: Matrix, labels: Matrix, l2: float) -> Linear:
     return Linear(means, scales, weights[:-1], float(weights[-1]))
 
 
-def fit_ranking(described: list[Described]) -> Linear:
-    """Pairwise (RankNet-style) logistic: every better chunk against every worse one of the
-    same question (the answering section over the page's other chunks over other pages), so
-    what a question shares with all its candidates cancels out."""
-    differences = [item.features[better] - item.features[worse] for item in described
-                   for grade in (2, 1)
-                   for better in np.flatnonzero(item.grades == grade)
-                   for worse in np.flatnonzero(item.grades < grade)]
-    both = np.vstack([np.asarray(differences), -np.asarray(differences)])
-    labels = np.r_[np.ones(len(differences)), np.zeros(len(differences))]
-    model = fit_logistic(both, labels, RANKING_L2)
-    # Differences have mean 0: the means are not subtracted, so the scales carry it all.
-    return Linear(np.zeros_like(model.means), model.scales, model.weights, 0.0)
+def fit_ranking(described: list[Described]) -> Forest:
+    """LambdaRank trees over each question's candidates, graded as pairs were before: the
+    answering section over the page's other chunks over other pages. A question with no
+    answering page teaches no order and is left out, as LightGBM would."""
+    import lightgbm
+
+    items = [item for item in described if item.grades.any()]
+    data = lightgbm.Dataset(np.vstack([item.features for item in items]),
+                            np.concatenate([item.grades for item in items]),
+                            group=[len(item.grades) for item in items])
+    booster = lightgbm.train(RANKING_TREES, data, num_boost_round=RANKING_ROUNDS)
+    return Forest.of(trees(booster.dump_model()["tree_info"]))
+
+
+def trees(dumped: list[dict[str, Any]]) -> list[dict[str, list[Any]]]:
+    """LightGBM's dumped trees as the weights file keeps them: per tree, its nodes' split
+    feature, threshold and children (a leaf as ~its index), and its leaves' values."""
+    kept = []
+    for tree in dumped:
+        nodes: dict[int, dict[str, Any]] = {}
+        leaves: dict[int, float] = {}
+        _walk(tree["tree_structure"], nodes, leaves)
+        order = range(len(nodes))
+        kept.append({"split_feature": [nodes[i]["feature"] for i in order],
+                     "threshold": [nodes[i]["threshold"] for i in order],
+                     "left_child": [nodes[i]["left"] for i in order],
+                     "right_child": [nodes[i]["right"] for i in order],
+                     "leaf_value": [leaves[i] for i in range(len(leaves))]})
+    return kept
+
+
+def _walk(node: dict[str, Any], nodes: dict[int, dict[str, Any]],
+          leaves: dict[int, float]) -> int:
+    """Record `node` and what is below it; its reference (a leaf's is ~its index)."""
+    if "split_index" not in node:  # a leaf (a tree of one leaf has no index: 0)
+        leaves[int(node.get("leaf_index", 0))] = float(node["leaf_value"])
+        return ~int(node.get("leaf_index", 0))
+    if node["decision_type"] != "<=" or node["missing_type"] != "None":
+        raise ValueError(f"a split the ranking model cannot read: {node}")
+    nodes[int(node["split_index"])] = {
+        "feature": int(node["split_feature"]), "threshold": float(node["threshold"]),
+        "left": _walk(node["left_child"], nodes, leaves),
+        "right": _walk(node["right_child"], nodes, leaves)}
+    return int(node["split_index"])
 
 
 Group = tuple[Matrix, int]
@@ -285,7 +337,7 @@ Group = tuple[Matrix, int]
 them answers it (-1: none)."""
 
 
-def judged_pages(items: list[Described], ranking: Linear, judge: JudgeCosines,
+def judged_pages(items: list[Described], ranking: Forest, judge: JudgeCosines,
                  reader: ReaderScores) -> list[Group]:
     """Per question, the judged pages' ANSWER_FEATURES and the one that answers, if any."""
     from docassist.storage.ranker_model import ANSWER_FEATURES
@@ -312,7 +364,7 @@ def group(item: Described, rows: Matrix, order: Matrix, judged_column: Matrix) -
     return rows[judged_rows], right[0] if right else -1
 
 
-def ranking_figures(items: list[Described], ranking: Linear) -> dict[str, float]:
+def ranking_figures(items: list[Described], ranking: Forest) -> dict[str, float]:
     """Page-level MRR, top-1 and recall@5 of the answerable questions."""
     reciprocal, top, five = [], [], []
     for item in items:
@@ -412,13 +464,14 @@ def train(work: Path, out: Path | None = None) -> None:
     previous = json.loads(WEIGHTS_FILE.read_text()) if WEIGHTS_FILE.exists() else {}
     out.write_text(json.dumps({
         "features": list(FEATURES), "answer_features": list(ANSWER_FEATURES),
-        "ranking": _plain(ranking),
+        "ranking": {"trees": ranking.plain()},
         "answering": {"means": model.means.tolist(), "scales": model.scales.tolist(),
                       "weights": model.weights.tolist(), "none": model.none},
         "threshold": previous.get("threshold", 0.5),
         "trained": {"questions": str(QUESTIONS.relative_to(REPO)),
                     "questions_sha256": hashlib.sha256(QUESTIONS.read_bytes()).hexdigest(),
-                    "collections": list(TRAIN_SETS), "ranking_l2": RANKING_L2,
+                    "collections": list(TRAIN_SETS), "ranking_trees": RANKING_TREES,
+                    "ranking_rounds": RANKING_ROUNDS,
                     "answering_l2": ANSWERING_L2, "leave_one_collection_out": folds},
         "calibration": previous.get("calibration")}, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out}", file=sys.stderr)
@@ -512,11 +565,6 @@ def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, current
                 "page, or a question the documents cannot answer) or refused, as the "
                 "threshold moves on the probability of the most likely of the judged pages "
                 "(the answering step answers whenever one of them passes).\n")
-
-
-def _plain(model: Linear) -> dict[str, Any]:
-    return {"means": model.means.tolist(), "scales": model.scales.tolist(),
-            "weights": model.weights.tolist(), "bias": model.bias}
 
 
 def main() -> None:

@@ -70,21 +70,21 @@ def test_the_order_alone_is_the_judged_order_without_reading(ranked_engine: Turn
 
 
 def test_a_refusal_names_the_close_pages_in_the_judges_order(ranked_engine: TurnEngine) -> None:
-    """The demo says nothing of how long new documents take to appear; the backup page and
-    the incident page are both near in meaning. The ranker puts the incident page first, the
-    judge the backup page, and the refusal names them as the judge orders them."""
+    """The demo says nothing of how long new documents take to appear; the worker page and
+    the onboarding FAQ are both near in meaning. The ranker puts the worker page first, the
+    judge the FAQ, and the refusal names them as the judge orders them."""
     retriever = ranked_engine.retriever
     assert isinstance(retriever, RankedRetriever)
-    question = ("Nowo opublikowane dokumenty długo nie pojawiają się w odpowiedziach "
-                "asystenta – dlaczego?")
+    question = ("Why do newly published documents take so long to show up in the assistant's "
+                "answers?")
     ranking = retriever.ranking(question, EVERYTHING)
     assert ranking is not None
     ranked = [ranking.documents[i] for i in ranking.leading[:JUDGED_PAGES]]
     judged_order = [ranking.documents[i] for i in judge_order(
         ranking.leading, ranking.rank, retriever.judged_cosines(question, ranking))]
-    assert ranked[:2] == ["DOC-INCIDENT", "DOC-DB"]
-    assert judged_order[:2] == ["DOC-DB", "DOC-INCIDENT"]
+    assert ranked[:2] == ["DOC-WORKER", "DOC-ONBOARDING-FAQ"]
+    assert judged_order[:2] == ["DOC-ONBOARDING-FAQ", "DOC-WORKER"]
     result = ranked_engine.handle(message(question))
     assert result is not None and result.status == "no_answer"
     named = result.answer.split(":", 1)[1]
-    assert named.index("(DOC-DB)") < named.index("(DOC-INCIDENT)")
+    assert named.index("(DOC-ONBOARDING-FAQ)") < named.index("(DOC-WORKER)")

@@ -26,9 +26,10 @@ from docassist.storage.text_vectors import TextVectors
 JUDGED_PAGES: Final = 3
 """Pages whose leading passage the judge reads; the others are never answered from."""
 ORDER_WEIGHT: Final = 120.0
-"""A judged page is ordered by its ranking logit plus this times the judge's cosine of its
+"""A judged page is ordered by its ranking score plus this times the judge's cosine of its
 leading passage. 120 is where the page MRR of the training collections' questions peaks in
-Polish and is near its peak in English (`scripts/reading_trials.py --sweep --shortlist 3`).
+Polish and is near its peak in English (`scripts/reading_trials.py --sweep --shortlist 3`),
+and, with the ranking trees of stop 64, still where it peaks over the spent held-out sets.
 The order costs nothing more (the judge reads these pages for the answer model anyway) and
 moves no answer (the answer model scores each page on its own). It is the order in which a
 refusal names the closest pages and the trace keeps them, and what retrieval is measured on

@@ -1,4 +1,4 @@
-"""The ranker's trained models and what they read: the pairwise ranking model over a
+"""The ranker's trained models and what they read: the ranking model (boosted trees) over a
 candidate's FEATURES, and the listwise answer model over ANSWER_FEATURES, which gives the
 probability that a page answers (the answer/refuse threshold is that probability's,
 calibrated on the spent held-out answer sets: docs/ranker-threshold.md).
@@ -55,22 +55,61 @@ the dress code?" answered from the TLS page, its unknown words counting *for* it
 
 
 @dataclass(frozen=True)
-class Linear:
-    """A linear model over standardised features (a logistic one for probabilities)."""
+class Forest:
+    """The ranking model: boosted regression trees fitted to order each question's candidates
+    (LambdaRank, by LightGBM in scripts/train_ranker.py), summed here with numpy so that
+    answering needs neither LightGBM nor the OpenMP runtime its wheel links. Arrays are
+    (tree, node) and (tree, leaf); a node sends a row left when its feature is at most the
+    threshold, and a negative child `c` is the leaf `~c`."""
 
-    means: npt.NDArray[np.float64]
-    scales: npt.NDArray[np.float64]
-    weights: npt.NDArray[np.float64]
-    bias: float = 0.0
+    features: npt.NDArray[np.int64]
+    thresholds: npt.NDArray[np.float64]
+    lefts: npt.NDArray[np.int64]
+    rights: npt.NDArray[np.int64]
+    leaves: npt.NDArray[np.float64]
+    splits: npt.NDArray[np.int64]
+    """Per tree, how many nodes it has (it has one leaf more); 0: it is a single leaf."""
 
     @classmethod
-    def of(cls, data: dict[str, Any]) -> Linear:
-        return cls(np.asarray(data["means"], dtype=np.float64),
-                   np.asarray(data["scales"], dtype=np.float64),
-                   np.asarray(data["weights"], dtype=np.float64), float(data.get("bias", 0.0)))
+    def of(cls, trees: Sequence[dict[str, Any]]) -> Forest:
+        """From the weights file's trees (each its node and leaf lists, as training wrote)."""
+        nodes = max([len(tree["split_feature"]) for tree in trees] + [1])
+        width = max([len(tree["leaf_value"]) for tree in trees] + [1])
+
+        def padded(key: str, size: int, fill: float, kind: type) -> npt.NDArray[Any]:
+            table: npt.NDArray[Any] = np.full((len(trees), size), fill, dtype=kind)
+            for row, tree in enumerate(trees):
+                table[row, :len(tree[key])] = tree[key]
+            return table
+
+        return cls(padded("split_feature", nodes, 0, np.int64),
+                   padded("threshold", nodes, 0.0, np.float64),
+                   padded("left_child", nodes, -1, np.int64),
+                   padded("right_child", nodes, -1, np.int64),
+                   padded("leaf_value", width, 0.0, np.float64),
+                   np.asarray([len(tree["split_feature"]) for tree in trees], dtype=np.int64))
+
+    def plain(self) -> list[dict[str, list[Any]]]:
+        """The trees as the weights file keeps them (`of` reads them back)."""
+        return [{"split_feature": self.features[row, :size].tolist(),
+                 "threshold": self.thresholds[row, :size].tolist(),
+                 "left_child": self.lefts[row, :size].tolist(),
+                 "right_child": self.rights[row, :size].tolist(),
+                 "leaf_value": self.leaves[row, :size + 1].tolist()}
+                for row, size in enumerate(self.splits.tolist())]
 
     def logits(self, rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        return np.asarray(((rows - self.means) / self.scales) @ self.weights + self.bias)
+        """Each row's score: the sum of its leaf in every tree."""
+        trees = np.arange(len(self.leaves))
+        # A row starts at each tree's root (node 0), or at its only leaf (~0).
+        node = np.tile(np.where(self.splits > 0, 0, -1), (len(rows), 1))
+        values = np.nan_to_num(rows)  # as LightGBM reads a missing value it never saw: 0
+        while (active := node >= 0).any():
+            row, tree = np.nonzero(active)
+            at = node[row, tree]
+            left = values[row, self.features[tree, at]] <= self.thresholds[tree, at]
+            node[row, tree] = np.where(left, self.lefts[tree, at], self.rights[tree, at])
+        return np.asarray(self.leaves[trees, ~node].sum(axis=1), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -105,10 +144,10 @@ class Listwise:
 
 @dataclass(frozen=True)
 class RankerModel:
-    """The pairwise ranking model over FEATURES, the listwise answer model over
+    """The ranking model over FEATURES, the listwise answer model over
     ANSWER_FEATURES, and the probability above which the best page is answered."""
 
-    ranking: Linear
+    ranking: Forest
     answering: Listwise
     threshold: float
     """Calibrated on the spent held-out answer sets (scripts/train_ranker.py calibrate)."""
@@ -119,7 +158,7 @@ class RankerModel:
         if (tuple(data["features"]), tuple(data["answer_features"])) != (
                 FEATURES, ANSWER_FEATURES):
             raise ValueError(f"{path} was trained on other features; train it again")
-        return cls(Linear.of(data["ranking"]), Listwise.of(data["answering"]),
+        return cls(Forest.of(data["ranking"]["trees"]), Listwise.of(data["answering"]),
                    float(data["threshold"]))
 
     def answer_probabilities(self, documents: Sequence[str], matrix: npt.NDArray[np.float64],
