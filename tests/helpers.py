@@ -4,9 +4,13 @@ swapped through the real registry; keys, messages and trace rows for tests."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -23,6 +27,20 @@ from docassist.core.tools import (
 )
 from docassist.core.trace import TurnRecord
 from docassist.models.embedders import get_embedder
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def script(name: str) -> ModuleType:
+    """scripts/NAME.py loaded by path (scripts/ is not a package), registered under its name
+    so that its dataclasses find their module."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
 
 SCORES_HELDOUT_TEST = pytest.mark.skipif(
     os.environ.get("DOCASSIST_SCORE_HELDOUT_TEST") != "1",

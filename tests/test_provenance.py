@@ -3,17 +3,13 @@ only for changes other than the files the run itself wrote."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-_SPEC = importlib.util.spec_from_file_location(
-    "provenance", Path(__file__).resolve().parents[1] / "scripts" / "provenance.py")
-assert _SPEC is not None and _SPEC.loader is not None
-_MODULE = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(_MODULE)
-commit: Callable[..., str] = _MODULE.commit
+from tests.helpers import script
+
+commit: Callable[..., str] = script("provenance").commit
 
 
 def _git(repo: Path, *args: str) -> str:

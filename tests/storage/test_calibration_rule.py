@@ -3,17 +3,11 @@ threshold nearest the current default (ties: the lower); without one, the lowest
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-_SPEC = importlib.util.spec_from_file_location("train_ranker", SCRIPTS / "train_ranker.py")
-assert _SPEC is not None and _SPEC.loader is not None
-_MODULE = importlib.util.module_from_spec(_SPEC)
-sys.modules["train_ranker"] = _MODULE  # its dataclasses look their module up
-_SPEC.loader.exec_module(_MODULE)
+from tests.helpers import script
+
+_MODULE = script("train_ranker")
 chosen_row: Callable[..., tuple[float, int, int, int]] = _MODULE.chosen_row
 
 # right − 1.25 × wrong: 0.4 → 100, 0.5 → 151, 0.6 → 150, 0.7 → 149, 0.8 → 140

@@ -3,24 +3,17 @@ sums with numpy (storage/ranker_model.Forest), split for split."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import lightgbm
 import numpy as np
 
 from docassist.storage.ranker_model import WEIGHTS_FILE, Forest, RankerModel
+from tests.helpers import script
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-_SPEC = importlib.util.spec_from_file_location("train_ranker", SCRIPTS / "train_ranker.py")
-assert _SPEC is not None and _SPEC.loader is not None
-_MODULE = importlib.util.module_from_spec(_SPEC)
-sys.modules["train_ranker"] = _MODULE  # its dataclasses look their module up
-_SPEC.loader.exec_module(_MODULE)
+_MODULE = script("train_ranker")
 trees: Callable[[list[dict[str, Any]]], list[dict[str, list[Any]]]] = _MODULE.trees
 RANKING_TREES: dict[str, Any] = _MODULE.RANKING_TREES
 
