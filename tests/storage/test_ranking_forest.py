@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import lightgbm
 import numpy as np
+import pytest
 
 from docassist.storage.ranker_model import WEIGHTS_FILE, Forest, RankerModel
 from tests.helpers import script
@@ -66,3 +68,12 @@ def test_the_shipped_ranking_model_is_a_forest_of_the_trained_size() -> None:
     shipped = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
     assert len(model.ranking.leaves) == shipped["trained"]["ranking_rounds"]
     assert int(model.ranking.splits.max()) < RANKING_TREES["num_leaves"]
+
+
+def test_weights_of_the_linear_ranking_model_are_refused(tmp_path: Path) -> None:
+    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    data["ranking"] = {"means": [0.0], "scales": [1.0], "weights": [1.0], "bias": 0.0}
+    old = tmp_path / "ranker_weights.json"
+    old.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"another kind.*train it again"):
+        RankerModel.load(old)

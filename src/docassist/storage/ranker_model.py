@@ -158,6 +158,9 @@ class RankerModel:
         if (tuple(data["features"]), tuple(data["answer_features"])) != (
                 FEATURES, ANSWER_FEATURES):
             raise ValueError(f"{path} was trained on other features; train it again")
+        if "trees" not in data["ranking"]:
+            raise ValueError(f"{path} holds a ranking model of another kind (before the "
+                             "trees); train it again")
         return cls(Forest.of(data["ranking"]["trees"]), Listwise.of(data["answering"]),
                    float(data["threshold"]))
 
