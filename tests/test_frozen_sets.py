@@ -66,7 +66,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout19_cwep.jsonl",
             "public/handbooks/answers_heldout19_nais.jsonl",
             "public/handbooks/answers_heldout20_bcgov.jsonl",
-            "public/handbooks/answers_heldout20_govukds.jsonl"} <= names
+            "public/handbooks/answers_heldout20_govukds.jsonl",
+            "public/handbooks/answers_heldout21_dfeur.jsonl",
+            "public/handbooks/answers_heldout21_forge.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
