@@ -28,6 +28,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ from docassist.core.text import fold, stem, terms
 from docassist.storage.ranker_features import Question, _stems
 from docassist.storage.ranker_model import answer_features, logistic, page_leaders
 
+Matrix = tr.Matrix
 QUANTITY_WINDOW = 12
 PHRASE_WINDOW = 3
 SETS = {"sets 1 + 2": tr.HELD_OUT,
@@ -60,6 +62,38 @@ _WORD = re.compile(r"\d+(?:[.,:]\d+)*%?|[^\W_]+")
 Pages = dict[str, list[list[str]]]
 """Per page, the stemmed words of each chunk (its section, then its text) and of its title."""
 Trial = Callable[[tr.Described, int, Question, Pages], list[float]]
+
+
+@dataclass(frozen=True)
+class Linear:
+    """A linear model over standardised features (the per-page answer model these trials fit)."""
+
+    means: Matrix
+    scales: Matrix
+    weights: Matrix
+    bias: float = 0.0
+
+    def logits(self, rows: Matrix) -> Matrix:
+        return np.asarray(((rows - self.means) / self.scales) @ self.weights + self.bias)
+
+
+def fit_logistic(rows: Matrix, labels: Matrix, l2: float) -> Linear:
+    """Standardised logistic regression with L2 (Newton's method: exact, deterministic)."""
+    means = rows.mean(axis=0)
+    scales = rows.std(axis=0)
+    scales[scales == 0.0] = 1.0
+    x = np.hstack([(rows - means) / scales, np.ones((len(rows), 1))])
+    weights = np.zeros(x.shape[1])
+    penalty = np.eye(x.shape[1]) * l2
+    penalty[-1, -1] = 0.0
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(x @ weights)))
+        step = np.linalg.solve((x * (p * (1 - p))[:, None]).T @ x + penalty,
+                               x.T @ (p - labels) + penalty @ weights)
+        weights -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return Linear(means, scales, weights[:-1], float(weights[-1]))
 
 
 def asks_quantity(question: str) -> bool:
@@ -198,7 +232,7 @@ def main() -> None:
         features = np.vstack([row[0] for row in fitted])
         # The per-page logistic answer model these trials were run with (before stop 63's
         # listwise model); a trial's extra columns join it.
-        model = tr.fit_logistic(np.nan_to_num(features),
+        model = fit_logistic(np.nan_to_num(features),
                                 np.asarray([float(right) for _, _, right in fitted]),
                                 tr.ANSWERING_L2)
         tops = {}

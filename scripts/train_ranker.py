@@ -254,38 +254,6 @@ def _heading(section: str) -> str:
         else section.strip().casefold()
 
 
-@dataclass(frozen=True)
-class Linear:
-    """A linear model over standardised features (the per-page answer trials' logistic)."""
-
-    means: Matrix
-    scales: Matrix
-    weights: Matrix
-    bias: float = 0.0
-
-    def logits(self, rows: Matrix) -> Matrix:
-        return np.asarray(((rows - self.means) / self.scales) @ self.weights + self.bias)
-
-
-def fit_logistic(rows: Matrix, labels: Matrix, l2: float) -> Linear:
-    """Standardised logistic regression with L2 (Newton's method: exact, deterministic)."""
-    means = rows.mean(axis=0)
-    scales = rows.std(axis=0)
-    scales[scales == 0.0] = 1.0
-    x = np.hstack([(rows - means) / scales, np.ones((len(rows), 1))])
-    weights = np.zeros(x.shape[1])
-    penalty = np.eye(x.shape[1]) * l2
-    penalty[-1, -1] = 0.0
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-(x @ weights)))
-        step = np.linalg.solve((x * (p * (1 - p))[:, None]).T @ x + penalty,
-                               x.T @ (p - labels) + penalty @ weights)
-        weights -= step
-        if np.abs(step).max() < 1e-9:
-            break
-    return Linear(means, scales, weights[:-1], float(weights[-1]))
-
-
 def fit_ranking(described: list[Described]) -> Forest:
     """LambdaRank trees over each question's candidates, graded as pairs were before: the
     answering section over the page's other chunks over other pages. A question with no
