@@ -430,7 +430,7 @@ def train(work: Path, out: Path | None = None) -> None:
     model = fit_listwise([g for n in TRAIN_SETS for g in answer_groups[n]], ANSWERING_L2)
     out = out or WEIGHTS_FILE
     previous = json.loads(WEIGHTS_FILE.read_text()) if WEIGHTS_FILE.exists() else {}
-    out.write_text(json.dumps({
+    out.write_text(weights_text({
         "features": list(FEATURES), "answer_features": list(ANSWER_FEATURES),
         "ranking": {"trees": ranking.plain()},
         "answering": {"means": model.means.tolist(), "scales": model.scales.tolist(),
@@ -441,8 +441,17 @@ def train(work: Path, out: Path | None = None) -> None:
                     "collections": list(TRAIN_SETS), "ranking_trees": RANKING_TREES,
                     "ranking_rounds": RANKING_ROUNDS,
                     "answering_l2": ANSWERING_L2, "leave_one_collection_out": folds},
-        "calibration": previous.get("calibration")}, indent=1) + "\n", encoding="utf-8")
+        "calibration": previous.get("calibration")}), encoding="utf-8")
     print(f"wrote {out}", file=sys.stderr)
+
+
+def weights_text(data: dict[str, Any]) -> str:
+    """The weights file: indented JSON with each tree on one line (200 trees at a number a
+    line were ~9,000 lines, and a retrain's diff rewrote every one)."""
+    marker = "trees written one a line"
+    text = json.dumps({**data, "ranking": {**data["ranking"], "trees": marker}}, indent=1)
+    rows = ",\n".join(f"   {json.dumps(tree)}" for tree in data["ranking"]["trees"])
+    return text.replace(json.dumps(marker), f"[\n{rows}\n  ]") + "\n"
 
 
 def calibrate(work: Path) -> None:
@@ -480,7 +489,7 @@ def calibrate(work: Path) -> None:
                            "wrong_cost": WRONG_COST, "noise_points": NOISE_POINTS,
                            "threshold": float(chosen[0]), "right": chosen[1],
                            "wrong": chosen[2], "refused": chosen[3]}
-    WEIGHTS_FILE.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    WEIGHTS_FILE.write_text(weights_text(data), encoding="utf-8")
     write_curve(curve, float(chosen[0]), current, len(tops),
                 hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest())
     print(f"threshold {chosen[0]}: right {chosen[1]}, wrong {chosen[2]}, refused {chosen[3]} "

@@ -18,6 +18,7 @@ from tests.helpers import script
 _MODULE = script("train_ranker")
 trees: Callable[[list[dict[str, Any]]], list[dict[str, list[Any]]]] = _MODULE.trees
 RANKING_TREES: dict[str, Any] = _MODULE.RANKING_TREES
+weights_text: Callable[[dict[str, Any]], str] = _MODULE.weights_text
 
 
 def _fitted(rounds: int) -> tuple[lightgbm.Booster, np.ndarray]:
@@ -68,6 +69,14 @@ def test_the_shipped_ranking_model_is_a_forest_of_the_trained_size() -> None:
     shipped = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
     assert len(model.ranking.leaves) == shipped["trained"]["ranking_rounds"]
     assert int(model.ranking.splits.max()) < RANKING_TREES["num_leaves"]
+
+
+def test_the_weights_file_holds_a_tree_a_line_and_reads_back_the_same() -> None:
+    text = WEIGHTS_FILE.read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert weights_text(data) == text  # the shipped file is what the script writes
+    assert len(text.splitlines()) < len(data["ranking"]["trees"]) + 400
+    assert json.loads(weights_text(data)) == data
 
 
 def test_weights_of_the_linear_ranking_model_are_refused(tmp_path: Path) -> None:
