@@ -4,7 +4,6 @@ with."""
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from snowballstemmer.english_stemmer import EnglishStemmer  # type: ignore[impor
 from snowballstemmer.polish_stemmer import PolishStemmer  # type: ignore[import-untyped]
 from snowballstemmer.russian_stemmer import RussianStemmer  # type: ignore[import-untyped]
 
-from docassist.core.text import fold, stem, terms
+from docassist.core.text import fold, is_cyrillic, stem, terms
 
 REPO = Path(__file__).resolve().parents[2]
 VOCABULARY_SOURCES = (*sorted((REPO / "samples" / "docs").iterdir()),
@@ -53,7 +52,7 @@ def stemmed_in_pure_python(term: str) -> str:
     stemmers were a dependency)."""
     if "-" in term:
         return term
-    if re.search("[\u0400-\u04ff]", term):
+    if is_cyrillic(term):
         return str(RussianStemmer().stemWord(term))
     if term.isascii():
         return str(EnglishStemmer().stemWord(PolishStemmer().stemWord(term)))
