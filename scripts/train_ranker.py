@@ -20,7 +20,11 @@ JUDGE_COSINES (committed, keyed by question id and chunk id); a retrain reads th
 and computes only the missing ones. tests/storage/test_ranker_training.py recomputes a sample.
 The reader's scores (storage/reader.py: a cross-encoder over each judged page's best English
 passages, a Polish question glossed) are kept the same way in READER_SCORES, keyed also by
-the glossed question's hash, so a changed glossary recomputes what it changes.
+the glossed question's hash, so a changed glossary recomputes what it changes. The reader
+learned near misses of half the training collections' questions (SHIPPED_FOLD), so those
+questions are read by the second reader, which learned the other half's
+(`train_reader.py train --second DIR`, then `train --second-reader DIR` here): every
+score the answer model is fitted on is of a question its reader never learned.
 
 `calibrate` runs the model over the first two held-out answer sets (samples/public/handbooks/
 answers_heldout.jsonl and answers_heldout2_*.jsonl, 400 questions, both collections: each was
@@ -56,6 +60,10 @@ from docassist.storage.reader import as_read, as_read_passage, glossed
 REPO = Path(__file__).resolve().parent.parent
 TRAIN_SETS = ("gds-way", "moj-cloud-platform", "pagerduty-incident-response", "18f-guides",
               "homeoffice-engineering", "rustc-dev-guide", "k8s-sig-release", "argocd-docs")
+SHIPPED_FOLD = ("gds-way", "moj-cloud-platform", "rustc-dev-guide", "argocd-docs")
+"""Collections whose questions' near misses the shipped reader learned (train_reader.py), so
+a second reader, which learned the others', reads their questions (ReaderScores)."""
+SECOND_FOLD = tuple(name for name in TRAIN_SETS if name not in SHIPPED_FOLD)
 EVAL_SETS = ("18f-handbook", "govuk-developer-docs")
 QUESTIONS = REPO / "samples" / "train" / "ranker_questions.jsonl"
 HANDBOOKS = REPO / "samples" / "public" / "handbooks"
@@ -161,12 +169,15 @@ class JudgeCosines(KeptScores):
 
 
 class ReaderScores(KeptScores):
-    """The reader's scores of training and tuning questions."""
+    """The reader's scores of training and tuning questions: those of SHIPPED_FOLD's
+    training questions by the second reader (in `second`), the others by the shipped one."""
 
     verb = "read"
 
-    def __init__(self, path: Path = READER_SCORES) -> None:
+    def __init__(self, path: Path = READER_SCORES, second: Path | None = None) -> None:
         super().__init__(path)
+        self.second = second
+        self.collection = ""
 
     def read(self, item: Described, rank: Matrix) -> Read:
         """What the reader makes of the best JUDGED_PAGES pages (rerank.reading())."""
@@ -181,15 +192,22 @@ class ReaderScores(KeptScores):
                 + ("" if text == item.passages[i][1] else
                    f" {hashlib.sha256(text.encode()).hexdigest()[:8]}")
                 for i, text in zip(rows, texts, strict=True)]
+        self.collection = item.collection
         scores = self.kept(item.question, keys, texts)
         return Read.of(item.documents, rank, groups, scores,
                        [glossed(item.question) or passages[i] != item.passages[i][1]
                         for i in rows])
 
     def compute(self, question: str, texts: list[str]) -> list[float]:
-        from docassist.storage.reader import default_reader
+        from docassist.storage.reader import Reader, default_reader
 
-        return default_reader().scores(question, texts)
+        if self.collection not in SHIPPED_FOLD:
+            return default_reader().scores(question, texts)
+        if self.second is None:
+            sys.exit(f"{self.collection}'s questions are read by the second reader, which is "
+                     "not shipped: train it (scripts/train_reader.py train --second DIR) and "
+                     "pass --second-reader DIR")
+        return Reader(self.second).scores(question, texts)
 
 
 def work_database(work: Path, name: str) -> Path:
@@ -403,7 +421,7 @@ def answered(groups: list[Group], model: Any) -> tuple[Matrix, Matrix]:
     return np.asarray(scores), np.asarray(labels)
 
 
-def train(work: Path, out: Path | None = None) -> None:
+def train(work: Path, out: Path | None = None, second: Path | None = None) -> None:
     """Fit both models and write them to `out` (the shipped weights file by default)."""
     from docassist.storage.ranker_features import FEATURES
     from docassist.storage.ranker_model import ANSWER_FEATURES, WEIGHTS_FILE
@@ -413,7 +431,7 @@ def train(work: Path, out: Path | None = None) -> None:
                  for name in TRAIN_SETS}
     folds: dict[str, dict[str, float]] = {}
     answer_groups: dict[str, list[Group]] = {}
-    judge, reader = JudgeCosines(), ReaderScores()
+    judge, reader = JudgeCosines(), ReaderScores(second=second)
     for held in TRAIN_SETS:  # out-of-fold rankings also train the answer model
         ranking = fit_ranking([d for n in TRAIN_SETS if n != held for d in described[n]])
         folds[held] = ranking_figures(described[held], ranking)
@@ -552,10 +570,13 @@ def main() -> None:
                         "instead of the shipped files")
     parser.add_argument("--work", type=Path, default=REPO / ".ranker-work",
                         help="where collections are unpacked and indexed (kept between runs)")
+    parser.add_argument("--second-reader", type=Path, default=None,
+                        help="train: the second reader's folder, for SHIPPED_FOLD's questions "
+                        "the kept scores lack (scripts/train_reader.py train --second)")
     arguments = parser.parse_args()
     arguments.work.mkdir(parents=True, exist_ok=True)
     if arguments.command == "train":
-        train(arguments.work, arguments.out)
+        train(arguments.work, arguments.out, arguments.second_reader)
     else:
         calibrate(arguments.work)
 

