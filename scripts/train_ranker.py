@@ -178,6 +178,7 @@ class ReaderScores(KeptScores):
         super().__init__(path)
         self.second = second
         self.collection = ""
+        self._second_reader: Any = None
 
     def read(self, item: Described, rank: Matrix) -> Read:
         """What the reader makes of the best JUDGED_PAGES pages (rerank.reading())."""
@@ -207,7 +208,9 @@ class ReaderScores(KeptScores):
             sys.exit(f"{self.collection}'s questions are read by the second reader, which is "
                      "not shipped: train it (scripts/train_reader.py train --second DIR) and "
                      "pass --second-reader DIR")
-        return Reader(self.second).scores(question, texts)
+        if self._second_reader is None:  # one model load for the run, as default_reader()
+            self._second_reader = Reader(self.second)
+        return self._second_reader.scores(question, texts)
 
 
 def work_database(work: Path, name: str) -> Path:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from docassist.storage.reader import MODEL_FOLDER, ReaderUnavailable
 from tests.helpers import script
 
 script("provenance")
@@ -72,5 +73,19 @@ def test_a_missing_score_of_a_question_the_shipped_reader_learned_is_never_read_
     assert "--second-reader" in str(stopped.value)
     assert scores.known == {}
     scores.collection = _RANKER.SECOND_FOLD[0]
+    (score,) = scores.kept("how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."])
+    assert scores.known == {"q1 h c1": score}
+
+
+def test_a_question_the_shipped_reader_learned_is_read_by_the_second_reader_when_given(
+        tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "tokenizer.json").write_bytes((MODEL_FOLDER / "tokenizer.json").read_bytes())
+    scores = _RANKER.ReaderScores(tmp_path / "scores.json", second=second)
+    scores.collection = _RANKER.SHIPPED_FOLD[0]
+    with pytest.raises(ReaderUnavailable, match=str(second)):  # its folder, not the shipped one
+        scores.kept("how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."])
+    (second / "model.onnx").symlink_to(MODEL_FOLDER / "model.onnx")
     (score,) = scores.kept("how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."])
     assert scores.known == {"q1 h c1": score}
