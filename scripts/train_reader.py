@@ -133,11 +133,11 @@ def with_ranked_pairs(rows: list[Row], pairs: list[tuple[int, int]],
     for case in ours:
         if case["answers"] is None:
             continue
-        right = len(rows)
-        rows.append(Row(as_read(case["question"]), case["answers"], True, case["lang"]))
+        right, asked = len(rows), as_read(case["question"])
+        rows.append(Row(asked, case["answers"], True, case["lang"]))
         answered.setdefault((case["collection"], case["lang"]), []).append(right)
         if case["near_miss"] is not None:
-            rows.append(Row(as_read(case["question"]), case["near_miss"], False, case["lang"]))
+            rows.append(Row(asked, case["near_miss"], False, case["lang"]))
             pairs.append((right, len(rows) - 1))
     draw = random.Random(RANKED_SEED)
     for case in ours:
@@ -168,16 +168,16 @@ def mine(work: Path) -> None:
     lines = []
     for name in train_ranker.TRAIN_SETS:
         cases = [case for case in questions if case["set"] == name]
-        answers = {case["id"]: folded(case["answer"])[:80] for case in cases}
         for item, case in zip(train_ranker.describe(work, name, cases), cases, strict=True):
             if not len(item.labels):
                 continue
+            answer = folded(case["answer"])[:80]
             rank = model.ranking.logits(item.features)
             passages = [as_read_passage(text) for _, text in item.passages]
             best_first = [int(i) for i in np.argsort(-rank)
                           if item.labels[i] and passages[i] is not None]
-            holding = [i for i in best_first if answers[item.question_id]
-                       and answers[item.question_id] in folded(item.passages[i][1])]
+            holding = [i for i in best_first
+                       if answer and answer in folded(item.passages[i][1])]
             holding = holding or [i for i in best_first if item.grades[i] == 2]
             misses = []
             for group in reading(item.documents, rank, [p is not None for p in passages]):
@@ -185,12 +185,12 @@ def mine(work: Path) -> None:
                     texts = [str(passages[i]) for i in group]
                     scores = reader.scores(item.question, texts)
                     misses.append((max(scores), texts[int(np.argmax(scores))]))
-            misses.sort(key=lambda miss: -miss[0])
+            nearest = max(misses, key=lambda miss: miss[0])[1] if misses else None
             lines.append(json.dumps({
                 "id": item.question_id, "collection": name, "lang": case["lang"],
                 "question": item.question, "answerable": item.answerable,
                 "answers": passages[holding[0]] if item.answerable and holding else None,
-                "near_miss": misses[0][1] if misses else None}, ensure_ascii=False))
+                "near_miss": nearest}, ensure_ascii=False))
     RANKED.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {len(lines)} questions into {RANKED}", file=sys.stderr)
 
