@@ -45,6 +45,7 @@ import os
 import subprocess
 import sys
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -110,6 +111,10 @@ class Described:
     """Per candidate, its chunk id and what the judge reads of it."""
 
 
+Scorer = Callable[[str, list[str]], list[float]]
+"""Scores of a question against passages, one per passage."""
+
+
 class KeptScores:
     """Scores of (question, passage) pairs, computed once and kept in a committed file keyed
     by question id and chunk id: a retrain reads them and computes only the missing ones."""
@@ -121,12 +126,14 @@ class KeptScores:
         self.known: dict[str, float] = json.loads(path.read_text()) if path.exists() else {}
         self.fresh = 0
 
-    def kept(self, question: str, keys: list[str], texts: list[str]) -> list[float]:
-        """Each key's score, the missing ones computed from its passage's text."""
+    def kept(self, question: str, keys: list[str], texts: list[str],
+             compute: Scorer | None = None) -> list[float]:
+        """Each key's score, the missing ones computed from its passage's text (by `compute`,
+        else self.compute)."""
         missing = [(key, text) for key, text in zip(keys, texts, strict=True)
                    if key not in self.known]
         if missing:
-            scores = self.compute(question, [text for _, text in missing])
+            scores = (compute or self.compute)(question, [text for _, text in missing])
             self.known.update(dict(zip([key for key, _ in missing], scores, strict=True)))
             self.fresh += len(missing)
         return [self.known[key] for key in keys]
@@ -177,7 +184,6 @@ class ReaderScores(KeptScores):
     def __init__(self, path: Path = READER_SCORES, second: Path | None = None) -> None:
         super().__init__(path)
         self.second = second
-        self.collection = ""
         self._second_reader: Any = None
 
     def read(self, item: Described, rank: Matrix) -> Read:
@@ -193,24 +199,28 @@ class ReaderScores(KeptScores):
                 + ("" if text == item.passages[i][1] else
                    f" {hashlib.sha256(text.encode()).hexdigest()[:8]}")
                 for i, text in zip(rows, texts, strict=True)]
-        self.collection = item.collection
-        scores = self.kept(item.question, keys, texts)
+        scores = self.kept(item.question, keys, texts, self.scorer(item.collection))
         return Read.of(item.documents, rank, groups, scores,
                        [glossed(item.question) or passages[i] != item.passages[i][1]
                         for i in rows])
 
-    def compute(self, question: str, texts: list[str]) -> list[float]:
-        from docassist.storage.reader import Reader, default_reader
+    def scorer(self, collection: str) -> Scorer:
+        """What reads `collection`'s questions: the second reader SHIPPED_FOLD's, the shipped
+        one the others'. Looked up only when a score is missing, so a run with every score
+        kept needs no second reader."""
+        def compute(question: str, texts: list[str]) -> list[float]:
+            from docassist.storage.reader import Reader, default_reader
 
-        if self.collection not in SHIPPED_FOLD:
-            return default_reader().scores(question, texts)
-        if self.second is None:
-            sys.exit(f"{self.collection}'s questions are read by the second reader, which is "
-                     "not shipped: train it (scripts/train_reader.py train --second DIR) and "
-                     "pass --second-reader DIR")
-        if self._second_reader is None:  # one model load for the run, as default_reader()
-            self._second_reader = Reader(self.second)
-        return self._second_reader.scores(question, texts)
+            if collection not in SHIPPED_FOLD:
+                return list(default_reader().scores(question, texts))
+            if self.second is None:
+                sys.exit(f"{collection}'s questions are read by the second reader, which is "
+                         "not shipped: train it (scripts/train_reader.py train --second DIR) "
+                         "and pass --second-reader DIR")
+            if self._second_reader is None:  # one model load for the run, as default_reader()
+                self._second_reader = Reader(self.second)
+            return list(self._second_reader.scores(question, texts))
+        return compute
 
 
 def work_database(work: Path, name: str) -> Path:

@@ -67,13 +67,12 @@ def test_the_folds_split_the_training_collections_and_the_pairs_come_only_from_t
 def test_a_missing_score_of_a_question_the_shipped_reader_learned_is_never_read_by_it(
         tmp_path: Path) -> None:
     scores = _RANKER.ReaderScores(tmp_path / "scores.json")
-    scores.collection = _RANKER.SHIPPED_FOLD[0]
+    question, keys, texts = "how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."]
     with pytest.raises(SystemExit) as stopped:
-        scores.kept("how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."])
+        scores.kept(question, keys, texts, scores.scorer(_RANKER.SHIPPED_FOLD[0]))
     assert "--second-reader" in str(stopped.value)
     assert scores.known == {}
-    scores.collection = _RANKER.SECOND_FOLD[0]
-    (score,) = scores.kept("how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."])
+    (score,) = scores.kept(question, keys, texts, scores.scorer(_RANKER.SECOND_FOLD[0]))
     assert scores.known == {"q1 h c1": score}
 
 
@@ -83,9 +82,19 @@ def test_a_question_the_shipped_reader_learned_is_read_by_the_second_reader_when
     second.mkdir()
     (second / "tokenizer.json").write_bytes((MODEL_FOLDER / "tokenizer.json").read_bytes())
     scores = _RANKER.ReaderScores(tmp_path / "scores.json", second=second)
-    scores.collection = _RANKER.SHIPPED_FOLD[0]
+    question, keys, texts = "how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."]
     with pytest.raises(ReaderUnavailable, match=str(second)):  # its folder, not the shipped one
-        scores.kept("how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."])
+        scores.kept(question, keys, texts, scores.scorer(_RANKER.SHIPPED_FOLD[0]))
     (second / "model.onnx").symlink_to(MODEL_FOLDER / "model.onnx")
-    (score,) = scores.kept("how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."])
+    (score,) = scores.kept(question, keys, texts, scores.scorer(_RANKER.SHIPPED_FOLD[0]))
     assert scores.known == {"q1 h c1": score}
+
+
+def test_a_kept_score_needs_no_reader(tmp_path: Path) -> None:
+    """A retrain with every score kept runs without the second reader."""
+    path = tmp_path / "scores.json"
+    path.write_text(json.dumps({"q1 h c1": -2.5}), encoding="utf-8")
+    scores = _RANKER.ReaderScores(path)
+    assert scores.kept("how do I deploy?", ["q1 h c1"], ["Deploying\nRun make deploy."],
+                       scores.scorer(_RANKER.SHIPPED_FOLD[0])) == [-2.5]
+    assert scores.fresh == 0
