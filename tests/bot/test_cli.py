@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -221,7 +222,8 @@ def test_eval_answers_end_to_end(any_db: str, tmp_path: Path) -> None:
 def test_one_held_out_file_serves_both_evals_per_set_into_the_page(db_path: Path,
                                                                     tmp_path: Path) -> None:
     """A held-out file mixes sets and unanswerable cases: `--set` picks one set, retrieval
-    leaves out the unanswerable case, and each writes its own block into the page."""
+    leaves out the unanswerable case, and each writes its own block into the page, stamped
+    with the commit of the code that measured, wherever it was run from."""
     cases = tmp_path / "heldout.jsonl"
     cases.write_text(
         '{"id": "a1", "set": "demo", "split": "test", "lang": "en", '
@@ -233,12 +235,15 @@ def test_one_held_out_file_serves_both_evals_per_set_into_the_page(db_path: Path
     page = tmp_path / "evaluation.md"
     for kind in ("answers", "retrieval"):
         done = run("eval", kind, str(cases), "--set", "demo", "--split", "test", "--page",
-                   str(page), "--json", db=db_path)
+                   str(page), "--json", db=db_path, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         report = one_json(done.stdout)
         assert [case["id"] for case in report["cases"]] == (
             ["a1", "a2"] if kind == "answers" else ["a1"])
     text = page.read_text()
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert text.count(f"on commit `{head}`") == 2
     assert "<!-- begin answers heldout.jsonl demo test -->" in text
     assert "<!-- begin retrieval heldout.jsonl demo test -->" in text
     assert "| bm25s |" in text and "| ranked (default) |" in text

@@ -29,10 +29,11 @@ often it was scored: [The selector](selector.md) and the sets' own notes in
 
 
 def commit() -> str:
-    """The checkout's commit (`unknown` outside a git checkout)."""
+    """The commit of the checkout this code runs from (`unknown` when it is not in one, as an
+    installed wheel is), whatever the working directory."""
     try:
-        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=5, check=False)
+        done = subprocess.run(["git", "-C", str(Path(__file__).parent), "rev-parse", "--short",
+                               "HEAD"], capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown"
