@@ -29,8 +29,8 @@ often it was scored: [The selector](selector.md) and the sets' own notes in
 
 
 def commit() -> str:
-    """The commit of the checkout this code runs from (`unknown` when it is not in one, as an
-    installed wheel is), whatever the working directory."""
+    """The commit of the checkout this code runs from, whatever the working directory
+    (`unknown` for code outside any checkout, as a wheel installed in a system venv is)."""
     try:
         done = subprocess.run(["git", "-C", str(Path(__file__).parent), "rev-parse", "--short",
                                "HEAD"], capture_output=True, text=True, timeout=5, check=False)
