@@ -10,7 +10,7 @@ from typing import Final
 from docassist.core import i18n
 from docassist.core.documents import CITATION
 from docassist.core.extractive import ExtractiveAnswerer
-from docassist.core.limits import SNIPPET_CHARS
+from docassist.core.limits import MAX_SOURCES, SNIPPET_CHARS
 from docassist.core.passages import chunk_body
 from docassist.core.ports import Answerer, Catalog, Retriever, SearchHit
 from docassist.core.procedure import best_document_hit, page_sections, procedure_window
@@ -134,9 +134,14 @@ def answer_question(
     else:
         draft = answerer.compose(question, given, language)
     answer, warnings = _checked_answer(draft, retrieved_ids, answerer, language)
-    # The sources are the retrieved sections and any other section the answer quotes.
+    # The sources: every section the answer quotes, then the page's best other retrieved
+    # ones, in retrieval order, MAX_SOURCES in all.
     cited = set(CITATION.findall(answer))
-    shown = kept + [hit for hit in given[len(kept):] if hit.chunk.chunk_id in cited]
+    listed = kept + [hit for hit in given[len(kept):] if hit.chunk.chunk_id in cited]
+    uncited = [hit.chunk.chunk_id for hit in listed if hit.chunk.chunk_id not in cited]
+    spare = max(0, MAX_SOURCES - (len(listed) - len(uncited)))
+    keep = cited | set(uncited[:spare])
+    shown = [hit for hit in listed if hit.chunk.chunk_id in keep]
     return RagResult(
         rag_id=rag_id,
         status="answered",

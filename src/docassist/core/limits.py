@@ -61,6 +61,11 @@ STEP_CHARS: Final = 480
 SNIPPET_CHARS: Final = 240
 """Length of a source snippet."""
 
+MAX_SOURCES: Final = 8
+"""Sources an answer lists: every section it cites, then the page's best other retrieved ones.
+A long page can fill all PAGE_DEPTH hits, and twenty sources (ids, titles, snippets) overflow
+MAX_RESULT_CHARS; eight fit beside the longest answer, and a reader scans no more."""
+
 MAX_DOCUMENT_ID_CHARS: Final = 64
 MAX_DOCUMENT_BYTES: Final = 5_000_000
 """Files larger than this are skipped by the indexer."""
