@@ -134,14 +134,7 @@ def answer_question(
     else:
         draft = answerer.compose(question, given, language)
     answer, warnings = _checked_answer(draft, retrieved_ids, answerer, language)
-    # The sources: every section the answer quotes, then the page's best other retrieved
-    # ones, in retrieval order, MAX_SOURCES in all.
-    cited = set(CITATION.findall(answer))
-    listed = kept + [hit for hit in given[len(kept):] if hit.chunk.chunk_id in cited]
-    uncited = [hit.chunk.chunk_id for hit in listed if hit.chunk.chunk_id not in cited]
-    spare = max(0, MAX_SOURCES - (len(listed) - len(uncited)))
-    keep = cited | set(uncited[:spare])
-    shown = [hit for hit in listed if hit.chunk.chunk_id in keep]
+    shown = _sources(answer, kept, given)
     return RagResult(
         rag_id=rag_id,
         status="answered",
@@ -155,6 +148,17 @@ def answer_question(
         closest_document_ids=list(dict.fromkeys(
             hit.document.document_id for hit in kept))[:CLOSEST_DOCUMENTS],
     )
+
+
+def _sources(answer: str, kept: list[SearchHit], given: list[SearchHit]) -> list[SearchHit]:
+    """Every section the answer quotes, then the page's best other retrieved ones, in
+    retrieval order, MAX_SOURCES in all (a long page can fill every hit)."""
+    cited = set(CITATION.findall(answer))
+    listed = kept + [hit for hit in given[len(kept):] if hit.chunk.chunk_id in cited]
+    uncited = [hit.chunk.chunk_id for hit in listed if hit.chunk.chunk_id not in cited]
+    spare = max(0, MAX_SOURCES - (len(listed) - len(uncited)))
+    keep = cited | set(uncited[:spare])
+    return [hit for hit in listed if hit.chunk.chunk_id in keep]
 
 
 def _not_found(rag_id: str, hits: list[SearchHit], retriever: Retriever, top_k: int,
