@@ -92,8 +92,10 @@ class TrialReader(tr.ReaderScores):
         super().__init__(own if own.exists() or reader_input != "keep" else tr.READER_SCORES)
         self.path, self.reader_input = own, reader_input
 
-    def compute(self, question: str, texts: list[str]) -> list[float]:
-        return super().compute(question, [as_read(text, self.reader_input) for text in texts])
+    def scorer(self, collection: str) -> tr.Scorer:
+        read = super().scorer(collection)
+        return lambda question, texts: read(
+            question, [as_read(text, self.reader_input) for text in texts])
 
 
 class TrialJudge(tr.JudgeCosines):
@@ -112,7 +114,7 @@ def ordered(item: tr.Described, rank: Any, judge: TrialJudge, weight: float,
     leaders = page_leaders(item.documents, rank)[:shortlist]
     cosines = judge.kept(item.question, [f"{item.question_id} {item.passages[i][0]}"
                                          for i in leaders],
-                         [item.passages[i][1] for i in leaders])
+                         [item.passages[i][1] for i in leaders], judge.compute)
     bonus = {item.documents[i]: cosine for i, cosine in zip(leaders, cosines, strict=True)}
     floor = min(cosines)
     return np.asarray([rank[i] + weight * bonus.get(document, floor)

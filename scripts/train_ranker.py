@@ -127,19 +127,15 @@ class KeptScores:
         self.fresh = 0
 
     def kept(self, question: str, keys: list[str], texts: list[str],
-             compute: Scorer | None = None) -> list[float]:
-        """Each key's score, the missing ones computed from its passage's text (by `compute`,
-        else self.compute)."""
+             compute: Scorer) -> list[float]:
+        """Each key's score, the missing ones computed by `compute` from its passage's text."""
         missing = [(key, text) for key, text in zip(keys, texts, strict=True)
                    if key not in self.known]
         if missing:
-            scores = (compute or self.compute)(question, [text for _, text in missing])
+            scores = compute(question, [text for _, text in missing])
             self.known.update(dict(zip([key for key, _ in missing], scores, strict=True)))
             self.fresh += len(missing)
         return [self.known[key] for key in keys]
-
-    def compute(self, question: str, texts: list[str]) -> list[float]:
-        raise NotImplementedError
 
     def save(self, folder: Path | None = None) -> None:
         """Keep the new scores: in the committed file, or beside a trial's weights in `folder`
@@ -163,7 +159,8 @@ class JudgeCosines(KeptScores):
         """The judge's cosine of each of the best JUDGED_PAGES pages' leading candidate."""
         read = page_leaders(item.documents, rank)[:JUDGED_PAGES]
         cosines = self.kept(item.question, [f"{item.question_id} {item.passages[i][0]}"
-                                            for i in read], [item.passages[i][1] for i in read])
+                                            for i in read], [item.passages[i][1] for i in read],
+                            self.compute)
         return judged(read, cosines, len(item.documents))
 
     def compute(self, question: str, texts: list[str]) -> list[float]:
