@@ -74,7 +74,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout23_chaoss.jsonl",
             "public/handbooks/answers_heldout23_tcs.jsonl",
             "public/handbooks/answers_heldout24_knative.jsonl",
-            "public/handbooks/answers_heldout24_mojcpr.jsonl"} <= names
+            "public/handbooks/answers_heldout24_mojcpr.jsonl",
+            "public/handbooks/answers_heldout25_pcn.jsonl",
+            "public/handbooks/answers_heldout25_cgov.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
