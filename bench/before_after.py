@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from docassist.evaluation.pages import commit
+
 REPO: Final = Path(__file__).resolve().parents[1]
 WITHIN: Final = 1.2
 FIGURES: Final = ("ack_burst_ms_p99", "ack_durable_floor_ms_p99", "ack_floor_ms_p99",
@@ -42,11 +44,6 @@ def burst(checkout: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
             figures[f"ack_burst{connections}_ms_p99"]
             / figures[f"ack_durable_floor{connections}_ms_p99"], 2)
     return figures
-
-
-def commit(checkout: Path) -> str:
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout,
-                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def median(rounds: list[dict[str, Any]], key: str) -> float:

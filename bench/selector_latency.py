@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ from docassist.core.planning import plan_turn
 from docassist.core.selection import normalize, propose_action
 from docassist.core.tools import default_registry
 from docassist.evaluation.decisions import load_cases, state_for
+from docassist.evaluation.pages import commit
 from docassist.evaluation.selector_training import BankCatalog, bank_requests
 from docassist.models.embedders import get_embedder
 
@@ -84,18 +84,12 @@ def timed_rounds(messages: int, rounds: int) -> dict[str, list[tuple[float, floa
     return figures
 
 
-def commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "unknown"
-
-
 def write_markdown(figures: dict[str, float], rounds: list[str], path: Path) -> None:
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
     lines = [
         f"# Selector latency, {datetime.now(UTC):%Y-%m-%d}",
         "",
-        f"`python bench/selector_latency.py` at commit {commit()}, pinned to {CORES} cores "
+        f"`python bench/selector_latency.py` at commit {commit(REPO)}, pinned to {CORES} cores "
         f"(machine load average before the run: {load}). One selection = the learned selector "
         "on one bank message (USE embedding of the message, never cached; features; "
         "classifier) plus parsing and normalizing its proposal; one plan = a turn's whole "

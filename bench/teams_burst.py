@@ -50,6 +50,7 @@ from burst import (
 )
 from load import demo_database, percentile
 
+from docassist.evaluation.pages import commit
 from docassist.storage.backends import open_store
 from docassist_testkit.fakes.loopback import free_port, wait_healthy
 from docassist_testkit.fakes.model_server import ModelServer
@@ -248,11 +249,9 @@ def one_round(demo: Path, folder: Path) -> dict[str, Any]:
 
 def page(rounds: list[dict[str, Any]], name: str) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
-                            capture_output=True, text=True, check=False).stdout.strip()
     keys = list(rounds[0])
     lines = [f"# {name}: Teams acks by where turns run", "",
-             f"Written by `bench/teams_burst.py` on {when} at commit {commit}, "
+             f"Written by `bench/teams_burst.py` on {when} at commit {commit(REPO)}, "
              f"{len(rounds)} interleaved rounds on one machine "
              f"({len(os.sched_getaffinity(0))} cores), medians. Goal beside them: answers "
              f"within {WITHIN}× the durable floor's p99 (a bare app on the same SDK storing "

@@ -56,7 +56,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from provenance import commit
+
+from docassist.evaluation.pages import commit
 
 REPO = Path(__file__).resolve().parents[1]
 PAIRS = REPO / "samples" / "train" / "reading_pairs.jsonl"
@@ -435,7 +436,8 @@ def train(second: Path | None) -> None:
         "## The shipped reader",
         "",
         f"Trained by `scripts/train_reader.py train` on {datetime.now(UTC):%Y-%m-%d} at commit "
-        f"{commit(OUT, REPORT)}: {len(cases)} cases (`samples/train/reading_pairs.jsonl`, sha256 "
+        f"{commit(REPO, own=(OUT, REPORT))}: {len(cases)} cases "
+        "(`samples/train/reading_pairs.jsonl`, sha256 "
         f"`{hashlib.sha256(PAIRS.read_bytes()).hexdigest()[:12]}…`) and the ranked pairs of "
         f"{', '.join(SHIPPED_FOLD)} (`samples/train/reading_pairs_ranked.jsonl`, sha256 "
         f"`{hashlib.sha256(RANKED.read_bytes()).hexdigest()[:12]}…`), {len(pairs)} pairs, "

@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from provenance import commit
 
 from docassist.core.examples import EXAMPLES_PATH
 from docassist.core.learned import WEIGHTS_PATH
 from docassist.evaluation.decisions import load_cases
+from docassist.evaluation.pages import commit
 from docassist.evaluation.selector_training import (
     OPENBLAS_KERNEL,
     Trained,
@@ -42,7 +42,8 @@ REPORT = REPO / "docs" / "selector-training.md"
 
 def markdown(trained: Trained, size: int) -> str:
     report, errors = trained.report, trained.report.errors
-    made_at = commit(WEIGHTS_PATH.with_suffix(""), EXAMPLES_PATH.with_suffix(""), REPORT)
+    made_at = commit(REPO, own=(WEIGHTS_PATH.with_suffix(""), EXAMPLES_PATH.with_suffix(""),
+                                REPORT))
     lines = [
         "# The learned selector: cross-validation on the bank",
         "",

@@ -1,15 +1,12 @@
-"""scripts/provenance.py: a training report names the commit it was made from, and marks it
+"""The commit a generated page or a training report names (`evaluation.pages.commit`): marked
 only for changes other than the files the run itself wrote."""
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
-from tests.helpers import script
-
-commit: Callable[..., str] = script("provenance").commit
+from docassist.evaluation.pages import commit
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -33,7 +30,7 @@ def test_the_runs_own_outputs_do_not_mark_the_commit(tmp_path: Path) -> None:
     head = _git(repo, "rev-parse", "--short", "HEAD").strip()
     (repo / "weights" / "model.bin").write_text("new")
     (repo / "report.md").write_text("new")
-    assert commit(repo / "weights", repo / "report.md", repo=repo) == head
+    assert commit(repo, own=(repo / "weights", repo / "report.md")) == head
 
 
 def test_other_changes_mark_the_commit(tmp_path: Path) -> None:
@@ -41,5 +38,9 @@ def test_other_changes_mark_the_commit(tmp_path: Path) -> None:
     head = _git(repo, "rev-parse", "--short", "HEAD").strip()
     (repo / "code.py").write_text("new")  # the first status line: " M code.py"
     (repo / "report.md").write_text("new")
-    assert commit(repo / "report.md", repo=repo) == f"{head} (with uncommitted changes)"
-    assert commit(repo=repo) == f"{head} (with uncommitted changes)"
+    assert commit(repo, own=(repo / "report.md",)) == f"{head} (with uncommitted changes)"
+    assert commit(repo) == f"{head} (with uncommitted changes)"
+
+
+def test_code_outside_any_checkout_names_no_commit(tmp_path: Path) -> None:
+    assert commit(tmp_path) == "unknown"

@@ -13,7 +13,6 @@ import pytest
 from docassist.storage.reader import MODEL_FOLDER, ReaderUnavailable
 from tests.helpers import script
 
-script("provenance")
 _READER = script("train_reader")
 _RANKER = script("train_ranker")
 RANKED = Path(__file__).resolve().parents[2] / "samples" / "train" / "reading_pairs_ranked.jsonl"

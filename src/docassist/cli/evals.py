@@ -96,7 +96,7 @@ def eval_decisions(
     run_id = runtime.store.save_eval_run("decisions", str(file), report)
     if page is not None:
         write_block(page, _block_key("decisions", file, None, split),
-                    decisions_markdown(report, measured_on(file), split),
+                    decisions_markdown(report, measured_on(file, page), split),
                     header=DECISIONS_PAGE_HEADER)
     if as_json:
         emit_json({"run_id": run_id, **report.model_dump(mode="json", exclude_none=True)})
@@ -191,7 +191,7 @@ def eval_answers(
                                   on_case=lambda: progress.advance(task))
     if page is not None:
         write_block(page, _block_key("answers", file, set_name, split),
-                    answers_markdown(report, measured_on(file), runtime, split))
+                    answers_markdown(report, measured_on(file, page), runtime, split))
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return
@@ -372,7 +372,7 @@ def eval_retrieval(
                                     on_step=lambda: progress.advance(task), baselines=baselines)
     if page is not None:
         write_block(page, _block_key("retrieval", file, set_name, split),
-                    retrieval_markdown(report, measured_on(file), split))
+                    retrieval_markdown(report, measured_on(file, page), split))
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,22 +29,45 @@ often it was scored: [The selector](selector.md) and the sets' own notes in
 """
 
 
-def commit() -> str:
-    """The commit of the checkout this code runs from, whatever the working directory
-    (`unknown` for code outside any checkout, as a wheel installed in a system venv is)."""
-    try:
-        done = subprocess.run(["git", "-C", str(Path(__file__).parent), "rev-parse", "--short",
-                               "HEAD"], capture_output=True, text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
+HERE = Path(__file__).parent
+UNCOMMITTED = " (with uncommitted changes)"
+
+
+def commit(checkout: Path = HERE, *, own: Sequence[Path] = ()) -> str:
+    """The short commit of `checkout` (by default the one this code runs from, whatever the
+    working directory), marked when tracked files other than the run's `own` outputs have
+    changed: a run's outputs are committed after it, so they say nothing of the code that
+    made them. `unknown` outside any checkout (a wheel in a system venv)."""
+    head = _git(checkout, "rev-parse", "--short", "HEAD").strip()
+    if not head:
         return "unknown"
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown"
+    top = Path(_git(checkout, "rev-parse", "--show-toplevel").strip()).resolve()
+    mine = [str(path.resolve().relative_to(top)) for path in own
+            if path.resolve().is_relative_to(top)]
+    changed = [line[3:] for line in _git(checkout, "status", "--porcelain",
+                                         "--untracked-files=no").splitlines() if line.strip()]
+    other = [path for path in changed if not any(path.startswith(prefix) for prefix in mine)]
+    return head + UNCOMMITTED if other else head
 
 
-def measured_on(file: Path) -> str:
-    """When, on what and over which exact cases: the line every generated block starts with."""
+def _git(checkout: Path, *args: str) -> str:
+    """git's output in `checkout` (not stripped: a status line starts with a space), or
+    nothing when git is missing or fails."""
+    try:
+        done = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True,
+                              text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout if done.returncode == 0 else ""
+
+
+def measured_on(file: Path, page: Path) -> str:
+    """When, on what and over which exact cases: the line every generated block starts with
+    (the page it goes into is the run's own output, so its changes do not mark the commit)."""
     digest = hashlib.sha256(file.read_bytes()).hexdigest()[:12]
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"Measured {now} on commit `{commit()}` over `{file.name}` (sha256 `{digest}…`)."
+    return (f"Measured {now} on commit `{commit(own=(page,))}` over `{file.name}` "
+            f"(sha256 `{digest}…`).")
 
 
 def write_block(page: Path, key: str, markdown: str, header: str = PAGE_HEADER) -> None:
