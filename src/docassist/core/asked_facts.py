@@ -7,7 +7,7 @@ often do we rotate the auth0 credentials?" on a rotation runbook that gives no s
 Such near misses are most of the unanswerable questions the ranker's answer model still
 answers: on the spent held-out sets 19–24 (12 collections, 960 questions), refusing when the
 page's retrieved passages state no fact of the asked kind refused 5 answered unanswerable
-questions and 3 answers from a wrong page, and 2 right answers (docs/evaluation-method.md,
+questions and 3 answers from a wrong page, and 1 right answer (docs/evaluation-method.md,
 "Does the page state what is asked?").
 
 The patterns read English and Polish questions and passages. They are deliberately narrow on
