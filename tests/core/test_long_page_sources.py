@@ -20,8 +20,8 @@ TOPICS = ("term", "selection", "alternates", "removal", "limits", "expectations"
 def _long_page(root: Path) -> None:
     sections = ["# Leadership Council handbook for representatives of top-level teams\n"]
     for number, topic in enumerate(TOPICS, start=1):
-        sentence = (f"A council representative of a top-level team serves a term and follows "
-                    f"the {topic} rules set by the Leadership Council.")
+        sentence = (f"A council representative of a top-level team serves a term of two years "
+                    f"and follows the {topic} rules set by the Leadership Council.")
         sections.append(f"## Council representatives: {topic}\n\n{' '.join([sentence] * 4)} "
                         f"Rule {number} applies to every representative term.\n")
     page = root / "governance" / "leadership-council-and-teams" / "representatives-handbook.md"

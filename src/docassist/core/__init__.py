@@ -36,6 +36,8 @@ The turn
     tools        the tool catalog and the guarded executor (at most one attempt per turn)
     retrieval    searching a question with its translations
     answering    retrieval, the answer and the citation check; a refusal's named pages
+    asked_facts  the kind of fact a question asks (an amount, how often, how long), and
+                 whether a passage states one
     extractive   the `rules` answerer: the best page's passage, or a procedure's steps
     passages     a page's passage as replies show it (lists as lists, links as titles)
     procedure    the consecutive steps of a how-to document

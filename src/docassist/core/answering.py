@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from docassist.core import i18n
+from docassist.core.asked_facts import AskedFact, asked_fact, states
 from docassist.core.documents import CITATION
 from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.limits import MAX_SOURCES, SNIPPET_CHARS
@@ -118,6 +119,10 @@ def answer_question(
         found = {hit.chunk.chunk_id for hit in kept}
         given = kept + [hit for hit in page_sections(kept[0], kept, catalog.chunk)
                         if hit.chunk.chunk_id not in found]
+    # A page on the topic that states no fact of the kind asked does not answer the question.
+    fact = asked_fact(question)
+    if fact is not None and not any(states(fact, chunk_body(hit.chunk.text)) for hit in given):
+        return _unstated(rag_id, fact, kept[0], hits, retriever, top_k, threshold, language)
     retrieved_ids = {hit.chunk.chunk_id for hit in given}
     if on_partial is not None and answerer.can_stream:
         deltas: list[str] = []
@@ -179,6 +184,28 @@ def _not_found(rag_id: str, hits: list[SearchHit], retriever: Retriever, top_k: 
         retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
         similarity_threshold=threshold, closest_document_ids=list(dict.fromkeys(
             hit.document.document_id for hit in hits))[:CLOSEST_DOCUMENTS])
+
+
+def _unstated(rag_id: str, fact: AskedFact, page: SearchHit, hits: list[SearchHit],
+              retriever: Retriever, top_k: int, threshold: float | None,
+              language: i18n.Language) -> RagResult:
+    """The best page is on the topic but states no fact of the kind asked: not in the
+    documents, naming that page (it is related: it passed the threshold), with the reason in
+    the trace's warnings."""
+    document = f"{page.document.title} ({page.document.document_id})"
+    answer = " ".join([i18n.text("no_answer", language), i18n.text(
+        "no_answer_unstated", language, document=document,
+        fact=i18n.text(f"asked_fact_{fact}", language))])
+    return RagResult(
+        rag_id=rag_id, status="no_answer", answer=answer, sources=[], retrieved_chunk_ids=[],
+        warnings=[unstated_warning(fact)], retriever=retriever.name, top_k=top_k,
+        similarity_threshold=threshold, closest_document_ids=list(dict.fromkeys(
+            hit.document.document_id for hit in [page, *hits]))[:CLOSEST_DOCUMENTS])
+
+
+def unstated_warning(fact: AskedFact) -> str:
+    """The trace's reason for a refusal whose page states no fact of the asked kind."""
+    return f"unstated_{fact}"
 
 
 _SENTENCE_END: Final = re.compile(

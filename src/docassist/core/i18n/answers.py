@@ -143,6 +143,13 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "Administrators: index documents (docassist index PATH) or add a source "
         "(docassist sources add …, then docassist sync).",
     },
+    "no_answer_unstated": {
+        "pl": "Najbliższy dokument, {document}, jest na ten temat, ale nie podaje {fact}.",
+        "en": "The closest document, {document}, is on this subject but states no {fact}.",
+    },
+    "asked_fact_money": {"pl": "kwoty", "en": "amount"},
+    "asked_fact_frequency": {"pl": "częstotliwości", "en": "frequency"},
+    "asked_fact_duration": {"pl": "czasu ani terminu", "en": "time or duration"},
     "no_answer_closest": {
         "pl": "Najbliższe dokumenty: {documents}.",
         "en": "The closest documents: {documents}.",

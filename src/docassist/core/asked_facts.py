@@ -1,0 +1,110 @@
+"""The kind of fact a question asks for (an amount of money, how often, how long) and whether
+a passage states one of that kind.
+
+A page on the question's topic that states no fact of the asked kind does not answer it:
+"ile kosztuje miesięcznie jeden dev klaster?" on the cluster page that names no price, "how
+often do we rotate the auth0 credentials?" on a rotation runbook that gives no schedule.
+Such near misses are most of the unanswerable questions the ranker's answer model still
+answers: on the spent held-out sets 19–24 (12 collections, 960 questions), refusing when the
+page's retrieved passages state no fact of the asked kind refused 5 answered unanswerable
+questions and 3 answers from a wrong page, and 1 right answer (docs/evaluation-method.md,
+"Does the page state what is asked?").
+
+The patterns read English and Polish questions and passages. They are deliberately narrow on
+the question side (a money question names money: "how much does … cost", "ile kosztuje",
+"stipend", not any "pay" or "rate": "can we pay them by bank transfer?", "at what error rate
+does the alert fire?") and broad on the passage side (any amount, percentage of a rate,
+"free", "volunteer"; any number with a unit of time; "every", "monthly", "cron"), so that a
+page that answers in its own terms still answers.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Final
+
+
+class AskedFact(StrEnum):
+    MONEY = "money"
+    FREQUENCY = "frequency"
+    DURATION = "duration"
+
+
+_NUMBER_EN: Final = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|"
+                     r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|eighteen|twenty|thirty|forty|forty-five|"
+                     r"fifty|sixty|ninety|hundred|a|an|half an?|"
+                     r"several|few|couple of|a few)")
+_NUMBER_PL: Final = (r"(?:\d+|jed(?:en|na|nego|nej)|dw(?:a|ie|óch)|trz(?:y|ech)|czter(?:y|ech)|"
+                     r"pię(?:ć|ciu)|sześ(?:ć|ciu)|sied(?:em|miu)|osi(?:em|miu)|"
+                     r"dziewię(?:ć|ciu)|dziesię(?:ć|ciu)|kilk(?:a|u)|pół)")
+_TIME_EN: Final = (r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|"
+                   r"fortnights?|months?|years?|quarters?|sprints?)")
+_TIME_PL: Final = (r"(?:sekund\w*|minut\w*|godzin\w*|dni|dzień|dnia|tydzień|tygodni\w*|"
+                   r"miesi(?:ąc|ęc)\w*|rok\w*|lat)")
+
+_MONEY_ASKED: Final = re.compile(
+    r"\bhow much\b[^?.!]*\b(?:cost|costs|pay|paid|charge|charged|spend|budget|price|fee|fees|"
+    r"worth)\b"
+    r"|\bhow much (?:is|are|does|do)\b[^?.!]*\b(?:tickets?|licen[cs]es?|seats?|subscriptions?)\b"
+    r"|\bwhat(?:'s|s| is| are| do we| does)?\b[^?.!]*\b(?:price|cost|fee|budget|stipend|"
+    r"salary|allowance|per diem)\b"
+    r"|\b(?:mileage|hourly|daily|reimbursement|per diem) rate\b"
+    r"|\b(?:get|be|are|is)\s+paid\b|\bextra pay\b|\bstipends?\b|\bsalar(?:y|ies)\b"
+    r"|\bile\b[^?.!]*\b(?:kosztuj\w*|koszt\w*|płac\w*|zapłac\w*|budżet\w*|kas[aęy]|wynosi|"
+    r"stypendi\w*|zwrot\w*)"
+    r"|\b(?:kosztuje|kosztują|koszt|koszty|cena|ceny|cenę|opłata|opłaty|opłatę|stawka|stawki|"
+    r"stawkę)\b"
+    r"|\b(?:dostaj\w+|dostan\w+|otrzymuj\w+)\b[^?.!]*\b(?:kas[aęy]|pieniądz\w*|pieniędzy|"
+    r"wynagrodz\w*|stypendi\w*|zapłat\w*)\b"
+    r"|\bwynagrodz\w*", re.IGNORECASE)
+_FREQUENCY_ASKED: Final = re.compile(
+    r"\bhow (?:often|frequently)\b|\bjak często\b|\bco ile\b|\bw jakim cyklu\b", re.IGNORECASE)
+_DURATION_ASKED: Final = re.compile(
+    r"\bhow (?:long|soon|quickly)\b|\bhow many (?:more )?(?:business |working )?" + _TIME_EN
+    + r"\b|\bhow much (?:time|notice|lead time|downtime)\b|\bwithin how\b"
+    r"|\bjak (?:długo|szybko)\b|\bile (?:jeszcze )?(?:czasu|trwa\w*)\b"
+    r"|\bile (?:mam |mamy |ma )?(?:roboczych )?" + _TIME_PL
+    + r"|\bw ile (?:\w+ )?" + _TIME_PL + r"|\bna (?:ile (?:czasu|" + _TIME_PL + r")|jak długo)\b"
+    r"|\bpo ilu\b|\bw jakim czasie\b|\bile (?:mam|mamy|ma|maj\w+) czasu\b", re.IGNORECASE)
+_LENGTH_NOT_TIME: Final = re.compile(
+    r"\bhow long (?:\S+ ){0,4}?(?:names?|titles?|texts?|messages?|descriptions?|passwords?|"
+    r"posts?|lines?|strings?|summar(?:y|ies)|lists?|comments?|words?)\b", re.IGNORECASE)
+""""How long should a topic name be?" asks a length, not a time."""
+
+_STATED: Final = {
+    AskedFact.MONEY: re.compile(
+        r"[$€£¥]\s?\d|\d\s?(?:[$€£]|k\b|usd|eur|gbp|pln|zł|dollars?|euros?|pounds?|złotych|"
+        r"cents?|grosz\w*)|\b(?:usd|eur|gbp|pln|chf)\b|\d+(?:[.,]\d+)?\s?% of\b"
+        r"|\b(?:day|daily|hourly) rate\b|\b(?:free of charge|at no cost|no cost|no charge|"
+        r"for free|free|unpaid|volunteers?|voluntary|paid (?:position|role|job|staff|"
+        r"contract\w*|work)|bezpłatn\w*|darmow\w*|za darmo)\b", re.IGNORECASE),
+    AskedFact.FREQUENCY: re.compile(
+        r"\b(?:every|each (?:day|week|month|year|quarter|sprint|release|morning|night)|once|"
+        r"twice|daily|weekly|fortnightly|monthly|quarterly|annually|yearly|hourly|nightly|"
+        r"bi-?weekly|bi-?monthly|regularly|cron|scheduled|schedule|codziennie|"
+        r"co (?:tydzień|miesiąc|rok|kwartał|dzień|godzinę)|raz (?:na|w)|dziennie|tygodniowo|"
+        r"miesięcznie|rocznie)\b|\b\d+\s+times\b", re.IGNORECASE),
+    AskedFact.DURATION: re.compile(
+        r"\b" + _NUMBER_EN + r"[\s-]+(?:\w+[\s-]+)?" + _TIME_EN + r"\b"
+        r"|\b\d+\s?(?:s|m|h|d|w|ms|min|mins|hrs?)\b|\b" + _NUMBER_PL + r"\s+(?:\w+\s+)?"
+        + _TIME_PL + r"|\b(?:immediately|indefinitely|permanently|forever|overnight|same day|"
+        r"next day|daily|weekly|monthly|annually|yearly|quarterly|hourly|right away|instantly|"
+        r"24/7|natychmiast|codziennie)\b", re.IGNORECASE),
+}
+
+
+def asked_fact(question: str) -> AskedFact | None:
+    """The kind of fact the question asks for, when it asks one of these."""
+    if _MONEY_ASKED.search(question):
+        return AskedFact.MONEY
+    if _FREQUENCY_ASKED.search(question):
+        return AskedFact.FREQUENCY
+    if _DURATION_ASKED.search(question) and not _LENGTH_NOT_TIME.search(question):
+        return AskedFact.DURATION
+    return None
+
+
+def states(fact: AskedFact, text: str) -> bool:
+    """Whether the text states a fact of this kind (any amount, any schedule, any time)."""
+    return _STATED[fact].search(text) is not None

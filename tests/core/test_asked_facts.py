@@ -1,0 +1,62 @@
+"""Which kind of fact a question asks for, and whether a passage states one
+(core/asked_facts.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from docassist.core.asked_facts import AskedFact, asked_fact, states
+
+
+@pytest.mark.parametrize(("question", "fact"), [
+    ("how much does a chaosscon ticket cost?", AskedFact.MONEY),
+    ("what do we actually get paid for just being on call?", AskedFact.MONEY),
+    ("what's the mileage rate we can claim back?", AskedFact.MONEY),
+    ("ile kosztuje miesięcznie jeden dev klaster?", AskedFact.MONEY),
+    ("czy reviewerzy dostają jakąś kasę za review?", AskedFact.MONEY),
+    ("how often are we supposed to rotate the auth0 client credentials?", AskedFact.FREQUENCY),
+    ("jak często leci pipeline divergence?", AskedFact.FREQUENCY),
+    ("how long does loki keep our console logs?", AskedFact.DURATION),
+    ("how many business days do I have to file the report?", AskedFact.DURATION),
+    ("ile czasu prometheus trzyma metryki?", AskedFact.DURATION),
+    ("po ilu minutach bezczynności wylogować usera?", AskedFact.DURATION),
+    ("na jak długo mogę wygenerować credentiale do kafki?", AskedFact.DURATION),
+])
+def test_the_fact_a_question_asks_for(question: str, fact: AskedFact) -> None:
+    assert asked_fact(question) == fact
+
+
+@pytest.mark.parametrize("question", [
+    "can we pay them the incentive by bank transfer?",  # how, not how much
+    "at what error rate does the alert fire?",  # a rate, not money
+    "is there a guideline for how long a zulip topic name should be?",  # a length
+    "na ile moich spotkań będzie przychodził?",  # how many meetings, not how long
+    "How do I renew the TLS certificate?",
+    "Jak zgłosić incydent?",
+])
+def test_a_question_that_asks_none_of_them(question: str) -> None:
+    assert asked_fact(question) is None
+
+
+@pytest.mark.parametrize(("fact", "text"), [
+    (AskedFact.MONEY, "the reimbursement rate is 57.5 cents (USD) per mile"),
+    (AskedFact.MONEY, "15% of day rate for every 8 hours that you're on call"),
+    (AskedFact.MONEY, "Tickets are $150; speakers attend for free."),
+    (AskedFact.MONEY, "Koszt to 200 zł miesięcznie."),
+    (AskedFact.FREQUENCY, "The keys are rotated every 90 days by a scheduled job."),
+    (AskedFact.FREQUENCY, "Kopia powstaje codziennie o 2:00."),
+    (AskedFact.DURATION, "Logs are kept for fourteen days, then deleted."),
+    (AskedFact.DURATION, "Certificates are valid for one year."),
+    (AskedFact.DURATION, "Metryki są trzymane przez 30 dni."),
+])
+def test_a_passage_that_states_the_fact(fact: AskedFact, text: str) -> None:
+    assert states(fact, text)
+
+
+@pytest.mark.parametrize(("fact", "text"), [
+    (AskedFact.MONEY, "Being on call is paid as an allowance, claimed on the expenses form."),
+    (AskedFact.FREQUENCY, "Rotate the credentials in the Auth0 dashboard, then redeploy."),
+    (AskedFact.DURATION, "Logs are shipped to the SIEM and kept there under its policy."),
+])
+def test_a_passage_on_the_topic_that_does_not(fact: AskedFact, text: str) -> None:
+    assert not states(fact, text)

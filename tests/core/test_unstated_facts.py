@@ -1,0 +1,75 @@
+"""A page on the question's topic that states no fact of the kind asked (an amount, how often,
+how long) is not answered from: the reply says the documents do not state it and names the
+page, and the trace keeps the reason. The near-miss unanswerable questions of the held-out
+sets are mostly of this shape ("ile kosztuje miesięcznie jeden dev klaster?")."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli_run import one_json, run
+from tests.conftest import REPO
+
+ON_CALL = """---
+id: DOC-ONCALL
+title: On-call rota
+language: en
+---
+## What you get for being on call
+
+Being on call out of hours is paid as an on-call allowance, claimed through the monthly
+expenses form.{amount}
+
+## Swapping shifts
+
+Swap a shift with a colleague and update the rota in the team calendar.
+"""
+
+
+def _indexed(tmp_path: Path, amount: str) -> Path:
+    corpus, db = tmp_path / "corpus", tmp_path / "facts.db"
+    shutil.copytree(REPO / "samples" / "docs", corpus)  # the demo pages around it
+    (corpus / "on-call.md").write_text(ON_CALL.format(amount=amount), encoding="utf-8")
+    assert run("index", str(corpus), "--json", db=db).returncode == 0
+    return db
+
+
+@pytest.mark.parametrize(("question", "said"), [
+    ("how much do we get paid for being on call?",
+     "The closest document, On-call rota (DOC-ONCALL), is on this subject but states no "
+     "amount."),
+    ("ile dostaję wynagrodzenia za dyżur on-call?",
+     "Najbliższy dokument, On-call rota (DOC-ONCALL), jest na ten temat, ale nie podaje "
+     "kwoty."),
+])
+def test_a_page_that_states_no_amount_is_not_answered_from(tmp_path: Path, question: str,
+                                                            said: str) -> None:
+    db = _indexed(tmp_path, amount="")
+    done = run("ask", question, "--thread", "T1", "--json", db=db, DOCASSIST_MODEL="rules")
+    assert done.returncode == 0, done.stderr
+    reply = one_json(done.stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"].endswith(said)
+    assert reply["sources"] == []
+    out = tmp_path / "traces.jsonl"
+    assert run("traces", "export", "--format", "jsonl", "--out", str(out), "--json",
+               db=db).returncode == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["status"] == "no_answer"
+    assert row["warnings"] == ["unstated_money"]
+    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+
+
+def test_the_same_page_with_its_amount_answers(tmp_path: Path) -> None:
+    db = _indexed(tmp_path, amount=" The allowance is 15% of your day rate for every 8 hours.")
+    done = run("ask", "how much do we get paid for being on call?", "--json", db=db,
+               DOCASSIST_MODEL="rules")
+    assert done.returncode == 0, done.stderr
+    reply = one_json(done.stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert "15% of your day rate" in reply["answer"]
+    assert reply["sources"][0]["document_id"] == "DOC-ONCALL"
