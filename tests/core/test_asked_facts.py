@@ -31,6 +31,8 @@ def test_the_fact_a_question_asks_for(question: str, fact: AskedFact) -> None:
     "at what error rate does the alert fire?",  # a rate, not money
     "is there a guideline for how long a zulip topic name should be?",  # a length
     "na ile moich spotkań będzie przychodził?",  # how many meetings, not how long
+    "whats the monthly deadline for requesting the salary run in nmbrs?",  # when, not how much
+    "when do we get paid? which days of the month",
     "How do I renew the TLS certificate?",
     "Jak zgłosić incydent?",
 ])

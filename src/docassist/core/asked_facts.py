@@ -58,6 +58,11 @@ _MONEY_ASKED: Final = re.compile(
     r"|\b(?:dostaj\w+|dostan\w+|otrzymuj\w+)\b[^?.!]*\b(?:kas[aęy]|pieniądz\w*|pieniędzy|"
     r"wynagrodz\w*|stypendi\w*|zapłat\w*)\b"
     r"|\bwynagrodz\w*", re.IGNORECASE)
+_WHEN_ASKED: Final = re.compile(
+    r"\b(?:deadline|when|when's|by when|what date|which day|kiedy|do kiedy|termin\w*)\b",
+    re.IGNORECASE)
+"""A question about when ("whats the monthly deadline for requesting the salary run?", "when
+do we get paid?") names money without asking an amount."""
 _FREQUENCY_ASKED: Final = re.compile(
     r"\bhow (?:often|frequently)\b|\bjak często\b|\bco ile\b|\bw jakim cyklu\b", re.IGNORECASE)
 _DURATION_ASKED: Final = re.compile(
@@ -96,7 +101,7 @@ _STATED: Final = {
 
 def asked_fact(question: str) -> AskedFact | None:
     """The kind of fact the question asks for, when it asks one of these."""
-    if _MONEY_ASKED.search(question):
+    if _MONEY_ASKED.search(question) and not _WHEN_ASKED.search(question):
         return AskedFact.MONEY
     if _FREQUENCY_ASKED.search(question):
         return AskedFact.FREQUENCY
