@@ -76,7 +76,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout24_knative.jsonl",
             "public/handbooks/answers_heldout24_mojcpr.jsonl",
             "public/handbooks/answers_heldout25_pcn.jsonl",
-            "public/handbooks/answers_heldout25_cgov.jsonl"} <= names
+            "public/handbooks/answers_heldout25_cgov.jsonl",
+            "public/handbooks/answers_heldout26_ghwa.jsonl",
+            "public/handbooks/answers_heldout26_wpcli.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
