@@ -174,16 +174,11 @@ def _not_found(rag_id: str, hits: list[SearchHit], retriever: Retriever, top_k: 
     related = [hit for hit in hits if (
         hit.related if hit.related is not None
         else threshold is None or hit.score >= CLOSEST_SHARE * threshold)]
-    closest = list(dict.fromkeys(f"{hit.document.title} ({hit.document.document_id})"
-                                 for hit in related))[:CLOSEST_DOCUMENTS]
+    closest = list(dict.fromkeys(_named(hit) for hit in related))[:CLOSEST_DOCUMENTS]
     answer = i18n.text("no_answer", language)
     if closest:
         answer += " " + i18n.text("no_answer_closest", language, documents="; ".join(closest))
-    return RagResult(
-        rag_id=rag_id, status="no_answer", answer=answer, sources=[],
-        retrieved_chunk_ids=[], retriever=retriever.name, top_k=top_k,
-        similarity_threshold=threshold, closest_document_ids=list(dict.fromkeys(
-            hit.document.document_id for hit in hits))[:CLOSEST_DOCUMENTS])
+    return _refusal(rag_id, answer, hits, retriever, top_k, threshold)
 
 
 def _unstated(rag_id: str, fact: AskedFact, page: SearchHit, hits: list[SearchHit],
@@ -192,15 +187,27 @@ def _unstated(rag_id: str, fact: AskedFact, page: SearchHit, hits: list[SearchHi
     """The best page is on the topic but states no fact of the kind asked: not in the
     documents, naming that page (it is related: it passed the threshold), with the reason in
     the trace's warnings."""
-    document = f"{page.document.title} ({page.document.document_id})"
     answer = " ".join([i18n.text("no_answer", language), i18n.text(
-        "no_answer_unstated", language, document=document,
+        "no_answer_unstated", language, document=_named(page),
         fact=i18n.text(f"asked_fact_{fact}", language))])
+    return _refusal(rag_id, answer, [page, *hits], retriever, top_k, threshold,
+                    warnings=[unstated_warning(fact)])
+
+
+def _refusal(rag_id: str, answer: str, hits: list[SearchHit], retriever: Retriever,
+             top_k: int, threshold: float | None, warnings: list[str] | None = None
+             ) -> RagResult:
+    """A `no_answer` result; the trace keeps the closest pages, in `hits`' order."""
     return RagResult(
         rag_id=rag_id, status="no_answer", answer=answer, sources=[], retrieved_chunk_ids=[],
-        warnings=[unstated_warning(fact)], retriever=retriever.name, top_k=top_k,
+        warnings=warnings or [], retriever=retriever.name, top_k=top_k,
         similarity_threshold=threshold, closest_document_ids=list(dict.fromkeys(
-            hit.document.document_id for hit in [page, *hits]))[:CLOSEST_DOCUMENTS])
+            hit.document.document_id for hit in hits))[:CLOSEST_DOCUMENTS])
+
+
+def _named(hit: SearchHit) -> str:
+    """A page as a refusal names it: its title and id."""
+    return f"{hit.document.title} ({hit.document.document_id})"
 
 
 def unstated_warning(fact: AskedFact) -> str:
