@@ -57,6 +57,12 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[USER_DATA_VARIABLE] = tempfile.mkdtemp(prefix="docassist-data-")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `long` run first. Two workers take tests in collection order, and a
+    three-minute test taken last would run alone on one worker while the other waits."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(os.environ.pop(USER_DATA_VARIABLE, ""), ignore_errors=True)
 

@@ -75,6 +75,7 @@ def runs_the_pinned_kernel() -> bool:
         return False
 
 
+@pytest.mark.long
 @pytest.mark.skipif(not runs_the_pinned_kernel(),
                     reason="the shipped weights are reproducible only with OpenBLAS's Haswell "
                            "kernel, which needs an x86-64 CPU with AVX2")

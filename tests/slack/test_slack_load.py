@@ -98,6 +98,7 @@ def _wait(condition: Any, seconds: float) -> bool:
     return bool(condition())
 
 
+@pytest.mark.long
 def test_killed_mid_load_every_acked_event_is_answered_once_after_restart(
         model_server: ModelServer, db_path: Path) -> None:
     conversations, turns = 8, 4

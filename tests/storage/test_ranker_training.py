@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from docassist.models.embedders import get_embedder
 from docassist.storage import Store
@@ -31,6 +32,7 @@ TRAINING_SECONDS = 900
 """Unpacking and indexing eight collections (about 8,200 chunks) and fitting, on 2 cores."""
 
 
+@pytest.mark.long
 def test_the_shipped_ranker_is_what_the_script_trains(tmp_path: Path) -> None:
     out = tmp_path / "weights.json"
     done = subprocess.run(

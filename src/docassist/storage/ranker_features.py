@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -22,8 +23,10 @@ import numpy.typing as npt
 
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.i18n.detection import detect_language
+from docassist.core.statuses import Language
 from docassist.core.text import stem, terms
 from docassist.storage.lexical_index import LexicalIndex
+from docassist.storage.limits import CHUNK_CACHE_ENTRIES
 
 FOREIGN_SHARE: Final = 0.6
 """A question with more of its weight in words no page holds is in another language."""
@@ -167,9 +170,17 @@ def features(question: Question, candidates: Sequence[Candidate],
             (1.0 - vocabulary_share) / candidate.dense_rank if candidate.dense_rank else 0.0,
             *question.missing(found[position]),
             heading_cosines[position], heading_cosines[position] - max(heading_cosines),
-            float(detect_language(bodies_text[position], "en") != asked_in),
+            float(_passage_language(candidate.chunk.text) != asked_in),
         ])
     return np.asarray(rows, dtype=np.float64)
+
+
+@lru_cache(maxsize=CHUNK_CACHE_ENTRIES)
+def _passage_language(chunk_text: str) -> Language:
+    """The language of a chunk's body, kept by its text: the same chunks are candidates for
+    question after question, and the store hands out the same text object each time
+    (storage/chunk_cache.py), whose hash Python keeps."""
+    return detect_language(chunk_text.split("\n", 1)[-1], "en")
 
 
 def heading(candidate: Candidate) -> str:

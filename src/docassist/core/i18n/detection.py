@@ -6,6 +6,7 @@ The word lists are not text users see; they live beside the tables, not in them.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Final
 
 from docassist.core.statuses import Language
@@ -31,9 +32,12 @@ def detect_language(message: str, default: Language) -> Language:
     """Polish or English by words: a common word of either language, or a word written with
     Polish letters, counts for its side; on a tie, Polish letters decide, else `default`.
     So a Polish name in an English sentence ("the Kraków office") does not make it Polish."""
-    words = [word.casefold() for word in _WORD.findall(message)]
-    polish = sum(word in _POLISH_WORDS or bool(_POLISH_LETTERS.search(word)) for word in words)
-    english = sum(word in _ENGLISH_WORDS for word in words)
+    # Counted per distinct word: a passage repeats its words, and this runs for every
+    # candidate passage of every question (storage/ranker_features.py).
+    words = Counter(word.casefold() for word in _WORD.findall(message))
+    polish = sum(count for word, count in words.items()
+                 if word in _POLISH_WORDS or _POLISH_LETTERS.search(word))
+    english = sum(count for word, count in words.items() if word in _ENGLISH_WORDS)
     if polish > english:
         return "pl"
     if english > polish:
