@@ -79,7 +79,8 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout25_cgov.jsonl",
             "public/handbooks/answers_heldout26_ghwa.jsonl",
             "public/handbooks/answers_heldout26_wpcli.jsonl",
-            "public/handbooks/answers_heldout27_gaws.jsonl"} <= names
+            "public/handbooks/answers_heldout27_gaws.jsonl",
+            "public/handbooks/answers_heldout28_ossf.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
