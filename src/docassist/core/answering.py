@@ -120,7 +120,7 @@ def answer_question(
         found = {hit.chunk.chunk_id for hit in kept}
         given = kept + [hit for hit in page_sections(kept[0], kept, catalog.chunk)
                         if hit.chunk.chunk_id not in found]
-    lacking = _lacking(question, given, catalog, language)
+    lacking = _lacking(question, given, hits, catalog, language)
     if lacking is not None:
         return _refusal(rag_id, " ".join([i18n.text("no_answer", language), lacking.said]),
                         [kept[0], *hits], retriever, top_k, threshold, [lacking.warning])
@@ -190,11 +190,13 @@ class Lacking(NamedTuple):
     said: str
 
 
-def _lacking(question: str, given: list[SearchHit], catalog: Catalog,
+def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catalog: Catalog,
              language: i18n.Language) -> Lacking | None:
     """A page on the topic that states no fact of the kind asked ("how much…" on a page
-    without an amount), or never mentions a thing the question names ("PostGIS" on the
-    database page), does not answer the question."""
+    without an amount), or never mentions a thing the question names while nothing else
+    retrieved does either ("PostGIS" on the database page), does not answer the question. A
+    name other retrieved pages hold is a word of the collection ("OTel"), not a missing
+    thing."""
     page = given[0]
     fact = asked_fact(question)
     if fact is not None and not any(states(fact, chunk_body(hit.chunk.text)) for hit in given):
@@ -203,9 +205,9 @@ def _lacking(question: str, given: list[SearchHit], catalog: Catalog,
             fact=i18n.text(f"asked_fact_{fact}", language)))
     if not named_terms(question):
         return None
-    # Read only when the question names something: the whole page, title included.
-    texts = [page.document.title, *(chunk_body(hit.chunk.text)
-                                    for hit in page_sections(page, given, catalog.chunk))]
+    # Read only when the question names something: the whole page with its headings.
+    texts = [page.document.title, *(hit.chunk.text for hit in
+                                     [*page_sections(page, given, catalog.chunk), *hits])]
     absent = unmentioned(question, texts)
     if not absent:
         return None

@@ -8,12 +8,14 @@ about a feature were most of the unanswerable questions still answered on the tw
 held-out set (docs/evaluation-method.md, "Does the page mention what is named?").
 
 A name is a word written as names are: with a capital letter inside ("PostGIS", "GitHub"),
-with a digit ("HTTP/2"), or, in an English question, capitalised in the middle of a
+with a digit ("redis-3node"), or, in an English question, capitalised in the middle of a
 sentence ("Bluesky"). A Polish question's capitalised words are often names the English pages
 translate ("w Wielki Piątek": "Good Friday"). Left out, since pages spell them another way or
 a page need not hold them:
-- acronyms of up to three letters ("ADO", "SOW", "IPs": teams shorten their own words);
-- short words with digits ("a11y", "m2", "3rd") and amounts with units ("2GB", "90-day");
+- acronyms of up to three letters ("ADO", "SOW", "IPs", "SSOing": teams shorten their own
+  words);
+- short words with digits ("a11y", "m2", "3rd", each of "P0/P1/P2") and amounts with units
+  ("2GB", "90-day");
 - handles ("TheDev@github"), weekdays and months.
 Polish inflects names ("GitHuba", "na Mastodonie", "PR-ów"): an ending after a hyphen or an
 apostrophe is dropped, and a page mentions a name when it holds the name or the name without
@@ -28,9 +30,10 @@ from typing import Final
 
 from docassist.core.i18n.detection import detect_language
 
-_WORD: Final = re.compile(r"[^\W_][\w.+#/@'-]*[^\W_]|[^\W_]")
-_ATTACHED_ENDING: Final = re.compile(r"[-'][a-ząćęłńóśźż]{1,3}$")
-"""Polish writes a case ending after a hyphen or an apostrophe: "PR-ów", "SMS-a", "crate'a"."""
+_WORD: Final = re.compile(r"[^\W_][\w.+#@'-]*[^\W_]|[^\W_]")
+_ATTACHED_ENDING: Final = re.compile(r"[-'][a-ząćęłńóśźż]{1,3}$|(?<=[A-Z][A-Z])[a-z]{1,3}$")
+"""An ending on an acronym: Polish writes it after a hyphen or an apostrophe ("PR-ów",
+"SMS-a", "crate'a"), English straight after it ("IPs", "SSOing")."""
 _AMOUNT: Final = re.compile(
     r"\d+(?:[.,]\d+)?-?(?:[kmgt]i?b|[kmhdsx%]|ms|min|mins|days?|weeks?|hours?|months?|"
     r"years?|st|nd|rd|th)?", re.IGNORECASE)
@@ -65,8 +68,7 @@ def _is_name(word: str, *, capitalised_counts: bool) -> bool:
     if (not word or "@" in word or not any(char.isalpha() for char in word)
             or _AMOUNT.fullmatch(word) or word.casefold() in _CALENDAR):
         return False
-    letters = word[:-1] if word.endswith("s") else word
-    if letters.isupper() and len(letters) <= _SHORT_ACRONYM:
+    if word.isupper() and len(word) <= _SHORT_ACRONYM:
         return False
     if any(char.isdigit() for char in word):
         return len(word) > _SHORT_WITH_DIGITS
