@@ -1,9 +1,11 @@
 """The names a question asks about (a product, a tool, a protocol: "PostGIS", "gRPC",
 "Mastodon") and whether a page mentions them.
 
-A page that never mentions the thing a question names does not answer it: "czy na bazie
-postgres mogę włączyć rozszerzenie PostGIS?" on the database page, which names no PostGIS;
-"can our app serve gRPC traffic end to end?" on the domains page. Such yes/no questions
+A page that never mentions the thing a question names, when nothing else retrieved does
+either, does not answer it (core/answering.py): "czy na bazie postgres mogę włączyć
+rozszerzenie PostGIS?" on the database page, which names no PostGIS; "can our app serve gRPC
+traffic end to end?" on the domains page. A name other retrieved pages hold is the
+collection's own word ("OTel"), not a missing thing. Such yes/no questions
 about a feature were most of the unanswerable questions still answered on the twenty-fifth
 held-out set (docs/evaluation-method.md, "Does the page mention what is named?").
 
