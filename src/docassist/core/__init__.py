@@ -38,6 +38,8 @@ The turn
     answering    retrieval, the answer and the citation check; a refusal's named pages
     asked_facts  the kind of fact a question asks (an amount, how often, how long), and
                  whether a passage states one
+    named_terms  the names a question holds (a product, a tool, a protocol), and whether a
+                 page mentions them
     extractive   the `rules` answerer: the best page's passage, or a procedure's steps
     passages     a page's passage as replies show it (lists as lists, links as titles)
     procedure    the consecutive steps of a how-to document

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from typing import Final
+from typing import Final, NamedTuple
 
 from docassist.core import i18n
 from docassist.core.asked_facts import AskedFact, asked_fact, states
 from docassist.core.documents import CITATION
 from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.limits import MAX_SOURCES, SNIPPET_CHARS
+from docassist.core.named_terms import named_terms, unmentioned
 from docassist.core.passages import chunk_body
 from docassist.core.ports import Answerer, Catalog, Retriever, SearchHit
 from docassist.core.procedure import best_document_hit, page_sections, procedure_window
@@ -119,10 +120,10 @@ def answer_question(
         found = {hit.chunk.chunk_id for hit in kept}
         given = kept + [hit for hit in page_sections(kept[0], kept, catalog.chunk)
                         if hit.chunk.chunk_id not in found]
-    # A page on the topic that states no fact of the kind asked does not answer the question.
-    fact = asked_fact(question)
-    if fact is not None and not any(states(fact, chunk_body(hit.chunk.text)) for hit in given):
-        return _unstated(rag_id, fact, kept[0], hits, retriever, top_k, threshold, language)
+    lacking = _lacking(question, given, hits, catalog, language)
+    if lacking is not None:
+        return _refusal(rag_id, " ".join([i18n.text("no_answer", language), lacking.said]),
+                        [kept[0], *hits], retriever, top_k, threshold, [lacking.warning])
     retrieved_ids = {hit.chunk.chunk_id for hit in given}
     if on_partial is not None and answerer.can_stream:
         deltas: list[str] = []
@@ -181,17 +182,37 @@ def _not_found(rag_id: str, hits: list[SearchHit], retriever: Retriever, top_k: 
     return _refusal(rag_id, answer, hits, retriever, top_k, threshold)
 
 
-def _unstated(rag_id: str, fact: AskedFact, page: SearchHit, hits: list[SearchHit],
-              retriever: Retriever, top_k: int, threshold: float | None,
-              language: i18n.Language) -> RagResult:
-    """The best page is on the topic but states no fact of the kind asked: not in the
-    documents, naming that page (it is related: it passed the threshold), with the reason in
-    the trace's warnings."""
-    answer = " ".join([i18n.text("no_answer", language), i18n.text(
-        "no_answer_unstated", language, document=_named(page),
-        fact=i18n.text(f"asked_fact_{fact}", language))])
-    return _refusal(rag_id, answer, [page, *hits], retriever, top_k, threshold,
-                    warnings=[unstated_warning(fact)])
+class Lacking(NamedTuple):
+    """Why the best page, though it passed the threshold, does not answer: the trace's
+    warning and the reply's sentence naming the page (it is related, so it is named)."""
+
+    warning: str
+    said: str
+
+
+def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catalog: Catalog,
+             language: i18n.Language) -> Lacking | None:
+    """A page on the topic that states no fact of the kind asked ("how much…" on a page
+    without an amount), or never mentions a thing the question names while nothing else
+    retrieved does either ("PostGIS" on the database page), does not answer the question. A
+    name other retrieved pages hold is a word of the collection ("OTel"), not a missing
+    thing."""
+    page = given[0]
+    fact = asked_fact(question)
+    if fact is not None and not any(states(fact, chunk_body(hit.chunk.text)) for hit in given):
+        return Lacking(unstated_warning(fact), i18n.text(
+            "no_answer_unstated", language, document=_named(page),
+            fact=i18n.text(f"asked_fact_{fact}", language)))
+    if not named_terms(question):
+        return None
+    # Read only when the question names something: the whole page with its headings.
+    texts = [page.document.title, *(hit.chunk.text for hit in
+                                     [*page_sections(page, given, catalog.chunk), *hits])]
+    absent = unmentioned(question, texts)
+    if not absent:
+        return None
+    return Lacking(UNMENTIONED_WARNING, i18n.text(
+        "no_answer_unmentioned", language, document=_named(page), names=", ".join(absent)))
 
 
 def _refusal(rag_id: str, answer: str, hits: list[SearchHit], retriever: Retriever,
@@ -213,6 +234,10 @@ def _named(hit: SearchHit) -> str:
 def unstated_warning(fact: AskedFact) -> str:
     """The trace's reason for a refusal whose page states no fact of the asked kind."""
     return f"unstated_{fact}"
+
+
+UNMENTIONED_WARNING: Final = "unmentioned_name"
+"""The trace's reason for a refusal whose page never mentions a name the question holds."""
 
 
 _SENTENCE_END: Final = re.compile(

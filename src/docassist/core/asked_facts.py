@@ -6,10 +6,10 @@ A page on the question's topic that states no fact of the asked kind does not an
 often do we rotate the auth0 credentials?" on a rotation runbook that gives no schedule.
 Such near misses were most of the unanswerable questions still answered on the twenty-third
 and twenty-fourth held-out sets (the twenty-fifth's were mostly yes/no questions, which this
-does not read). On the spent sets 19–24 (12 collections, 960 questions), refusing when the
-page's retrieved passages state no fact of the asked kind refused 5 answered unanswerable
-questions and 3 answers from a wrong page, and 1 right answer (docs/evaluation-method.md,
-"Does the page state what is asked?").
+does not read; core/named_terms.py reads those that name a thing). On the spent sets 19–24
+(12 collections, 960 questions), refusing when the page's retrieved passages state no fact
+of the asked kind refused 5 answered unanswerable questions and 3 answers from a wrong page,
+and 1 right answer (docs/evaluation-method.md, "Does the page state what is asked?").
 
 The patterns read English and Polish questions and passages. They are deliberately narrow on
 the question side (a money question names money: "how much does … cost", "ile kosztuje",

@@ -147,6 +147,10 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Najbliższy dokument, {document}, jest na ten temat, ale nie podaje {fact}.",
         "en": "The closest document, {document}, is on this subject but states no {fact}.",
     },
+    "no_answer_unmentioned": {
+        "pl": "Najbliższy dokument, {document}, nie wspomina o {names}.",
+        "en": "The closest document, {document}, does not mention {names}.",
+    },
     "asked_fact_money": {"pl": "kwoty", "en": "amount"},
     "asked_fact_frequency": {"pl": "częstotliwości", "en": "frequency"},
     "asked_fact_duration": {"pl": "czasu ani terminu", "en": "time or duration"},

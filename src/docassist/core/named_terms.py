@@ -1,0 +1,95 @@
+"""The names a question asks about (a product, a tool, a protocol: "PostGIS", "gRPC",
+"Mastodon") and whether a page mentions them.
+
+A page that never mentions the thing a question names, when nothing else retrieved does
+either, does not answer it (core/answering.py): "czy na bazie postgres mogę włączyć
+rozszerzenie PostGIS?" on the database page, which names no PostGIS; "can our app serve gRPC
+traffic end to end?" on the domains page. A name other retrieved pages hold is the
+collection's own word ("OTel"), not a missing thing. Such yes/no questions
+about a feature were most of the unanswerable questions still answered on the twenty-fifth
+held-out set (docs/evaluation-method.md, "Does the page mention what is named?").
+
+A name is a word written as names are: with a capital letter inside ("PostGIS", "GitHub"),
+with a digit ("redis-3node"), or, in an English question, capitalised in the middle of a
+sentence ("Bluesky"). A Polish question's capitalised words are often names the English pages
+translate ("w Wielki Piątek": "Good Friday"). Left out, since pages spell them another way or
+a page need not hold them:
+- acronyms of up to three letters ("ADO", "SOW", "IPs", "SSOing": teams shorten their own
+  words);
+- short words with digits ("a11y", "m2", "3rd", each of "P0/P1/P2") and amounts with units
+  ("2GB", "90-day");
+- handles ("TheDev@github"), weekdays and months.
+Polish inflects names ("GitHuba", "na Mastodonie", "PR-ów"): an ending after a hyphen or an
+apostrophe is dropped, and a page mentions a name when it holds the name or the name without
+a Polish case ending.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from docassist.core.i18n.detection import detect_language
+
+_WORD: Final = re.compile(r"[^\W_][\w.+#@'-]*[^\W_]|[^\W_]")
+_ATTACHED_ENDING: Final = re.compile(r"[-'][a-ząćęłńóśźż]{1,3}$|(?<=[A-Z][A-Z])[a-z]{1,3}$")
+"""An ending on an acronym: Polish writes it after a hyphen or an apostrophe ("PR-ów",
+"SMS-a", "crate'a"), English straight after it ("IPs", "SSOing")."""
+_AMOUNT: Final = re.compile(
+    r"\d+(?:[.,]\d+)?-?(?:[kmgt]i?b|[kmhdsx%]|ms|min|mins|days?|weeks?|hours?|months?|"
+    r"years?|st|nd|rd|th)?", re.IGNORECASE)
+_SENTENCE_START: Final = (".", "?", "!", ":", "-", "–", "—")
+_SHORT_ACRONYM: Final = 3
+"""Acronyms this long or shorter are not names: teams shorten their own words, pages spell
+them out ("ADO", "SOW")."""
+_SHORT_WITH_DIGITS: Final = 4
+"""Words with digits this long or shorter are not names: "a11y", "m2", "3rd"."""
+_STEM_LETTERS: Final = 4
+"""A Polish case ending is taken off only when this many letters stay ("Zulipa" → "zulip")."""
+_POLISH_ENDINGS: Final = ("ami", "ach", "owi", "ów", "om", "em", "ie", "u", "a", "y", "i", "e")
+_CALENDAR: Final = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december".split())
+
+
+def named_terms(question: str) -> list[str]:
+    """The names the question holds, in order, each once."""
+    english = detect_language(question, "en") == "en"
+    found: list[str] = []
+    for match in _WORD.finditer(question):
+        word = _ATTACHED_ENDING.sub("", match.group(0).strip(".-/'@"))
+        opens = question[:match.start()].rstrip()
+        capitalised = english and not (not opens or opens.endswith(_SENTENCE_START))
+        if _is_name(word, capitalised_counts=capitalised):
+            found.append(word)
+    return list(dict.fromkeys(found))
+
+
+def _is_name(word: str, *, capitalised_counts: bool) -> bool:
+    if (not word or "@" in word or not any(char.isalpha() for char in word)
+            or _AMOUNT.fullmatch(word) or word.casefold() in _CALENDAR):
+        return False
+    if word.isupper() and len(word) <= _SHORT_ACRONYM:
+        return False
+    if any(char.isdigit() for char in word):
+        return len(word) > _SHORT_WITH_DIGITS
+    return any(char.isupper() for char in word[1:]) or (
+        capitalised_counts and word[0].isupper())
+
+
+def mentioned(name: str, texts: Iterable[str]) -> bool:
+    """Whether any of the texts holds the name, or the name without a Polish case ending."""
+    folded = name.casefold()
+    forms = [folded]
+    for ending in _POLISH_ENDINGS:
+        if folded.endswith(ending) and len(folded) - len(ending) >= _STEM_LETTERS:
+            forms.append(folded[:-len(ending)])
+            break
+    return any(form in text.casefold() for text in texts for form in forms)
+
+
+def unmentioned(question: str, texts: Iterable[str]) -> list[str]:
+    """The question's names that none of the texts mentions."""
+    held = list(texts)
+    return [name for name in named_terms(question) if not mentioned(name, held)]

@@ -1,0 +1,52 @@
+"""Which words of a question are names a page must mention to answer it, and when a page
+mentions one (core/named_terms.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from docassist.core.named_terms import mentioned, named_terms, unmentioned
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("can our app on cloud.gov serve gRPC / HTTP/2 traffic end to end?", ["gRPC", "HTTP"]),
+    ("czy na bazie postgres z aws-rds mogę włączyć rozszerzenie PostGIS?", ["PostGIS"]),
+    ("do we have an official account on Mastodon or Bluesky?", ["Mastodon", "Bluesky"]),
+    ("which plan is redis-3node on?", ["redis-3node"]),
+    ("czy da się ustawić priorytet issue prosto z Zulipa, bez GitHuba?", ["GitHuba"]),
+])
+def test_names_are_what_is_written_as_names(question: str, names: list[str]) -> None:
+    assert named_terms(question) == names
+
+
+@pytest.mark.parametrize("question", [
+    "Where do I file the SOW for ADO?",  # short acronyms: teams shorten their own words
+    "which IPs does traffic from our apps come from, when SSOing?",
+    "the roadmap labels stuff P0/P1/P2 - what does P0 actually mean?",
+    "a11y audit flagged our date of birth q on my m2 mac, 3rd time",
+    "we have 1.5GB left and a 2GB instance, and the 90-day limit?",
+    "dodałem kolegę jako TheDev@github i nie działa",
+    "Can I take a day off on Monday in December?",
+    "How do I report an incident?",  # the first word of a sentence
+    "ok. Then what do I do?",
+    "czy biuro jest otwarte w Wielki Piątek?",  # a Polish question's capitals: translated
+    "robię triage PR-ów dla release teamu",
+])
+def test_words_that_are_not_names(question: str) -> None:
+    assert named_terms(question) == []
+
+
+def test_a_name_is_mentioned_inflected_or_in_any_case() -> None:
+    assert mentioned("GitHuba", ["Open an issue on GitHub."])
+    assert mentioned("Mastodonie", ["We post on mastodon.social."])
+    assert mentioned("PostGIS", ["Extensions: postgis, pg_trgm."])
+    assert not mentioned("PostGIS", ["Extensions: pg_trgm, postgres_fdw."])
+    # An ending is taken off only when four letters stay: "Zulu" does not become "zul".
+    assert not mentioned("Zulu", ["The Zulip stream."])
+
+
+def test_unmentioned_names_are_those_no_text_holds() -> None:
+    texts = ["External domain service", "Serve HTTP/2 through the load balancer."]
+    assert unmentioned("can our app serve gRPC / HTTP/2 traffic end to end?",
+                       texts) == ["gRPC"]
+    assert unmentioned("How do I renew the TLS certificate?", texts) == []
