@@ -58,10 +58,10 @@ def named_terms(question: str) -> list[str]:
     english = detect_language(question, "en") == "en"
     found: list[str] = []
     for match in _WORD.finditer(question):
-        word = _ATTACHED_ENDING.sub("", match.group(0).strip(".-/'@"))
-        opens = question[:match.start()].rstrip()
-        capitalised = english and not (not opens or opens.endswith(_SENTENCE_START))
-        if _is_name(word, capitalised_counts=capitalised):
+        word = _ATTACHED_ENDING.sub("", match.group(0).strip(".-'@"))
+        before = question[:match.start()].rstrip()
+        starts_sentence = not before or before.endswith(_SENTENCE_START)
+        if _is_name(word, capitalised_counts=english and not starts_sentence):
             found.append(word)
     return list(dict.fromkeys(found))
 
