@@ -10,14 +10,14 @@ about a feature were most of the unanswerable questions still answered on the tw
 held-out set (docs/evaluation-method.md, "Does the page mention what is named?").
 
 A name is a word written as names are: with a capital letter inside ("PostGIS", "GitHub"),
-with a digit ("redis-3node"), or, in an English question, capitalised in the middle of a
-sentence ("Bluesky"). A Polish question's capitalised words are often names the English pages
-translate ("w Wielki Piątek": "Good Friday"). Left out, since pages spell them another way or
-a page need not hold them:
+or, in an English question, capitalised in the middle of a sentence ("Bluesky"). A Polish
+question's capitalised words are often names the English pages translate ("w Wielki
+Piątek": "Good Friday"). Left out, since pages spell them another way or a page need not
+hold them:
 - acronyms of up to three letters ("ADO", "SOW", "IPs", "SSOing": teams shorten their own
   words);
-- short words with digits ("a11y", "m2", "3rd", each of "P0/P1/P2") and amounts with units
-  ("2GB", "90-day");
+- words with digits: what a user types from their own screen is rarely in the pages (a host
+  "web-0142", a ticket "INC-4521", a version "v2.3.1", "a11y", "P0/P1/P2", "2GB");
 - handles ("TheDev@github"), weekdays and months.
 Polish inflects names ("GitHuba", "na Mastodonie", "PR-ów"): an ending after a hyphen or an
 apostrophe is dropped, and a page mentions a name when it holds the name or the name without
@@ -36,15 +36,10 @@ _WORD: Final = re.compile(r"[^\W_][\w.+#@'-]*[^\W_]|[^\W_]")
 _ATTACHED_ENDING: Final = re.compile(r"[-'][a-ząćęłńóśźż]{1,3}$|(?<=[A-Z][A-Z])[a-z]{1,3}$")
 """An ending on an acronym: Polish writes it after a hyphen or an apostrophe ("PR-ów",
 "SMS-a", "crate'a"), English straight after it ("IPs", "SSOing")."""
-_AMOUNT: Final = re.compile(
-    r"\d+(?:[.,]\d+)?-?(?:[kmgt]i?b|[kmhdsx%]|ms|min|mins|days?|weeks?|hours?|months?|"
-    r"years?|st|nd|rd|th)?", re.IGNORECASE)
 _SENTENCE_START: Final = (".", "?", "!", ":", "-", "–", "—")
 _SHORT_ACRONYM: Final = 3
 """Acronyms this long or shorter are not names: teams shorten their own words, pages spell
 them out ("ADO", "SOW")."""
-_SHORT_WITH_DIGITS: Final = 4
-"""Words with digits this long or shorter are not names: "a11y", "m2", "3rd"."""
 _STEM_LETTERS: Final = 4
 """A Polish case ending is taken off only when this many letters stay ("Zulipa" → "zulip")."""
 _POLISH_ENDINGS: Final = ("ami", "ach", "owi", "ów", "om", "em", "ie", "u", "a", "y", "i", "e")
@@ -58,22 +53,20 @@ def named_terms(question: str) -> list[str]:
     english = detect_language(question, "en") == "en"
     found: list[str] = []
     for match in _WORD.finditer(question):
-        word = _ATTACHED_ENDING.sub("", match.group(0).strip(".-/'@"))
-        opens = question[:match.start()].rstrip()
-        capitalised = english and not (not opens or opens.endswith(_SENTENCE_START))
-        if _is_name(word, capitalised_counts=capitalised):
+        word = _ATTACHED_ENDING.sub("", match.group(0).strip(".-'@"))
+        before = question[:match.start()].rstrip()
+        starts_sentence = not before or before.endswith(_SENTENCE_START)
+        if _is_name(word, capitalised_counts=english and not starts_sentence):
             found.append(word)
     return list(dict.fromkeys(found))
 
 
 def _is_name(word: str, *, capitalised_counts: bool) -> bool:
-    if (not word or "@" in word or not any(char.isalpha() for char in word)
-            or _AMOUNT.fullmatch(word) or word.casefold() in _CALENDAR):
+    if (not word or "@" in word or any(char.isdigit() for char in word)
+            or word.casefold() in _CALENDAR):
         return False
     if word.isupper() and len(word) <= _SHORT_ACRONYM:
         return False
-    if any(char.isdigit() for char in word):
-        return len(word) > _SHORT_WITH_DIGITS
     return any(char.isupper() for char in word[1:]) or (
         capitalised_counts and word[0].isupper())
 
