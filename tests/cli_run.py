@@ -14,6 +14,7 @@ import atexit
 import json
 import locale
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -53,6 +54,24 @@ def run(
 
 def one_json(stdout: str) -> Any:
     return json.loads(stdout)  # raises unless stdout is exactly one JSON document
+
+
+def demo_pages_with(tmp_path: Path, name: str, text: str) -> Path:
+    """The demo pages and one more page (`name`, `text`) copied to tmp_path/corpus and
+    indexed into a fresh SQLite file; returns the database's path."""
+    corpus, db = tmp_path / "corpus", tmp_path / "pages.db"
+    shutil.copytree(REPO / "samples" / "docs", corpus, dirs_exist_ok=True)
+    (corpus / name).write_text(text, encoding="utf-8")
+    assert run("index", str(corpus), "--json", db=db).returncode == 0
+    return db
+
+
+def trace_rows(tmp_path: Path, db: Path) -> list[dict[str, Any]]:
+    """Every trace row of the database, as `traces export --format jsonl` writes them."""
+    out = tmp_path / "traces.jsonl"
+    assert run("traces", "export", "--format", "jsonl", "--out", str(out), "--json",
+               db=db).returncode == 0
+    return [json.loads(line) for line in out.read_text().splitlines()]
 
 
 def _text(stream: IO[bytes]) -> str:

@@ -5,14 +5,11 @@ a service's page never names ("czy mogę włączyć rozszerzenie PostGIS?") were
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.cli_run import one_json, run
-from tests.conftest import REPO
+from tests.cli_run import demo_pages_with, one_json, run, trace_rows
 
 DATABASES = """---
 id: DOC-DATABASES
@@ -31,11 +28,7 @@ Backups of the managed database are taken every night and kept for 14 days.
 
 
 def _indexed(tmp_path: Path, more: str) -> Path:
-    corpus, db = tmp_path / "corpus", tmp_path / "names.db"
-    shutil.copytree(REPO / "samples" / "docs", corpus)  # the demo pages around it
-    (corpus / "databases.md").write_text(DATABASES.format(more=more), encoding="utf-8")
-    assert run("index", str(corpus), "--json", db=db).returncode == 0
-    return db
+    return demo_pages_with(tmp_path, "databases.md", DATABASES.format(more=more))
 
 
 @pytest.mark.parametrize(("question", "said"), [
@@ -55,10 +48,7 @@ def test_a_page_that_never_names_the_thing_asked_about_is_not_answered_from(
     assert reply["status"] == "no_answer", reply["answer"]
     assert reply["answer"] == said
     assert reply["sources"] == []
-    out = tmp_path / "traces.jsonl"
-    assert run("traces", "export", "--format", "jsonl", "--out", str(out), "--json",
-               db=db).returncode == 0
-    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    (row,) = trace_rows(tmp_path, db)
     assert row["status"] == "no_answer"
     assert row["warnings"] == ["unmentioned_name"]
     # The search ran and refused; nothing else did.

@@ -5,14 +5,11 @@ sets are mostly of this shape ("ile kosztuje miesięcznie jeden dev klaster?")."
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.cli_run import one_json, run
-from tests.conftest import REPO
+from tests.cli_run import demo_pages_with, one_json, run, trace_rows
 
 ON_CALL = """---
 id: DOC-ONCALL
@@ -31,11 +28,7 @@ Swap a shift with a colleague and update the rota in the team calendar.
 
 
 def _indexed(tmp_path: Path, amount: str) -> Path:
-    corpus, db = tmp_path / "corpus", tmp_path / "facts.db"
-    shutil.copytree(REPO / "samples" / "docs", corpus)  # the demo pages around it
-    (corpus / "on-call.md").write_text(ON_CALL.format(amount=amount), encoding="utf-8")
-    assert run("index", str(corpus), "--json", db=db).returncode == 0
-    return db
+    return demo_pages_with(tmp_path, "on-call.md", ON_CALL.format(amount=amount))
 
 
 @pytest.mark.parametrize(("question", "said"), [
@@ -55,10 +48,7 @@ def test_a_page_that_states_no_amount_is_not_answered_from(tmp_path: Path, quest
     assert reply["status"] == "no_answer", reply["answer"]
     assert reply["answer"].endswith(said)
     assert reply["sources"] == []
-    out = tmp_path / "traces.jsonl"
-    assert run("traces", "export", "--format", "jsonl", "--out", str(out), "--json",
-               db=db).returncode == 0
-    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    (row,) = trace_rows(tmp_path, db)
     assert row["status"] == "no_answer"
     assert row["warnings"] == ["unstated_money"]
     assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
