@@ -49,6 +49,6 @@ def test_a_name_is_mentioned_inflected_or_in_any_case() -> None:
 
 def test_unmentioned_names_are_those_no_text_holds() -> None:
     texts = ["External domain service", "Serve HTTP/2 through the load balancer."]
-    assert unmentioned("can our app serve gRPC / HTTP/2 traffic end to end?",
+    assert unmentioned(named_terms("can our app serve gRPC / HTTP/2 traffic end to end?"),
                        texts) == ["gRPC"]
-    assert unmentioned("How do I renew the TLS certificate?", texts) == []
+    assert unmentioned(named_terms("How do I renew the TLS certificate?"), texts) == []

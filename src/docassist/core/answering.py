@@ -203,12 +203,13 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
         return Lacking(unstated_warning(fact), i18n.text(
             "no_answer_unstated", language, document=_named(page),
             fact=i18n.text(f"asked_fact_{fact}", language)))
-    if not named_terms(question):
+    names = named_terms(question)
+    if not names:
         return None
     # Read only when the question names something: the whole page with its headings.
     texts = [page.document.title, *(hit.chunk.text for hit in
                                      [*page_sections(page, given, catalog.chunk), *hits])]
-    absent = unmentioned(question, texts)
+    absent = unmentioned(names, texts)
     if not absent:
         return None
     return Lacking(UNMENTIONED_WARNING, i18n.text(

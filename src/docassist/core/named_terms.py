@@ -73,16 +73,20 @@ def _is_name(word: str, *, capitalised_counts: bool) -> bool:
 
 def mentioned(name: str, texts: Iterable[str]) -> bool:
     """Whether any of the texts holds the name, or the name without a Polish case ending."""
+    return _held(name, [text.casefold() for text in texts])
+
+
+def unmentioned(names: Iterable[str], texts: Iterable[str]) -> list[str]:
+    """The names that none of the texts mentions (each text folded once for all names)."""
+    folded = [text.casefold() for text in texts]
+    return [name for name in names if not _held(name, folded)]
+
+
+def _held(name: str, folded_texts: list[str]) -> bool:
     folded = name.casefold()
     forms = [folded]
     for ending in _POLISH_ENDINGS:
         if folded.endswith(ending) and len(folded) - len(ending) >= _STEM_LETTERS:
             forms.append(folded[:-len(ending)])
             break
-    return any(form in text.casefold() for text in texts for form in forms)
-
-
-def unmentioned(question: str, texts: Iterable[str]) -> list[str]:
-    """The question's names that none of the texts mentions."""
-    held = list(texts)
-    return [name for name in named_terms(question) if not mentioned(name, held)]
+    return any(form in text for text in folded_texts for form in forms)

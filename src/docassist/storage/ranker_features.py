@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.i18n.detection import detect_language
+from docassist.core.passages import chunk_body
 from docassist.core.statuses import Language
 from docassist.core.text import stem, terms
 from docassist.storage.lexical_index import LexicalIndex
@@ -129,7 +130,7 @@ def features(question: Question, candidates: Sequence[Candidate],
     """One row of FEATURES per candidate."""
     if not candidates:
         return np.zeros((0, len(FEATURES)))
-    bodies_text = [candidate.chunk.text.split("\n", 1)[-1] for candidate in candidates]
+    bodies_text = [chunk_body(candidate.chunk.text) for candidate in candidates]
     bodies = [_stems(text) for text in bodies_text]
     found = [set(body) | set(_stems(c.chunk.section)) | set(_stems(c.document.title))
              for body, c in zip(bodies, candidates, strict=True)]
@@ -180,7 +181,7 @@ def _passage_language(chunk_text: str) -> Language:
     """The language of a chunk's body, kept by its text: the same chunks are candidates for
     question after question, and the store hands out the same text object each time
     (storage/chunk_cache.py), whose hash Python keeps."""
-    return detect_language(chunk_text.split("\n", 1)[-1], "en")
+    return detect_language(chunk_body(chunk_text), "en")
 
 
 def heading(candidate: Candidate) -> str:
