@@ -71,11 +71,6 @@ def _is_name(word: str, *, capitalised_counts: bool) -> bool:
         capitalised_counts and word[0].isupper())
 
 
-def mentioned(name: str, texts: Iterable[str]) -> bool:
-    """Whether any of the texts holds the name, or the name without a Polish case ending."""
-    return _held(name, [text.casefold() for text in texts])
-
-
 def unmentioned(names: Iterable[str], texts: Iterable[str]) -> list[str]:
     """The names that none of the texts mentions (each text folded once for all names)."""
     folded = [text.casefold() for text in texts]
@@ -83,6 +78,7 @@ def unmentioned(names: Iterable[str], texts: Iterable[str]) -> list[str]:
 
 
 def _held(name: str, folded_texts: list[str]) -> bool:
+    """Whether any folded text holds the name, or the name without a Polish case ending."""
     folded = name.casefold()
     forms = [folded]
     for ending in _POLISH_ENDINGS:
