@@ -684,6 +684,9 @@ def main() -> None:
     if arguments.command == "train":
         train(arguments.work, arguments.out, arguments.second_reader, arguments.descriptions)
     elif arguments.command == "describe":
+        if arguments.out is None and tuple(arguments.collections) != TRAIN_SETS:
+            parser.error("describing some collections needs --out: the kept descriptions "
+                         "are of all of them")
         out = arguments.out or DESCRIPTIONS
         save_descriptions(describe_all(arguments.work, tuple(arguments.collections)), out)
         print(f"wrote {out}", file=sys.stderr)

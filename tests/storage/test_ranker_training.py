@@ -154,3 +154,14 @@ def _kept_reader_scores_are_the_readers(database: Path) -> None:
         score = reader.scores(questions[question_id], [judge_text(document.title, chunk.text)])[0]
         assert abs(score - kept[key]) < 0.05, key
     store.close()
+
+
+def test_describing_some_collections_into_the_kept_file_is_refused(tmp_path: Path) -> None:
+    kept = hashlib.sha256(DESCRIPTIONS.read_bytes()).hexdigest()
+    done = subprocess.run([sys.executable, str(SCRIPT), "describe", "--collections",
+                           DESCRIBED_AFRESH, "--work", str(tmp_path / "work")], cwd=REPO,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "describing some collections needs --out" in done.stderr
+    assert not (tmp_path / "work" / "corpora").exists()  # nothing was unpacked or indexed
+    assert hashlib.sha256(DESCRIPTIONS.read_bytes()).hexdigest() == kept
