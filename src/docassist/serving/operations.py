@@ -66,8 +66,8 @@ def start_serving(runtime: Runtime, couriers: Mapping[str, Post],
     """Background work, warm indexes, then each platform's unfinished events (Teams resumes
     its own when the server starts: its adapter needs the event loop). A process that
     `answers` no turn (turn processes answer every one) loads no model and builds no index:
-    its turn processes do, and it would only hold a copy it never reads (~230 MB, and
-    seconds of both cores while they warm up)."""
+    its turn processes do, and it would only hold a copy it never reads (~250 MB over the
+    demo corpus, and seconds of both cores while they warm up)."""
     start_background(runtime, couriers)
     if answers:
         warm_up(runtime)
