@@ -292,16 +292,15 @@ def save_descriptions(described: dict[str, list[Described]], path: Path) -> None
     arrays, exactly; the questions, chunk and page ids and passages as JSON (a passage once
     per collection and chunk)."""
     items = [item for name in described for item in described[name]]
-    texts: dict[tuple[str, str], int] = {}
+    numbers: dict[tuple[str, str], int] = {}
+    passages: list[str] = []
     candidates = []
     for item in items:
-        for (chunk_id, _), document in zip(item.passages, item.documents, strict=True):
-            number = texts.setdefault((item.collection, chunk_id), len(texts))
-            candidates.append([chunk_id, document, number])
-    passages = [""] * len(texts)
-    for item in items:
-        for chunk_id, text in item.passages:
-            passages[texts[(item.collection, chunk_id)]] = text
+        for (chunk_id, text), document in zip(item.passages, item.documents, strict=True):
+            if (item.collection, chunk_id) not in numbers:
+                numbers[(item.collection, chunk_id)] = len(passages)
+                passages.append(text)
+            candidates.append([chunk_id, document, numbers[(item.collection, chunk_id)]])
     kept = {"questions": [[item.question_id, item.collection, item.answerable, item.question]
                           for item in items],
             "candidates": candidates, "passages": passages}
