@@ -42,3 +42,12 @@ def test_the_shipped_glossaries_cover_workplace_and_question_words_typed_without
     assert "travel" in glossary.english("delegacje")
     assert glossary.english("zglosic") == glossary.english("zgłosić") != ()
     assert glossary.english("ile")[0] == "how many"
+
+
+def test_an_english_question_is_glossed_into_the_first_polish_form_of_each_word() -> None:
+    glossary = Glossary([("zgłosić", ("report", "submit")), ("zgłoszę", ("report",)),
+                         ("incydent", ("incident",))])
+    assert glossary.gloss_into_polish("How do I report an Incident?") == (
+        "How do I zgłosić an incydent ?")
+    assert glossary.gloss_into_polish("submit docassist-api logs") == (
+        "zgłosić docassist-api logs")

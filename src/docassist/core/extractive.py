@@ -59,9 +59,9 @@ class ExtractiveAnswerer:
         # question itself ("Jak zgłosić incydent": that section answers, not the page's lists
         # of priorities), or a follow-up names the step it asks about ("Jak sprawdzić jej
         # stan?"); one step section is its own passage.
-        names_a_step = own != question and _headed_by(own, best)
+        names_a_step = own != question and self._headed_by(own, best)
         if len(steps) > 1 and not names_a_step and (
-                is_step(best.chunk) or not _headed_by(question, best)):
+                is_step(best.chunk) or not self._headed_by(question, best)):
             return compose_procedure(steps, language_of(language), links)
         return self._passage(question, best, language_of(language), links)
 
@@ -86,7 +86,7 @@ class ExtractiveAnswerer:
                   for hit in page]
         # One shared word (a name such as `tls`) says little; a heading that names the
         # question's words says most ("Jak zgłosić incydent"); the retriever's order a bit.
-        headed = [len(wanted & stems(hit.chunk.section)) / max(len(wanted), 1) for hit in page]
+        headed = [len(wanted & self._heading(hit)) / max(len(wanted), 1) for hit in page]
         scores = [(n / len(wanted) if n >= MIN_SHARED_WORDS else 0.0) + heading
                   + RANK_PRIOR / rank + READ_WEIGHT * reading
                   + (RETRIEVED_PRIOR if hit.score > 0 else 0.0)
@@ -103,6 +103,16 @@ class ExtractiveAnswerer:
                 scores[position] += float(nearness[start:start + len(chunk)].max())
                 start += len(chunk)
         return page[scores.index(max(scores))]
+
+    def _heading(self, hit: SearchHit) -> set[str]:
+        """The section heading's words, and with a reader those of its English gloss: an
+        English question is headed by a Polish page's "Jak zgłosić incydent" too."""
+        words = stems(hit.chunk.section)
+        return words | stems(self.reader.in_english(hit.chunk.section)) if self.reader else words
+
+    def _headed_by(self, question: str, hit: SearchHit) -> bool:
+        wanted = stems(question)
+        return bool(wanted) and len(wanted & self._heading(hit)) >= HEADING_MATCH * len(wanted)
 
     def _passage(self, question: str, hit: SearchHit, language: i18n.Language,
                  links: LinkTitles | None) -> str:
@@ -176,9 +186,6 @@ PASSAGE_SENTENCES: Final = 12
 """Sentences of each candidate chunk compared with the question when choosing the passage."""
 
 
-def _headed_by(question: str, hit: SearchHit) -> bool:
-    wanted = stems(question)
-    return bool(wanted) and len(wanted & stems(hit.chunk.section)) >= HEADING_MATCH * len(wanted)
 
 
 def asks_for_a_fact(question: str) -> bool:

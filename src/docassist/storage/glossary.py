@@ -1,5 +1,6 @@
 """A Polish question glossed into English words, for the reader (reader.py), whose model
-reads English only: "ile dni urlopu mi przysługuje?" → "how many day leave me entitled ?".
+reads English only: "ile dni urlopu mi przysługuje?" → "how many day leave me entitled ?";
+and an English question glossed into Polish, to search Polish pages with (rerank.py).
 
 Word by word, in the question's order: a word the glossary holds becomes its first English
 word; any other word (a name, a command, an English term typed in a Polish sentence) stays
@@ -33,9 +34,14 @@ class Glossary:
     def __init__(self, pairs: list[tuple[str, tuple[str, ...]]]) -> None:
         self.forms: dict[str, tuple[str, ...]] = {}
         self.stems: dict[str, tuple[str, ...]] = {}
+        # English word -> the first Polish form that glosses to it: the files list a word's
+        # lemma before its inflections ("zgłosić" before "zgłoszę").
+        self.polish: dict[str, str] = {}
         for polish, english in pairs:
             for table, key in ((self.forms, fold(polish)), (self.stems, stem(fold(polish)))):
                 table[key] = tuple(dict.fromkeys((*table.get(key, ()), *english)))
+            for word in english:
+                self.polish.setdefault(word.casefold(), polish)
 
     @classmethod
     def load(cls, *paths: Path) -> Glossary:
@@ -56,6 +62,11 @@ class Glossary:
     def gloss(self, text: str) -> str:
         """Each word's first English word, or the word as written when there is none."""
         return " ".join((self.english(token) or (token,))[0] for token in _TOKEN.findall(text))
+
+    def gloss_into_polish(self, text: str) -> str:
+        """The other way: each English word's Polish form, or the word as written."""
+        return " ".join(self.polish.get(token.casefold(), token)
+                        for token in _TOKEN.findall(text))
 
 
 @cache

@@ -73,6 +73,9 @@ class Reader:
                     self.kept.popitem(last=False)
         return [found[passage] for passage in passages]
 
+    def in_english(self, text: str) -> str:
+        return as_read_passage(text) or text
+
     def read(self, question: str, hits: Sequence[SearchHit]) -> list[float | None]:
         """PassageReader: each hit's passage as the ranker reads it (title and text, a Polish
         one glossed, so what ranking read is not read again); None for one it cannot read."""

@@ -11,16 +11,20 @@ probability that a page answers, and that is their score.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from docassist.core.i18n.detection import detect_language
+from docassist.core.passages import chunk_body
 from docassist.core.ports import SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
 from docassist.storage.dense import DenseResult, DenseRetriever
+from docassist.storage.glossary import default_glossary
 from docassist.storage.judge import JUDGED_PAGES, Judge, judge_order, judge_text, judged
 from docassist.storage.lexical_index import LexicalIndex
 from docassist.storage.ranker_features import Candidate, Question, features, heading
@@ -36,6 +40,8 @@ from docassist.storage.reader import Reader, as_read_passage, glossed
 from docassist.storage.search import Bm25Retriever
 from docassist.storage.text_vectors import TextVectors
 
+ONLY_POLISH_LETTERS: Final = re.compile(r"[ąćęłńśźż]", re.IGNORECASE)
+"""Letters no other language we meet writes (Spanish and others write "ó" too)."""
 RERANK_CANDIDATES: Final = 30
 """Chunks each first-stage retriever proposes (their union is ranked)."""
 HEADING_CACHE_ENTRIES: Final = 20_000
@@ -82,10 +88,12 @@ class RankedRetriever:
 
     def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
         """The best chunk of each page first, pages by their best chunk, then the pages'
-        other chunks: the first hits are that many different pages (what recall counts)."""
-        ranking = self.ranking(query, scope)
-        if ranking is None:
-            return []
+        other chunks: the first hits are that many different pages (what recall counts).
+        Over Polish pages, an English question glossed into Polish as well."""
+        return in_both_languages(self, query, top_k, scope, self.answered)
+
+    def answered(self, query: str, ranking: Ranking, top_k: int) -> list[SearchHit]:
+        """The ranking's hits, each page scored by the probability that it answers."""
         read = ranking.leading[:JUDGED_PAGES]
         judged_pages = {ranking.documents[i] for i in read}
         # Only the judged pages' passages are read, so only theirs are made and told apart.
@@ -164,6 +172,17 @@ class Ranking:
     rank: npt.NDArray[np.float64]
     leading: list[int]
 
+    def of_pages(self, pages: set[str]) -> Ranking | None:
+        """Only these pages' candidates, with the features they were given among all (None:
+        none of them is here)."""
+        kept = [i for i, document in enumerate(self.documents) if document in pages]
+        if not kept:
+            return None
+        rank = self.rank[kept]
+        documents = [self.documents[i] for i in kept]
+        return Ranking([self.candidates[i] for i in kept], self.matrix[kept], documents, rank,
+                       page_leaders(documents, rank))
+
     def judged_by(self, cosines: Sequence[float]) -> Ranking:
         """The same candidates, the best pages in the judge's order (judge_order)."""
         return replace(self, leading=judge_order(self.leading, self.rank, cosines))
@@ -204,8 +223,62 @@ class RankedOrder:
         return self.search_in(query, top_k, EVERYTHING)
 
     def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
-        ranking = self.ranked.ranking(query, scope)
-        if ranking is None:
-            return []
+        return in_both_languages(self.ranked, query, top_k, scope, self.ordered)
+
+    def ordered(self, query: str, ranking: Ranking, top_k: int) -> list[SearchHit]:
         cosines = self.ranked.judged_cosines(query, ranking)
         return ranking.judged_by(cosines).hits(logistic(ranking.rank), top_k)
+
+
+def in_both_languages(ranked: RankedRetriever, query: str, top_k: int, scope: Scope,
+                      hits: Callable[[str, Ranking, int], list[SearchHit]]
+                      ) -> list[SearchHit]:
+    """`hits` of the question's ranking and, for an English question whose candidates hold
+    Polish pages too, the hits of the question glossed into Polish among those pages alone:
+    first the pages that score above every page found as asked, last the others, so that a
+    refusal still names the pages close to the question as asked.
+
+    The ranking model learned Polish questions over English pages, where every page is
+    foreign alike, and no English question over Polish pages: in a corpus of both, the words
+    of an English question find the English pages, and a Polish page that answers it ("How
+    do I report an incident?" and "Jak zgłosić incydent") ranks below them all. The gloss
+    is half Polish, half the English words the glossary lacks, which the model never saw
+    either: English pages are judged by the question as asked, not by it (over the demo it
+    put the FAQ at 0.76 for a question the FAQ does not answer). A Polish question is not
+    glossed into English: the model ranks English pages for it as it learned to."""
+    ranking = ranked.ranking(query, scope)
+    if ranking is None:
+        return []
+    found = hits(query, ranking, top_k)
+    polish = glossed_into_polish(query, ranking.candidates)
+    glossed = ranked.ranking(polish, scope) if polish else None
+    polish_ranking = glossed.of_pages({
+        candidate.document.document_id for candidate in glossed.candidates
+        if in_polish(candidate.chunk.text)}) if glossed else None
+    if polish is None or polish_ranking is None:
+        return found
+    glossed_hits = hits(polish, polish_ranking, top_k)
+    best = max((hit.score for hit in found), default=0.0)
+    ahead = [hit for hit in glossed_hits if hit.score > best]
+    merged: dict[str, SearchHit] = {}
+    for hit in [*ahead, *found, *glossed_hits]:
+        merged.setdefault(hit.chunk.chunk_id, hit)
+    return list(merged.values())[:top_k]
+
+
+def glossed_into_polish(query: str, candidates: Sequence[Candidate]) -> str | None:
+    """An English question glossed into Polish, when one of its candidates is a Polish
+    passage (None otherwise, or when the gloss changes no word)."""
+    if detect_language(query, "en") != "en" or not any(
+            in_polish(candidate.chunk.text) for candidate in candidates):
+        return None
+    polish = default_glossary().gloss_into_polish(query)
+    return polish if polish.split() != query.split() else None
+
+
+def in_polish(chunk_text: str) -> bool:
+    """A chunk Polish by its words and written with letters only Polish writes: an English
+    page's code or list of links can hold more words that Polish also has ("na", "go")
+    than English ones, and a Spanish passage has both those words and "ó"."""
+    body = chunk_body(chunk_text)
+    return bool(ONLY_POLISH_LETTERS.search(body)) and detect_language(body, "en") == "pl"

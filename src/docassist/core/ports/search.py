@@ -84,3 +84,8 @@ class PassageReader(Protocol):
         """One score per hit (a logit: above 0, the passage reads as answering); None for a
         passage the model cannot read (not in a language it reads)."""
         ...
+
+    def in_english(self, text: str) -> str:
+        """A short text (a heading) in the words the model reads: a Polish one glossed, any
+        other as written."""
+        ...

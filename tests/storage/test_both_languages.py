@@ -1,0 +1,50 @@
+"""An English question over Polish pages is also searched glossed into Polish
+(storage/rerank.py, in_both_languages); nothing else is."""
+
+from __future__ import annotations
+
+from docassist.core.documents import Chunk, DocumentInfo
+from docassist.core.i18n.detection import detect_language
+from docassist.storage.ranker_features import Candidate
+from docassist.storage.rerank import glossed_into_polish
+
+
+def _candidate(text: str, number: int) -> Candidate:
+    document = DocumentInfo(document_id=f"DOC-{number}", title=f"Page {number}", version="1",
+                            source_path=f"page{number}.md", content_sha256="0" * 64,
+                            chunk_count=1)
+    chunk = Chunk(chunk_id=f"DOC-{number}-0001", document_id=document.document_id,
+                  ordinal=1, section="Section", header="Section", text=f"Section\n{text}")
+    return Candidate(chunk, document, 0.0, None, None)
+
+
+ENGLISH = _candidate("Write a short message in the incidents channel, then fill in the form.", 1)
+POLISH = _candidate("Zgłoszenie rozpocznij od krótkiej wiadomości na kanale #incydenty.", 2)
+# Words Polish also has ("na", "go", "z", "w"), and no Polish letter.
+LINKS = _candidate("go - na - z - w - go - na - z", 3)
+# Polish to the word counts ("a", "no", "y"...), and an "ó" Polish writes too.
+SPANISH = _candidate("Nota a los Trainers: no dudes en contactar con la comunidad; "
+                     "Formación para instructor de las Carpentries", 4)
+
+
+def test_an_english_question_is_glossed_into_polish_when_a_candidate_is_polish() -> None:
+    assert glossed_into_polish("How do I report an incident?", [ENGLISH, POLISH]) == (
+        "jak robi ja zgłosić an incydent ?")
+
+
+def test_over_english_pages_alone_the_question_is_not_glossed() -> None:
+    assert detect_language(LINKS.chunk.text, "en") == "pl"  # by its words alone
+    assert glossed_into_polish("How do I report an incident?", [ENGLISH, LINKS]) is None
+
+
+def test_a_spanish_passage_is_not_taken_for_a_polish_one() -> None:
+    assert detect_language(SPANISH.chunk.text, "en") == "pl"
+    assert glossed_into_polish("How do I report an incident?", [ENGLISH, SPANISH]) is None
+
+
+def test_a_polish_question_is_not_glossed_into_english() -> None:
+    assert glossed_into_polish("Jak zgłosić incydent?", [ENGLISH, POLISH]) is None
+
+
+def test_a_question_the_glossary_changes_no_word_of_is_not_searched_twice() -> None:
+    assert glossed_into_polish("docassist-api", [ENGLISH, POLISH]) is None
