@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from docassist.core.learned import question_parts, with_context
 from docassist.core.named_terms import named_terms, unmentioned
+from docassist.core.state import HistoryMessage
 
 
 @pytest.mark.parametrize(("question", "names"), [
@@ -52,3 +54,13 @@ def test_unmentioned_names_are_those_no_text_holds() -> None:
     assert unmentioned(named_terms("can our app serve gRPC / HTTP/2 traffic end to end?"),
                        texts) == ["gRPC"]
     assert unmentioned(named_terms("How do I renew the TLS certificate?"), texts) == []
+
+
+def test_the_earlier_question_beside_a_follow_up_starts_a_sentence_of_its_own() -> None:
+    query = with_context("and what if it doesn't come back after the restart?", [
+        HistoryMessage(role="user", content="What do I do after changing the config?")])
+    assert named_terms(query) == ["What"]  # as one text: capitalised inside a sentence
+    assert question_parts(query) == ["and what if it doesn't come back after the restart?",
+                                     "What do I do after changing the config?"]
+    assert [name for part in question_parts(query) for name in named_terms(part)] == []
+    assert question_parts("Is Bluesky supported?") == ["Is Bluesky supported?"]

@@ -11,6 +11,7 @@ from docassist.core import i18n
 from docassist.core.asked_facts import AskedFact, asked_fact, states
 from docassist.core.documents import CITATION
 from docassist.core.extractive import ExtractiveAnswerer
+from docassist.core.learned import question_parts
 from docassist.core.limits import MAX_SOURCES, SNIPPET_CHARS
 from docassist.core.named_terms import named_terms, unmentioned
 from docassist.core.passages import chunk_body
@@ -203,7 +204,8 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
         return Lacking(unstated_warning(fact), i18n.text(
             "no_answer_unstated", language, document=_named(page),
             fact=i18n.text(f"asked_fact_{fact}", language)))
-    names = named_terms(question)
+    names = list(dict.fromkeys(name for part in question_parts(question)
+                               for name in named_terms(part)))
     if not names:
         return None
     # Read only when the question names something: the whole page with its headings.

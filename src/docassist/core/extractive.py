@@ -14,7 +14,12 @@ from docassist.core.learned import without_context
 from docassist.core.limits import MIN_SHARED_WORDS, PASSAGE_CHARS, STEP_CHARS
 from docassist.core.passages import chunk_body
 from docassist.core.ports import Catalog, Embedder, PassageReader, SearchHit
-from docassist.core.procedure import earlier_chunks, is_step, procedure_window
+from docassist.core.procedure import (
+    earlier_chunks,
+    is_alternative_path,
+    is_step,
+    procedure_window,
+)
 from docassist.core.statuses import language_of
 from docassist.core.text import sentences, stems
 
@@ -54,6 +59,13 @@ class ExtractiveAnswerer:
         steps = procedure_window(question, retrieved, by_id.get)
         links = LinkTitles(self.catalog) if self.catalog is not None else None
         own = without_context(question)  # a follow-up's own words pick the section
+        # "A co jeśli nie wstanie po restarcie?" after a procedure asks for its failure path:
+        # the page's section for it, as a passage, though it may share no word with it.
+        failure = [hit for hit in hits if hit.document.document_id == hits[0].document.document_id
+                   and is_alternative_path(hit.chunk)] if asks_what_if_not(own, question) else []
+        if failure:
+            return self._passage(question, self._best_passage(own, failure),
+                                 language_of(language), links)
         best = self._best_passage(own, hits)
         # Steps across sections answer a how-to, unless a prose section is headed by the
         # question itself ("Jak zgłosić incydent": that section answers, not the page's lists
@@ -169,6 +181,13 @@ _FACT_QUESTION: Final = re.compile(
     re.IGNORECASE)
 
 
+_WHAT_IF_NOT: Final = re.compile(
+    r"^\W*(?:(?:and|but|so)\s+)?what\s+if\b.*\b(?:not|never|fails?|failed|breaks?|"
+    r"doesn't|don't|won't|isn't|can't|cannot|didn't|stuck|down)\b|"
+    r"^\W*(?:a\s+|i\s+)?(?:co\s+)?(?:jeśli|jeżeli|jesli|jezeli|gdy|kiedy)\b.*\bnie\b",
+    re.IGNORECASE)
+
+
 RANK_PRIOR: Final = 0.05
 """What the retriever's order adds when choosing the page's passage (1st: this, 2nd: half)."""
 READ_WEIGHT: Final = 0.2
@@ -186,6 +205,13 @@ PASSAGE_SENTENCES: Final = 12
 """Sentences of each candidate chunk compared with the question when choosing the passage."""
 
 
+
+
+def asks_what_if_not(own: str, question: str) -> bool:
+    """A follow-up (its own words differ from the question searched) asking what to do when
+    something does not go as the answer said: "and what if it doesn't start?", "a co jeśli
+    nie wstanie?"."""
+    return own != question and bool(_WHAT_IF_NOT.search(own))
 
 
 def asks_for_a_fact(question: str) -> bool:

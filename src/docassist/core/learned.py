@@ -165,6 +165,14 @@ def with_context(question: str, history: list[HistoryMessage]) -> str:
 _WITH_CONTEXT: Final = re.compile(r"^(.+\?) \((.+)\)$", re.DOTALL)
 
 
+def question_parts(query: str) -> list[str]:
+    """A `with_context` query's follow-up and the earlier question beside it, each a question
+    of its own (a word starting the earlier one starts a sentence: "(What do I do…)"); any
+    other query alone."""
+    found = _WITH_CONTEXT.match(query)
+    return [found.group(1), found.group(2)] if found else [query]
+
+
 def without_context(query: str) -> str:
     """The follow-up's own words of a `with_context` query: they, not the earlier question,
     say which section of the page answers ("Jak sprawdzić jej stan?" after a question on

@@ -55,6 +55,12 @@ def is_step(chunk: Chunk) -> bool:
     return bool(_INSTRUCTION.search(body))
 
 
+def is_alternative_path(chunk: Chunk) -> bool:
+    """A section for when things go another way ("Rollback", "Gdy usługa nie uruchamia
+    się", "Troubleshooting")."""
+    return bool(_ALTERNATIVE_PATH.search(chunk.section))
+
+
 TITLE_COVERAGE: Final = 2 / 3
 """Share of the question's words a document title must hold for the document to *be* the
 task ("How do I renew the TLS certificate?" and "TLS certificate renewal")."""
@@ -73,7 +79,7 @@ def _from_the_first_step(sections: list[SearchHit]) -> list[SearchHit]:
             if steps:
                 break
             continue
-        if steps and (_ALTERNATIVE_PATH.search(section.chunk.section)
+        if steps and (is_alternative_path(section.chunk)
                       or section.chunk.ordinal != steps[-1].chunk.ordinal + 1):
             break
         steps.append(section)
@@ -149,7 +155,7 @@ def procedure_window(
             current = sections[end]
             if end > start and (not is_step(current.chunk)
                                 or current.chunk.ordinal != sections[end - 1].chunk.ordinal + 1
-                                or _ALTERNATIVE_PATH.search(current.chunk.section)):
+                                or is_alternative_path(current.chunk)):
                 break
             total += current.score if current.score > 0 else -MISSING_SECTION_COST
             retrieved = any(s.score > 0 for s in sections[start:end + 1])
