@@ -61,7 +61,8 @@ class ExtractiveAnswerer:
         own = without_context(question)  # a follow-up's own words pick the section
         # "A co jeśli nie wstanie po restarcie?" after a procedure asks for its failure path:
         # the page's section for it, as a passage, though it may share no word with it.
-        failure = [hit for hit in hits if hit.document.document_id == hits[0].document.document_id
+        page = hits[0].document.document_id
+        failure = [hit for hit in hits if hit.document.document_id == page
                    and is_alternative_path(hit.chunk)] if asks_what_if_not(own, question) else []
         if failure:
             return self._passage(question, self._best_passage(own, failure),
@@ -203,8 +204,6 @@ TABLE_HEADER_LOOKBACK: Final = 8
 (a table long enough to span more is read without it)."""
 PASSAGE_SENTENCES: Final = 12
 """Sentences of each candidate chunk compared with the question when choosing the passage."""
-
-
 
 
 def asks_what_if_not(own: str, question: str) -> bool:
