@@ -82,7 +82,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout27_gaws.jsonl",
             "public/handbooks/answers_heldout28_ossf.jsonl",
             "public/handbooks/answers_heldout29_azsdk.jsonl",
-            "public/handbooks/answers_heldout30_tagsec.jsonl"} <= names
+            "public/handbooks/answers_heldout30_tagsec.jsonl",
+            "public/handbooks/answers_heldout31_brew.jsonl",
+            "public/handbooks/answers_heldout32_gwt.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
