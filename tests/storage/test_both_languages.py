@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from docassist.core.documents import Chunk, DocumentInfo
 from docassist.core.i18n.detection import detect_language
+from docassist.core.turn import TurnEngine
+from docassist.models.embedders import get_embedder
+from docassist.storage.judge import Judge
 from docassist.storage.ranker_features import Candidate
-from docassist.storage.rerank import glossed_into_polish
+from docassist.storage.reader import Reader
+from docassist.storage.rerank import RankedRetriever, glossed_into_polish
 
 
 def _candidate(text: str, number: int) -> Candidate:
@@ -48,3 +52,24 @@ def test_a_polish_question_is_not_glossed_into_english() -> None:
 
 def test_a_question_the_glossary_changes_no_word_of_is_not_searched_twice() -> None:
     assert glossed_into_polish("docassist-api", [ENGLISH, POLISH]) is None
+
+
+def _questions_read(engine: TurnEngine, question: str) -> set[str]:
+    """The questions (as the reader reads them) a fresh reader read for one search."""
+    shipped = engine.retriever
+    assert isinstance(shipped, RankedRetriever)
+    reader = Reader()
+    RankedRetriever(shipped.bm25, shipped.dense, Judge(get_embedder("e5")), reader).search(
+        question, 20)
+    return {asked for asked, _ in reader.kept}
+
+
+def test_a_question_answered_as_asked_is_read_once(ranked_engine: TurnEngine) -> None:
+    """The demo holds Polish pages, but the TLS page answers as asked: no second reading."""
+    assert _questions_read(ranked_engine, "How do I renew the TLS certificate?") == {
+        "How do I renew the TLS certificate?"}
+
+
+def test_a_question_no_page_answers_as_asked_is_read_glossed_too(
+        ranked_engine: TurnEngine) -> None:
+    assert len(_questions_read(ranked_engine, "How do I report an incident?")) == 2
