@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from docassist.core.asked_facts import AskedFact, asked_fact, states
+from docassist.core.asked_facts import AskedFact, asked_fact, count_unstated, counted, states
 
 
 @pytest.mark.parametrize(("question", "fact"), [
@@ -62,3 +62,48 @@ def test_a_passage_that_states_the_fact(fact: AskedFact, text: str) -> None:
 ])
 def test_a_passage_on_the_topic_that_does_not(fact: AskedFact, text: str) -> None:
     assert not states(fact, text)
+
+
+@pytest.mark.parametrize(("question", "things"), [
+    ("how many hero scenarios do we need to bring to the arch board review",
+     {"her", "scenario"}),
+    ("how many vacation days do we get per year?", {"vacat"}),
+    ("ile osób minimum musi być w user study?", {"osob", "peopl", "person"}),
+    ("jaki node type i ile replik ma backend-redis?", {"replik", "replic"}),
+])
+def test_what_a_how_many_question_counts(question: str, things: set[str]) -> None:
+    asked = counted(question)
+    assert asked is not None and asked.things == things
+
+
+@pytest.mark.parametrize("question", [
+    "how many days do we get per year?",  # how long: DURATION reads it
+    "ile dni urlopu mi przysługuje?",
+    "ile razy w roku robimy przegląd?",  # how often
+    "ile zwykle trwa ćwiczenie?",
+    "ile kosztuje klaster?",  # money
+    "How do I renew the TLS certificate?",
+])
+def test_a_question_that_counts_nothing(question: str) -> None:
+    assert counted(question) is None
+
+
+def test_a_count_is_stated_only_beside_the_counted_thing() -> None:
+    heroes = counted("how many hero scenarios do we need?")
+    assert heroes is not None
+    assert count_unstated(heroes, ["Bring your hero scenarios to the review.",
+                                   "The review takes 2 weeks."])
+    assert not count_unstated(heroes, ["Bring 3 to 5 hero scenarios to the review."])
+    people = counted("ile osób zmieści się w sali?")
+    assert people is not None
+    assert not count_unstated(people, ["The room fits up to twelve people."])
+    snapshots = counted("ile snapshotów jest trzymanych?")  # a loanword: its first letters
+    assert snapshots is not None and not snapshots.known
+    assert not count_unstated(snapshots, ["Redis keeps 14 daily snapshots."])
+    assert count_unstated(snapshots, ["Redis keeps daily snapshots in each zone."])
+
+
+def test_a_word_the_glossary_does_not_know_is_unstated_only_where_it_is_mentioned() -> None:
+    attempts = counted("ile prób robi retry policy?")  # "prób": attempts, not in the glossary
+    assert attempts is not None and not attempts.known
+    assert not count_unstated(attempts, ["The default policy retries 3 times."])

@@ -19,7 +19,7 @@ from docassist.core.text import fold, is_cyrillic, stem, terms
 
 REPO = Path(__file__).resolve().parents[2]
 VOCABULARY_SOURCES = (*sorted((REPO / "samples" / "docs").iterdir()),
-                      *sorted((REPO / "src" / "docassist" / "storage").glob("glossary_*.tsv")),
+                      *sorted((REPO / "src" / "docassist" / "core").glob("glossary_*.tsv")),
                       REPO / "samples" / "train" / "ranker_questions.jsonl")
 """The demo corpus, the glossaries and the ranker's training questions: English and Polish
 words, about 17,000 distinct."""

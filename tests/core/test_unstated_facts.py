@@ -63,3 +63,46 @@ def test_the_same_page_with_its_amount_answers(tmp_path: Path) -> None:
     assert reply["status"] == "answered", reply["answer"]
     assert "15% of your day rate" in reply["answer"]
     assert reply["sources"][0]["document_id"] == "DOC-ONCALL"
+
+
+REVIEW = """---
+id: DOC-REVIEW
+title: Architecture board review
+language: en
+---
+## Preparing for the review
+
+Bring your hero scenarios and the API surface to the architecture board review.{count}
+
+## After the review
+
+The architect files the board's feedback as issues on the repository.
+"""
+
+
+def test_a_page_that_never_counts_what_is_asked_is_not_answered_from(tmp_path: Path) -> None:
+    db = demo_pages_with(tmp_path, "review.md", REVIEW.format(count=""))
+    done = run("ask", "how many hero scenarios do we need for the architecture board review?",
+               "--json", db=db, DOCASSIST_MODEL="rules")
+    assert done.returncode == 0, done.stderr
+    reply = one_json(done.stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"].endswith(
+        "The closest document, Architecture board review (DOC-REVIEW), is on this subject "
+        "but states no number.")
+    assert reply["sources"] == []
+    (row,) = trace_rows(tmp_path, db)
+    assert row["status"] == "no_answer"
+    assert row["warnings"] == ["unstated_count"]
+    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+
+
+def test_the_same_page_with_its_count_answers(tmp_path: Path) -> None:
+    db = demo_pages_with(tmp_path, "review.md", REVIEW.format(
+        count=" Three to five hero scenarios are enough."))
+    done = run("ask", "how many hero scenarios do we need for the architecture board review?",
+               "--json", db=db, DOCASSIST_MODEL="rules")
+    assert done.returncode == 0, done.stderr
+    reply = one_json(done.stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert reply["sources"][0]["document_id"] == "DOC-REVIEW"

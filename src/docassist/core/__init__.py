@@ -36,8 +36,9 @@ The turn
     tools        the tool catalog and the guarded executor (at most one attempt per turn)
     retrieval    searching a question with its translations
     answering    retrieval, the answer and the citation check; a refusal's named pages
-    asked_facts  the kind of fact a question asks (an amount, how often, how long), and
-                 whether a passage states one
+    asked_facts  the kind of fact a question asks (an amount, how often, how long, how
+                 many of what), and whether a passage states one
+    glossary     Polish words glossed into English (and back), word by word
     named_terms  the names a question holds (a product, a tool, a protocol), and whether a
                  page mentions them
     extractive   the `rules` answerer: the best page's passage, or a procedure's steps

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Final, NamedTuple
 
 from docassist.core import i18n
-from docassist.core.asked_facts import AskedFact, asked_fact, states
+from docassist.core.asked_facts import AskedFact, asked_fact, count_unstated, counted, states
 from docassist.core.documents import CITATION
 from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.learned import question_parts
@@ -204,14 +204,22 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
         return Lacking(unstated_warning(fact), i18n.text(
             "no_answer_unstated", language, document=_named(page),
             fact=i18n.text(f"asked_fact_{fact}", language)))
+    asked = counted(question)
     names = list(dict.fromkeys(name for part in question_parts(question)
                                for name in named_terms(part)))
+    if asked is None and not names:
+        return None
+    # Read only when the question counts or names something: the whole page with its
+    # headings (a count anywhere on the page answers how many).
+    sections = [page.document.title, *(hit.chunk.text for hit in
+                                       page_sections(page, given, catalog.chunk))]
+    if asked is not None and count_unstated(asked, sections):
+        return Lacking(unstated_warning(AskedFact.COUNT), i18n.text(
+            "no_answer_unstated", language, document=_named(page),
+            fact=i18n.text("asked_fact_count", language)))
     if not names:
         return None
-    # Read only when the question names something: the whole page with its headings.
-    texts = [page.document.title, *(hit.chunk.text for hit in
-                                     [*page_sections(page, given, catalog.chunk), *hits])]
-    absent = unmentioned(names, texts)
+    absent = unmentioned(names, [*sections, *(hit.chunk.text for hit in hits)])
     if not absent:
         return None
     return Lacking(UNMENTIONED_WARNING, i18n.text(

@@ -22,14 +22,21 @@ page that answers in its own terms still answers.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
+
+from docassist.core.glossary import default_glossary
+from docassist.core.text import fold, sentences, stem
 
 
 class AskedFact(StrEnum):
     MONEY = "money"
     FREQUENCY = "frequency"
     DURATION = "duration"
+    COUNT = "count"
+    """How many of a thing: read by `counted` and `states_count`, since what is counted
+    matters ("how many hero scenarios…?" is not answered by any number on the page)."""
 
 
 _NUMBER_EN: Final = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|"
@@ -114,3 +121,93 @@ def asked_fact(question: str) -> AskedFact | None:
 def states(fact: AskedFact, text: str) -> bool:
     """Whether the text states a fact of this kind (any amount, any schedule, any time)."""
     return _STATED[fact].search(text) is not None
+
+
+_COUNT_EN: Final = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+_COUNT_PL: Final = re.compile(
+    r"\bile\s+(?:(?:maksymalnie|minimalnie|minimum|max|min|najwyżej|najmniej|co najmniej|"
+    r"dokładnie|mniej więcej|łącznie|w sumie)\s+)?"
+    r"(?:(?:moich|twoich|swoich|naszych|waszych|jego|jej|ich|tych|takich)\s+)?"
+    r"([\w-]+)(?:\s+([\w-]+))?", re.IGNORECASE)
+_NOT_COUNTED_EN: Final = re.compile(
+    r"(?:do|does|did|can|could|should|will|would|are|is|were|was|have|has|had|we|i|you|they|"
+    r"of|in|on|at|per|for|to|must|need|needs|may|might|there|it|more|times)", re.IGNORECASE)
+_NOT_COUNTED_PL: Final = re.compile(
+    r"(?:zwykle|średnio|jeszcze|razy|raz|to|jest|są|było|będzie|się|mam|mamy|ma|macie|masz|"
+    r"mają|musz\w*|może|mogę|możemy|można|mogą|trzeba|należy|wolno|powin\w+|potrzeb\w*|"
+    r"kosztuj\w*|koszt\w*|płac\w*|zapłac\w*|wynosi|trwa\w*|zajmuj\w*|zajmie|czasu|"
+    r"dostaj\w*|dostan\w*|przysługuj\w*|procent\w*|wcześniej|później|" + _TIME_PL + r")",
+    re.IGNORECASE)
+"""Not a counted thing: a verb, an adverb, or a time or money word (DURATION and MONEY)."""
+_TIME_OR_COST_PL: Final = re.compile(r"(?:czasu|kosztuj\w*|trwa\w*|" + _TIME_PL + r")",
+                                     re.IGNORECASE)
+_COUNT_NUMBER: Final = re.compile(
+    r"\d+(?:[.,]\d+)?(?:[-–]\d+)?%?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|fifteen|twenty|thirty|fifty|hundred|dozen|single|both|several|few|"
+    r"jed(?:en|na|no|nego|nej)|dw(?:a|ie|óch|oje)|trz(?:y|ech|oje)|czter(?:y|ech)|"
+    r"pię(?:ć|ciu)|sześ(?:ć|ciu)|kilk(?:a|u)|oba|obie", re.IGNORECASE)
+LOANWORD_PREFIX: Final = 5
+"""A Polish ending on an English word ("replik", "snapshotów") keeps this many letters of
+it: a page word that begins the same is the same word."""
+
+
+class Counted(NamedTuple):
+    """What a "how many …?" / "ile …?" question counts: stems, and whether their words are
+    known (English, or Polish the glossary glosses)."""
+
+    things: frozenset[str]
+    known: bool
+
+
+def counted(question: str) -> Counted | None:
+    """What the question counts (None for any other question, and for how many days or
+    times: DURATION and FREQUENCY read those). A Polish word brings its English words'
+    stems too, since the page may be English."""
+    english = _COUNT_EN.search(question)
+    if english:
+        words = english.group(1).split()
+        if _TIME_EN_WORD.fullmatch(words[0]):
+            return None
+        kept = []
+        for word in words:
+            if _NOT_COUNTED_EN.fullmatch(word):
+                break
+            kept.append(word)
+        things = frozenset(stem(fold(word)) for word in kept
+                           if len(word) > 2 and not _TIME_EN_WORD.fullmatch(word))
+        return Counted(things, known=True) if things else None
+    polish = _COUNT_PL.search(question)
+    if polish is None or any(_NOT_COUNTED_PL.fullmatch(word or "")
+                             for word in polish.groups()[:1]) or (
+            polish.group(2) and _TIME_OR_COST_PL.fullmatch(polish.group(2))):
+        return None  # "ile dodatkowego czasu…?" asks how long
+    word = polish.group(1)
+    glossed = {stem(fold(part)) for gloss in default_glossary().english(word)
+               for part in gloss.split()}
+    return Counted(frozenset({stem(fold(word)), *glossed}), known=bool(glossed))
+
+
+def count_unstated(asked: Counted, texts: Iterable[str]) -> bool:
+    """Whether no sentence of the texts puts a number beside the counted thing ("2-3
+    leads", "at least two individuals … must approve", "reviewers: 2"). A
+    word the glossary does not know ("ile prób…?" over English pages) may be on the page in
+    words we cannot match, so it is unstated only where the texts mention it, without a
+    number: a loanword ("replik", "NAT") is matched by its first letters."""
+    mentioned = False
+    for sentence in (part for text in texts for part in sentences(text)):
+        words = re.findall(r"[\w%.,–-]*\w", sentence)
+        if any(_is_counted(fold(word), asked.things) for word in words):
+            mentioned = True
+            if any(_COUNT_NUMBER.fullmatch(word) for word in words):
+                return False
+    return mentioned or asked.known
+
+
+def _is_counted(folded: str, things: frozenset[str]) -> bool:
+    key = stem(folded)
+    return key in things or any(
+        len(thing) > LOANWORD_PREFIX and key[:LOANWORD_PREFIX] == thing[:LOANWORD_PREFIX]
+        for thing in things)
+
+
+_TIME_EN_WORD: Final = re.compile(_TIME_EN, re.IGNORECASE)

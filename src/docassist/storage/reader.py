@@ -27,9 +27,9 @@ from typing import Any, Final
 
 import numpy as np
 
+from docassist.core.glossary import default_glossary
 from docassist.core.i18n.detection import detect_language, has_polish_letters
 from docassist.core.ports import SearchHit
-from docassist.storage.glossary import default_glossary
 from docassist.storage.judge import judge_text
 
 MODEL_FOLDER: Final = Path(__file__).with_name("reader_model")

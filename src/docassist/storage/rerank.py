@@ -19,12 +19,12 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from docassist.core.glossary import default_glossary
 from docassist.core.i18n.detection import detect_language
 from docassist.core.passages import chunk_body
 from docassist.core.ports import SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
 from docassist.storage.dense import DenseResult, DenseRetriever
-from docassist.storage.glossary import default_glossary
 from docassist.storage.judge import JUDGED_PAGES, Judge, judge_order, judge_text, judged
 from docassist.storage.lexical_index import LexicalIndex
 from docassist.storage.ranker_features import Candidate, Question, features, heading

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from docassist.core.glossary import Glossary, default_glossary
 from docassist.core.text import stem
-from docassist.storage.glossary import Glossary, default_glossary
 
 LEAVE = Glossary([("urlop", ("leave", "holiday")), ("urlopu", ("leave",)),
                   ("ile", ("how many", "how much")), ("dni", ("days",))])
