@@ -84,7 +84,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout29_azsdk.jsonl",
             "public/handbooks/answers_heldout30_tagsec.jsonl",
             "public/handbooks/answers_heldout31_brew.jsonl",
-            "public/handbooks/answers_heldout32_gwt.jsonl"} <= names
+            "public/handbooks/answers_heldout32_gwt.jsonl",
+            "public/handbooks/answers_heldout33_tob.jsonl",
+            "public/handbooks/answers_heldout34_asfc.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
