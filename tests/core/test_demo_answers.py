@@ -190,6 +190,8 @@ def test_reporting_an_incident_in_english_is_answered_from_the_polish_page(
     assert result is not None and result.status == "answered"
     assert _cited_sections(result.answer, ranked_engine)[0] == "Jak zgłosić incydent"
     assert "Be specific" not in result.answer
+    # The trace says the page was found by the question glossed into Polish.
+    assert "found_by:glossed_into_polish" in result.warnings, result.warnings
 
 
 def test_an_english_follow_up_about_a_failed_restart_is_answered_from_its_section(

@@ -73,3 +73,13 @@ def test_a_question_answered_as_asked_is_read_once(ranked_engine: TurnEngine) ->
 def test_a_question_no_page_answers_as_asked_is_read_glossed_too(
         ranked_engine: TurnEngine) -> None:
     assert len(_questions_read(ranked_engine, "How do I report an incident?")) == 2
+
+
+def test_only_the_hits_of_the_glossed_question_say_how_they_were_found(
+        ranked_engine: TurnEngine) -> None:
+    hits = ranked_engine.retriever.search("How do I report an incident?", 10)
+    glossed = {hit.document.document_id for hit in hits if hit.found_by == "glossed_into_polish"}
+    assert "DOC-INCIDENT" in glossed
+    assert all(hit.found_by is None for hit in hits if hit.document.document_id not in glossed)
+    assert all(hit.found_by is None
+               for hit in ranked_engine.retriever.search("How do I renew the TLS certificate?", 10))

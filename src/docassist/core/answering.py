@@ -105,6 +105,8 @@ def answer_question(
     # retrieved (its procedure's steps, the passage that covers a follow-up).
     page = best_document_hit(question, passing).document.document_id
     kept = [hit for hit in hits if hit.document.document_id == page]
+    # The trace says when the page was found by other words than the question's.
+    found_by = [f"found_by:{how}" for how in dict.fromkeys(hit.found_by for hit in kept) if how]
     # A how-to question gets the whole run of steps of its best document, in order.
     window = procedure_window(question, kept, catalog.chunk)
     if window:
@@ -124,7 +126,8 @@ def answer_question(
     lacking = _lacking(question, given, hits, catalog, language)
     if lacking is not None:
         return _refusal(rag_id, " ".join([i18n.text("no_answer", language), lacking.said]),
-                        [kept[0], *hits], retriever, top_k, threshold, [lacking.warning])
+                        [kept[0], *hits], retriever, top_k, threshold,
+                        [lacking.warning, *found_by])
     retrieved_ids = {hit.chunk.chunk_id for hit in given}
     if on_partial is not None and answerer.can_stream:
         deltas: list[str] = []
@@ -148,7 +151,7 @@ def answer_question(
         answer=answer,
         sources=[to_source(hit) for hit in shown],
         retrieved_chunk_ids=[hit.chunk.chunk_id for hit in shown],
-        warnings=warnings,
+        warnings=[*warnings, *found_by],
         retriever=retriever.name,
         top_k=top_k,
         similarity_threshold=threshold,

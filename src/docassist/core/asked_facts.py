@@ -35,7 +35,7 @@ class AskedFact(StrEnum):
     FREQUENCY = "frequency"
     DURATION = "duration"
     COUNT = "count"
-    """How many of a thing: read by `counted` and `states_count`, since what is counted
+    """How many of a thing: read by `counted` and `count_unstated`, since what is counted
     matters ("how many hero scenarios…?" is not answered by any number on the page)."""
 
 
@@ -177,8 +177,7 @@ def counted(question: str) -> Counted | None:
                            if len(word) > 2 and not _TIME_EN_WORD.fullmatch(word))
         return Counted(things, known=True) if things else None
     polish = _COUNT_PL.search(question)
-    if polish is None or any(_NOT_COUNTED_PL.fullmatch(word or "")
-                             for word in polish.groups()[:1]) or (
+    if polish is None or _NOT_COUNTED_PL.fullmatch(polish.group(1)) or (
             polish.group(2) and _TIME_OR_COST_PL.fullmatch(polish.group(2))):
         return None  # "ile dodatkowego czasu…?" asks how long
     word = polish.group(1)
@@ -189,10 +188,10 @@ def counted(question: str) -> Counted | None:
 
 def count_unstated(asked: Counted, texts: Iterable[str]) -> bool:
     """Whether no sentence of the texts puts a number beside the counted thing ("2-3
-    leads", "at least two individuals … must approve", "reviewers: 2"). A
-    word the glossary does not know ("ile prób…?" over English pages) may be on the page in
-    words we cannot match, so it is unstated only where the texts mention it, without a
-    number: a loanword ("replik", "NAT") is matched by its first letters."""
+    leads", "at least two individuals … must approve", "reviewers: 2"). A word the glossary
+    does not know may be on an English page in words we cannot match ("ile prób…?": the page
+    says "retries"), so it is unstated only where the texts mention it without a number; a
+    loanword ("snapshotów") is matched by its first letters."""
     mentioned = False
     for sentence in (part for text in texts for part in sentences(text)):
         words = re.findall(r"[\w%.,–-]*\w", sentence)

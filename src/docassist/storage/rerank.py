@@ -264,13 +264,18 @@ def in_both_languages(ranked: RankedRetriever, query: str, top_k: int, scope: Sc
         if in_polish(candidate.chunk.text)}) if glossed else None
     if polish is None or polish_ranking is None:
         return found
-    glossed_hits = hits(polish, polish_ranking, top_k)
+    glossed_hits = [replace(hit, found_by=GLOSSED_INTO_POLISH)
+                    for hit in hits(polish, polish_ranking, top_k)]
     best = max((hit.score for hit in found), default=0.0)
     ahead = [hit for hit in glossed_hits if hit.score > best]
     merged: dict[str, SearchHit] = {}
     for hit in [*ahead, *found, *glossed_hits]:
         merged.setdefault(hit.chunk.chunk_id, hit)
     return list(merged.values())[:top_k]
+
+
+GLOSSED_INTO_POLISH: Final = "glossed_into_polish"
+"""SearchHit.found_by of a hit found by the question glossed into Polish."""
 
 
 def glossed_into_polish(query: str, candidates: Sequence[Candidate]) -> str | None:

@@ -26,6 +26,9 @@ class SearchHit:
     judges that apart from its score (the ranked retriever: near in meaning, or, for a
     Polish question, read by its reader as on the question's subject). A refusal names the
     related pages, whether or not they answer; None: the retriever does not say."""
+    found_by: str | None = None
+    """How the retriever found the chunk when not by the question as asked (the ranked
+    retriever: "glossed_into_polish"); an answer from such a page says so in its trace."""
 
 
 class Catalog(Protocol):
