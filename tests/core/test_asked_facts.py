@@ -81,6 +81,9 @@ def test_what_a_how_many_question_counts(question: str, things: set[str]) -> Non
     "ile dni urlopu mi przysługuje?",
     "ile razy w roku robimy przegląd?",  # how often
     "ile zwykle trwa ćwiczenie?",
+    "ile potrwa review?",  # how long
+    "ile czekać na akceptację?",  # an infinitive: how long to wait
+    "czy mogę pracować zdalnie, o ile zgłoszę to wcześniej?",  # "o ile": provided that
     "ile kosztuje klaster?",  # money
     "How do I renew the TLS certificate?",
 ])

@@ -105,8 +105,7 @@ def answer_question(
     # retrieved (its procedure's steps, the passage that covers a follow-up).
     page = best_document_hit(question, passing).document.document_id
     kept = [hit for hit in hits if hit.document.document_id == page]
-    # The trace says when the page was found by other words than the question's.
-    found_by = [f"found_by:{how}" for how in dict.fromkeys(hit.found_by for hit in kept) if how]
+    found_by = _found_by(kept)
     # A how-to question gets the whole run of steps of its best document, in order.
     window = procedure_window(question, kept, catalog.chunk)
     if window:
@@ -129,20 +128,7 @@ def answer_question(
                         [kept[0], *hits], retriever, top_k, threshold,
                         [lacking.warning, *found_by])
     retrieved_ids = {hit.chunk.chunk_id for hit in given}
-    if on_partial is not None and answerer.can_stream:
-        deltas: list[str] = []
-
-        def collect(source: Iterable[str]) -> Iterator[str]:
-            for delta in source:
-                deltas.append(delta)
-                yield delta
-
-        streamed = answerer.compose_stream(question, given, language)
-        for sentence in release_sentences(collect(streamed), retrieved_ids, drop_uncited=True):
-            on_partial(sentence)
-        draft = "".join(deltas)
-    else:
-        draft = answerer.compose(question, given, language)
+    draft = _draft(question, given, answerer, language, retrieved_ids, on_partial)
     answer, warnings = _checked_answer(draft, retrieved_ids, answerer, language)
     shown = _sources(answer, kept, given)
     return RagResult(
@@ -158,6 +144,32 @@ def answer_question(
         closest_document_ids=list(dict.fromkeys(
             hit.document.document_id for hit in kept))[:CLOSEST_DOCUMENTS],
     )
+
+
+def _found_by(kept: list[SearchHit]) -> list[str]:
+    """The trace's note that the page was found by other words than the question's (the
+    question glossed into Polish), once per way."""
+    return [f"found_by:{how}" for how in dict.fromkeys(hit.found_by for hit in kept) if how]
+
+
+def _draft(question: str, given: list[SearchHit], answerer: Answerer,
+           language: i18n.Language, retrieved_ids: set[str],
+           on_partial: Callable[[str], None] | None) -> str:
+    """The answerer's text. With `on_partial` and an answerer that streams, each sentence is
+    released as it completes, once its citations check out."""
+    if on_partial is None or not answerer.can_stream:
+        return answerer.compose(question, given, language)
+    deltas: list[str] = []
+
+    def collect(source: Iterable[str]) -> Iterator[str]:
+        for delta in source:
+            deltas.append(delta)
+            yield delta
+
+    streamed = answerer.compose_stream(question, given, language)
+    for sentence in release_sentences(collect(streamed), retrieved_ids, drop_uncited=True):
+        on_partial(sentence)
+    return "".join(deltas)
 
 
 def _sources(answer: str, kept: list[SearchHit], given: list[SearchHit]) -> list[SearchHit]:

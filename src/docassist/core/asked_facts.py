@@ -125,8 +125,8 @@ def states(fact: AskedFact, text: str) -> bool:
 
 _COUNT_EN: Final = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
 _COUNT_PL: Final = re.compile(
-    r"\bile\s+(?:(?:maksymalnie|minimalnie|minimum|max|min|najwyżej|najmniej|co najmniej|"
-    r"dokładnie|mniej więcej|łącznie|w sumie)\s+)?"
+    r"(?<![oO]\s)(?<!tyle\s)\bile\s+(?:(?:maksymalnie|minimalnie|minimum|max|min|najwyżej|"
+    r"najmniej|co najmniej|dokładnie|mniej więcej|łącznie|w sumie)\s+)?"
     r"(?:(?:moich|twoich|swoich|naszych|waszych|jego|jej|ich|tych|takich)\s+)?"
     r"([\w-]+)(?:\s+([\w-]+))?", re.IGNORECASE)
 _NOT_COUNTED_EN: Final = re.compile(
@@ -136,9 +136,11 @@ _NOT_COUNTED_PL: Final = re.compile(
     r"(?:zwykle|średnio|jeszcze|razy|raz|to|jest|są|było|będzie|się|mam|mamy|ma|macie|masz|"
     r"mają|musz\w*|może|mogę|możemy|można|mogą|trzeba|należy|wolno|powin\w+|potrzeb\w*|"
     r"kosztuj\w*|koszt\w*|płac\w*|zapłac\w*|wynosi|trwa\w*|zajmuj\w*|zajmie|czasu|"
-    r"dostaj\w*|dostan\w*|przysługuj\w*|procent\w*|wcześniej|później|" + _TIME_PL + r")",
-    re.IGNORECASE)
-"""Not a counted thing: a verb, an adverb, or a time or money word (DURATION and MONEY)."""
+    r"dostaj\w*|dostan\w*|przysługuj\w*|procent\w*|wcześniej|później|\w*trwa\w*|czeka\w*|"
+    r"\w+ć|" + _TIME_PL + r")", re.IGNORECASE)
+"""Not a counted thing: a verb (any infinitive: "ile czekać"), an adverb, or a time or money
+word (DURATION and MONEY). "o ile" and "tyle, ile" are conjunctions ("o ile zgłoszę to
+wcześniej": provided that), not questions."""
 _TIME_OR_COST_PL: Final = re.compile(r"(?:czasu|kosztuj\w*|trwa\w*|" + _TIME_PL + r")",
                                      re.IGNORECASE)
 _COUNT_NUMBER: Final = re.compile(
