@@ -135,11 +135,11 @@ _NOT_COUNTED_EN: Final = re.compile(
 _NOT_COUNTED_PL: Final = re.compile(
     r"(?:zwykle|średnio|jeszcze|razy|raz|to|jest|są|było|będzie|się|mam|mamy|ma|macie|masz|"
     r"mają|musz\w*|może|mogę|możemy|można|mogą|trzeba|należy|wolno|powin\w+|potrzeb\w*|"
-    r"kosztuj\w*|koszt\w*|płac\w*|zapłac\w*|wynosi|trwa\w*|zajmuj\w*|zajmie|czasu|"
+    r"kosztuj\w*|koszt\w*|płac\w*|zapłac\w*|wynosi|zajmuj\w*|zajmie|czasu|"
     r"dostaj\w*|dostan\w*|przysługuj\w*|procent\w*|wcześniej|później|\w*trwa\w*|czeka\w*|"
     r"\w+ć|" + _TIME_PL + r")", re.IGNORECASE)
 """Not a counted thing: a verb (any infinitive: "ile czekać"), an adverb, or a time or money
-word (DURATION and MONEY). "o ile" and "tyle, ile" are conjunctions ("o ile zgłoszę to
+word (DURATION and MONEY). "o ile" and "tyle ile" are conjunctions ("o ile zgłoszę to
 wcześniej": provided that), not questions."""
 _TIME_OR_COST_PL: Final = re.compile(r"(?:czasu|kosztuj\w*|trwa\w*|" + _TIME_PL + r")",
                                      re.IGNORECASE)
