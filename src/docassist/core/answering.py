@@ -209,16 +209,15 @@ class Lacking(NamedTuple):
 def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catalog: Catalog,
              language: i18n.Language) -> Lacking | None:
     """A page on the topic that states no fact of the kind asked ("how much…" on a page
-    without an amount), or never mentions a thing the question names while nothing else
+    without an amount; "how many hero scenarios…" on a page that counts none), or never
+    mentions a thing the question names while nothing else
     retrieved does either ("PostGIS" on the database page), does not answer the question. A
     name other retrieved pages hold is a word of the collection ("OTel"), not a missing
     thing."""
     page = given[0]
     fact = asked_fact(question)
     if fact is not None and not any(states(fact, chunk_body(hit.chunk.text)) for hit in given):
-        return Lacking(unstated_warning(fact), i18n.text(
-            "no_answer_unstated", language, document=_named(page),
-            fact=i18n.text(f"asked_fact_{fact}", language)))
+        return _unstated(fact, page, language)
     asked = counted(question)
     names = list(dict.fromkeys(name for part in question_parts(question)
                                for name in named_terms(part)))
@@ -229,9 +228,7 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
     sections = [page.document.title, *(hit.chunk.text for hit in
                                        page_sections(page, given, catalog.chunk))]
     if asked is not None and count_unstated(asked, sections):
-        return Lacking(unstated_warning(AskedFact.COUNT), i18n.text(
-            "no_answer_unstated", language, document=_named(page),
-            fact=i18n.text("asked_fact_count", language)))
+        return _unstated(AskedFact.COUNT, page, language)
     if not names:
         return None
     absent = unmentioned(names, [*sections, *(hit.chunk.text for hit in hits)])
@@ -239,6 +236,12 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
         return None
     return Lacking(UNMENTIONED_WARNING, i18n.text(
         "no_answer_unmentioned", language, document=_named(page), names=", ".join(absent)))
+
+
+def _unstated(fact: AskedFact, page: SearchHit, language: i18n.Language) -> Lacking:
+    return Lacking(unstated_warning(fact), i18n.text(
+        "no_answer_unstated", language, document=_named(page),
+        fact=i18n.text(f"asked_fact_{fact}", language)))
 
 
 def _refusal(rag_id: str, answer: str, hits: list[SearchHit], retriever: Retriever,
