@@ -67,6 +67,7 @@ def candidates(vectors: Any) -> dict[str, Callable[[], tuple[Callable[[Any], Any
 
             faiss.omp_set_num_threads(2)
             dims = vectors.shape[1]
+            index: Any  # faiss's IVF and HNSW indexes, each with its own knobs
             if kind.startswith("IVF"):
                 lists = max(16, int(4 * len(vectors) ** 0.5))
                 index = faiss.index_factory(dims, kind.format(lists=lists),

@@ -32,17 +32,17 @@ from docassist.evaluation.retrieval import (
 )
 from docassist.models.embedders import get_embedder
 from docassist.storage import Bm25Retriever, Store, index_paths
-from docassist.storage.backends import AnyStore
 from docassist.storage.dense import DenseRetriever, HybridRetriever, embed_missing
 from docassist.storage.postgres import PostgresStore
 from docassist.storage.postgres.copy import copy_sqlite_to_postgres
 from docassist.storage.postgres.fulltext import PgFullTextRetriever, prepare
+from docassist.storage.roles import Storage
 
 REPO = Path(__file__).resolve().parents[1]
 SETS = REPO / "samples" / "public" / "heldout"
 
 
-def retrievers(store: AnyStore) -> dict[str, Retriever]:
+def retrievers(store: Storage) -> dict[str, Retriever]:
     dense = DenseRetriever(store, get_embedder("use"))
     bm25 = Bm25Retriever(store)
     found: dict[str, Retriever] = {"bm25 (in-process)": bm25,
@@ -55,7 +55,7 @@ def retrievers(store: AnyStore) -> dict[str, Retriever]:
     return found
 
 
-def measure(label: str, store: AnyStore, cases: list[RetrievalCase]) -> None:
+def measure(label: str, store: Storage, cases: list[RetrievalCase]) -> None:
     for name, retriever in retrievers(store).items():
         retriever.search("warm-up", 1)
         started = time.perf_counter()
@@ -66,7 +66,7 @@ def measure(label: str, store: AnyStore, cases: list[RetrievalCase]) -> None:
               f"| {per_query:.1f} |", flush=True)
 
 
-def ids_by_path(store: AnyStore, root: Path | None) -> dict[str, str]:
+def ids_by_path(store: Storage, root: Path | None) -> dict[str, str]:
     if root is None:
         return {}
     base = root.resolve()
@@ -83,7 +83,7 @@ def on_both(label: str, sqlite_path: Path, cases_file: Path, root: Path | None,
     cases = with_documents_by_path(cases, ids_by_path(lite, root))
     name = f"bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+        admin.execute(f'CREATE DATABASE "{name}"')
     pg = PostgresStore(admin_url.rsplit("/", 1)[0] + f"/{name}")
     try:
         copy_sqlite_to_postgres(lite, pg)
@@ -95,7 +95,7 @@ def on_both(label: str, sqlite_path: Path, cases_file: Path, root: Path | None,
         lite.close()
         pg.close()
         with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def main() -> None:

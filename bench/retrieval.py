@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from docassist.core.ports import Retriever, SearchHit
+from docassist.core.scopes import Scope
 from docassist.core.text import fold
 from docassist.evaluation.baseline import Bm25sRetriever
 from docassist.evaluation.retrieval import (
@@ -52,8 +53,14 @@ class GatedHybrid:
         self.bm25, self.dense, self.gate = bm25, dense, gate
 
     def search(self, query: str, top_k: int) -> list[SearchHit]:
-        dense = self.dense.search(query, 20)
-        lexical = self.bm25.search(query, 20)
+        return self._fused(self.bm25.search(query, 20), self.dense.search(query, 20), top_k)
+
+    def search_in(self, query: str, top_k: int, scope: Scope) -> list[SearchHit]:
+        return self._fused(self.bm25.search_in(query, 20, scope),
+                           self.dense.search_in(query, 20, scope), top_k)
+
+    def _fused(self, lexical: list[SearchHit], dense: list[SearchHit],
+               top_k: int) -> list[SearchHit]:
         fused: dict[str, float] = {}
         hits = {hit.chunk.chunk_id: hit for hit in [*lexical, *dense]}
         for rank, hit in enumerate(dense, start=1):

@@ -44,7 +44,7 @@ from synthetic import WORDS, SyntheticEmbedder, synthetic_store
 
 from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.messages import ChatMessage, ConversationKey
-from docassist.core.ports import SearchHit
+from docassist.core.ports import Retriever, SearchHit
 from docassist.core.scopes import Scope
 from docassist.core.tools import default_registry
 from docassist.core.turn import TurnEngine
@@ -121,7 +121,8 @@ def retrieval_latency(folder: Path, sizes: list[int], queries: int) -> dict[str,
         store = Store(path)
         bm25 = Bm25Retriever(store)
         dense = DenseRetriever(store, SyntheticEmbedder())
-        retrievers = {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever(bm25, dense)}
+        retrievers: dict[str, Retriever] = {"bm25": bm25, "dense": dense,
+                                            "hybrid": HybridRetriever(bm25, dense)}
         questions = [" ".join(rng.choice(WORDS) for _ in range(6)) for _ in range(queries)]
         for name, retriever in retrievers.items():
             began = time.perf_counter()
@@ -305,13 +306,13 @@ def main() -> None:
         began = time.perf_counter()
         with tempfile.TemporaryDirectory() as name:
             latency = retrieval_latency(Path(name), args.size, 200)
-        figures = {"retrieval_ms_p95": {str(size): max(latency[f"{kind}_{size}"]["p95"]
-                                                       for kind in ("bm25", "dense", "hybrid"))
-                                        for size in args.size},
-                   "retrieval": latency, "wall_s": round(time.perf_counter() - began),
-                   "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                                        / 1024, 1)}
-        print(json.dumps(figures) if args.json else figures)
+        sized = {"retrieval_ms_p95": {str(size): max(latency[f"{kind}_{size}"]["p95"]
+                                                     for kind in ("bm25", "dense", "hybrid"))
+                                      for size in args.size},
+                 "retrieval": latency, "wall_s": round(time.perf_counter() - began),
+                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                      / 1024, 1)}
+        print(json.dumps(sized) if args.json else sized)
         return
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)

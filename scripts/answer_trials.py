@@ -36,7 +36,7 @@ import train_ranker as tr
 
 from docassist.core.text import fold, stem, terms
 from docassist.storage.ranker_features import Question, _stems
-from docassist.storage.ranker_model import answer_features, logistic, page_leaders
+from docassist.storage.ranker_model import Forest, answer_features, logistic, page_leaders
 
 Matrix = tr.Matrix
 QUANTITY_WINDOW = 12
@@ -174,7 +174,7 @@ def collection(work: Path, name: str, cases: list[dict[str, object]]
     return described, questions, pages
 
 
-def rows(items: list[tr.Described], ranking: tr.Forest, judge: tr.JudgeCosines,
+def rows(items: list[tr.Described], ranking: Forest, judge: tr.JudgeCosines,
          reader: tr.ReaderScores, trial: Trial | None, questions: dict[str, Question],
          pages: dict[str, Pages]) -> list[tuple[np.ndarray | None, bool, bool]]:
     """Per question: the top page's answer features (None: no candidate), whether the
@@ -226,9 +226,10 @@ def main() -> None:
         f"{key}: right / wrong / refused, cost, AUC" for key in SETS) + " |")
     print("|---|---|" + "---|" * len(SETS))
     for label, trial in TRIALS.items():
-        fitted = [row for name in tr.TRAIN_SETS
-                  for row in rows(train[name], folds[name], judge, reader, trial, questions, pages)
-                  if row[0] is not None]
+        fitted = [(features, answered, right) for name in tr.TRAIN_SETS
+                  for features, answered, right in rows(train[name], folds[name], judge, reader,
+                                                        trial, questions, pages)
+                  if features is not None]
         features = np.vstack([row[0] for row in fitted])
         # The per-page logistic answer model these trials were run with (before stop 63's
         # listwise model); a trial's extra columns join it.

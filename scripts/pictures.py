@@ -49,7 +49,7 @@ def screenshot(browser: str, html: Path, out: Path, work: Path, width: int) -> N
     """Two launches: one measures the page's height (the DOM carries it), one shoots."""
     dom = page.run_chromium(browser, html, work / "measure", f"--window-size={width},4000",
                             "--dump-dom")
-    height = int(BeautifulSoup(dom, "html.parser").body["data-height"])  # type: ignore[index]
+    height = int(str(BeautifulSoup(dom, "html.parser").body["data-height"]))  # type: ignore[index]
     page.run_chromium(browser, html, work / "shoot", f"--window-size={width},{height}",
                       "--hide-scrollbars", f"--screenshot={out}")
 

@@ -233,8 +233,8 @@ def report(found: dict[str, list[Row]], args: argparse.Namespace) -> None:
         separation = tr.auc(np.asarray([row[2] for row in rows]),
                             np.asarray([row[3] and row[4] for row in rows]))
         print(f"| {spent} | answer AUC {separation:.3f} | | | | | |")
-    for label, spent in SUMMED.items():
-        print(f"cost over {label}: {sum(cost(found[s], threshold) for s in spent):g}")
+    for label, summed in SUMMED.items():
+        print(f"cost over {label}: {sum(cost(found[s], threshold) for s in summed):g}")
     later = [row for spent in (*SUMMED["sets 3-6"], *SUMMED["sets 7-8"]) for row in found[spent]]
     oracle = max((cost(later, t), t) for t in tr.THRESHOLDS)
     print(f"best cost over sets 3-8 at any one threshold: {oracle[0]:g} (at {oracle[1]})")

@@ -362,7 +362,7 @@ def fine_tuned(rows: list[Row], pairs: list[tuple[int, int]], folder: Path) -> A
             logits = model.upper(x, mask)
             loss = torch.nn.functional.softplus(logits[len(chunk):] - logits[:len(chunk)]).mean()
             optimizer.zero_grad()
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call, unused-ignore]  # untyped in torch
             optimizer.step()
             schedule.step()
             done += 1

@@ -66,6 +66,9 @@ def decode_vector(blob: bytes, dimensions: int) -> Matrix:
 class VectorIndex(Protocol):
     """Inner-product search over rows 0..n-1."""
 
+    kind: str
+    """Which index it is ("exact", "ivf"), as benchmarks report it."""
+
     def nearest(self, query: Matrix, count: int) -> tuple[Rows, Matrix]:
         """The `count` best rows, best first, and their scores."""
         ...
