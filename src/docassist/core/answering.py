@@ -210,10 +210,9 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
              language: i18n.Language) -> Lacking | None:
     """A page on the topic that states no fact of the kind asked ("how much…" on a page
     without an amount; "how many hero scenarios…" on a page that counts none), or never
-    mentions a thing the question names while nothing else
-    retrieved does either ("PostGIS" on the database page), does not answer the question. A
-    name other retrieved pages hold is a word of the collection ("OTel"), not a missing
-    thing."""
+    mentions a thing the question names while nothing else retrieved does either ("PostGIS"
+    on the database page), does not answer the question. A name other retrieved pages hold
+    is a word of the collection ("OTel"), not a missing thing."""
     page = given[0]
     fact = asked_fact(question)
     if fact is not None and not any(states(fact, chunk_body(hit.chunk.text)) for hit in given):
@@ -239,6 +238,7 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
 
 
 def _unstated(fact: AskedFact, page: SearchHit, language: i18n.Language) -> Lacking:
+    """The refusal that names the page and the kind of fact it does not state."""
     return Lacking(unstated_warning(fact), i18n.text(
         "no_answer_unstated", language, document=_named(page),
         fact=i18n.text(f"asked_fact_{fact}", language)))
