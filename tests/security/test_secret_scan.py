@@ -35,7 +35,7 @@ from docassist.models.base import RetryPolicy
 from docassist.models.openai import OpenAIModel
 from docassist.storage import Store
 from docassist.storage.exports import trace_rows, write_export
-from docassist_testkit.fakes.loopback import free_port
+from docassist_testkit.fakes.loopback import PROCESS_START_SECONDS, free_port
 from docassist_testkit.fakes.model_server import (
     ModelServer,
     Reply,
@@ -53,7 +53,8 @@ SECRETS = {
     "DOCASSIST_OPENAI_API_KEY": "sk-scan-4c2f9d63-MODELKEY",
 }
 CHAT = "/v1/chat/completions"
-WAIT_SECONDS = 60
+WAIT_SECONDS = PROCESS_START_SECONDS
+"""For the bot to start, or to answer: only a bot that never will misses it."""
 QUESTION = "How do I renew the TLS certificate?"
 TURNS = 3
 DELIVERED = "SELECT count(*) FROM inbox WHERE status = 'done'"

@@ -23,7 +23,7 @@ from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Bm25Retriever, Store
-from docassist_testkit.fakes.loopback import free_port, wait_until
+from docassist_testkit.fakes.loopback import PROCESS_START_SECONDS, free_port, wait_until
 from docassist_testkit.fakes.slack_api import FakeSlackApi
 from tests.conftest import REPO
 from tests.db_locks import SHORT_BUSY_TIMEOUT_MS, LockHolder
@@ -33,7 +33,6 @@ from tests.slack_process import SECRET as PROCESS_SECRET
 from tests.slack_process import signed_event
 
 UNLIMITED_PAGES = 1073741823
-START_SECONDS = 60
 
 
 @pytest.fixture
@@ -163,7 +162,7 @@ def test_the_bot_process_keeps_serving_on_a_read_only_database(db_path: Path) ->
             [sys.executable, "-m", "docassist", "slack", "--http", "--port", str(port)],
             env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            deadline = time.monotonic() + START_SECONDS
+            deadline = time.monotonic() + PROCESS_START_SECONDS
             while not _healthy(port):
                 assert process.poll() is None, "the bot exited on a read-only database"
                 assert time.monotonic() < deadline, "the bot did not start"

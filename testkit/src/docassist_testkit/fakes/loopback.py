@@ -21,7 +21,10 @@ from typing import Any, ClassVar, Self
 
 import httpx
 
-PROCESS_START_SECONDS = 60.0
+PROCESS_START_SECONDS = 180.0
+"""How long a test waits for a child process (a bot, a server) to come up: a deadline that
+only catches one that never will. At 60 s, four bots missed it with the suite run beside four
+busy loops on CI's two cores (three times its load)."""
 
 
 class QuietHandler(BaseHTTPRequestHandler):
