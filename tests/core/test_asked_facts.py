@@ -50,6 +50,7 @@ def test_a_question_that_asks_none_of_them(question: str) -> None:
     (AskedFact.DURATION, "Logs are kept for fourteen days, then deleted."),
     (AskedFact.DURATION, "Certificates are valid for one year."),
     (AskedFact.DURATION, "Metryki są trzymane przez 30 dni."),
+    (AskedFact.DURATION, "Dostęp wygasa po ośmiu godzinach."),
 ])
 def test_a_passage_that_states_the_fact(fact: AskedFact, text: str) -> None:
     assert states(fact, text)
@@ -100,6 +101,10 @@ def test_a_count_is_stated_only_beside_the_counted_thing() -> None:
     people = counted("ile osób zmieści się w sali?")
     assert people is not None
     assert not count_unstated(people, ["The room fits up to twelve people."])
+    # Every number word the length-of-time rule knows counts here too (these did not).
+    assert not count_unstated(people, ["Sala mieści siedem osób."])
+    assert not count_unstated(people, ["Sala mieści do ośmiu osób."])
+    assert not count_unstated(people, ["The hall fits forty people."])
     snapshots = counted("ile snapshotów jest trzymanych?")  # a loanword: its first letters
     assert snapshots is not None and not snapshots.known
     assert not count_unstated(snapshots, ["Redis keeps 14 daily snapshots."])

@@ -39,13 +39,16 @@ class AskedFact(StrEnum):
     matters ("how many hero scenarios…?" is not answered by any number on the page)."""
 
 
-_NUMBER_EN: Final = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|"
-                     r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|eighteen|twenty|thirty|forty|forty-five|"
-                     r"fifty|sixty|ninety|hundred|a|an|half an?|"
-                     r"several|few|couple of|a few)")
-_NUMBER_PL: Final = (r"(?:\d+|jed(?:en|na|nego|nej)|dw(?:a|ie|óch)|trz(?:y|ech)|czter(?:y|ech)|"
-                     r"pię(?:ć|ciu)|sześ(?:ć|ciu)|sied(?:em|miu)|osi(?:em|miu)|"
-                     r"dziewię(?:ć|ciu)|dziesię(?:ć|ciu)|kilk(?:a|u)|pół)")
+_CARDINAL_EN: Final = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                       r"thirteen|fourteen|fifteen|sixteen|eighteen|twenty|thirty|forty|forty-five|"
+                       r"fifty|sixty|ninety|hundred")
+_CARDINAL_PL: Final = (r"jed(?:en|na|no|nego|nej)|dw(?:a|ie|óch|oje)|trz(?:y|ech|oje)|"
+                       r"czter(?:y|ech)|pię(?:ć|ciu)|sześ(?:ć|ciu)|sied(?:em|miu)|o(?:siem|śmiu)|"
+                       r"dziewię(?:ć|ciu)|dziesię(?:ć|ciu)")
+"""Number words, for a length of time (DURATION) and for a count beside the counted thing."""
+_NUMBER_EN: Final = (r"(?:\d+(?:[.,]\d+)?|" + _CARDINAL_EN
+                     + r"|a|an|half an?|several|few|couple of|a few)")
+_NUMBER_PL: Final = r"(?:\d+|" + _CARDINAL_PL + r"|kilk(?:a|u)|pół)"
 _TIME_EN: Final = (r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|"
                    r"fortnights?|months?|years?|quarters?|sprints?)")
 _TIME_PL: Final = (r"(?:sekund\w*|minut\w*|godzin\w*|dni|dzień|dnia|tydzień|tygodni\w*|"
@@ -144,10 +147,9 @@ wcześniej": provided that), not questions."""
 _TIME_OR_COST_PL: Final = re.compile(r"(?:czasu|kosztuj\w*|trwa\w*|" + _TIME_PL + r")",
                                      re.IGNORECASE)
 _COUNT_NUMBER: Final = re.compile(
-    r"\d+(?:[.,]\d+)?(?:[-–]\d+)?%?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
-    r"twelve|fifteen|twenty|thirty|fifty|hundred|dozen|single|both|several|few|"
-    r"jed(?:en|na|no|nego|nej)|dw(?:a|ie|óch|oje)|trz(?:y|ech|oje)|czter(?:y|ech)|"
-    r"pię(?:ć|ciu)|sześ(?:ć|ciu)|kilk(?:a|u)|oba|obie", re.IGNORECASE)
+    r"\d+(?:[.,]\d+)?(?:[-–]\d+)?%?|" + _CARDINAL_EN + r"|dozen|single|both|several|few|"
+    + _CARDINAL_PL + r"|kilk(?:a|u)|oba|obie", re.IGNORECASE)
+"""A word that counts (a whole word: "a", "an" and "half" count nothing on their own)."""
 LOANWORD_PREFIX: Final = 5
 """A Polish ending on an English word ("replik", "snapshotów") keeps this many letters of
 it: a page word that begins the same is the same word."""
