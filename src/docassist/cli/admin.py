@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.table import Table
+from rich.text import Text
 
 from docassist.cli.common import JsonOption, announce_database, open_checked
 from docassist.cli.gaps import gaps
@@ -44,7 +45,7 @@ def doctor(as_json: JsonOption = False) -> None:
     else:
         table = Table("role", "backend", "ok", "latency ms", "detail")
         for check in checks:
-            table.add_row(check.role, check.spec, "✓" if check.ok else "[red]✗[/red]",
+            table.add_row(check.role, check.spec, "✓" if check.ok else Text("✗", style="red"),
                           f"{check.latency_ms:.0f}" if check.latency_ms is not None else "",
                           check.detail)
         out.print(table)

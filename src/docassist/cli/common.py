@@ -22,7 +22,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from docassist.cli.output import err, fail
+from docassist.cli.output import err, fail, labelled
 from docassist.config import FOLDER_DATABASE, Settings, user_database
 from docassist.core import i18n
 from docassist.core.errors import DocAssistError
@@ -107,7 +107,7 @@ class IndexProgress:
 
 def print_notes(report: IndexReport | None) -> None:
     for note in report.notes if report is not None else []:
-        err.print(f"[yellow]note:[/yellow] {note}")
+        err.print(labelled("note:", note))
 
 
 CaseT = TypeVar("CaseT")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from docassist.bot.layout import CitationMarkers, citations_json
 from docassist.bot.terminal import ChatSession, render_result
@@ -29,8 +30,11 @@ from docassist.core.errors import DocAssistError
 from docassist.core.messages import ChatMessage
 from docassist.core.scopes import COLLECTION_PATTERN
 from docassist.runtime import index_and_embed, interrupted_index, keep_warm
+from docassist.storage.formats import SUPPORTED_SUFFIXES
 
 app = typer.Typer()
+FORMATS = ", ".join(sorted(suffix.lstrip(".") for suffix in SUPPORTED_SUFFIXES))
+"""What `index` reads, as its help lists it (storage/formats.py decides)."""
 DOCS_COLUMNS = (Column("id", "id"), Column("title", max_width=48), Column("version"),
                 Column("collection"), Column("chunks"), Column("owner", "optional"),
                 Column("updated", "optional"), Column("source", "optional"),
@@ -40,7 +44,7 @@ DOCS_COLUMNS = (Column("id", "id"), Column("title", max_width=48), Column("versi
 
 @app.command()
 def index(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders (txt, md).")],
+    paths: Annotated[list[Path], typer.Argument(help=f"Files or folders ({FORMATS}).")],
     collection: Annotated[str | None, typer.Option(
         "--collection", help="Collection of these documents (who may search them: "
         "`docassist scopes`); documents in another one move here. Left out: each document "
@@ -153,7 +157,7 @@ def chat(record: RecordOption = None, collections: CollectionsOption = None) -> 
     session = ChatSession(runtime.engine, out, runtime.settings.language,
                           feedback_sink=runtime.store.record_feedback, audience=audience)
     try:
-        session.run(lambda: out.input("[bold]> [/bold]"))
+        session.run(lambda: out.input(Text("> ", style="bold")))
     except DocAssistError as error:
         raise fail(str(error), False) from error
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from docassist.cli.common import (
     JsonOption,
@@ -18,7 +19,7 @@ from docassist.cli.common import (
     require_paths,
 )
 from docassist.cli.gaps import eval_canary
-from docassist.cli.output import emit_json, err, fail, out
+from docassist.cli.output import emit_json, err, fail, labelled, out
 from docassist.cli.scopes import CollectionsOption, operator_audience
 from docassist.cli.tables import Column, fitted_table
 from docassist.core import i18n
@@ -105,7 +106,7 @@ def eval_decisions(
     for case in report.cases:
         expected = f"{case.expected.status} {case.expected.action or ''}".strip()
         got = f"{case.got.status} {case.got.action or ''}".strip()
-        table.add_row(case.id, expected, got, "✓" if case.ok else "[red]✗[/red]")
+        table.add_row(case.id, expected, got, "✓" if case.ok else Text("✗", style="red"))
     out.print(table)
     errors = report.errors
     out.print(f"accuracy {report.accuracy:.1%} ({report.correct}/{report.total}), macro-F1 "
@@ -285,9 +286,9 @@ def eval_harvest(
     except OSError as error:
         raise fail(f"cannot write {out_path}: {error.strerror or error}", as_json) from error
     if missing_text:
-        err.print(f"[yellow]note:[/yellow] text unavailable for {missing_text} of "
-                  f"{len(drafts)} draft(s): traces keep hashes unless DOCASSIST_SAVE_RAW=true; "
-                  "those drafts carry only ids, statuses and sources")
+        err.print(labelled("note:", f"text unavailable for {missing_text} of {len(drafts)} "
+                           "draft(s): traces keep hashes unless DOCASSIST_SAVE_RAW=true; "
+                           "those drafts carry only ids, statuses and sources"))
     if as_json:
         emit_json({"drafts": len(drafts), "text_unavailable": missing_text,
                     "out": str(out_path)})

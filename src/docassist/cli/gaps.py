@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from docassist.cli.common import open_checked
-from docassist.cli.output import emit_json, err, fail, out
+from docassist.cli.output import emit_json, err, fail, labelled, out
 from docassist.core.gaps import Gap, GapGroup, group_gaps
 from docassist.core.limits import GAP_DAYS
 from docassist.evaluation.canary import CanaryReport, canary_sets, run_canary
@@ -96,7 +96,7 @@ def _show_canary(run_id: str, report: CanaryReport, as_json: bool) -> None:
     if report.baseline is None:
         err.print("first canary run: recorded as the baseline")
     for case in report.regressions:
-        out.print(f"[red]regression[/red] {case.set} {case.id}")
+        out.print(labelled("regression", f"{case.set} {case.id}", "red"))
     for case in report.fixed:
         out.print(f"fixed {case.set} {case.id}")
     out.print(f"{sum(case.passed for case in report.cases)}/{report.total} cases pass; "

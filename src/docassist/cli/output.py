@@ -10,11 +10,20 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from docassist.logs import json_logs
 
-out = Console()
-err = Console(stderr=True)
+out = Console(markup=False)
+err = Console(stderr=True, markup=False)
+"""Rich markup off on both: what we print holds users' text (paths, titles, questions,
+install hints such as '.[dev]'), whose "[…]" Rich would read as a style and drop. A style
+is given as Text (labelled, styled)."""
+
+
+def labelled(label: str, text: str, style: str = "yellow") -> Text:
+    """"note: …", "error: …": the label styled, the text exactly as written."""
+    return Text.assemble((label, style), " ", text)
 
 
 def emit_json(value: Any) -> None:
@@ -25,7 +34,7 @@ def fail(message: str, as_json: bool) -> typer.Exit:
     if json_logs():  # stderr holds JSON lines only
         logging.getLogger("docassist.cli").error(message)
     else:
-        err.print(f"[red]error:[/red] {message}", soft_wrap=True)  # one line, paths whole
+        err.print(labelled("error:", message, "red"), soft_wrap=True)  # one line, paths whole
     if as_json:
         emit_json({"error": message})
     return typer.Exit(code=2)

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from docassist.cli.common import JsonOption, open_checked, require_paths
-from docassist.cli.output import emit_json, err, fail
+from docassist.cli.output import emit_json, err, fail, labelled
 from docassist.core.errors import ConfigurationError, DocAssistError
 from docassist.logs import json_logs
 from docassist.runtime import Runtime
@@ -177,7 +177,7 @@ def teams_package(
         raise fail(f"could not build the package: {error}", as_json) from error
     warnings = _placeholder_warnings(placeholder_urls(written))
     for warning in warnings:
-        err.print(f"[yellow]warning:[/yellow] {warning}")
+        err.print(labelled("warning:", warning))
     err.print(f"wrote {out}: upload it in Teams → Apps → Manage your apps → Upload an app")
     if as_json:
         emit_json({"out": str(out), "teams_app_id": written["id"], "bot_app_id": app_id,

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.progress import Progress, SpinnerColumn, TextColumn
 
 from docassist.cli.common import open_checked, require_paths
-from docassist.cli.output import emit_json, err, fail, out
+from docassist.cli.output import emit_json, err, fail, labelled, out
 from docassist.cli.tables import Column, fitted_table
 from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
@@ -183,9 +183,9 @@ def sync(
 def _report(outcomes: list[SyncOutcome], as_json: bool) -> None:
     for outcome in outcomes:
         for note in outcome.notes:
-            err.print(f"[yellow]note:[/yellow] {outcome.name}: {note}")
+            err.print(labelled("note:", f"{outcome.name}: {note}"))
         if outcome.error:
-            err.print(f"[red]failed:[/red] {outcome.name}: {outcome.error}")
+            err.print(labelled("failed:", f"{outcome.name}: {outcome.error}", "red"))
     if as_json:
         emit_json({"sources": [outcome.as_json() for outcome in outcomes]})
         return

@@ -94,6 +94,11 @@ class Store(CatalogRows, ConversationRows, TraceRows, InboxRows, SourceRows, Sta
             separate = self.path != ":memory:"
             self._seen_connection = self._connect() if separate else self.db.conn
         except sqlite3.Error as error:
+            folder = Path(self.path).parent
+            if not self.path.startswith(("file:", ":memory:")) and not folder.is_dir():
+                raise StorageError(f"cannot open database {self.path}: the folder {folder} "
+                                   "does not exist; create it, or point DOCASSIST_DB at a "
+                                   "file in a folder that does") from error
             raise StorageError(f"cannot open database {self.path}: {error}") from error
         self._lock = threading.RLock()
         # The catalog cache shares the connection's lock: documents() reads under that lock
