@@ -9,6 +9,7 @@ import pytest
 
 from docassist.core.limits import MAX_MESSAGE_CHARS
 from docassist.core.messages import Command
+from docassist.core.replies import LISTED_DOCUMENTS
 from docassist.core.tools import ToolRegistry
 from docassist.core.turn import TurnEngine
 from docassist.storage import Store
@@ -361,9 +362,32 @@ def test_a_known_id_the_message_did_not_name_is_asked_for_not_called_unknown(
     with recording(registry, *registry.names()) as recorders:
         result = engine.handle(message("Who owns that document?"))
     assert result is not None and result.status == "clarification_needed"
-    assert result.answer.startswith("Which document? Give its id. Known documents:")
+    assert result.answer.startswith("Which document? Give its id. Known documents")
     assert "don't know" not in result.answer
     assert all(recorder.calls == [] for recorder in recorders.values())
     [row] = store.turns()
     assert (row["status"], row["tool_status"], row["error_code"]) == (
         "clarification_needed", "invalid_arguments", "document_id_not_in_message")
+
+
+def test_which_document_names_the_closest_titles_not_the_whole_catalog(
+        make_engine: EngineFactory, store: Store, registry: ToolRegistry) -> None:
+    """A newcomer asked about a document by its title over a real handbook and got every one
+    of its 74 ids, with buttons for the first ten alphabetically (DOC-TLS not among them)."""
+    engine = make_engine()
+    with recording(registry, *registry.names()) as recorders:
+        result = engine.handle(message("Who owns the TLS certificate renewal document?"))
+    assert result is not None and result.status == "clarification_needed"
+    catalog = store.documents()
+    assert len(catalog) > LISTED_DOCUMENTS
+    tls = next(document for document in catalog if document.document_id == "DOC-TLS")
+    assert result.answer.startswith("Which document? Give its id. Known documents, closest to "
+                                    f"your words first: DOC-TLS: {tls.title}; ")
+    assert result.answer.endswith(f" and {len(catalog) - LISTED_DOCUMENTS} more.")
+    assert result.answer.count("DOC-") == LISTED_DOCUMENTS
+    assert result.clarification is not None
+    assert [choice.reply for choice in result.clarification.choices][0] == "DOC-TLS"
+    assert len(result.clarification.choices) == LISTED_DOCUMENTS
+    assert all(recorder.calls == [] for recorder in recorders.values())
+    [row] = store.turns()
+    assert (row["status"], row["tool_status"]) == ("clarification_needed", None)  # no tool ran

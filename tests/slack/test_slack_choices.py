@@ -60,7 +60,7 @@ def test_a_click_completes_the_request_as_the_typed_reply_does(rig: SlackRig) ->
 
 
 def test_a_document_question_offers_the_documents(rig: SlackRig) -> None:
-    rig.event(mention("Show the metadata of the document", "20.1"), "Ev1")
+    rig.event(mention("Show the metadata of the TLS certificate document", "20.1"), "Ev1")
     asked = rig.api.posted()[-1]
     assert rig.store.turns()[-1]["status"] == "clarification_needed"
     buttons = choice_buttons(asked)

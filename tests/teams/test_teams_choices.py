@@ -26,7 +26,7 @@ def test_a_card_choice_completes_the_request(teams: TeamsRig) -> None:
 
 
 def test_a_card_choice_answers_inline_with_expect_replies(teams: TeamsRig) -> None:
-    teams.post(teams.activity("Show the metadata of the document"))
+    teams.post(teams.activity("Show the metadata of the TLS certificate document"))
     tls = next(data for data in choices(teams) if data["reply"] == "DOC-TLS")
     response = teams.post(teams.activity(None, value=tls), expect_replies=True)
     [reply] = response.json()["activities"]

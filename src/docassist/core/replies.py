@@ -6,6 +6,7 @@ message is never shown in their place.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -24,12 +25,16 @@ from docassist.core.ports import Catalog
 from docassist.core.results import Choice, Clarification
 from docassist.core.state import ConversationState, MissingField, RagResult, Source
 from docassist.core.statuses import TurnStatus
+from docassist.core.text import stems
 from docassist.core.tools import ToolOutcome
 
 DOCUMENT_ID_ERRORS = frozenset(
     {"unknown_document_id", "document_id_not_in_message", "invalid_document_id"}
 )
 EXAMPLE_SUBJECTS = 2
+LISTED_DOCUMENTS: Final = 5
+"""Documents a "which document?" reply names, those whose titles share most words with the
+message first: a real handbook's whole catalog (hundreds of ids) drowned the reply."""
 NO_TOOL_TEXTS: Final[dict[str, str]] = {"smalltalk": "smalltalk", "off_topic": "off_topic"}
 """The reply to `no_suitable_tool` by the kind the selector read (other kinds: the plain one)."""
 
@@ -173,10 +178,13 @@ def _clarify(
     elif missing_field == "last_sources":
         answer = i18n.text("clarify_no_sources", language)
     elif missing_field == "document_id":
-        documents = catalog.documents()
-        known = ", ".join(document.document_id for document in documents)
+        documents = closest_by_title(plan.message, catalog.documents())
+        shown = documents[:LISTED_DOCUMENTS]
+        known = "; ".join(f"{document.document_id}: {document.title}" for document in shown)
+        if len(documents) > len(shown):
+            known += i18n.text("more_documents", language, count=len(documents) - len(shown))
         choices = [Choice(label=document.document_id, reply=document.document_id)
-                   for document in documents]
+                   for document in shown]
         unknown = [value for value in plan.unknown_document_ids if value]
         if unknown:
             answer = i18n.text("clarify_unknown_document", language, document_id=unknown[0],
@@ -203,3 +211,10 @@ def _clarify(
                                     attempts=attempts,
                                     choices=choices[:MAX_CLARIFICATION_CHOICES]),
     )
+
+
+def closest_by_title(message: str, documents: Sequence[DocumentInfo]) -> list[DocumentInfo]:
+    """The catalog, the documents whose titles share most words with the message first (the
+    catalog's own order among equals)."""
+    asked = stems(message)
+    return sorted(documents, key=lambda document: -len(asked & stems(document.title)))

@@ -46,8 +46,14 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "you mean in your question.",
     },
     "clarify_document_id": {
-        "pl": "Podaj identyfikator dokumentu. Znane dokumenty: {known}.",
-        "en": "Which document? Give its id. Known documents: {known}.",
+        "pl": "Podaj identyfikator dokumentu. Znane dokumenty, najbliższe Twoim słowom "
+        "najpierw: {known}.",
+        "en": "Which document? Give its id. Known documents, closest to your words first: "
+        "{known}.",
+    },
+    "more_documents": {
+        "pl": " i {count} innych",
+        "en": " and {count} more",
     },
     "clarify_unknown_document": {
         "pl": "Nie znam dokumentu „{document_id}”. Znane dokumenty: {known}.",
