@@ -386,7 +386,7 @@ def test_which_document_names_the_closest_titles_not_the_whole_catalog(
     assert result.answer.endswith(f" and {len(catalog) - LISTED_DOCUMENTS} more.")
     assert result.answer.count("DOC-") == LISTED_DOCUMENTS
     assert result.clarification is not None
-    assert [choice.reply for choice in result.clarification.choices][0] == "DOC-TLS"
+    assert result.clarification.choices[0].reply == "DOC-TLS"
     assert len(result.clarification.choices) == LISTED_DOCUMENTS
     assert all(recorder.calls == [] for recorder in recorders.values())
     [row] = store.turns()
