@@ -94,6 +94,41 @@ def index(
 
 
 @app.command()
+def remove(
+    document_ids: Annotated[list[str] | None, typer.Argument(
+        help="Ids of the documents to remove (as `docs` lists them).")] = None,
+    collection: Annotated[str | None, typer.Option(
+        "--collection", help="Remove every document of this collection.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Take documents out of the catalog.
+
+    They are no longer searched, answered from or listed; traces keep the passages they
+    cited. A folder indexed again, or a source's next sync, brings its documents back."""
+    if not document_ids and collection is None:
+        raise fail("name the documents to remove, or --collection NAME", as_json)
+    runtime = open_checked(as_json)
+    catalog = {document.document_id: document for document in runtime.store.documents()}
+    unknown = [value for value in document_ids or [] if value not in catalog]
+    if unknown:
+        raise fail(f"no such document: {', '.join(unknown)} (nothing removed)", as_json)
+    chosen = list(dict.fromkeys(document_ids or []))
+    if collection is not None:
+        members = [key for key, document in catalog.items() if document.collection == collection]
+        if not members:
+            known = sorted({document.collection for document in catalog.values()})
+            raise fail(f"no document is in collection {collection!r} (nothing removed); "
+                       f"collections: {', '.join(known) or '-'}", as_json)
+        chosen += [key for key in members if key not in chosen]
+    for document_id in chosen:
+        runtime.store.remove_document(document_id)
+    if as_json:
+        emit_json({"removed": chosen})
+    else:
+        out.print(f"removed {len(chosen)}: {', '.join(chosen)}")
+
+
+@app.command()
 def docs(as_json: JsonOption = False) -> None:
     """List the document catalog."""
     runtime = open_checked(as_json)
