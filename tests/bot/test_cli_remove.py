@@ -4,12 +4,15 @@ procedures answering questions about their own handbook, and no way to take them
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tests.cli_run import one_json, run
+from tests.conftest import REPO
 
 DEMO = ["DOC-ACCESS", "DOC-DB", "DOC-INCIDENT", "DOC-INSTR", "DOC-ONBOARDING-FAQ", "DOC-TLS",
         "DOC-WORKER"]
+DEMO_FOLDER = REPO / "samples" / "docs"
 
 
 def _catalog(db: str) -> list[str]:
@@ -54,3 +57,22 @@ def test_a_wrong_name_removes_nothing(any_db: str) -> None:
     assert nothing.returncode == 2
     assert "name the documents to remove, or --collection NAME" in nothing.stderr
     assert _catalog(any_db) == DEMO
+
+
+def test_indexing_beside_the_demo_says_how_to_take_it_out(any_db: str, tmp_path: Path) -> None:
+    page = tmp_path / "handbook" / "leave.md"
+    page.parent.mkdir()
+    page.write_text("# Annual leave\n\nBook leave in the HR portal two weeks ahead.\n",
+                    encoding="utf-8")
+    done = run("index", str(page.parent), "--collection", "hr", db=any_db)
+    assert done.returncode == 0, done.stderr
+    assert (f"note: this database also holds the demo corpus (7 documents from {DEMO_FOLDER}), "
+            f"searched with yours; `docassist remove {' '.join(DEMO)}` takes it out"
+            ) in done.stderr
+    assert "demo corpus" not in done.stdout
+    assert "demo corpus" not in run("index", str(DEMO_FOLDER), db=any_db).stderr  # the demo
+    assert run("remove", "--collection", "default", db=any_db).returncode == 0
+    again = run("index", str(page.parent), "--collection", "hr", db=any_db)
+    assert "demo corpus" not in again.stderr
+    [left] = one_json(run("docs", "--json", db=any_db).stdout)
+    assert left["collection"] == "hr"

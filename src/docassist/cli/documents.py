@@ -21,11 +21,11 @@ from docassist.cli.common import (
     progress_bars,
     require_paths,
 )
-from docassist.cli.output import emit_json, err, fail, out
+from docassist.cli.output import emit_json, err, fail, labelled, out
 from docassist.cli.scopes import CollectionsOption, operator_audience
 from docassist.cli.tables import Column, fitted_table
 from docassist.core import i18n
-from docassist.core.documents import DEFAULT_COLLECTION, NO_VERSION
+from docassist.core.documents import DEFAULT_COLLECTION, NO_VERSION, DocumentInfo
 from docassist.core.errors import DocAssistError
 from docassist.core.messages import ChatMessage
 from docassist.core.scopes import COLLECTION_PATTERN
@@ -71,6 +71,11 @@ def index(
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
     print_notes(report)
+    demo = demo_documents(runtime.store.documents(), runtime.settings.docs, paths)
+    if demo:
+        err.print(labelled("note:", i18n.text(
+            "index_demo_kept", runtime.settings.language, count=len(demo),
+            folder=runtime.settings.docs, ids=" ".join(demo))), soft_wrap=True)
     if report.embedded:
         err.print(f"embedded {report.embedded} chunks in {report.embed_seconds:.1f} s "
                   f"({report.chunks_per_s:.0f} chunks/s)")
@@ -91,6 +96,17 @@ def index(
                       f"{move.to_collection}")
     if not (report.indexed or report.unchanged or report.removed):
         raise typer.Exit(code=1)
+
+
+def demo_documents(documents: list[DocumentInfo], demo: Path, indexed: list[Path]) -> list[str]:
+    """Ids of the demo corpus's documents in the catalog, when what was just indexed is not
+    the demo itself: the first `chat` indexes it into the user's own database."""
+    folder = demo.resolve()
+    if any(path.resolve().is_relative_to(folder) for path in indexed):
+        return []
+    return [document.document_id for document in documents
+            if (stored := Path(document.source_path)).is_absolute()
+            and stored.is_relative_to(folder)]
 
 
 @app.command()
