@@ -21,11 +21,11 @@ from docassist.cli.common import (
     progress_bars,
     require_paths,
 )
-from docassist.cli.output import emit_json, err, fail, out
+from docassist.cli.output import emit_json, err, fail, labelled, out
 from docassist.cli.scopes import CollectionsOption, operator_audience
 from docassist.cli.tables import Column, fitted_table
 from docassist.core import i18n
-from docassist.core.documents import DEFAULT_COLLECTION, NO_VERSION
+from docassist.core.documents import DEFAULT_COLLECTION, NO_VERSION, DocumentInfo
 from docassist.core.errors import DocAssistError
 from docassist.core.messages import ChatMessage
 from docassist.core.scopes import COLLECTION_PATTERN
@@ -71,6 +71,11 @@ def index(
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
     print_notes(report)
+    demo = demo_documents(runtime.store.documents(), runtime.settings.docs, paths)
+    if demo:
+        err.print(labelled("note:", i18n.text(
+            "index_demo_kept", runtime.settings.language, count=len(demo),
+            folder=runtime.settings.docs, ids=" ".join(demo))), soft_wrap=True)
     if report.embedded:
         err.print(f"embedded {report.embedded} chunks in {report.embed_seconds:.1f} s "
                   f"({report.chunks_per_s:.0f} chunks/s)")
@@ -91,6 +96,52 @@ def index(
                       f"{move.to_collection}")
     if not (report.indexed or report.unchanged or report.removed):
         raise typer.Exit(code=1)
+
+
+def demo_documents(documents: list[DocumentInfo], demo: Path, indexed: list[Path]) -> list[str]:
+    """Ids of the demo corpus's documents in the catalog, when what was just indexed is not
+    the demo itself: the first `chat` indexes it into the user's own database."""
+    folder = demo.resolve()
+    if any(path.resolve().is_relative_to(folder) for path in indexed):
+        return []
+    return [document.document_id for document in documents
+            if (stored := Path(document.source_path)).is_absolute()
+            and stored.is_relative_to(folder)]
+
+
+@app.command()
+def remove(
+    document_ids: Annotated[list[str] | None, typer.Argument(
+        help="Ids of the documents to remove (as `docs` lists them).")] = None,
+    collection: Annotated[str | None, typer.Option(
+        "--collection", help="Remove every document of this collection.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Take documents out of the catalog.
+
+    They are no longer searched, answered from or listed; traces keep the passages they
+    cited. A folder indexed again, or a source's next sync, brings its documents back."""
+    if not document_ids and collection is None:
+        raise fail("name the documents to remove, or --collection NAME", as_json)
+    runtime = open_checked(as_json)
+    catalog = {document.document_id: document for document in runtime.store.documents()}
+    unknown = [value for value in document_ids or [] if value not in catalog]
+    if unknown:
+        raise fail(f"no such document: {', '.join(unknown)} (nothing removed)", as_json)
+    chosen = list(dict.fromkeys(document_ids or []))
+    if collection is not None:
+        members = [key for key, document in catalog.items() if document.collection == collection]
+        if not members:
+            known = sorted({document.collection for document in catalog.values()})
+            raise fail(f"no document is in collection {collection!r} (nothing removed); "
+                       f"collections: {', '.join(known) or '-'}", as_json)
+        chosen += [key for key in members if key not in chosen]
+    for document_id in chosen:
+        runtime.store.remove_document(document_id)
+    if as_json:
+        emit_json({"removed": chosen})
+    else:
+        out.print(f"removed {len(chosen)}: {', '.join(chosen)}")
 
 
 @app.command()

@@ -105,6 +105,12 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Pierwsze indeksowanie zostało przerwane — kończę indeksować {path}",
         "en": "The first indexing was interrupted — finishing indexing {path}",
     },
+    "index_demo_kept": {
+        "pl": "ta baza zawiera też korpus demonstracyjny ({count} dokumentów z {folder}), "
+              "przeszukiwany razem z Twoimi; usuwa go `docassist remove {ids}`",
+        "en": "this database also holds the demo corpus ({count} documents from {folder}), "
+              "searched with yours; `docassist remove {ids}` takes it out",
+    },
     "index_run_resumed": {
         "pl": "Poprzednie indeksowanie {path} zostało przerwane — kontynuuję (zapisane "
               "dokumenty i wektory zostają)",
