@@ -27,6 +27,10 @@ _LIQUID_CHANNEL: Final = re.compile(r"\{%-?\s*slack_channel\s+[\"']([^\"']+)[\"'
 _TEMPLATE: Final = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|<%=?.*?%>", re.DOTALL)
 _IMAGE: Final = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK: Final = re.compile(r"\[([^\]]+)\]\(\s*([^)\s]*)(?:\s+\"[^\"]*\")?\s*\)")
+_REFERENCE_LINK: Final = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+"""`[PRs][prs]`, `[service monitoring][]`: the label (the definition is often in another chunk)."""
+_REFERENCE_DEFINITION: Final = re.compile(r"^ {0,3}\[[^\]]+\]:\s*\S+")
+"""`[prs]: https://…`, a reference link's definition: no words of the page's own."""
 _HTML_LINK: Final = re.compile(r"<a\s[^>]*href=[\"']([^\"']+)[\"'][^>]*>(.*?)</a>",
                                re.IGNORECASE | re.DOTALL)
 _HTML_TAG: Final = re.compile(
@@ -104,7 +108,7 @@ def _unwrapped(body: str) -> str:
 
 def _line(raw: str, numbers: dict[int, int], page_path: str, link_title: LinkTitle | None,
           done: list[str]) -> str:
-    if _TABLE_RULE.match(raw):
+    if _TABLE_RULE.match(raw) or _REFERENCE_DEFINITION.match(raw):
         return ""
     ordered = _ORDERED.match(raw)
     bullet = _BULLET.match(raw)
@@ -141,6 +145,7 @@ def inline(text: str, page_path: str = "", link_title: LinkTitle | None = None) 
     text = _HTML_TAG.sub("", text)
     text = _LINK.sub(lambda m: _link(m.group(1), m.group(2), page_path, link_title,
                                      m.group(0)), text)
+    text = _REFERENCE_LINK.sub(lambda m: m.group(1), text)
     text = _UNDERSCORE_STRONG.sub(r"**\1**", text)
     text = _SINGLE_EMPHASIS.sub(r"\2", text)
     return re.sub(r"[ \t]{2,}", " ", text).strip()
