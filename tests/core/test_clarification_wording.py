@@ -28,3 +28,15 @@ def test_candidates_are_named_without_inflection(engine: TurnEngine, first: str,
     asked = engine.handle(message(follow_up))
     assert asked and asked.status == "clarification_needed"
     assert asked.answer == asked_back
+
+
+def test_examples_are_quoted_as_the_reply_language_quotes(engine: TurnEngine) -> None:
+    """An English reply quoted its examples the Polish way („…”), as a new operator saw."""
+    english = engine.handle(message("How do I restart it?"))
+    assert english and english.status == "clarification_needed"
+    assert english.answer.startswith("Which object do you mean? Name it in your question, e.g. ")
+    assert "„" not in english.answer and "”" not in english.answer
+    polish = engine.handle(message("Jak to zrestartować?", event_id="Ev-pl", thread="T-pl"))
+    assert polish and polish.status == "clarification_needed"
+    assert polish.answer.startswith("Którego obiektu dotyczy pytanie? Podaj go w pełnym "
+                                    "pytaniu, np. „")

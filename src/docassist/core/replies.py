@@ -202,7 +202,8 @@ def _clarify(
         vocabulary = SubjectVocabulary.from_catalog(catalog.documents())
         examples = [s.label(language) for s in vocabulary.subjects][:EXAMPLE_SUBJECTS]
         answer = i18n.text("clarify_subject", language,
-                           examples=", ".join(f"„{e}”" for e in examples))
+                           examples=", ".join(i18n.text("option", language, option=example)
+                                              for example in examples))
         choices = [Choice(label=example, reply=example) for example in examples]
     return Reply(
         "clarification_needed",
