@@ -10,6 +10,7 @@ BODY = """Open [PRs][prs] early and ask for [service monitoring][] before launch
 
 - Read the [2023 study][ibm] first.
 - Tag a release as [beta] or [ops] when it is one.
+- Read the cell as rows[0][1] or data["a"]["b"].
 
 [prs]: https://example.org/pull-requests
   [ibm]: https://example.org/study "The study"
@@ -21,4 +22,5 @@ def test_a_reference_link_is_its_words_and_its_definition_no_line() -> None:
         "Open PRs early and ask for service monitoring before launch.",
         "• Read the 2023 study first.",
         "• Tag a release as [beta] or [ops] when it is one.",  # brackets alone are words
+        '• Read the cell as rows[0][1] or data["a"]["b"].',  # code, not links
     ]

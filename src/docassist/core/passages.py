@@ -27,8 +27,9 @@ _LIQUID_CHANNEL: Final = re.compile(r"\{%-?\s*slack_channel\s+[\"']([^\"']+)[\"'
 _TEMPLATE: Final = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|<%=?.*?%>", re.DOTALL)
 _IMAGE: Final = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK: Final = re.compile(r"\[([^\]]+)\]\(\s*([^)\s]*)(?:\s+\"[^\"]*\")?\s*\)")
-_REFERENCE_LINK: Final = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
-"""`[PRs][prs]`, `[service monitoring][]`: the label (the definition is often in another chunk)."""
+_REFERENCE_LINK: Final = re.compile(r"(?<![\w\])`])\[([^\]]+)\]\[[^\]]*\]")
+"""`[PRs][prs]`, `[service monitoring][]`: the label (the definition is often in another
+chunk). Not after a word or a bracket: `rows[0][1]` is code."""
 _REFERENCE_DEFINITION: Final = re.compile(r"^ {0,3}\[[^\]]+\]:\s*\S+")
 """`[prs]: https://…`, a reference link's definition: no words of the page's own."""
 _HTML_LINK: Final = re.compile(r"<a\s[^>]*href=[\"']([^\"']+)[\"'][^>]*>(.*?)</a>",
