@@ -31,6 +31,7 @@ from docassist.core.messages import ChatMessage
 from docassist.core.scopes import COLLECTION_PATTERN
 from docassist.runtime import index_and_embed, interrupted_index, keep_warm
 from docassist.storage.formats import SUPPORTED_SUFFIXES
+from docassist.storage.indexer import catalog_path
 
 app = typer.Typer()
 FORMATS = ", ".join(sorted(suffix.lstrip(".") for suffix in SUPPORTED_SUFFIXES))
@@ -101,12 +102,11 @@ def index(
 def demo_documents(documents: list[DocumentInfo], demo: Path, indexed: list[Path]) -> list[str]:
     """Ids of the demo corpus's documents in the catalog, when what was just indexed is not
     the demo itself: the first `chat` indexes it into the user's own database."""
-    folder = demo.resolve()
-    if any(path.resolve().is_relative_to(folder) for path in indexed):
+    folder = catalog_path(demo)
+    if any(catalog_path(path).is_relative_to(folder) for path in indexed):
         return []
     return [document.document_id for document in documents
-            if (stored := Path(document.source_path)).is_absolute()
-            and stored.is_relative_to(folder)]
+            if Path(document.source_path).is_relative_to(folder)]
 
 
 @app.command()
