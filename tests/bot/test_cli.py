@@ -131,6 +131,7 @@ def test_terminal_chat_session(any_db: str) -> None:
         "/clear",
         "/sources",
         "/bogus",
+        "/help",
         "How do I renew the TLS certificate?",
         "/bad",
         "/quit",
@@ -145,12 +146,14 @@ def test_terminal_chat_session(any_db: str) -> None:
     assert "status=rejected" in out and "tool=None:None" in out
     assert "This thread is cleared" in out
     assert "no answer from the documents yet" in out
-    assert "Unknown command /bogus" in out
+    assert "Unknown command /bogus" in out and "Available: /help" in out
+    assert "/meta ID   a document's details" in out  # /help explains each command
     assert "Thanks for the feedback." in out
     assert "never read" not in out
     store = open_store(any_db)
     [vote] = store.feedback()
     assert vote["value"] == -1 and vote["result_id"] == store.turns()[-1]["result_id"]
+    assert len(store.turns()) == 8  # the messages and /clear /sources /meta; /help is no turn
     assert len(vote["user_sha256"]) == 64
     store.close()
 

@@ -172,21 +172,24 @@ def test_held_out_test_split(store: Store, registry: ToolRegistry) -> None:
     assert report.by_kind["validation"].accuracy == 1.0
 
 
-@pytest.mark.parametrize(("text", "language", "kind"), [
-    ("thanks, that helped!", "en", "smalltalk"),
-    ("cześć!", "pl", "smalltalk"),
-    ("dzięki, do jutra", "pl", "smalltalk"),
-    ("any idea if it will rain in Berlin tomorrow?", "en", "off_topic"),
+@pytest.mark.parametrize(("text", "language", "kind", "reply"), [
+    ("good morning!", "en", "smalltalk", "smalltalk"),
+    ("cześć!", "pl", "smalltalk", "smalltalk"),
+    # Thanks get "you're welcome", not the introduction (a new operator's "thanks!").
+    ("thanks, that helped!", "en", "smalltalk", "smalltalk_thanks"),
+    ("dzięki, do jutra", "pl", "smalltalk", "smalltalk_thanks"),
+    ("dziekuje bardzo", "pl", "smalltalk", "smalltalk_thanks"),  # no Polish letter
+    ("any idea if it will rain in Berlin tomorrow?", "en", "off_topic", "off_topic"),
 ])
 def test_small_talk_gets_a_friendly_word_and_never_a_search(
     make_engine: EngineFactory, store: Store, registry: ToolRegistry, text: str,
-    language: i18n.Language, kind: str
+    language: i18n.Language, kind: str, reply: str
 ) -> None:
     engine = make_engine()
     with recording(registry, *registry.names()) as recorders:
         result = engine.handle(message(text))
     assert result and result.status == "no_suitable_tool"
-    assert result.answer == i18n.text(kind, language)  # says what DocAssist does, in theirs
+    assert result.answer == i18n.text(reply, language)  # a friendly word, in theirs
     assert all(recorder.calls == [] for recorder in recorders.values())
     assert store.tool_calls() == []
     [row] = store.turns(result.conversation_id)

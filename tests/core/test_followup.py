@@ -133,6 +133,9 @@ def test_subject_vocabulary_comes_from_the_catalog() -> None:
         "---\nid: DOC-BILL\n---\n# Billing\n## Restart\nRestart the service billing-api with "
         "`systemctl restart billing-api`.\n")
     assert parsed.info.services == ["billing-api"]
+    verb = parse_document("dns.md", "dns", "# DNS\nSome services dual-host their DNS; the "
+                          "service billing-api does not.\n")
+    assert verb.info.services == ["billing-api"]  # "dual-host their DNS" is a verb
     vocabulary = SubjectVocabulary.from_catalog([parsed.info])
     resolution = resolve_follow_up(
         "How do I check its status?",

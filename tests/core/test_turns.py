@@ -7,6 +7,8 @@ import threading
 
 import pytest
 
+from docassist.core import i18n
+from docassist.core.documents import CITATION
 from docassist.core.limits import MAX_MESSAGE_CHARS
 from docassist.core.messages import Command
 from docassist.core.replies import LISTED_DOCUMENTS
@@ -309,6 +311,22 @@ def test_a_button_press_without_words_runs_its_command(engine: TurnEngine) -> No
     assert polish and polish.language == "pl"  # the thread's language, not the command's
     cleared = engine.handle(message(None, command=Command.CLEAR))
     assert cleared and cleared.status == "cleared"
+
+
+def test_shown_sources_put_the_quoted_sections_first_and_the_rest_apart(
+        engine: TurnEngine) -> None:
+    answered = engine.handle(message("How do I report an incident?"))
+    assert answered and answered.status == "answered"
+    quoted = list(dict.fromkeys(CITATION.findall(answered.answer)))
+    shown = engine.handle(message("/sources", command=Command.SHOW_SOURCES))
+    assert shown and shown.status == "sources_shown"
+    lines = shown.answer.splitlines()
+    apart = lines.index(i18n.text("sources_also_given", "en"))  # some were not quoted
+    listed = [line.split("]")[0].removeprefix("• [") for line in lines]
+    assert set(listed[1:apart]) == set(quoted)
+    rest = set(listed[apart + 1:])
+    assert rest and not rest & set(quoted)
+    assert set(listed[1:apart]) | rest == {source.chunk_id for source in shown.sources}
 
 
 def test_selector_sees_the_state_summary_and_standalone_question(

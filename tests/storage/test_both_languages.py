@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from docassist.core.documents import Chunk, DocumentInfo
-from docassist.core.i18n.detection import detect_language
+from docassist.core.i18n.detection import feature_language
 from docassist.core.turn import TurnEngine
 from docassist.models.embedders import get_embedder
 from docassist.storage.judge import Judge
@@ -37,12 +37,12 @@ def test_an_english_question_is_glossed_into_polish_when_a_candidate_is_polish()
 
 
 def test_over_english_pages_alone_the_question_is_not_glossed() -> None:
-    assert detect_language(LINKS.chunk.text, "en") == "pl"  # by its words alone
+    assert feature_language(LINKS.chunk.text, "en") == "pl"  # by its words alone
     assert glossed_into_polish("How do I report an incident?", [ENGLISH, LINKS]) is None
 
 
 def test_a_spanish_passage_is_not_taken_for_a_polish_one() -> None:
-    assert detect_language(SPANISH.chunk.text, "en") == "pl"
+    assert feature_language(SPANISH.chunk.text, "en") == "pl"
     assert glossed_into_polish("How do I report an incident?", [ENGLISH, SPANISH]) is None
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
-from typing import Any
+from typing import Any, Final
 
 import typer
 from rich.console import Console
@@ -14,7 +15,17 @@ from rich.text import Text
 
 from docassist.logs import json_logs
 
-out = Console(markup=False)
+PIPED_WIDTH: Final = 10_000
+"""stdout's width into a pipe or a file when COLUMNS names none: Rich's default of 80 cut
+the commands in an answer in two and narrowed tables; a file is read by scrolling."""
+
+
+def _stdout_width() -> int | None:
+    """None (Rich's own reading: the terminal, or COLUMNS) unless stdout is piped."""
+    return None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPED_WIDTH
+
+
+out = Console(markup=False, width=_stdout_width())
 err = Console(stderr=True, markup=False)
 """Rich markup off on both: what we print holds users' text (paths, titles, questions,
 install hints such as '.[dev]'), whose "[…]" Rich would read as a style and drop. A style

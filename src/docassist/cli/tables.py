@@ -1,7 +1,9 @@
 """Tables for people, at any terminal width: an id is never cut or wrapped (people copy it
 into the next command); the other columns give way. Optional columns are left out, last
-first, while the table would not fit on one line per row; what stays wraps its text. Every
-column is always in `--json`.
+first, while the table would not fit on one line per row; what stays wraps its text. When
+even that would cut words (a real handbook's ids are 50 characters wide), each row is a
+record instead: its id on a line, then its other columns as `name: value`. Every column is
+always in `--json`.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 Role = Literal["id", "essential", "optional"]
+LONG_WORD: Final = 16
+"""A word longer than this may wrap mid-word rather than turn the table into records."""
 UNBOUNDED_WIDTH: Final = 10_000
 """The width a table is measured at to learn how wide it is without any wrapping."""
 
@@ -27,9 +32,10 @@ class Column:
 
 
 def fitted_table(console: Console, columns: Sequence[Column],
-                 rows: Sequence[Sequence[str]]) -> Table:
+                 rows: Sequence[Sequence[str]]) -> RenderableType:
     """A table of `rows` (one cell per column) that fits `console`: ids whole, optional
-    columns dropped from the right while the natural width exceeds the console's."""
+    columns dropped from the right while the natural width exceeds the console's; records
+    when the rest cannot wrap without cutting a word."""
     shown = list(range(len(columns)))
     table = _table(columns, rows, shown)
     while _natural_width(console, table) > console.width:
@@ -38,7 +44,39 @@ def fitted_table(console: Console, columns: Sequence[Column],
             break  # what is left wraps; ids are no_wrap, so they stay whole
         shown.remove(optional[-1])
         table = _table(columns, rows, shown)
+    if _narrowest(columns, rows, shown) > console.width:  # Rich would cut words to "t…"
+        return _records(columns, rows)
     return table
+
+
+def _narrowest(columns: Sequence[Column], rows: Sequence[Sequence[str]],
+               shown: list[int]) -> int:
+    """The width the shown columns need without cutting a word (a long word counts up to
+    LONG_WORD: a path wraps at any character anyway), borders and padding included."""
+    width = 1
+    for index in shown:
+        words = [columns[index].header]
+        words += [word for row in rows for word in (
+            [row[index]] if columns[index].role == "id" else row[index].split())]
+        needed = max(map(len, words))
+        width += (needed if columns[index].role == "id" else min(needed, LONG_WORD)) + 3
+    return width
+
+
+def _records(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> Group:
+    """Each row as its id alone on a line (whole, to copy), then every other non-empty
+    column as `name: value` on one indented line."""
+    records: list[Text] = []
+    for row in rows:
+        record = Text()
+        for column, cell in zip(columns, row, strict=True):
+            if column.role == "id":
+                record.append(cell + "\n", style="bold")
+        fields = [f"{column.header}: {cell}" for column, cell in zip(columns, row, strict=True)
+                  if column.role != "id" and cell]
+        record.append("  " + " · ".join(fields))
+        records.append(record)
+    return Group(*records)
 
 
 def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]],

@@ -42,6 +42,10 @@ _SERVICE_CONTEXT: Final = re.compile(
     r"\b(?:usług\w*|serwis\w*|services?|daemon|systemctl(?:\s+\w+)?|journalctl\s+-u|unit)\s*$",
     re.IGNORECASE,
 )
+_USED_AS_VERB: Final = re.compile(
+    r"^\s+(?:their|its|our|your|the|a|an|this|these|those|them|it)\b", re.IGNORECASE)
+""""Some services dual-host their DNS": a hyphenated word after "services" that takes an
+object is a verb, not a service (a new operator was asked about "the dual-host service")."""
 
 
 def redact_url(url: str) -> str:
@@ -231,7 +235,8 @@ def find_service_names(text: str) -> set[str]:
     names: set[str] = set()
     for match in _SERVICE_NAME.finditer(text):
         before = text[max(0, match.start() - 40) : match.start()]
-        if _SERVICE_CONTEXT.search(before):
+        after = text[match.end() : match.end() + 12]
+        if _SERVICE_CONTEXT.search(before) and not _USED_AS_VERB.match(after):
             names.add(match.group(0))
     return names
 

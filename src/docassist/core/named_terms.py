@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from docassist.core.i18n.detection import detect_language
+from docassist.core.i18n.detection import feature_language
 
 _WORD: Final = re.compile(r"[^\W_][\w.+#@'-]*[^\W_]|[^\W_]")
 _ATTACHED_ENDING: Final = re.compile(r"[-'][a-ząćęłńóśźż]{1,3}$|(?<=[A-Z][A-Z])[a-z]{1,3}$")
@@ -50,7 +50,7 @@ _CALENDAR: Final = frozenset(
 
 def named_terms(question: str) -> list[str]:
     """The names the question holds, in order, each once."""
-    english = detect_language(question, "en") == "en"
+    english = feature_language(question, "en") == "en"
     found: list[str] = []
     for match in _WORD.finditer(question):
         word = _ATTACHED_ENDING.sub("", match.group(0).strip(".-'@"))

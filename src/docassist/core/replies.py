@@ -6,6 +6,7 @@ message is never shown in their place.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -37,6 +38,10 @@ LISTED_DOCUMENTS: Final = 5
 message first: a real handbook's whole catalog (hundreds of ids) drowned the reply."""
 NO_TOOL_TEXTS: Final[dict[str, str]] = {"smalltalk": "smalltalk", "off_topic": "off_topic"}
 """The reply to `no_suitable_tool` by the kind the selector read (other kinds: the plain one)."""
+_THANKS: Final = re.compile(
+    r"\b(?:thank\w*|thx|ty|cheers|appreciate\w*|dzi[eę]k\w*|dzi[eę]kuj\w*)\b", re.IGNORECASE)
+"""Small talk that thanks gets "you're welcome", not the introduction: a new operator's
+"thanks!" after an answer was told what DocAssist is."""
 
 
 _STORAGE_TEXT: dict[type[StorageUnavailableError], str] = {
@@ -87,6 +92,8 @@ def compose_reply(
     if decision.status == "no_suitable_tool":
         # Small talk gets a friendly word on what DocAssist does; chit-chat a polite no.
         key = NO_TOOL_TEXTS.get(decision.reason or "", "no_suitable_tool")
+        if key == "smalltalk" and _THANKS.search(plan.message):
+            key = "smalltalk_thanks"
         return Reply("no_suitable_tool", i18n.text(key, language))
     if decision.status == "clarification_needed":
         return _clarify(plan, plan.missing_field or "subject", state, catalog, language,
@@ -123,20 +130,37 @@ def _from_outcome(
         return Reply("answered" if rag.status == "answered" else "no_answer", rag.answer,
                      sources=rag.sources)
     if outcome.name == "show_last_sources":
-        sources = [Source.model_validate(item) for item in outcome.data["sources"]]
-        turn_id = outcome.data.get("source_turn_id")
-        lines = [i18n.text("sources_header", language, turn_id=turn_id)]
-        lines += [f"• [{s.chunk_id}] {s.title}"
-                  + (f" (v{s.own_version})" if s.own_version else "") + f" — {s.section}"
-                  for s in sources]
-        if outcome.data.get("withheld"):
-            lines.append(i18n.text("sources_withheld_scope", language,
-                                   count=outcome.data["withheld"]))
-        return Reply("sources_shown", "\n".join(lines), sources=sources, source_turn_id=turn_id)
+        return _sources_shown(outcome.data, language)
     if outcome.name == "get_document_metadata":
         return Reply("metadata_shown", _metadata_text(outcome.data, language),
                      sources=[], metadata=outcome.data)
     return Reply("tool_error", i18n.text("tool_error", language, code="unexpected_tool"))
+
+
+def _sources_shown(data: dict[str, Any], language: i18n.Language) -> Reply:
+    """The last answer's sources: those it quotes, then the rest of what it was given under
+    their own heading (an auditor read every listed section as quoted)."""
+    sources = [Source.model_validate(item) for item in data["sources"]]
+    turn_id = data.get("source_turn_id")
+    cited = set(data.get("cited") or ())
+    quoted = [s for s in sources if s.chunk_id in cited]
+    others = [s for s in sources if s.chunk_id not in cited]
+    if not quoted:  # nothing quoted (or a thread saved before this was kept): one list
+        quoted, others = others, []
+    lines = [i18n.text("sources_header", language, turn_id=turn_id)]
+    lines += [_source_line(source) for source in quoted]
+    if others:
+        lines.append(i18n.text("sources_also_given", language))
+        lines += [_source_line(source) for source in others]
+    if data.get("withheld"):
+        lines.append(i18n.text("sources_withheld_scope", language, count=data["withheld"]))
+    # `sources` keep the answer's order: the trace's source ids are the answer's.
+    return Reply("sources_shown", "\n".join(lines), sources=sources, source_turn_id=turn_id)
+
+
+def _source_line(source: Source) -> str:
+    version = f" (v{source.own_version})" if source.own_version else ""
+    return f"• [{source.chunk_id}] {source.title}{version} — {source.section}"
 
 
 def _options_list(labels: list[str], language: i18n.Language) -> str:

@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from docassist.core.answering import answer_question
-from docassist.core.documents import DOCUMENT_ID_PATTERN
+from docassist.core.documents import CITATION, DOCUMENT_ID_PATTERN
 from docassist.core.errors import (
     ModelResponseError,
     ModelUnavailableError,
@@ -207,10 +207,12 @@ def run_show_last_sources(_: NoArguments, context: ToolContext) -> dict[str, Any
     state = context.state
     visible = [source for source in state.last_sources
                if context.catalog.document(source.document_id) is not None]
+    answer = state.last_result.answer if state.last_result is not None else ""
     return {
         "source_turn_id": state.last_source_turn_id,
         "source_result_id": state.last_source_result_id,
         "sources": [source.model_dump() for source in visible],
+        "cited": list(dict.fromkeys(CITATION.findall(answer))),
         "withheld": len(state.last_sources) - len(visible),
     }
 

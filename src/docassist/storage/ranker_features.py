@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.core.documents import Chunk, DocumentInfo
-from docassist.core.i18n.detection import detect_language
+from docassist.core.i18n.detection import feature_language
 from docassist.core.passages import chunk_body
 from docassist.core.statuses import Language
 from docassist.core.text import stem, terms
@@ -142,7 +142,7 @@ def features(question: Question, candidates: Sequence[Candidate],
     for position, candidate in enumerate(candidates):
         by_document.setdefault(candidate.document.document_id, []).append(position)
     unknown_weight = 1.0 - question.coverage(set(question.stems) - question.unknown)
-    asked_in = detect_language(question.text, "en")
+    asked_in = feature_language(question.text, "en")
     rows = []
     for position, candidate in enumerate(candidates):
         mates = by_document[candidate.document.document_id]
@@ -181,7 +181,7 @@ def _passage_language(chunk_text: str) -> Language:
     """The language of a chunk's body, kept by its text: the same chunks are candidates for
     question after question, and the store hands out the same text object each time
     (storage/chunk_cache.py), whose hash Python keeps."""
-    return detect_language(chunk_body(chunk_text), "en")
+    return feature_language(chunk_body(chunk_text), "en")
 
 
 def heading(candidate: Candidate) -> str:

@@ -28,7 +28,7 @@ from typing import Any, Final
 import numpy as np
 
 from docassist.core.glossary import default_glossary
-from docassist.core.i18n.detection import detect_language, has_polish_letters
+from docassist.core.i18n.detection import feature_language, has_polish_letters
 from docassist.core.ports import SearchHit
 from docassist.storage.judge import judge_text
 
@@ -129,7 +129,7 @@ def default_reader() -> Reader:
 
 def in_english(passage: str) -> bool:
     """Whether the model reads the passage as written (else glossed: as_read_passage)."""
-    return detect_language(passage, "en") == "en"
+    return feature_language(passage, "en") == "en"
 
 
 def as_read_passage(passage: str) -> str | None:
@@ -143,7 +143,7 @@ def as_read_passage(passage: str) -> str | None:
 
 def glossed(question: str) -> bool:
     """Whether the model reads the question glossed (a Polish one)."""
-    return detect_language(question, "en") == "pl"
+    return feature_language(question, "en") == "pl"
 
 
 def as_read(question: str) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from docassist.core.glossary import default_glossary
-from docassist.core.i18n.detection import detect_language
+from docassist.core.i18n.detection import feature_language
 from docassist.core.passages import chunk_body
 from docassist.core.ports import SearchHit
 from docassist.core.scopes import EVERYTHING, Scope
@@ -281,7 +281,7 @@ GLOSSED_INTO_POLISH: Final = "glossed_into_polish"
 def glossed_into_polish(query: str, candidates: Sequence[Candidate]) -> str | None:
     """An English question glossed into Polish, when one of its candidates is a Polish
     passage (None otherwise, or when the gloss changes no word)."""
-    if detect_language(query, "en") != "en" or not any(
+    if feature_language(query, "en") != "en" or not any(
             in_polish(candidate.chunk.text) for candidate in candidates):
         return None
     polish = default_glossary().gloss_into_polish(query)
@@ -293,4 +293,4 @@ def in_polish(chunk_text: str) -> bool:
     page's code or list of links can hold more words that Polish also has ("na", "go")
     than English ones, and a Spanish passage has both those words and "ó"."""
     body = chunk_body(chunk_text)
-    return bool(ONLY_POLISH_LETTERS.search(body)) and detect_language(body, "en") == "pl"
+    return bool(ONLY_POLISH_LETTERS.search(body)) and feature_language(body, "en") == "pl"

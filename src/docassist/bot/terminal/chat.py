@@ -139,7 +139,9 @@ class ChatSession:
     def _chat_command(self, command: str, argument: str, line: str) -> bool:
         if command in ("/quit", "/exit"):
             return False
-        if command == "/new":
+        if command in ("/help", "/?"):
+            self.console.print(i18n.text("chat_help", self.language))
+        elif command == "/new":
             self.key = new_thread_key()
             self.console.print(i18n.text("chat_new_thread", self.language, thread=self.key.thread))
         elif command == "/debug":

@@ -42,8 +42,8 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
     "clarify_subject_instances": {
         "pl": "Który dokładnie? Ten wątek wspomina kilka takich obiektów („{options}”). "
         "Opisz w pytaniu ten, o który chodzi.",
-        "en": "Which one exactly? This thread mentions several ({options}). Describe the one "
-        "you mean in your question.",
+        "en": "Which one exactly? This thread mentions more than one of this kind "
+        "({options}). Describe the one you mean in your question.",
     },
     "clarify_document_id": {
         "pl": "Podaj identyfikator dokumentu. Znane dokumenty, najbliższe Twoim słowom "
@@ -107,6 +107,10 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "documents and cite the passages I used; I can also show the sources of my last "
         "answer or a document's details (owner, version). Ask, e.g., “How do I report an "
         "incident?”.",
+    },
+    "smalltalk_thanks": {
+        "pl": "Nie ma za co. Pytaj, gdy będziesz potrzebować kolejnej procedury.",
+        "en": "You're welcome. Ask whenever you need another procedure.",
     },
     "off_topic": {
         "pl": "Tu nie pomogę — odpowiadam tylko na pytania o pracę na podstawie dokumentów "
@@ -186,6 +190,10 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
     "sources_header": {
         "pl": "Źródła poprzedniej odpowiedzi (tura {turn_id}):",
         "en": "Sources of the previous answer (turn {turn_id}):",
+    },
+    "sources_also_given": {
+        "pl": "Przeczytane do tej odpowiedzi, ale w niej nie cytowane:",
+        "en": "Read for this answer but not quoted in it:",
     },
     "sources_empty": {
         "pl": "Poprzednie wyszukiwanie (tura {turn_id}) nie znalazło żadnych fragmentów, "

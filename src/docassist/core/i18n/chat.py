@@ -86,16 +86,34 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
     "option": {"pl": "„{option}”", "en": "{option}"},
     "options_last_joiner": {"pl": " czy ", "en": " or "},
     "chat_welcome": {
-        "pl": "DocAssist — pytaj o procedury. Polecenia: /sources /meta ID /clear /new /debug "
-        "/good /bad /quit",
-        "en": "DocAssist — ask about procedures. Commands: /sources /meta ID /clear /new /debug "
-        "/good /bad /quit",
+        "pl": "DocAssist — pytaj o procedury. Polecenia: /help /sources /meta ID /clear /new "
+        "/debug /good /bad /quit",
+        "en": "DocAssist — ask about procedures. Commands: /help /sources /meta ID /clear /new "
+        "/debug /good /bad /quit",
     },
     "chat_unknown_command": {
-        "pl": "Nieznane polecenie {command}. Dostępne: /sources /meta ID /clear /new /debug "
-        "/good /bad /quit",
-        "en": "Unknown command {command}. Available: /sources /meta ID /clear /new /debug "
-        "/good /bad /quit",
+        "pl": "Nieznane polecenie {command}. Dostępne: /help /sources /meta ID /clear /new "
+        "/debug /good /bad /quit",
+        "en": "Unknown command {command}. Available: /help /sources /meta ID /clear /new "
+        "/debug /good /bad /quit",
+    },
+    "chat_help": {
+        "pl": "Zadaj pytanie o procedurę zwykłymi słowami, np. „Jak zgłosić incydent?”; "
+        "odpowiem z dokumentów i podam źródła. Polecenia:\n"
+        "  /sources   źródła ostatniej odpowiedzi\n"
+        "  /meta ID   dane dokumentu (właściciel, wersja), np. /meta DOC-TLS\n"
+        "  /good /bad oceń ostatnią odpowiedź\n"
+        "  /clear     wyczyść ten wątek;  /new  zacznij nowy wątek\n"
+        "  /debug     pokazuj decyzję i narzędzie każdej tury\n"
+        "  /quit      zakończ",
+        "en": "Ask about a procedure in your own words, e.g. “How do I report an incident?”; "
+        "I answer from the documents and cite my sources. Commands:\n"
+        "  /sources   the sources of the last answer\n"
+        "  /meta ID   a document's details (owner, version), e.g. /meta DOC-TLS\n"
+        "  /good /bad rate the last answer\n"
+        "  /clear     clear this thread;  /new  start a new thread\n"
+        "  /debug     show each turn's decision and tool\n"
+        "  /quit      leave",
     },
     "chat_no_answer_to_rate": {"pl": "Nie ma jeszcze odpowiedzi do oceny.",
                                "en": "There is no answer to rate yet."},

@@ -1,5 +1,9 @@
 """Which language a message is in: Polish or English, by letters and common words.
 
+Two readings: `detect_language`, the language a reply is written in, and `feature_language`,
+the one the ranker's and reader's features were fitted with (storage/): that one is frozen,
+since a change to it changes the features of every training question and needs a refit.
+
 The word lists are not text users see; they live beside the tables, not in them.
 """
 
@@ -28,15 +32,35 @@ _ENGLISH_WORDS: Final = frozenset(
 )
 
 
+_POLISH_WITHOUT_LETTERS: Final = frozenset(
+    "zrestartuj restartuj uruchom wylacz wlacz usun zmien wyslij napraw zainstaluj skasuj "
+    "zaktualizuj wdroz dodaj zresetuj serwer serwera serwerze haslo hasla dziekuje dziekujemy "
+    "prosze sie ze zeby mozesz moge jestes bardzo wielkie dzien dobry witam".split()
+)
+"""Polish written without its letters, as people type in chat ("zrestartuj serwer
+docassist-api", "dziekuje bardzo"): counted for the reply's language only."""
+
+
 def detect_language(message: str, default: Language) -> Language:
+    """The language to reply in: `feature_language`, with Polish typed without its letters
+    also counted ("zrestartuj serwer docassist-api" was refused in English)."""
+    return _decide(message, default, _POLISH_WORDS | _POLISH_WITHOUT_LETTERS)
+
+
+def feature_language(message: str, default: Language) -> Language:
     """Polish or English by words: a common word of either language, or a word written with
     Polish letters, counts for its side; on a tie, Polish letters decide, else `default`.
-    So a Polish name in an English sentence ("the Kraków office") does not make it Polish."""
+    So a Polish name in an English sentence ("the Kraków office") does not make it Polish.
+    Frozen: the ranker's and reader's features were fitted with it (module docstring)."""
+    return _decide(message, default, _POLISH_WORDS)
+
+
+def _decide(message: str, default: Language, polish_words: frozenset[str]) -> Language:
     # Counted per distinct word: a passage repeats its words, and this runs for every
     # candidate passage of every question (storage/ranker_features.py).
     words = Counter(word.casefold() for word in _WORD.findall(message))
     polish = sum(count for word, count in words.items()
-                 if word in _POLISH_WORDS or _POLISH_LETTERS.search(word))
+                 if word in polish_words or _POLISH_LETTERS.search(word))
     english = sum(count for word, count in words.items() if word in _ENGLISH_WORDS)
     if polish > english:
         return "pl"
