@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -20,7 +21,7 @@ from docassist.core.errors import DocAssistError
 from docassist.serving.doctor import run_checks
 from docassist.storage.exports import (
     parse_age,
-    parse_time,
+    parse_moment,
     purge_older_than,
     trace_rows,
     write_export,
@@ -64,8 +65,10 @@ def traces_export(
     out_path: Annotated[Path, typer.Option("--out", help="File to write.")],
     format_: Annotated[TraceFormat, typer.Option("--format", help="jsonl or csv.")] = (
         TraceFormat.jsonl),
-    since: Annotated[str | None, typer.Option(help="ISO date/time, inclusive.")] = None,
-    until: Annotated[str | None, typer.Option(help="ISO date/time, exclusive.")] = None,
+    since: Annotated[str | None, typer.Option(
+        help="ISO date/time, or this long ago (7d, 12h, 30m); inclusive.")] = None,
+    until: Annotated[str | None, typer.Option(
+        help="ISO date/time, or this long ago (7d, 12h, 30m); exclusive.")] = None,
     conversation: Annotated[str | None, typer.Option(help="A conversation id.")] = None,
     audience: AudienceOption = None,
     collection: CollectionFilterOption = None,
@@ -73,8 +76,9 @@ def traces_export(
 ) -> None:
     """Export turns (with their tool attempts) as JSONL or CSV ; columns in the docs."""
     try:
-        start, end = parse_time(since, "--since"), parse_time(until, "--until")
-    except ValueError as error:
+        now = datetime.now(UTC)  # one moment for both bounds
+        start, end = parse_moment(since, "--since", now), parse_moment(until, "--until", now)
+    except ValueError as error:  # before anything is opened: a bad option writes nothing
         raise fail(str(error), as_json) from error
     runtime = open_checked(as_json)
     rows = trace_rows(runtime.store, start, end, conversation, audience=audience,

@@ -45,6 +45,8 @@ TURN_COLUMNS: Final = (
     "event_id", "raw", "feedback", "feedback_reasons", "tool_calls",
 )
 _DURATION: Final = re.compile(r"^(\d+)([dhm])$")
+_AGE_LIKE: Final = re.compile(r"\s*\d+\s*[dhm]\s*")
+"""Meant as an age (parse_age then says what is wrong with it), not as an ISO date."""
 SUMMARY_DAYS: Final = 7
 
 
@@ -70,14 +72,13 @@ def activity_summary(store: TraceLog, days: int = SUMMARY_DAYS) -> ActivitySumma
         helpful=sum(vote > 0 for vote in votes), not_helpful=sum(vote < 0 for vote in votes))
 
 
-def parse_time(value: str | None, name: str) -> str | None:
+def _parse_iso_time(value: str, name: str) -> str:
     """An ISO date or datetime as the UTC ISO text stored in traces; ValueError names it."""
-    if value is None:
-        return None
     try:
         moment = datetime.fromisoformat(value)
     except ValueError as error:
-        raise ValueError(f"{name}: not an ISO date or time: {value!r}") from error
+        raise ValueError(f"{name}: not an ISO date or time, nor an age like 7d, 12h or 30m: "
+                         f"{value!r}") from error
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return iso_text(moment.astimezone(UTC))
@@ -94,6 +95,21 @@ def parse_age(value: str) -> timedelta:
     if age > timedelta(days=MAX_RETENTION_DAYS):
         raise ValueError(f"{value!r} is longer than {MAX_RETENTION_DAYS} days")
     return age
+
+
+def parse_moment(value: str | None, name: str, now: datetime) -> str | None:
+    """A time bound (`--since`, `--until`, the admin chat's export) as the UTC ISO text
+    traces store: an ISO date or time, or an age before `now` (7d, 12h, 30m, as `traces
+    purge --older-than` takes it); None stays None. ValueError names `name` and the value.
+    The one parser of these bounds: every command that takes one takes both forms."""
+    if value is None:
+        return None
+    if _AGE_LIKE.fullmatch(value):
+        try:
+            return iso_text(now - parse_age(value))
+        except ValueError as error:
+            raise ValueError(f"{name}: {error}") from error
+    return _parse_iso_time(value, name)
 
 
 def scoped_turns(rows: list[dict[str, Any]], audience: str | None = None,
