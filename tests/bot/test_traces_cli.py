@@ -112,6 +112,40 @@ def test_a_bad_bound_is_refused_and_nothing_is_exported(
     assert not out.exists() and not db.exists()  # refused before anything was opened
 
 
+def test_an_unknown_collection_is_refused_and_nothing_is_exported(traced_db: str,
+                                                                   tmp_path: Path) -> None:
+    """As `ask --collections`: a misspelt name would export nothing and exit 0."""
+    out = tmp_path / "x.jsonl"
+    done = run("traces", "export", "--out", str(out), "--collection", "nosuch", "--json",
+               db=traced_db)
+    assert done.returncode == 2
+    assert one_json(done.stdout) == {"error": "unknown collection: nosuch (known: default)"}
+    assert "error: unknown collection: nosuch (known: default)" in done.stderr
+    assert not out.exists()
+
+
+def test_a_collection_known_only_from_its_traces_is_still_exported(db_path: Path,
+                                                                   tmp_path: Path) -> None:
+    """The documents of a collection removed, the turns that searched it stay exportable (and
+    it is among the known ones a misspelt name is shown)."""
+    people = tmp_path / "people"
+    people.mkdir()
+    (people / "leave.md").write_text("# Leave\nBook leave in the HR portal.\n")
+    assert run("index", str(people), "--collection", "hr", db=db_path).returncode == 0
+    assert run("ask", "How do I book leave?", "--collections", "hr",
+               db=db_path).returncode == 0
+    assert run("remove", "--collection", "hr", db=db_path).returncode == 0
+    out = tmp_path / "hr.jsonl"
+    done = run("traces", "export", "--out", str(out), "--collection", "hr", "--json",
+               db=db_path)
+    assert done.returncode == 0, done.stderr
+    assert one_json(done.stdout)["rows"] == 1
+    typo = run("traces", "export", "--out", str(tmp_path / "typo.jsonl"), "--collection", "hrr",
+               "--json", db=db_path)
+    assert typo.returncode == 2 and not (tmp_path / "typo.jsonl").exists()
+    assert one_json(typo.stdout) == {"error": "unknown collection: hrr (known: default, hr)"}
+
+
 def test_unknown_format_is_refused(traced_db: str, tmp_path: Path) -> None:
     done = run("traces", "export", "--format", "xml", "--out", str(tmp_path / "x"),
                db=traced_db)

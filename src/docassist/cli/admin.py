@@ -15,7 +15,7 @@ from rich.text import Text
 from docassist.cli.common import JsonOption, announce_database, open_checked
 from docassist.cli.gaps import gaps
 from docassist.cli.output import emit_json, fail, out
-from docassist.cli.scopes import AudienceOption, CollectionFilterOption
+from docassist.cli.scopes import AudienceOption, CollectionFilterOption, traced_collection
 from docassist.config import Settings
 from docassist.core.errors import DocAssistError
 from docassist.serving.doctor import run_checks
@@ -81,6 +81,7 @@ def traces_export(
     except ValueError as error:  # before anything is opened: a bad option writes nothing
         raise fail(str(error), as_json) from error
     runtime = open_checked(as_json)
+    traced_collection(collection, runtime.store, as_json)
     rows = trace_rows(runtime.store, start, end, conversation, audience=audience,
                       collection=collection)
     try:
@@ -131,6 +132,7 @@ def report(
     from docassist.cli.report import render_report
 
     runtime = open_checked(as_json)
+    traced_collection(collection, runtime.store, as_json)
     try:
         out_path.write_text(render_report(runtime.store, audience, collection),
                             encoding="utf-8")

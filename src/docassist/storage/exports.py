@@ -120,11 +120,21 @@ def scoped_turns(rows: list[dict[str, Any]], audience: str | None = None,
         label = str(row.get("audience") or "")
         if audience is not None and label != audience and not label.startswith(audience + ":"):
             return False
-        searched = row.get("collections") or []
-        if isinstance(searched, str):  # SQLite keeps JSON as text
-            searched = json.loads(searched)
-        return collection is None or collection in searched
+        return collection is None or collection in _searched(row)
     return [row for row in rows if kept(row)]
+
+
+def _searched(row: dict[str, Any]) -> list[str]:
+    """The collections a turn searched."""
+    searched = row.get("collections") or []
+    if isinstance(searched, str):  # SQLite keeps JSON as text
+        searched = json.loads(searched)
+    return [str(name) for name in searched]
+
+
+def traced_collections(store: TraceLog) -> set[str]:
+    """Every collection a recorded turn searched (one since emptied or renamed included)."""
+    return {name for row in store.turns() for name in _searched(row)}
 
 
 def trace_rows(store: TraceLog, since: str | None = None, until: str | None = None,
