@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
@@ -16,7 +15,7 @@ from docassist.cli.common import JsonOption, announce_database, open_checked
 from docassist.cli.gaps import gaps
 from docassist.cli.output import emit_json, fail, out
 from docassist.cli.scopes import AudienceOption, CollectionFilterOption, traced_collection
-from docassist.config import Settings
+from docassist.config import load_settings
 from docassist.core.errors import DocAssistError
 from docassist.serving.doctor import run_checks
 from docassist.storage.exports import (
@@ -35,9 +34,9 @@ traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=Tr
 def doctor(as_json: JsonOption = False) -> None:
     """Which backends answer, with their models and latency; exit 1 if any does not."""
     try:
-        settings = Settings()
-    except ValidationError as error:
-        raise fail(f"invalid configuration: {error}", as_json) from error
+        settings = load_settings()
+    except DocAssistError as error:
+        raise fail(str(error), as_json) from error
     announce_database(settings)
     checks = run_checks(settings)
     if as_json:

@@ -15,7 +15,7 @@ import typer
 
 from docassist.cli.common import announce_database
 from docassist.cli.output import emit_json, fail, out
-from docassist.config import Settings
+from docassist.config import load_settings
 from docassist.core.errors import DocAssistError
 from docassist.core.ports import ScopeRules
 from docassist.core.scope_commands import run_scope_command
@@ -52,9 +52,9 @@ def _operator() -> str:
 
 
 def _run(words: list[str], as_json: bool) -> None:
-    settings = Settings()
-    announce_database(settings)
     try:
+        settings = load_settings()
+        announce_database(settings)
         store = open_store(settings.db)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
