@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, get_args, get_origin
 
 import platformdirs
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from docassist.core.errors import ConfigurationError
 from docassist.core.limits import (
     INBOX_LEASE_SECONDS,
     MAX_RETENTION_DAYS,
@@ -23,6 +25,9 @@ from docassist.models.ollama import DEFAULT_OLLAMA_URL
 from docassist.models.openai import DEFAULT_OPENAI_URL
 from docassist.models.registry import ModelConfig
 from docassist.sources.limits import SYNC_LEASE_SECONDS
+
+SETTINGS_PREFIX: Final = "DOCASSIST_"
+"""Every Settings field is read from the variable of its name in upper case after it."""
 
 MAX_MODEL_CONCURRENCY: Final = 512
 """Largest DOCASSIST_MODEL_CONCURRENCY (and DOCASSIST_INBOX_WORKERS)."""
@@ -76,7 +81,7 @@ def default_docs_path() -> Path:
 class Settings(BaseSettings):
     """What every command reads: the database, models, retrieval, limits, syncs, privacy."""
 
-    model_config = SettingsConfigDict(env_prefix="DOCASSIST_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=SETTINGS_PREFIX, extra="ignore")
 
     db: str = Field(default_factory=default_database,
                     description="SQLite database file, or postgresql://USER@HOST:PORT/DB "
@@ -221,6 +226,30 @@ class Settings(BaseSettings):
                            gate=ModelGate(self.model_requests_per_process()),
                            openai_api_key=key, azure_api_version=self.azure_api_version,
                            timeout_seconds=self.model_timeout, record_path=record_path)
+
+
+def load_settings() -> Settings:
+    """Settings from the environment; a bad value is a ConfigurationError naming each
+    variable, its value and what it accepts (pydantic's text names the field only)."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        problems = "; ".join(_setting_problem(problem) for problem in error.errors())
+        raise ConfigurationError(f"invalid configuration: {problems}") from None
+
+
+def _setting_problem(problem: ErrorDetails) -> str:
+    """`DOCASSIST_RETRIEVER='bm26' is not one of ranked, hybrid, bm25, dense`, or
+    `DOCASSIST_TURN_NICE='50': Input should be less than or equal to 19`."""
+    name = str(problem["loc"][0]) if problem["loc"] else ""
+    field = Settings.model_fields.get(name)
+    kinds = () if field is None else (field.annotation, *get_args(field.annotation))
+    value = repr(problem.get("input"))  # no secret here: a SecretStr takes any text
+    choices = next((get_args(kind) for kind in kinds if get_origin(kind) is Literal), ())
+    variable = SETTINGS_PREFIX + name.upper()
+    if choices:
+        return f"{variable}={value} is not one of {', '.join(map(str, choices))}"
+    return f"{variable}={value}: {problem['msg']}"
 
 
 class SlackSettings(BaseSettings):

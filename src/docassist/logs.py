@@ -28,6 +28,11 @@ PLAIN_FORMAT: Final = "%(levelname)s %(name)s %(message)s"
 TURN_FIELDS: Final = ("turn_id", "conversation", "status", "decision", "duration_ms")
 SECRET_NAME: Final = re.compile(r"(TOKEN|SECRET|PASSWORD|API_KEY|_KEY)$")
 QUIET_LOGGERS: Final = ("httpx", "httpcore", "aiohttp.access")
+REPAIR_LOGGERS: Final = ("pypdf",)
+"""Libraries whose warnings tell how they worked around a malformed file they then read
+(pypdf: "Ignoring wrong pointing object …", "Multiple definitions in dictionary …"): lines
+mixed into ours that ask nothing of the operator, so shown at DEBUG only. A file they cannot
+read at all still fails, and the indexer's note names it."""
 MIN_SECRET_CHARS: Final = 6
 """Shorter values ("true", "0") would redact ordinary words."""
 
@@ -109,6 +114,8 @@ def configure_logging(environ: dict[str, str] | None = None) -> None:
     env = dict(os.environ if environ is None else environ)
     level = log_level(env)
     secrets = secret_values(env)
+    for library in REPAIR_LOGGERS:  # NOTSET: at DEBUG they follow the root like ours
+        logging.getLogger(library).setLevel(logging.NOTSET if level == "DEBUG" else logging.ERROR)
     if not json_logs(env):
         if level is not None:
             plain = logging.StreamHandler(sys.stderr)

@@ -107,6 +107,23 @@ def test_an_evaluation_over_an_empty_catalog_is_refused(tmp_path: Path, kind: st
 def test_an_answer_threshold_above_one_is_refused_at_configuration(db_path: Path) -> None:
     done = run("ask", "How do I renew the TLS certificate?", "--json", db=db_path,
                DOCASSIST_ANSWER_THRESHOLD="1.5")
-    assert_clear_failure(done, "answer_threshold")
+    assert_clear_failure(done, "DOCASSIST_ANSWER_THRESHOLD='1.5'")
     assert one_json(done.stdout)["error"].endswith("Input should be less than or equal to 1")
+    nothing_stored(db_path)  # no turn, no trace row, no tool attempt
+
+
+@pytest.mark.parametrize("args", [["ask", "How do I renew the TLS certificate?", "--json"],
+                                  ["doctor", "--json"], ["scopes", "--json"],
+                                  ["db", "migrate", "--json"]],
+                         ids=["ask", "doctor", "scopes", "db-migrate"])
+@pytest.mark.parametrize(("variable", "value", "choices"), [
+    ("DOCASSIST_RETRIEVER", "bm26", "ranked, hybrid, bm25, dense"),
+    ("DOCASSIST_LANGUAGE", "de", "pl, en")])
+def test_a_bad_choice_names_the_variable_its_value_and_the_choices(
+        db_path: Path, args: list[str], variable: str, value: str, choices: str) -> None:
+    """One reading of the settings for every command (config.load_settings)."""
+    done = run(*args, db=db_path, **{variable: value})
+    message = f"invalid configuration: {variable}={value!r} is not one of {choices}"
+    assert_clear_failure(done, message)
+    assert one_json(done.stdout) == {"error": message}
     nothing_stored(db_path)  # no turn, no trace row, no tool attempt

@@ -37,7 +37,8 @@ def test_a_bad_since_is_a_clear_error_and_nothing_is_written(tmp_path: Path) -> 
     done = run("gaps", "--since", "last tuesday", "--json", db=db)
     assert done.returncode == 2
     assert one_json(done.stdout) == {
-        "error": "--since: not an ISO date or time: 'last tuesday'"}
+        "error": "--since: not an ISO date or time, nor an age like 7d, 12h or 30m: "
+                 "'last tuesday'"}
     assert "--since" in done.stderr
     assert not db.exists()  # refused before the store was opened
 

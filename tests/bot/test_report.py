@@ -78,6 +78,17 @@ def test_report_to_an_unwritable_path_is_a_clear_error(db_path: Path) -> None:
     assert "cannot write /nonexistent-dir/r.html" in one_json(done.stdout)["error"]
 
 
+def test_an_unknown_collection_is_refused_and_nothing_is_written(db_path: Path,
+                                                                 tmp_path: Path) -> None:
+    """As `ask --collections`: a misspelt name would chart no turn and look like a report."""
+    out = tmp_path / "r.html"
+    done = run("report", "--out", str(out), "--collection", "nosuch", "--json", db=db_path)
+    assert done.returncode == 2
+    assert one_json(done.stdout) == {"error": "unknown collection: nosuch (known: default)"}
+    assert "error: unknown collection: nosuch (known: default)" in done.stderr
+    assert not out.exists()
+
+
 def test_the_reasons_for_bad_votes_are_charted(db_path: Path, tmp_path: Path) -> None:
     run("ask", "How do I renew the TLS certificate?", "--thread", "A", db=db_path)
     store = Store(db_path)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from docassist.core.limits import MAX_RETENTION_DAYS
 from docassist.storage.backends import open_store
 from tests.cli_run import one_json, run
 
@@ -79,6 +80,70 @@ def test_export_bad_arguments_are_clear(traced_db: str, tmp_path: Path, args: li
     done = run(*base, *args, db=traced_db)
     assert done.returncode == 2
     assert fragment in one_json(done.stdout)["error"]
+
+
+def test_export_takes_ages_like_gaps(traced_db: str, tmp_path: Path) -> None:
+    """`--since 7d` / `--until 12h`: the forms `gaps --since` takes, by the same parser."""
+    recent = tmp_path / "recent.jsonl"
+    done = run("traces", "export", "--out", str(recent), "--since", "7d", "--json",
+               db=traced_db)
+    assert done.returncode == 0, done.stderr
+    assert one_json(done.stdout)["rows"] == 3  # the three turns were asked just now
+    older = tmp_path / "older.jsonl"
+    done = run("traces", "export", "--out", str(older), "--until", "12h", "--json",
+               db=traced_db)
+    assert done.returncode == 0, done.stderr
+    assert one_json(done.stdout)["rows"] == 0 and older.read_text() == ""
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--since", "last week"],
+     "--since: not an ISO date or time, nor an age like 7d, 12h or 30m: 'last week'"),
+    (["--until", "7 d"], "--until: not a duration like 90d, 12h or 30m: '7 d'"),
+    (["--since", "99999d"], f"--since: '99999d' is longer than {MAX_RETENTION_DAYS} days"),
+])
+def test_a_bad_bound_is_refused_and_nothing_is_exported(
+        tmp_path: Path, args: list[str], message: str) -> None:
+    out, db = tmp_path / "x.jsonl", tmp_path / "never.db"
+    done = run("traces", "export", "--out", str(out), *args, "--json", db=db)
+    assert done.returncode == 2
+    assert one_json(done.stdout) == {"error": message}
+    assert f"error: {message}" in done.stderr
+    assert not out.exists() and not db.exists()  # refused before anything was opened
+
+
+def test_an_unknown_collection_is_refused_and_nothing_is_exported(traced_db: str,
+                                                                   tmp_path: Path) -> None:
+    """As `ask --collections`: a misspelt name would export nothing and exit 0."""
+    out = tmp_path / "x.jsonl"
+    done = run("traces", "export", "--out", str(out), "--collection", "nosuch", "--json",
+               db=traced_db)
+    assert done.returncode == 2
+    assert one_json(done.stdout) == {"error": "unknown collection: nosuch (known: default)"}
+    assert "error: unknown collection: nosuch (known: default)" in done.stderr
+    assert not out.exists()
+
+
+def test_a_collection_known_only_from_its_traces_is_still_exported(db_path: Path,
+                                                                   tmp_path: Path) -> None:
+    """The documents of a collection removed, the turns that searched it stay exportable (and
+    it is among the known ones a misspelt name is shown)."""
+    people = tmp_path / "people"
+    people.mkdir()
+    (people / "leave.md").write_text("# Leave\nBook leave in the HR portal.\n")
+    assert run("index", str(people), "--collection", "hr", db=db_path).returncode == 0
+    assert run("ask", "How do I book leave?", "--collections", "hr",
+               db=db_path).returncode == 0
+    assert run("remove", "--collection", "hr", db=db_path).returncode == 0
+    out = tmp_path / "hr.jsonl"
+    done = run("traces", "export", "--out", str(out), "--collection", "hr", "--json",
+               db=db_path)
+    assert done.returncode == 0, done.stderr
+    assert one_json(done.stdout)["rows"] == 1
+    typo = run("traces", "export", "--out", str(tmp_path / "typo.jsonl"), "--collection", "hrr",
+               "--json", db=db_path)
+    assert typo.returncode == 2 and not (tmp_path / "typo.jsonl").exists()
+    assert one_json(typo.stdout) == {"error": "unknown collection: hrr (known: default, hr)"}
 
 
 def test_unknown_format_is_refused(traced_db: str, tmp_path: Path) -> None:

@@ -232,6 +232,8 @@ def test_admin_export_uploads_a_csv_and_others_are_refused(rig: SlackRig) -> Non
     assert "in your direct messages" in rig.api.posted("chat.postEphemeral")[-1]["text"]
     rig.command("/docassist-admin", "export yesterday", user="UADMIN")
     assert "not an ISO date" in rig.api.posted("chat.postEphemeral")[-1]["text"]
+    rig.command("/docassist-admin", "export 7d", user="UADMIN")  # ages, as `traces export`
+    assert len(rig.api.uploads) == 2 and b"answered" in rig.api.uploads[1]
     rig.command("/docassist-admin", "stats", user="UADMIN")
     stats = rig.api.posted("chat.postEphemeral")[-1]
     assert stats["blocks"][0]["type"] == "header" and "answered: 1" in stats["blocks"][1][

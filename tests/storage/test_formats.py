@@ -12,6 +12,9 @@ from docassist.core.extractive import LinkTitles
 from docassist.sources.remote import readable
 from docassist.storage import Store, index_paths
 from docassist.storage.formats import read_document
+from tests.cli_run import one_json, run
+
+BM25_ONLY = {"DOCASSIST_EMBEDDER": "none", "DOCASSIST_RETRIEVER": "bm25"}
 
 
 def make_pdf(path: Path) -> None:
@@ -93,6 +96,51 @@ def test_broken_binary_documents_are_skipped_with_a_note(tmp_path: Path, name: s
     report = index_paths(store, [tmp_path / name])
     assert report.indexed == [] and reason in report.notes[0]
     store.close()
+
+
+def malformed_pdf(text: str) -> bytes:
+    """A one-page PDF pypdf reads only by repairing it: every xref offset is wrong (it warns
+    "Ignoring wrong pointing object …") and /Count is given twice ("Multiple definitions in
+    dictionary …")."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [3 0 R] /Count 1 /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    body = b"%PDF-1.4\n" + b"".join(b"%d 0 obj\n%s\nendobj\n" % (number, value)
+                                     for number, value in enumerate(objects, 1))
+    xref = len(body)
+    body += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    body += b"0000000003 00000 n \n" * len(objects)  # each object is elsewhere
+    return body + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, xref)
+
+
+PYPDF_LINES = ("Ignoring wrong pointing object", "Multiple definitions in dictionary",
+               "Object 1 0 found", "EOF marker not found")
+
+
+def test_pypdf_repair_warnings_stay_off_the_terminal(tmp_path: Path) -> None:
+    """pypdf's warnings about what it repaired are DEBUG lines (DOCASSIST_LOG_LEVEL=DEBUG);
+    the repaired PDF is indexed, and one it cannot read is still a note."""
+    docs, db = tmp_path / "docs", tmp_path / "d.db"
+    docs.mkdir()
+    (docs / "pelicans.pdf").write_bytes(malformed_pdf("Rotate the pelican keys every spring."))
+    (docs / "garbage.pdf").write_bytes(b"%PDF-1.4\nnot a PDF at all\n")
+    done = run("index", str(docs), db=db, **BM25_ONLY)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "indexed 1, unchanged 0, removed 0: DOC-PELICANS"
+    [note] = [line for line in done.stderr.splitlines() if line.strip()]
+    assert note.startswith(f"note: {docs / 'garbage.pdf'}: skipped: unreadable PDF (")
+    assert not any(line in done.stderr for line in PYPDF_LINES)
+    answer = one_json(run("ask", "How often are the pelican keys rotated?", "--json", db=db,
+                          **BM25_ONLY).stdout)
+    assert [source["document_id"] for source in answer["sources"]][:1] == ["DOC-PELICANS"]
+    debug = run("index", str(docs), db=tmp_path / "debug.db", DOCASSIST_LOG_LEVEL="DEBUG",
+                **BM25_ONLY)
+    assert all(line in debug.stderr for line in PYPDF_LINES)  # routed, not lost
 
 
 DEPLOY_PAGE = """---

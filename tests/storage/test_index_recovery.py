@@ -3,12 +3,14 @@ midway is finished by the next start (a real process, SIGKILL)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,13 +126,82 @@ def test_doctor_names_what_differs_between_the_index_and_its_folder(tmp_path: Pa
     index_paths(store, [folder])
     store.close()
     settings = Settings(db=tmp_path / "d.db", docs=folder)
-    assert index_drift(settings) == f"2 files in {folder}, all indexed"
+    assert index_drift(settings) == ("2 documents (default 2); 2 indexed files unchanged; "
+                                     f"every file in {folder} indexed")
     (folder / "a.md").write_text("# A\nRotate the keys monthly.\n")
     (folder / "b.md").unlink()
     (folder / "c.md").write_text("# C\nNew.\n")
     with pytest.raises(IndexDrift) as drift:
         index_drift(settings)
-    assert str(drift.value) == (f"2 files in {folder}: 1 not indexed, 1 changed since indexed, "
-                                f"1 gone from the folder; run `docassist index {folder}`")
+    assert str(drift.value) == (
+        f"2 documents (default 2): 1 not indexed in {folder}; 1 changed since indexed "
+        f"({folder / 'a.md'}); 1 gone ({folder / 'b.md'}); run `docassist index {folder}`")
     elsewhere = Settings(db=tmp_path / "d.db", docs=REPO / "samples" / "docs")
-    assert index_drift(elsewhere).startswith("the catalog was not built from")
+    with pytest.raises(IndexDrift) as drift:  # its files are checked wherever they are
+        index_drift(elsewhere)
+    assert str(drift.value).endswith("run `docassist index PATH` on their folders "
+                                     "(`docassist sync` for a configured source)")
+
+
+def index_check(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    [check] = [check for check in one_json(done.stdout)["checks"] if check["role"] == "index"]
+    return dict(check)
+
+
+def test_doctor_fails_on_an_empty_index_naming_the_command_that_fills_it(
+        tmp_path: Path) -> None:
+    """Nothing indexed, nothing can be answered: not a healthy service (it passed before)."""
+    db = tmp_path / "empty.db"
+    done = run("doctor", "--json", db=db, **BM25_ONLY)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert one_json(done.stdout)["ok"] is False
+    assert index_check(done) == {
+        "role": "index", "spec": "catalog", "ok": False, "latency_ms": None,
+        "detail": "the index is empty (0 documents): no question can be answered; run "
+                  "`docassist index PATH` (or `docassist sync` for configured sources)"}
+    plain = run("doctor", db=db, COLUMNS="300", **BM25_ONLY)
+    assert plain.returncode == 1 and "`docassist index PATH`" in plain.stdout
+
+
+def test_doctor_checks_what_the_catalog_holds_not_only_the_demo_folder(tmp_path: Path) -> None:
+    """The catalog built from folders other than DOCASSIST_DOCS (the demo, by default): its
+    documents are counted by collection, and its files checked wherever they are."""
+    guides, people = tmp_path / "guides", tmp_path / "people"
+    for folder, name in ((guides, "keys"), (guides, "backups"), (people, "leave")):
+        folder.mkdir(exist_ok=True)
+        (folder / f"{name}.md").write_text(f"# {name}\nThe {name} procedure.\n")
+    db = tmp_path / "d.db"
+    assert run("index", str(guides), db=db, **BM25_ONLY).returncode == 0
+    assert run("index", str(people), "--collection", "hr", db=db, **BM25_ONLY).returncode == 0
+    healthy = run("doctor", "--json", db=db, **BM25_ONLY)
+    assert healthy.returncode == 0, healthy.stdout
+    assert index_check(healthy)["detail"] == "3 documents (default 2, hr 1); 3 indexed files " \
+                                            "unchanged"
+    (guides / "keys.md").write_text("# keys\nRotated monthly now.\n")
+    (people / "leave.md").unlink()
+    drifted = run("doctor", "--json", db=db, **BM25_ONLY)
+    assert drifted.returncode == 1
+    assert index_check(drifted)["detail"] == (
+        f"3 documents (default 2, hr 1): 1 changed since indexed ({guides / 'keys.md'}); "
+        f"1 gone ({people / 'leave.md'}); run `docassist index PATH` on their folders "
+        "(`docassist sync` for a configured source)")
+
+
+def test_doctor_names_an_index_run_that_did_not_finish(tmp_path: Path) -> None:
+    """`docassist index` leaves its mark while it runs (runtime.INDEX_RUN_KEY): a run killed
+    midway left a partial catalog that looks healthy file by file."""
+    from docassist.config import Settings
+    from docassist.runtime import INDEX_RUN_KEY
+    from docassist.serving.doctor import IndexDrift, index_drift
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\nRotate the keys yearly.\n")
+    store = Store(tmp_path / "d.db")
+    index_paths(store, [folder])
+    store.set_meta_value(INDEX_RUN_KEY, json.dumps([str(folder)]))
+    store.close()
+    with pytest.raises(IndexDrift) as drift:
+        index_drift(Settings(db=tmp_path / "d.db"))
+    assert str(drift.value) == (f"1 document (default 1): `docassist index {folder}` did not "
+                                "finish: run it again")

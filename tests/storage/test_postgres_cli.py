@@ -4,6 +4,7 @@ answers with the same citations)."""
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 from pathlib import Path
 
@@ -143,3 +144,26 @@ def test_db_copy_needs_an_sqlite_source_and_a_postgresql_target(db_path: Path,
     assert wrong_source.returncode == 2
     assert "must name the SQLite file" in one_json(wrong_source.stdout)["error"]
 
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on: bound, then let go."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_db_copy_to_a_server_that_is_not_running_says_so_once(db_path: Path) -> None:
+    """psycopg_pool logged the refusal once per connection attempt before our error."""
+    port = closed_port()
+    before = _sqlite_counts(db_path)
+    done = run("db", "copy", "--to", f"postgresql://docassist:hunter2@127.0.0.1:{port}/docs",
+               "--json", db=db_path)
+    assert done.returncode == 2
+    [line] = [line for line in done.stderr.splitlines() if line.strip()]
+    target = f"postgresql://docassist@127.0.0.1:{port}/docs"
+    assert line.startswith(f"error: cannot open database {target}: ")
+    assert "Connection refused" in line
+    assert one_json(done.stdout) == {"error": line.removeprefix("error: ")}
+    assert "hunter2" not in done.stdout + done.stderr  # the password is never printed
+    assert _sqlite_counts(db_path) == before  # nothing copied, the source untouched

@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
 from docassist.cli.common import JsonOption, announce_database, open_checked
 from docassist.cli.gaps import gaps
 from docassist.cli.output import emit_json, fail, out
-from docassist.cli.scopes import AudienceOption, CollectionFilterOption
-from docassist.config import Settings
+from docassist.cli.scopes import AudienceOption, CollectionFilterOption, traced_collection
+from docassist.config import load_settings
 from docassist.core.errors import DocAssistError
 from docassist.serving.doctor import run_checks
 from docassist.storage.exports import (
     parse_age,
-    parse_time,
+    parse_moment,
     purge_older_than,
     trace_rows,
     write_export,
@@ -34,9 +34,9 @@ traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=Tr
 def doctor(as_json: JsonOption = False) -> None:
     """Which backends answer, with their models and latency; exit 1 if any does not."""
     try:
-        settings = Settings()
-    except ValidationError as error:
-        raise fail(f"invalid configuration: {error}", as_json) from error
+        settings = load_settings()
+    except DocAssistError as error:
+        raise fail(str(error), as_json) from error
     announce_database(settings)
     checks = run_checks(settings)
     if as_json:
@@ -64,8 +64,10 @@ def traces_export(
     out_path: Annotated[Path, typer.Option("--out", help="File to write.")],
     format_: Annotated[TraceFormat, typer.Option("--format", help="jsonl or csv.")] = (
         TraceFormat.jsonl),
-    since: Annotated[str | None, typer.Option(help="ISO date/time, inclusive.")] = None,
-    until: Annotated[str | None, typer.Option(help="ISO date/time, exclusive.")] = None,
+    since: Annotated[str | None, typer.Option(
+        help="ISO date/time, or this long ago (7d, 12h, 30m); inclusive.")] = None,
+    until: Annotated[str | None, typer.Option(
+        help="ISO date/time, or this long ago (7d, 12h, 30m); exclusive.")] = None,
     conversation: Annotated[str | None, typer.Option(help="A conversation id.")] = None,
     audience: AudienceOption = None,
     collection: CollectionFilterOption = None,
@@ -73,10 +75,12 @@ def traces_export(
 ) -> None:
     """Export turns (with their tool attempts) as JSONL or CSV ; columns in the docs."""
     try:
-        start, end = parse_time(since, "--since"), parse_time(until, "--until")
-    except ValueError as error:
+        now = datetime.now(UTC)  # one moment for both bounds
+        start, end = parse_moment(since, "--since", now), parse_moment(until, "--until", now)
+    except ValueError as error:  # before anything is opened: a bad option writes nothing
         raise fail(str(error), as_json) from error
     runtime = open_checked(as_json)
+    traced_collection(collection, runtime.store, as_json)
     rows = trace_rows(runtime.store, start, end, conversation, audience=audience,
                       collection=collection)
     try:
@@ -127,6 +131,7 @@ def report(
     from docassist.cli.report import render_report
 
     runtime = open_checked(as_json)
+    traced_collection(collection, runtime.store, as_json)
     try:
         out_path.write_text(render_report(runtime.store, audience, collection),
                             encoding="utf-8")

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -23,7 +22,7 @@ from rich.progress import (
 from rich.text import Text
 
 from docassist.cli.output import err, fail, labelled
-from docassist.config import FOLDER_DATABASE, Settings, user_database
+from docassist.config import FOLDER_DATABASE, Settings, load_settings, user_database
 from docassist.core import i18n
 from docassist.core.errors import DocAssistError
 from docassist.core.ports import NULL_OBSERVER, Observer
@@ -157,7 +156,7 @@ def open_checked(as_json: bool = False, *, index_demo: bool = False,
     no source is configured and the catalog is empty. `announce` says which database is in
     use when it is the working folder's (not in a server's turn processes: the server did)."""
     try:
-        settings = Settings()
+        settings = load_settings()
         if announce:
             announce_database(settings)
         runtime = open_runtime(settings, record_path=record, observer=observer)
@@ -165,9 +164,6 @@ def open_checked(as_json: bool = False, *, index_demo: bool = False,
             _first_index(runtime)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
-    except ValidationError as error:
-        raise fail(f"invalid configuration: {error.errors()[0]['loc']}: "
-                    f"{error.errors()[0]['msg']}", as_json) from error
     return runtime
 
 

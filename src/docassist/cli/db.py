@@ -8,12 +8,11 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 
 from docassist.cli.common import announce_database
 from docassist.cli.output import emit_json, err, fail, out
-from docassist.config import Settings
+from docassist.config import Settings, load_settings
 from docassist.core.errors import DocAssistError
 from docassist.storage.backends import SQLITE, backend_of, migrate_database, shown
 from docassist.storage.database import Store
@@ -28,9 +27,9 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON
 
 def _settings(as_json: bool) -> Settings:
     try:
-        settings = Settings()
-    except ValidationError as error:
-        raise fail(f"invalid configuration: {error.errors()[0]['msg']}", as_json) from error
+        settings = load_settings()
+    except DocAssistError as error:
+        raise fail(str(error), as_json) from error
     announce_database(settings)
     return settings
 

@@ -7,8 +7,7 @@ stdout carries results (exactly one JSON document with --json); errors go to std
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -21,7 +20,7 @@ from docassist.core.gaps import Gap, GapGroup, group_gaps
 from docassist.core.limits import GAP_DAYS
 from docassist.evaluation.canary import CanaryReport, canary_sets, run_canary
 from docassist.runtime import Runtime, canary_configuration
-from docassist.storage.exports import parse_age, parse_time
+from docassist.storage.exports import parse_moment
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
 SinceOption = Annotated[str | None, typer.Option(
@@ -33,11 +32,7 @@ SinceOption = Annotated[str | None, typer.Option(
 
 def since_time(value: str | None, now: datetime) -> str:
     """`--since` as the UTC ISO text traces store; ValueError names a bad value."""
-    if value is None:
-        return (now - timedelta(days=GAP_DAYS)).isoformat(timespec="milliseconds")
-    if re.fullmatch(r"\s*\d+\s*[dhm]\s*", value):
-        return (now - parse_age(value)).isoformat(timespec="milliseconds")
-    parsed = parse_time(value, "--since")
+    parsed = parse_moment(f"{GAP_DAYS}d" if value is None else value, "--since", now)
     assert parsed is not None
     return parsed
 

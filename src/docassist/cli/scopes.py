@@ -8,18 +8,21 @@ is logged with the operator's login name as `cli:NAME`.
 from __future__ import annotations
 
 import getpass
+from collections.abc import Iterable
 from typing import Annotated
 
 import typer
 
 from docassist.cli.common import announce_database
 from docassist.cli.output import emit_json, fail, out
-from docassist.config import Settings
+from docassist.config import load_settings
 from docassist.core.errors import DocAssistError
 from docassist.core.ports import ScopeRules
 from docassist.core.scope_commands import run_scope_command
 from docassist.core.scopes import OPERATOR, Audience
 from docassist.storage.backends import open_store
+from docassist.storage.exports import traced_collections
+from docassist.storage.roles import Storage
 
 scopes_app = typer.Typer(
     help="Which collections each Slack/Teams channel, user and group may search "
@@ -49,9 +52,9 @@ def _operator() -> str:
 
 
 def _run(words: list[str], as_json: bool) -> None:
-    settings = Settings()
-    announce_database(settings)
     try:
+        settings = load_settings()
+        announce_database(settings)
         store = open_store(settings.db)
     except DocAssistError as error:
         raise fail(str(error), as_json) from error
@@ -106,9 +109,23 @@ def operator_audience(collections: list[str] | None, rules: ScopeRules,
         return OPERATOR
     names = [name.strip() for value in collections for name in value.split(",")
              if name.strip()]
-    known = rules.collection_names()
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise fail(f"unknown collection: {', '.join(unknown)} (known: {', '.join(known)})",
-                   as_json)
+    require_known(names, rules.collection_names(), as_json)
     return OPERATOR.model_copy(update={"collections": tuple(dict.fromkeys(names))})
+
+
+def require_known(names: list[str], known: Iterable[str], as_json: bool) -> None:
+    """A usage error (exit 2) naming every collection not in `known`, and the known ones: a
+    misspelt name would otherwise select nothing and look like an answer."""
+    listed = sorted(set(known))
+    unknown = [name for name in names if name not in listed]
+    if unknown:
+        raise fail(f"unknown collection: {', '.join(unknown)} (known: {', '.join(listed)})",
+                   as_json)
+
+
+def traced_collection(collection: str | None, store: Storage, as_json: bool) -> None:
+    """`--collection` of `traces export` and `report`: one the catalog knows, or one a
+    recorded turn searched (its traces outlive its documents)."""
+    if collection is not None:
+        require_known([collection], {*store.collection_names(), *traced_collections(store)},
+                      as_json)

@@ -45,6 +45,8 @@ TURN_COLUMNS: Final = (
     "event_id", "raw", "feedback", "feedback_reasons", "tool_calls",
 )
 _DURATION: Final = re.compile(r"^(\d+)([dhm])$")
+_AGE_LIKE: Final = re.compile(r"\s*\d+\s*[dhm]\s*")
+"""Meant as an age (parse_age then says what is wrong with it), not as an ISO date."""
 SUMMARY_DAYS: Final = 7
 
 
@@ -70,14 +72,13 @@ def activity_summary(store: TraceLog, days: int = SUMMARY_DAYS) -> ActivitySumma
         helpful=sum(vote > 0 for vote in votes), not_helpful=sum(vote < 0 for vote in votes))
 
 
-def parse_time(value: str | None, name: str) -> str | None:
+def _parse_iso_time(value: str, name: str) -> str:
     """An ISO date or datetime as the UTC ISO text stored in traces; ValueError names it."""
-    if value is None:
-        return None
     try:
         moment = datetime.fromisoformat(value)
     except ValueError as error:
-        raise ValueError(f"{name}: not an ISO date or time: {value!r}") from error
+        raise ValueError(f"{name}: not an ISO date or time, nor an age like 7d, 12h or 30m: "
+                         f"{value!r}") from error
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return iso_text(moment.astimezone(UTC))
@@ -96,6 +97,21 @@ def parse_age(value: str) -> timedelta:
     return age
 
 
+def parse_moment(value: str | None, name: str, now: datetime) -> str | None:
+    """A time bound (`--since`, `--until`, the admin chat's export) as the UTC ISO text
+    traces store: an ISO date or time, or an age before `now` (7d, 12h, 30m, as `traces
+    purge --older-than` takes it); None stays None. ValueError names `name` and the value.
+    The one parser of these bounds: every command that takes one takes both forms."""
+    if value is None:
+        return None
+    if _AGE_LIKE.fullmatch(value):
+        try:
+            return iso_text(now - parse_age(value))
+        except ValueError as error:
+            raise ValueError(f"{name}: {error}") from error
+    return _parse_iso_time(value, name)
+
+
 def scoped_turns(rows: list[dict[str, Any]], audience: str | None = None,
                  collection: str | None = None) -> list[dict[str, Any]]:
     """Turns whose audience is `audience` or starts with it (`channel`, `channel:slack`,
@@ -104,11 +120,21 @@ def scoped_turns(rows: list[dict[str, Any]], audience: str | None = None,
         label = str(row.get("audience") or "")
         if audience is not None and label != audience and not label.startswith(audience + ":"):
             return False
-        searched = row.get("collections") or []
-        if isinstance(searched, str):  # SQLite keeps JSON as text
-            searched = json.loads(searched)
-        return collection is None or collection in searched
+        return collection is None or collection in _searched(row)
     return [row for row in rows if kept(row)]
+
+
+def _searched(row: dict[str, Any]) -> list[str]:
+    """The collections a turn searched."""
+    searched = row.get("collections") or []
+    if isinstance(searched, str):  # SQLite keeps JSON as text
+        searched = json.loads(searched)
+    return [str(name) for name in searched]
+
+
+def traced_collections(store: TraceLog) -> set[str]:
+    """Every collection a recorded turn searched (one since emptied or renamed included)."""
+    return {name for row in store.turns() for name in _searched(row)}
 
 
 def trace_rows(store: TraceLog, since: str | None = None, until: str | None = None,

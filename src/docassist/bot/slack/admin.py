@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,12 @@ from docassist.core.ports import AdapterStore
 from docassist.core.scope_commands import run_scope_command
 from docassist.core.sources import describe_sources
 from docassist.core.trace import sha256_text
-from docassist.storage.exports import activity_summary, parse_time, trace_rows, write_export
+from docassist.storage.exports import (
+    activity_summary,
+    parse_moment,
+    trace_rows,
+    write_export,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +64,9 @@ class AdminCommands:
 
     def export(self, user: str, channel: str, since: str | None, until: str | None) -> None:
         try:
-            rows = trace_rows(self.store, parse_time(since, "since"), parse_time(until, "until"))
+            now = datetime.now(UTC)
+            rows = trace_rows(self.store, parse_moment(since, "since", now),
+                              parse_moment(until, "until", now))
         except ValueError as error:
             self._tell(channel, user, str(error))
             return

@@ -92,6 +92,18 @@ class _IdleCheck:
             ConnectionPool.check_connection(connection)
 
 
+POOL_LOGGER: Final = logging.getLogger("psycopg.pool")
+
+
+class _FirstAttempts(logging.Filter):
+    """Drops the pool's "error connecting" warning of each attempt while it first opens: the
+    one `cannot open database …` error says what the server said (each retry repeated it,
+    once per attempt, before it). Later reconnections still log theirs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("error connecting in ")
+
+
 class PgBase:
     """A pool of connections to one database and the transaction rule of the store."""
 
@@ -106,12 +118,16 @@ class PgBase:
             kwargs={"connect_timeout": max(1, int(PG_CONNECT_TIMEOUT_SECONDS)),
                     "application_name": "docassist"},
             name="docassist")
+        quiet = _FirstAttempts()
+        POOL_LOGGER.addFilter(quiet)
         try:
             self.pool.open(wait=True, timeout=PG_CONNECT_TIMEOUT_SECONDS)
         except PoolTimeout as error:
             self.pool.close()
             raise StorageUnavailableError(
                 f"cannot open database {self.path}: {_why_not(url)}") from error
+        finally:
+            POOL_LOGGER.removeFilter(quiet)
 
     def close(self) -> None:
         self.pool.close()
