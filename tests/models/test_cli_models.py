@@ -84,7 +84,7 @@ def test_record_then_replay_without_a_server(db_path: Path, tmp_path: Path,
 def test_invalid_configuration_is_a_clear_error(db_path: Path) -> None:
     done = run("ask", "hi", "--json", db=db_path, DOCASSIST_MODEL_TIMEOUT="-3")
     assert done.returncode == 2
-    assert "model_timeout" in one_json(done.stdout)["error"]
+    assert "DOCASSIST_MODEL_TIMEOUT='-3'" in one_json(done.stdout)["error"]
     missing = run("ask", "hi", "--json", db=db_path, DOCASSIST_MODEL="replay:/nope.jsonl")
     assert "replay file /nope.jsonl does not exist" in one_json(missing.stdout)["error"]
     bare = run("ask", "hi", "--json", db=db_path, DOCASSIST_MODEL="ollama")

@@ -50,4 +50,4 @@ def test_a_bad_worker_count_is_a_configuration_error(tmp_path: Path) -> None:
                                         DOCASSIST_INBOX_WORKERS="0"),
                           cwd=REPO, capture_output=True, timeout=60)
     assert done.returncode == 2
-    assert "inbox_workers" in done.stderr.decode()
+    assert "DOCASSIST_INBOX_WORKERS='0'" in done.stderr.decode()
