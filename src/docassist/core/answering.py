@@ -9,7 +9,7 @@ from typing import Final, NamedTuple
 
 from docassist.core import i18n
 from docassist.core.asked_facts import AskedFact, asked_fact, count_unstated, counted, states
-from docassist.core.documents import CITATION
+from docassist.core.documents import CITATION, shown_section
 from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.learned import question_parts
 from docassist.core.limits import MAX_SOURCES, SNIPPET_CHARS
@@ -42,7 +42,7 @@ def to_source(hit: SearchHit) -> Source:
         document_id=hit.document.document_id,
         title=hit.document.title,
         version=hit.document.version,
-        section=hit.chunk.section,
+        section=shown_section(hit.chunk.section, hit.document.title),
         score=round(hit.score, 4),
         snippet=snippet,
         url=hit.document.url,

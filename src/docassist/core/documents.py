@@ -192,6 +192,21 @@ _PART: Final = " ({}/{})"
 _PART_LABEL: Final = re.compile(r" \(\d+/\d+\)$")
 
 
+_PAGE_TITLE_TAG: Final = re.compile(r"<%=\s*current_page\.data\.title\s*%>")
+_TEMPLATE_TAG: Final = re.compile(r"<%.*?%>")
+
+
+def shown_section(label: str, title: str) -> str:
+    """A section label as people read it. A heading that is template code (Middleman sites
+    head plain `.md` pages `# <%= current_page.data.title %>`) shows as the page's title,
+    other tags as nothing. Search reads the label as indexed: the ranker was fitted on
+    training handbooks whose headings carry the tag (docs/evaluation-method.md, stop 76)."""
+    if "<%" not in label:
+        return label
+    rendered = _TEMPLATE_TAG.sub("", _PAGE_TITLE_TAG.sub(title, label)).strip()
+    return rendered if whole_section(rendered).strip() else title
+
+
 def whole_section(label: str) -> str:
     """A chunk's section label without the part a long section's chunks carry."""
     return _PART_LABEL.sub("", label)

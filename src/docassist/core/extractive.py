@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Final
 
 from docassist.core import i18n, passages
-from docassist.core.documents import TEMPLATED_MARKDOWN, whole_section
+from docassist.core.documents import TEMPLATED_MARKDOWN, shown_section, whole_section
 from docassist.core.learned import without_context
 from docassist.core.limits import MIN_SHARED_WORDS, PASSAGE_CHARS, STEP_CHARS
 from docassist.core.passages import chunk_body
@@ -219,7 +219,7 @@ def asks_for_a_fact(question: str) -> bool:
 
 
 def section_name(hit: SearchHit) -> str:
-    return hit.chunk.section or hit.document.title
+    return shown_section(hit.chunk.section, hit.document.title) or hit.document.title
 
 
 def passage_lines(hit: SearchHit, links: LinkTitles | None, limit: int = PASSAGE_CHARS
@@ -274,5 +274,6 @@ def compose_procedure(steps: list[SearchHit], language: i18n.Language,
     for n, hit in enumerate(steps, start=1):
         text = " ".join(line.lstrip("•0123456789. ") if line[:1] in "•0123456789" else line
                         for line in passage_lines(hit, links, STEP_CHARS))
-        numbered.append(f"{n}. {hit.chunk.section}: {text} [{hit.chunk.chunk_id}]")
+        numbered.append(f"{n}. {shown_section(hit.chunk.section, hit.document.title)}: {text} "
+                        f"[{hit.chunk.chunk_id}]")
     return "\n".join([intro, *numbered])
