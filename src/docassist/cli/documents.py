@@ -158,7 +158,7 @@ def docs(as_json: JsonOption = False) -> None:
     rows = [[d.document_id, d.title, d.own_version or NO_VERSION, d.collection,
              str(d.chunk_count), d.owner or "", d.updated or "", d.source or "",
              d.language or "", (d.indexed_at or "")[:16]] for d in documents]
-    out.print(fitted_table(out, DOCS_COLUMNS, rows))
+    out.print(fitted_table(out, DOCS_COLUMNS, rows), crop=False)
 
 
 @app.command()

@@ -330,7 +330,7 @@ def eval_runs(as_json: JsonOption = False) -> None:
     rows = [[run["run_id"], run["kind"], str(run["total"]), f"{run['accuracy']:.1%}",
              run["model"], run["backend"], run["created_at"], run["catalog_version"]]
             for run in runs]
-    out.print(fitted_table(out, RUN_COLUMNS, rows))
+    out.print(fitted_table(out, RUN_COLUMNS, rows), crop=False)
 
 
 @eval_app.command("retrieval")
