@@ -84,6 +84,21 @@ def test_gaps_and_doctor_at_80_columns_keep_ids_and_paths_whole(tmp_path: Path) 
     assert max(len(line) for line in lines if line != str(db)) <= 80
 
 
+def test_index_names_ten_ids_and_counts_the_rest(tmp_path: Path) -> None:
+    """Indexing a 175-page handbook printed every id on one 12 KB line."""
+    (tmp_path / "pages").mkdir()
+    for number in range(12):
+        (tmp_path / "pages" / f"page-{number:02d}.md").write_text(f"# Page {number}\n\nText.\n")
+    done = run("index", str(tmp_path / "pages"), db=tmp_path / "x.db")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "indexed 12, unchanged 0, removed 0: "
+        + ", ".join(f"DOC-PAGE-{number:02d}" for number in range(10))
+        + " and 2 more (`docassist docs` lists them)")
+    listed = one_json(run("index", str(tmp_path / "pages"), "--json", db=tmp_path / "y.db").stdout)
+    assert len(listed["indexed"]) == 12  # JSON keeps every id
+
+
 def test_piped_output_is_not_wrapped_at_80_columns(db_path: Path) -> None:
     """Into a pipe with no COLUMNS, Rich wrapped at 80 and cut commands in two."""
     done = run("ask", "Jak odnowić certyfikat TLS?", db=db_path, COLUMNS="")
