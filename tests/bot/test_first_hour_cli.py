@@ -99,6 +99,15 @@ def test_index_names_ten_ids_and_counts_the_rest(tmp_path: Path) -> None:
     assert len(listed["indexed"]) == 12  # JSON keeps every id
 
 
+def test_eval_shadow_with_nothing_shadowed_says_how_to_start(db_path: Path) -> None:
+    """Without DOCASSIST_SHADOW_MODEL it printed "agreement 0.0%", read as a verdict."""
+    done = run("eval", "shadow", db=db_path)
+    assert done.returncode == 0 and "agreement" not in done.stdout
+    assert "set DOCASSIST_SHADOW_MODEL" in done.stdout
+    report = one_json(run("eval", "shadow", "--json", db=db_path).stdout)
+    assert report["total"] == 0  # the JSON keeps its keys
+
+
 def test_piped_output_is_not_wrapped_at_80_columns(db_path: Path) -> None:
     """Into a pipe with no COLUMNS, Rich wrapped at 80 and cut commands in two."""
     done = run("ask", "Jak odnowić certyfikat TLS?", db=db_path, COLUMNS="")
