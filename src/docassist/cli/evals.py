@@ -57,7 +57,9 @@ PageOption = Annotated[Path | None, typer.Option(
     help="Also write the figures into this documentation page (docs/evaluation.md), "
     "replacing this file's, set's and split's block.")]
 
-eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_help=True)
+eval_app = typer.Typer(help="Measure DocAssist on labelled cases (decisions, answers, "
+                       "retrieval), compare and list runs, shadow, canary, harvest cases.",
+                       no_args_is_help=True)
 
 
 def runtime_with_documents(as_json: bool, record: Path | None = None) -> Runtime:

@@ -48,8 +48,8 @@ GAP_COLUMNS: Final = (Column("closest documents (owner)", "id"), Column("count")
 
 
 def gaps(since: SinceOption = None, as_json: JsonOption = False) -> None:
-    """Unanswered questions, 👎 and handoffs of a period, grouped by meaning, with the
-    closest documents and their owners: where the documents need work."""
+    """Unanswered questions, thumbs-down votes and handoffs of a period, grouped by
+    meaning, with the closest documents and their owners: where the documents need work."""
     try:
         start = since_time(since, datetime.now(UTC))
     except ValueError as error:  # before anything is opened: a bad option writes nothing
