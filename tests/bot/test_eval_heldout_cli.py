@@ -70,3 +70,26 @@ def test_an_expected_path_the_catalog_lacks_is_a_clear_error(tmp_path: Path) -> 
     assert "en/man1/nope.md" in one_json(done.stdout)["error"]
     no_root = run("eval", "retrieval", str(cases), "--json", db=db, **BM25_ONLY)
     assert no_root.returncode == 2 and "not in the catalog" in one_json(no_root.stdout)["error"]
+
+
+def test_a_set_over_documents_not_indexed_is_refused_or_warned_before_it_runs(
+        tmp_path: Path) -> None:
+    """The demo's answer set run over a handbook scored "right 0.0%" after 84 s with no
+    word that none of its documents was indexed."""
+    corpus, db = tmp_path / "corpus", tmp_path / "x.db"
+    _tree(corpus)
+    assert run("index", str(corpus), db=db, **BM25_ONLY).returncode == 0
+    cases = tmp_path / "cases.jsonl"
+    elsewhere = {"id": "d1", "question": "How do I renew the TLS certificate?",
+                 "expected_documents": ["DOC-TLS"]}
+    cases.write_text(json.dumps(elsewhere), encoding="utf-8")
+    for kind in ("answers", "retrieval"):
+        done = run("eval", kind, str(cases), "--json", db=db, **BM25_ONLY)
+        assert done.returncode == 2
+        assert "none of the 1 documents its cases expect is indexed (DOC-TLS)" in one_json(
+            done.stdout)["error"]
+    here = {"id": "e2", "question": "list hidden files", "expected_documents": ["DOC-EN_MAN1_LS"]}
+    cases.write_text("\n".join(map(json.dumps, (elsewhere, here))), encoding="utf-8")
+    mixed = run("eval", "answers", str(cases), "--json", db=db, **BM25_ONLY)
+    assert mixed.returncode == 0 and one_json(mixed.stdout)["total"] == 2
+    assert "1 of the 2 documents its cases expect are not indexed (DOC-TLS)" in mixed.stderr

@@ -59,6 +59,55 @@ def test_docs_with_a_handbooks_long_ids_at_80_columns_lists_records_not_cut_word
         assert f"title: {document['title']}" in done.stdout
 
 
+def test_gaps_and_doctor_at_80_columns_keep_ids_and_paths_whole(tmp_path: Path) -> None:
+    """`gaps` cut every long id to the same "DOC-CODE-WITH-ENGINEERING-PLA…" and `doctor`
+    the database's path to "/tmp/trial113-data/d…"."""
+    nested = tmp_path / "handbook" / "departments" / "people-operations" / "tools-and-faq"
+    nested.mkdir(parents=True)
+    for name in ("requesting-equipment-for-a-new-starter.md", "expenses-and-travel-claims.md"):
+        (nested / name).write_text(f"# {name[:-3].replace('-', ' ').title()}\n\nAsk your "
+                                   "manager, then file the form in the portal.\n")
+    db = tmp_path / "a-rather-long-folder-name-for-the-database" / "docassist.db"
+    db.parent.mkdir()
+    assert run("index", str(tmp_path / "handbook"), "--json", db=db).returncode == 0
+    asked = one_json(run("ask", "What is the salary band for a senior engineer?", "--json",
+                         db=db).stdout)
+    assert asked["status"] == "no_answer"
+    report = one_json(run("gaps", "--json", db=db).stdout)
+    ids = {d["document_id"] for group in report["groups"] for d in group["documents"]}
+    shown = run("gaps", db=db, **NARROW)
+    assert ids and "…" not in shown.stdout
+    assert ids <= {line.split(" (")[0] for line in shown.stdout.splitlines()}
+    doctor = run("doctor", db=db, **NARROW)
+    lines = doctor.stdout.splitlines()
+    assert str(db) in lines  # on a line of its own, whole, though longer than the terminal
+    assert max(len(line) for line in lines if line != str(db)) <= 80
+
+
+def test_index_names_ten_ids_and_counts_the_rest(tmp_path: Path) -> None:
+    """Indexing a 175-page handbook printed every id on one 12 KB line."""
+    (tmp_path / "pages").mkdir()
+    for number in range(12):
+        (tmp_path / "pages" / f"page-{number:02d}.md").write_text(f"# Page {number}\n\nText.\n")
+    done = run("index", str(tmp_path / "pages"), db=tmp_path / "x.db")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "indexed 12, unchanged 0, removed 0: "
+        + ", ".join(f"DOC-PAGE-{number:02d}" for number in range(10))
+        + " and 2 more (`docassist docs` lists them)")
+    listed = one_json(run("index", str(tmp_path / "pages"), "--json", db=tmp_path / "y.db").stdout)
+    assert len(listed["indexed"]) == 12  # JSON keeps every id
+
+
+def test_eval_shadow_with_nothing_shadowed_says_how_to_start(db_path: Path) -> None:
+    """Without DOCASSIST_SHADOW_MODEL it printed "agreement 0.0%", read as a verdict."""
+    done = run("eval", "shadow", db=db_path)
+    assert done.returncode == 0 and "agreement" not in done.stdout
+    assert "set DOCASSIST_SHADOW_MODEL" in done.stdout
+    report = one_json(run("eval", "shadow", "--json", db=db_path).stdout)
+    assert report["total"] == 0  # the JSON keeps its keys
+
+
 def test_piped_output_is_not_wrapped_at_80_columns(db_path: Path) -> None:
     """Into a pipe with no COLUMNS, Rich wrapped at 80 and cut commands in two."""
     done = run("ask", "Jak odnowić certyfikat TLS?", db=db_path, COLUMNS="")
@@ -66,6 +115,16 @@ def test_piped_output_is_not_wrapped_at_80_columns(db_path: Path) -> None:
     assert max(len(line) for line in done.stdout.splitlines()) > 80
     wide = run("docs", db=db_path, COLUMNS="")
     assert "indexed" in wide.stdout.splitlines()[1]  # every column: none was dropped
+
+
+def test_trace_warnings_show_only_with_debug(db_path: Path) -> None:
+    """`! unstated_money` under a refusal read as an internal code leaking to employees."""
+    question = "How much does the TLS certificate cost?"
+    [warning] = one_json(run("ask", question, "--json", db=db_path).stdout)["warnings"]
+    plain = run("ask", question, db=db_path)
+    assert plain.returncode == 0 and warning not in plain.stdout
+    debug = run("ask", question, "--debug", db=db_path)
+    assert f"! {warning}" in debug.stdout
 
 
 def test_sources_and_eval_runs_at_80_columns_keep_their_ids_whole(

@@ -6,9 +6,13 @@ item 9)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from docassist.core import i18n
 from docassist.core.turn import TurnEngine
+from docassist.storage import Store, index_paths
 from tests.helpers import message
 
 
@@ -40,3 +44,21 @@ def test_examples_are_quoted_as_the_reply_language_quotes(engine: TurnEngine) ->
     assert polish and polish.status == "clarification_needed"
     assert polish.answer.startswith("Którego obiektu dotyczy pytanie? Podaj go w pełnym "
                                     "pytaniu, np. „")
+
+
+def test_examples_are_only_what_the_catalog_holds(engine: TurnEngine, store: Store,
+                                                  tmp_path: Path) -> None:
+    """With the demo removed, "a jak często?" over a handbook was answered "np. „kopia
+    zapasowa bazy danych”, „baza danych DocAssist”": built-in kinds the handbook never
+    named."""
+    for document in store.documents():
+        store.remove_document(document.document_id)
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "threat-modeling.md").write_text(
+        "# Threat modeling\n\nModel threats at the start of a project and review the model "
+        "every quarter.\n", encoding="utf-8")
+    index_paths(store, [tmp_path / "pages"])
+    asked = engine.handle(message("a jak często?"))
+    assert asked and asked.status == "clarification_needed"
+    assert asked.answer == i18n.text("clarify_subject_plain", "pl")
+    assert asked.clarification is not None and asked.clarification.choices == []

@@ -24,6 +24,7 @@ from tests.conftest import REPO, EngineFactory
 from tests.helpers import (
     SCORES_HELDOUT_TEST,
     ScriptedSelector,
+    key,
     message,
     recording,
     rules_selector,
@@ -195,3 +196,21 @@ def test_small_talk_gets_a_friendly_word_and_never_a_search(
     [row] = store.turns(result.conversation_id)
     assert (row["decision_status"], row["decision_reason"], row["tool_name"]) == (
         "no_suitable_tool", kind, None)
+
+
+def test_thanks_after_a_clarification_ends_it_and_is_not_handed_off(
+    make_engine: EngineFactory, store: Store, registry: ToolRegistry
+) -> None:
+    """A new operator's "dzieki" after a question DocAssist asked was counted as a failed
+    answer: twice more and it was handed to people."""
+    engine = make_engine()
+    asked = engine.handle(message("Jak sprawdzić jej stan?"))
+    assert asked and asked.status == "clarification_needed"
+    with recording(registry, *registry.names()) as recorders:
+        thanked = engine.handle(message("dzieki"))
+    assert thanked and thanked.status == "no_suitable_tool"
+    assert thanked.answer == i18n.text("smalltalk_thanks", "pl")
+    assert all(recorder.calls == [] for recorder in recorders.values())
+    assert store.load(key()).state.pending_clarification is None
+    rows = store.turns(thanked.conversation_id)
+    assert (rows[-1]["status"], rows[-1]["decision_reason"]) == ("no_suitable_tool", "smalltalk")

@@ -5,16 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from docassist.cli.common import JsonOption, announce_database, open_checked
 from docassist.cli.gaps import gaps
 from docassist.cli.output import emit_json, fail, out
 from docassist.cli.scopes import AudienceOption, CollectionFilterOption, traced_collection
+from docassist.cli.tables import Column, fitted_table
 from docassist.config import load_settings
 from docassist.core.errors import DocAssistError
 from docassist.serving.doctor import run_checks
@@ -30,6 +29,11 @@ app = typer.Typer()
 traces_app = typer.Typer(help="Export and purge the traces.", no_args_is_help=True)
 
 
+DOCTOR_COLUMNS: Final = (Column("role", "id"), Column("backend", "id"), Column("ok"),
+                         Column("latency ms"), Column("detail", max_width=60))
+"""The backend column holds the database's path or URL: whole, as an id (it was cut)."""
+
+
 @app.command()
 def doctor(as_json: JsonOption = False) -> None:
     """Which backends answer, with their models and latency; exit 1 if any does not."""
@@ -43,12 +47,10 @@ def doctor(as_json: JsonOption = False) -> None:
         emit_json({"ok": all(check.ok for check in checks),
                     "checks": [check.model_dump() for check in checks]})
     else:
-        table = Table("role", "backend", "ok", "latency ms", "detail")
-        for check in checks:
-            table.add_row(check.role, check.spec, "✓" if check.ok else Text("✗", style="red"),
-                          f"{check.latency_ms:.0f}" if check.latency_ms is not None else "",
-                          check.detail)
-        out.print(table)
+        rows = [[check.role, check.spec, "✓" if check.ok else "✗",
+                 f"{check.latency_ms:.0f}" if check.latency_ms is not None else "",
+                 check.detail] for check in checks]
+        out.print(fitted_table(out, DOCTOR_COLUMNS, rows), crop=False)
     if not all(check.ok for check in checks):
         raise typer.Exit(code=1)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
 from rich.text import Text
@@ -90,13 +90,25 @@ def index(
                     "chunks_per_s": round(report.chunks_per_s, 1)})
     else:
         out.print(f"indexed {len(report.indexed)}, unchanged {len(report.unchanged)}, "
-                  f"removed {len(report.removed)}" + (
-                      f": {', '.join(report.indexed)}" if report.indexed else ""))
+                  f"removed {len(report.removed)}" + _named(report.indexed), soft_wrap=True)
         for move in report.moved:
             out.print(f"moved {move.document_id} from collection {move.from_collection} to "
                       f"{move.to_collection}")
     if not (report.indexed or report.unchanged or report.removed):
         raise typer.Exit(code=1)
+
+
+LISTED_IDS: Final = 10
+"""Ids `index` names after its counts; past them, how many more (175 ids made one 12 KB
+line). `--json` and `docs` list them all."""
+
+
+def _named(ids: list[str]) -> str:
+    if not ids:
+        return ""
+    more = f" and {len(ids) - LISTED_IDS} more (`docassist docs` lists them)" if len(
+        ids) > LISTED_IDS else ""
+    return f": {', '.join(ids[:LISTED_IDS])}{more}"
 
 
 def demo_documents(documents: list[DocumentInfo], demo: Path, indexed: list[Path]) -> list[str]:
@@ -158,7 +170,7 @@ def docs(as_json: JsonOption = False) -> None:
     rows = [[d.document_id, d.title, d.own_version or NO_VERSION, d.collection,
              str(d.chunk_count), d.owner or "", d.updated or "", d.source or "",
              d.language or "", (d.indexed_at or "")[:16]] for d in documents]
-    out.print(fitted_table(out, DOCS_COLUMNS, rows))
+    out.print(fitted_table(out, DOCS_COLUMNS, rows), crop=False)
 
 
 @app.command()

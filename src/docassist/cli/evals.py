@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final, Protocol
 
 import typer
 from rich.table import Table
@@ -56,7 +57,9 @@ PageOption = Annotated[Path | None, typer.Option(
     help="Also write the figures into this documentation page (docs/evaluation.md), "
     "replacing this file's, set's and split's block.")]
 
-eval_app = typer.Typer(help="Evaluate decisions on labelled cases.", no_args_is_help=True)
+eval_app = typer.Typer(help="Measure DocAssist on labelled cases (decisions, answers, "
+                       "retrieval), compare and list runs, shadow, canary, harvest cases.",
+                       no_args_is_help=True)
 
 
 def runtime_with_documents(as_json: bool, record: Path | None = None) -> Runtime:
@@ -185,6 +188,7 @@ def eval_answers(
         answer_cases = with_paths_as_ids(answer_cases, _ids_by_path(runtime, root))
     except ValueError as error:
         raise fail(f"{file}: {error}", as_json) from error
+    check_expected_indexed(answer_cases, runtime, file, as_json)
     run_turn = scratch_turns(runtime.engine, audience)  # eval turns stay out of the traces
     with progress_bars() as progress:
         task = progress.add_task("answering", total=len(answer_cases))
@@ -206,6 +210,32 @@ def eval_answers(
               f"refused answerable {report.refused_answerable:.1%}; unanswerable answered "
               f"{report.unanswerable_answered:.1%}; section hit {report.section_hit_rate:.1%}; "
               f"invalid citations {report.invalid_citations}")
+
+
+class _Expecting(Protocol):
+    expected_documents: list[str]
+
+
+def check_expected_indexed(cases: Sequence[_Expecting], runtime: Runtime, file: Path,
+                           as_json: bool) -> None:
+    """A set written over documents that are not indexed cannot score: none indexed is an
+    error (exit 2, before the long run); some missing is a warning naming them. The demo's
+    set over a handbook scored "right 0.0%" after 84 s, with no word why."""
+    expected = {document for case in cases for document in case.expected_documents}
+    missing = sorted(expected - {document.document_id for document in runtime.store.documents()})
+    if not missing:
+        return
+    named = ", ".join(missing[:LISTED_MISSING]) + (", …" if len(missing) > LISTED_MISSING else "")
+    if len(missing) == len(expected):
+        raise fail(f"{file}: none of the {len(expected)} documents its cases expect is indexed "
+                   f"({named}); index the documents the set was written over", as_json)
+    err.print(labelled("warning:", f"{file}: {len(missing)} of the {len(expected)} documents "
+                       f"its cases expect are not indexed ({named}); their cases cannot be "
+                       "right"), soft_wrap=True)
+
+
+LISTED_MISSING: Final = 5
+"""Missing documents a warning names; the count says how many more."""
 
 
 def _block_key(kind: str, file: Path, set_name: str | None, split: str | None) -> str:
@@ -304,6 +334,13 @@ def eval_shadow(as_json: JsonOption = False) -> None:
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return
+    if not report.total:  # "agreement 0.0%" read as a verdict on a selector never run
+        configured = runtime.settings.shadow_model
+        out.print("no shadowed turns yet: " + (
+            f"{configured} is asked beside the active selector from the next turn served"
+            if configured else "set DOCASSIST_SHADOW_MODEL to a candidate selection backend "
+            "and serve some turns; its decisions are recorded, never executed"))
+        return
     out.print(f"{report.total} shadowed turns ({', '.join(report.candidates) or 'none'}); "
               f"agreement {report.agreement:.1%}; candidate errors {report.candidate_errors}")
     table = Table("active -> candidate", "turns")
@@ -330,7 +367,7 @@ def eval_runs(as_json: JsonOption = False) -> None:
     rows = [[run["run_id"], run["kind"], str(run["total"]), f"{run['accuracy']:.1%}",
              run["model"], run["backend"], run["created_at"], run["catalog_version"]]
             for run in runs]
-    out.print(fitted_table(out, RUN_COLUMNS, rows))
+    out.print(fitted_table(out, RUN_COLUMNS, rows), crop=False)
 
 
 @eval_app.command("retrieval")
@@ -361,6 +398,7 @@ def eval_retrieval(
         cases = with_documents_by_path(cases, _ids_by_path(runtime, root))
     except ValueError as error:
         raise fail(f"{file}: {error}", as_json) from error
+    check_expected_indexed(cases, runtime, file, as_json)
     # The baseline ranks every chunk: it is left out of a narrowed run.
     baselines = ({"bm25s": Bm25sRetriever(runtime.store)}
                  if bm25s_available() and scope.everything else {})

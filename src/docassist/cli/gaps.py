@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
-from rich.table import Table
 
 from docassist.cli.common import open_checked
 from docassist.cli.output import emit_json, err, fail, labelled, out
+from docassist.cli.tables import Column, fitted_table
 from docassist.core.gaps import Gap, GapGroup, group_gaps
 from docassist.core.limits import GAP_DAYS
 from docassist.evaluation.canary import CanaryReport, canary_sets, run_canary
@@ -42,9 +42,14 @@ def gap_groups(runtime: Runtime, since: str) -> list[GapGroup]:
                       runtime.store)
 
 
+GAP_COLUMNS: Final = (Column("closest documents (owner)", "id"), Column("count"),
+                      Column("kinds"), Column("examples", max_width=60))
+"""`gaps` for people: the documents first, whole (people open them next)."""
+
+
 def gaps(since: SinceOption = None, as_json: JsonOption = False) -> None:
-    """Unanswered questions, 👎 and handoffs of a period, grouped by meaning, with the
-    closest documents and their owners: where the documents need work."""
+    """Unanswered questions, thumbs-down votes and handoffs of a period, grouped by
+    meaning, with the closest documents and their owners: where the documents need work."""
     try:
         start = since_time(since, datetime.now(UTC))
     except ValueError as error:  # before anything is opened: a bad option writes nothing
@@ -54,13 +59,11 @@ def gaps(since: SinceOption = None, as_json: JsonOption = False) -> None:
         emit_json({"since": start, "groups": [group.model_dump(mode="json")
                                               for group in groups]})
         return
-    table = Table("count", "kinds", "closest documents (owner)", "examples")
-    for group in groups:
-        table.add_row(
-            str(group.count), ", ".join(f"{kind} {n}" for kind, n in group.kinds.items()),
-            "\n".join(f"{d.document_id} ({d.owner or '-'})" for d in group.documents) or "-",
-            "\n".join(e.text or f"sha256:{(e.sha256 or '')[:12]}" for e in group.examples))
-    out.print(table)
+    rows = [["\n".join(f"{d.document_id} ({d.owner or '-'})" for d in group.documents) or "-",
+             str(group.count), ", ".join(f"{kind} {n}" for kind, n in group.kinds.items()),
+             "\n".join(e.text or f"sha256:{(e.sha256 or '')[:12]}" for e in group.examples)]
+            for group in groups]
+    out.print(fitted_table(out, GAP_COLUMNS, rows), crop=False)
     out.print(f"{sum(group.count for group in groups)} gap turn(s) in {len(groups)} group(s) "
               f"since {start}")
 

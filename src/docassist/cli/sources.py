@@ -60,7 +60,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
     rows = [[s.name, str(s.kind), s.collection, str(s.documents), s.last_success or "never",
              s.last_error or "", s.next_run or ""] for s in statuses]
     out.print(fitted_table(out, SOURCE_COLUMNS, rows) if statuses
-              else "no sources: add one with `docassist sources add`")
+              else "no sources: add one with `docassist sources add`", crop=False)
 
 
 def _add(source_values: dict[str, Any], as_json: bool) -> None:

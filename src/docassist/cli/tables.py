@@ -35,7 +35,8 @@ def fitted_table(console: Console, columns: Sequence[Column],
                  rows: Sequence[Sequence[str]]) -> RenderableType:
     """A table of `rows` (one cell per column) that fits `console`: ids whole, optional
     columns dropped from the right while the natural width exceeds the console's; records
-    when the rest cannot wrap without cutting a word."""
+    when the rest cannot wrap without cutting a word. Print it with `crop=False`: a record's
+    id line is never cut, even when longer than the terminal."""
     shown = list(range(len(columns)))
     table = _table(columns, rows, shown)
     while _natural_width(console, table) > console.width:
@@ -56,8 +57,8 @@ def _narrowest(columns: Sequence[Column], rows: Sequence[Sequence[str]],
     width = 1
     for index in shown:
         words = [columns[index].header]
-        words += [word for row in rows for word in (
-            [row[index]] if columns[index].role == "id" else row[index].split())]
+        words += [word for row in rows for word in (  # an id cell may hold one id a line
+            row[index].split("\n") if columns[index].role == "id" else row[index].split())]
         needed = max(map(len, words))
         width += (needed if columns[index].role == "id" else min(needed, LONG_WORD)) + 3
     return width
@@ -68,14 +69,13 @@ def _records(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> Group:
     column as `name: value` on one indented line."""
     records: list[Text] = []
     for row in rows:
-        record = Text()
         for column, cell in zip(columns, row, strict=True):
-            if column.role == "id":
-                record.append(cell + "\n", style="bold")
+            if column.role == "id" and cell:  # never wrapped: a path longer than the line too
+                records.extend(Text(line, style="bold", no_wrap=True, overflow="ignore")
+                               for line in cell.split("\n"))
         fields = [f"{column.header}: {cell}" for column, cell in zip(columns, row, strict=True)
                   if column.role != "id" and cell]
-        record.append("  " + " · ".join(fields))
-        records.append(record)
+        records.append(Text("  " + " · ".join(fields)))
     return Group(*records)
 
 

@@ -61,6 +61,11 @@ _INJECTION: Final = re.compile(
 )
 
 
+_THANKS: Final = re.compile(
+    r"\b(?:thank\w*|thx|cheers|appreciate\w*|dzi[eę]k\w*|dzi[eę]kuj\w*)\b", re.IGNORECASE)
+"""Not "ty": Polish for "you" ("a ty kim jesteś?")."""
+
+
 def words(text: str) -> list[str]:
     return [word.casefold() for word in _WORD.findall(text)]
 
@@ -93,3 +98,9 @@ def is_injection(text: str) -> bool:
     """An instruction to ignore the rules, change role, reveal the prompt or act as a system,
     outside quotes."""
     return bool(_INJECTION.search(_QUOTED.sub(" ", text)))
+
+
+def thanks(text: str) -> bool:
+    """The message thanks ("thanks!", "dzieki"): small talk that gets "you're welcome", not
+    the introduction, and that ends a question DocAssist asked rather than failing it."""
+    return bool(_THANKS.search(text))

@@ -43,6 +43,9 @@ _SINGLE_EMPHASIS: Final = re.compile(r"(?<![\w*])([*_])(?!\s)([^*_\n]+?)(?<!\s)\
 _UNDERSCORE_STRONG: Final = re.compile(r"__([^_\n]+)__")
 _BLOCK_TAG: Final = re.compile(r"^\s*(?:\{%-?\s*(?:end)?\w+[^%]*%\}|<%.*?%>)\s*$", re.MULTILINE)
 _ITEM: Final = re.compile(r"^\s*(?:• |\d+\. )")
+_HTML_COMMENT: Final = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+"""`<!-- markdownlint-disable MD013 -->`: a note to the page's tools, shown in answers. Outside
+code only (a snippet of HTML may hold one); an unclosed one runs to the end of the body."""
 
 
 def chunk_body(text: str) -> str:
@@ -83,11 +86,11 @@ def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) 
     lines: list[str] = []
     numbers: dict[int, int] = {}  # indentation → the next number of that ordered list
     code: list[str] | None = None
-    for raw in _unwrapped(body).split("\n"):
+    for raw in _without_comments(_unwrapped(body)).split("\n"):
         if code is not None:
             code.append(raw)
             if _FENCE.match(raw):
-                lines.append("\n".join(code))
+                lines.append("\n".join(code) if len(code) > 2 else "")  # an empty block: none
                 code = None
             continue
         if _FENCE.match(raw):
@@ -97,9 +100,17 @@ def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) 
             numbers.clear()
             continue
         lines.append(_line(raw, numbers, page_path, link_title, lines))
-    if code is not None:  # an unclosed fence: closed here, so nothing after it is code
-        lines.append("\n".join([*code, "```"]))
+    if code is not None and len(code) > 1:  # unclosed: closed here, nothing after it is code
+        lines.append("\n".join([*code, "```"]))  # (a chunk cut after "```sh" shows none)
     return Passage([line for line in lines if line])
+
+
+def _without_comments(body: str) -> str:
+    """HTML comments taken out of the text outside code fences."""
+    parts = re.split(r"(^\s*(?:```|~~~).*?(?:^\s*(?:```|~~~)[^\n]*$|\Z))", body,
+                     flags=re.MULTILINE | re.DOTALL)
+    return "".join(part if index % 2 else _HTML_COMMENT.sub("", part)
+                   for index, part in enumerate(parts))
 
 
 def _unwrapped(body: str) -> str:

@@ -133,10 +133,11 @@ def plan_turn(
         completed = _complete_pending(pending, message, vocabulary, catalog, language)
         if completed is not None:
             effective, resolution = completed
-        elif not is_new_request(message, vocabulary) and not _read_as_request(
-                selector, selection_request(message, Resolution(message, message), state,
-                                            catalog=catalog, tool_specs=tool_specs,
-                                            language=language)):
+        elif not is_new_request(message, vocabulary) and not intents.thanks(message) and (
+                not _read_as_request(selector, selection_request(
+                    message, Resolution(message, message), state, catalog=catalog,
+                    tool_specs=tool_specs, language=language))):
+            # "dzieki" after our question was counted as a failed answer and handed off.
             return _no_progress(pending, message, vocabulary)
     # A reply that supplied the missing subject completed the request: the selector reads the
     # rewritten question, or it would ask about the pronoun again.

@@ -6,7 +6,6 @@ message is never shown in their place.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -26,6 +25,7 @@ from docassist.core.ports import Catalog
 from docassist.core.results import Choice, Clarification
 from docassist.core.state import ConversationState, MissingField, RagResult, Source
 from docassist.core.statuses import TurnStatus
+from docassist.core.subjects import Subject
 from docassist.core.text import stems
 from docassist.core.tools import ToolOutcome
 
@@ -38,10 +38,6 @@ LISTED_DOCUMENTS: Final = 5
 message first: a real handbook's whole catalog (hundreds of ids) drowned the reply."""
 NO_TOOL_TEXTS: Final[dict[str, str]] = {"smalltalk": "smalltalk", "off_topic": "off_topic"}
 """The reply to `no_suitable_tool` by the kind the selector read (other kinds: the plain one)."""
-_THANKS: Final = re.compile(
-    r"\b(?:thank\w*|thx|ty|cheers|appreciate\w*|dzi[eę]k\w*|dzi[eę]kuj\w*)\b", re.IGNORECASE)
-"""Small talk that thanks gets "you're welcome", not the introduction: a new operator's
-"thanks!" after an answer was told what DocAssist is."""
 
 
 _STORAGE_TEXT: dict[type[StorageUnavailableError], str] = {
@@ -92,7 +88,7 @@ def compose_reply(
     if decision.status == "no_suitable_tool":
         # Small talk gets a friendly word on what DocAssist does; chit-chat a polite no.
         key = NO_TOOL_TEXTS.get(decision.reason or "", "no_suitable_tool")
-        if key == "smalltalk" and _THANKS.search(plan.message):
+        if key == "smalltalk" and intents.thanks(plan.message):
             key = "smalltalk_thanks"
         return Reply("no_suitable_tool", i18n.text(key, language))
     if decision.status == "clarification_needed":
@@ -223,11 +219,11 @@ def _clarify(
         answer = i18n.text("clarify_subject_ambiguous", language,
                            options=_options_list(option_labels, language))
     else:
-        vocabulary = SubjectVocabulary.from_catalog(catalog.documents())
-        examples = [s.label(language) for s in vocabulary.subjects][:EXAMPLE_SUBJECTS]
+        examples = [s.label(language) for s in _catalog_subjects(catalog)][:EXAMPLE_SUBJECTS]
         answer = i18n.text("clarify_subject", language,
                            examples=", ".join(i18n.text("option", language, option=example)
-                                              for example in examples))
+                                              for example in examples)) if examples else (
+            i18n.text("clarify_subject_plain", language))
         choices = [Choice(label=example, reply=example) for example in examples]
     return Reply(
         "clarification_needed",
@@ -236,6 +232,16 @@ def _clarify(
                                     attempts=attempts,
                                     choices=choices[:MAX_CLARIFICATION_CHOICES]),
     )
+
+
+def _catalog_subjects(catalog: Catalog) -> list[Subject]:
+    """The subjects the catalog holds: its services, and the built-in kinds a title names.
+    The built-ins alone ("the DocAssist database") came from the demo, and were offered over
+    a handbook that had never mentioned them."""
+    documents = catalog.documents()
+    return [subject for subject in SubjectVocabulary.from_catalog(documents).subjects
+            if subject.kind == "service"
+            or any(subject.pattern.search(document.title) for document in documents)]
 
 
 def closest_by_title(message: str, documents: Sequence[DocumentInfo]) -> list[DocumentInfo]:

@@ -86,9 +86,8 @@ def render_result(result: TurnResult, *, debug: bool = False,
             if source.score >= SHOWN_SCORE_MIN:
                 lines.append(f" (score {source.score:.2f})", style="dim")
         parts.append(lines)
-    for warning in result.warnings:
-        parts.append(Text(f"! {warning}", style="yellow"))
-    if debug:
+    if debug:  # trace codes ("unstated_money", "removed_citation:…"): for operators only
+        parts.extend(Text(f"! {warning}", style="yellow") for warning in result.warnings)
         parts.append(Text(
             f"[status={result.status} decision={result.decision.status}"
             f"/{result.decision.decided_by} action={result.decision.action} "

@@ -32,6 +32,10 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Którego obiektu dotyczy pytanie? Podaj go w pełnym pytaniu, np. {examples}.",
         "en": "Which object do you mean? Name it in your question, e.g. {examples}.",
     },
+    "clarify_subject_plain": {
+        "pl": "Którego obiektu dotyczy pytanie? Podaj go w pełnym pytaniu.",
+        "en": "Which object do you mean? Name it in your question.",
+    },
     "clarify_subject_ambiguous": {
         # Polish inflects names after "o" ("o kopii zapasowej"), and no maintained package
         # does that: the question ends at a colon and the candidates follow in quotes, in the

@@ -1,0 +1,35 @@
+"""What a page holds for its own tools stays out of answers: a new operator saw
+`<!-- markdownlint-disable MD013 -->` in one and a stray "```sh" closing another (a chunk cut
+just after a fence opened)."""
+
+from __future__ import annotations
+
+from docassist.core import passages
+
+BODY = """Build the image in the pipeline.
+
+<!-- markdownlint-disable MD013 -->
+
+```html
+<!-- an example's own comment stays -->
+<p>ok</p>
+```
+<!-- markdownlint-enable MD013 -->
+Push it to the registry <!-- TODO: name it --> when the tests pass.
+<!-- a note
+over two lines -->
+Then deploy.
+```sh"""
+
+
+def test_comments_outside_code_and_empty_code_blocks_are_not_shown() -> None:
+    assert passages.render(BODY).lines == [
+        "Build the image in the pipeline.",
+        "```html\n<!-- an example's own comment stays -->\n<p>ok</p>\n```",
+        "Push it to the registry when the tests pass.",
+        "Then deploy.",
+    ]
+
+
+def test_an_unclosed_fence_with_code_is_still_closed() -> None:
+    assert passages.render("Run:\n```sh\nmake test").lines == ["Run:", "```sh\nmake test\n```"]
