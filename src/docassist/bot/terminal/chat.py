@@ -31,6 +31,11 @@ STATUS_STYLE: dict[TurnStatus, str] = {
 }
 
 
+RATED_STATUSES: frozenset[TurnStatus] = frozenset({"answered", "no_answer"})
+"""What `/good` and `/bad` rate: an answer from the documents, or the word there is none (a
+thumbs-down on a greeting's reply was thanked and listed among the gaps)."""
+
+
 def new_thread_key(thread: str | None = None) -> ConversationKey:
     return ConversationKey(platform=PLATFORM, workspace="local", channel="terminal",
                            thread=thread or uuid.uuid4().hex[:12])
@@ -187,7 +192,7 @@ class ChatSession:
 
         result = self.engine.handle(message, on_partial=show)
         if result is not None:
-            if result.status != "storage_unavailable":  # an unsaved turn cannot be rated
+            if result.status in RATED_STATUSES:
                 self.last_result_id = result.result_id
             self.console.print(render_result(result, debug=self.debug,
                                              answer_shown=bool(streamed)))
