@@ -108,6 +108,15 @@ def test_eval_shadow_with_nothing_shadowed_says_how_to_start(db_path: Path) -> N
     assert report["total"] == 0  # the JSON keeps its keys
 
 
+def test_only_an_answer_can_be_rated_in_the_terminal_chat(db_path: Path) -> None:
+    """`/bad` after the reply to a greeting was thanked, and listed among the gaps."""
+    done = run("chat", db=db_path, stdin="hello\n/bad\n/quit\n")
+    assert done.returncode == 0, done.stderr
+    assert "There is no answer to rate yet." in done.stdout
+    assert "Thanks for the feedback." not in done.stdout
+    assert one_json(run("gaps", "--json", db=db_path).stdout)["groups"] == []
+
+
 def test_piped_output_is_not_wrapped_at_80_columns(db_path: Path) -> None:
     """Into a pipe with no COLUMNS, Rich wrapped at 80 and cut commands in two."""
     done = run("ask", "Jak odnowić certyfikat TLS?", db=db_path, COLUMNS="")

@@ -14,7 +14,7 @@ from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.learned import question_parts
 from docassist.core.limits import MAX_SOURCES, SNIPPET_CHARS
 from docassist.core.named_terms import named_terms, unmentioned
-from docassist.core.passages import chunk_body
+from docassist.core.passages import chunk_body, outside_code
 from docassist.core.ports import Answerer, Catalog, Retriever, SearchHit
 from docassist.core.procedure import best_document_hit, page_sections, procedure_window
 from docassist.core.state import RagResult, Source
@@ -51,6 +51,11 @@ def to_source(hit: SearchHit) -> Source:
     )
 
 
+def _tidy_spaces(text: str) -> str:
+    """The spaces a dropped citation leaves; code keeps its own (YAML's indentation)."""
+    return re.sub(r"[ \t]+\n", "\n", re.sub(r"[ \t]{2,}", " ", text))
+
+
 def check_citations(answer: str, retrieved_ids: set[str]) -> tuple[str, list[str], list[str]]:
     """Remove citations of chunks that were not retrieved for this answer.
 
@@ -68,8 +73,7 @@ def check_citations(answer: str, retrieved_ids: set[str]) -> tuple[str, list[str
         warnings.append(f"removed_citation:{chunk_id}")
         return ""
 
-    cleaned = _CITATION_WITH_SPACE.sub(keep_or_drop, answer)
-    cleaned = re.sub(r"[ \t]+\n", "\n", re.sub(r"[ \t]{2,}", " ", cleaned)).strip()
+    cleaned = outside_code(_CITATION_WITH_SPACE.sub(keep_or_drop, answer), _tidy_spaces).strip()
     if not cited:
         warnings.append("no_valid_citation")
     return cleaned, cited, warnings

@@ -272,8 +272,12 @@ def compose_procedure(steps: list[SearchHit], language: i18n.Language,
     intro = i18n.text("answer_procedure_intro", language, title=steps[0].document.title)
     numbered = []
     for n, hit in enumerate(steps, start=1):
+        lines = passage_lines(hit, links, STEP_CHARS)
+        # A step's words on its line; its code blocks after it, whole: joined into the line,
+        # YAML lost its indentation and its fence was read as text.
         text = " ".join(line.lstrip("•0123456789. ") if line[:1] in "•0123456789" else line
-                        for line in passage_lines(hit, links, STEP_CHARS))
+                        for line in lines if not line.startswith("```"))
         numbered.append(f"{n}. {shown_section(hit.chunk.section, hit.document.title)}: {text} "
                         f"[{hit.chunk.chunk_id}]")
+        numbered += [line for line in lines if line.startswith("```")]
     return "\n".join([intro, *numbered])

@@ -107,10 +107,18 @@ def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) 
 
 def _without_comments(body: str) -> str:
     """HTML comments taken out of the text outside code fences."""
-    parts = re.split(r"(^\s*(?:```|~~~).*?(?:^\s*(?:```|~~~)[^\n]*$|\Z))", body,
-                     flags=re.MULTILINE | re.DOTALL)
-    return "".join(part if index % 2 else _HTML_COMMENT.sub("", part)
-                   for index, part in enumerate(parts))
+    return outside_code(body, lambda text: _HTML_COMMENT.sub("", text))
+
+
+_FENCED_BLOCK: Final = re.compile(r"(^[ \t]*(?:```|~~~).*?(?:^[ \t]*(?:```|~~~)[^\n]*$|\Z))",
+                                  re.MULTILINE | re.DOTALL)
+
+
+def outside_code(text: str, change: Callable[[str], str]) -> str:
+    """`text` with `change` applied to all but its fenced code blocks (an unclosed fence runs
+    to the end), which stay as written: their spaces and comments are the code's."""
+    parts = _FENCED_BLOCK.split(text)
+    return "".join(part if index % 2 else change(part) for index, part in enumerate(parts))
 
 
 def _unwrapped(body: str) -> str:

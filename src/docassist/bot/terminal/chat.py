@@ -16,7 +16,7 @@ from docassist.core.messages import ChatMessage, Command, ConversationKey
 from docassist.core.replies import storage_problem_text
 from docassist.core.results import TurnResult
 from docassist.core.scopes import OPERATOR, Audience
-from docassist.core.statuses import TurnStatus
+from docassist.core.statuses import ANSWER_STATUSES, TurnStatus
 from docassist.core.turn import TurnEngine
 
 PLATFORM = "cli"
@@ -187,7 +187,9 @@ class ChatSession:
 
         result = self.engine.handle(message, on_partial=show)
         if result is not None:
-            if result.status != "storage_unavailable":  # an unsaved turn cannot be rated
+            # What Slack and Teams offer votes on: a thumbs-down on a greeting's reply was
+            # thanked and listed among the gaps.
+            if result.status in ANSWER_STATUSES:
                 self.last_result_id = result.result_id
             self.console.print(render_result(result, debug=self.debug,
                                              answer_shown=bool(streamed)))
