@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Final, Literal, get_args, get_origin
+from typing import Final, Literal, TypeVar, get_args, get_origin
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -228,25 +228,34 @@ class Settings(BaseSettings):
                            timeout_seconds=self.model_timeout, record_path=record_path)
 
 
+AnySettings = TypeVar("AnySettings", bound=BaseSettings)
+
+
 def load_settings() -> Settings:
-    """Settings from the environment; a bad value is a ConfigurationError naming each
-    variable, its value and what it accepts (pydantic's text names the field only)."""
+    """The settings every command reads (from_environment)."""
+    return from_environment(Settings)
+
+
+def from_environment(kind: type[AnySettings]) -> AnySettings:
+    """`kind` (Settings, TeamsSettings…) from the environment; a bad value is a
+    ConfigurationError naming each variable, its value and what it accepts (pydantic's text
+    names the field only, or dumps every error with a link)."""
     try:
-        return Settings()
+        return kind()
     except ValidationError as error:
-        problems = "; ".join(_setting_problem(problem) for problem in error.errors())
+        problems = "; ".join(_setting_problem(kind, problem) for problem in error.errors())
         raise ConfigurationError(f"invalid configuration: {problems}") from None
 
 
-def _setting_problem(problem: ErrorDetails) -> str:
+def _setting_problem(kind: type[BaseSettings], problem: ErrorDetails) -> str:
     """`DOCASSIST_RETRIEVER='bm26' is not one of ranked, hybrid, bm25, dense`, or
     `DOCASSIST_TURN_NICE='50': Input should be less than or equal to 19`."""
     name = str(problem["loc"][0]) if problem["loc"] else ""
-    field = Settings.model_fields.get(name)
+    field = kind.model_fields.get(name)
     kinds = () if field is None else (field.annotation, *get_args(field.annotation))
     value = repr(problem.get("input"))  # no secret here: a SecretStr takes any text
     choices = next((get_args(kind) for kind in kinds if get_origin(kind) is Literal), ())
-    variable = SETTINGS_PREFIX + name.upper()
+    variable = str(kind.model_config.get("env_prefix") or "") + name.upper()
     if choices:
         return f"{variable}={value} is not one of {', '.join(map(str, choices))}"
     return f"{variable}={value}: {problem['msg']}"

@@ -3,6 +3,7 @@ inline replies, and a crash after the activity was stored."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +52,18 @@ def test_a_bad_worker_count_is_a_configuration_error(tmp_path: Path) -> None:
                           cwd=REPO, capture_output=True, timeout=60)
     assert done.returncode == 2
     assert "DOCASSIST_INBOX_WORKERS='0'" in done.stderr.decode()
+
+
+def test_a_bad_teams_setting_names_its_variable_not_pydantics_dump(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "docassist", "teams", "--port", "0"],
+                          env=teams_env(tmp_path / "x.db", DOCASSIST_TEAMS_ANONYMOUS="maybe"),
+                          cwd=REPO, capture_output=True, timeout=60)
+    assert done.returncode == 2
+    stderr = done.stderr.decode()
+    assert "DOCASSIST_TEAMS_ANONYMOUS='maybe'" in stderr
+    assert "errors.pydantic.dev" not in stderr and "Traceback" not in stderr
+    package = subprocess.run([sys.executable, "-m", "docassist", "teams-package", "--json"],
+                             env=teams_env(tmp_path / "x.db", DOCASSIST_TEAMS_ANONYMOUS="maybe"),
+                             cwd=REPO, capture_output=True, timeout=60)
+    assert package.returncode == 2 and package.stdout.count(b"\n{") == 0
+    assert "DOCASSIST_TEAMS_ANONYMOUS='maybe'" in json.loads(package.stdout)["error"]

@@ -156,9 +156,12 @@ def teams_package(
     """Build the Teams app package to sideload: manifest with ids filled in, plus icons. The
     Teams app id follows from the bot id: a rebuild updates the same app."""
     from docassist.bot.teams.package import build_package, placeholder_urls
-    from docassist.config import TeamsSettings, default_teams_manifest
+    from docassist.config import TeamsSettings, default_teams_manifest, from_environment
 
-    settings = TeamsSettings()
+    try:
+        settings = from_environment(TeamsSettings)
+    except DocAssistError as error:
+        raise fail(str(error), as_json) from error
     app_id = bot_app_id or settings.app_id
     if not app_id:
         raise fail("give --bot-app-id or set DOCASSIST_TEAMS_APP_ID", as_json)

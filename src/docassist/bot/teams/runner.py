@@ -9,7 +9,6 @@ from functools import partial
 
 from aiohttp import web
 from microsoft_agents.hosting.core.authorization import Connections
-from pydantic import ValidationError
 
 from docassist.bot.teams.app import TeamsAdapter, TeamsConfig
 from docassist.bot.teams.digest import start_teams_gaps_digest
@@ -21,7 +20,7 @@ from docassist.bot.teams.server import (
     mount,
 )
 from docassist.bot.web import new_application, run_forever
-from docassist.config import GraphSettings, TeamsSettings
+from docassist.config import GraphSettings, TeamsSettings, from_environment
 from docassist.core.errors import ConfigurationError
 from docassist.core.holder import PROCESS_HOLDER
 from docassist.core.limits import HTTP_READ_TIMEOUT_SECONDS
@@ -35,10 +34,7 @@ from docassist.sources.graph import GraphClient
 
 def teams_settings() -> TeamsSettings:
     """The three credentials (or DOCASSIST_TEAMS_ANONYMOUS=true) from the environment."""
-    try:
-        settings = TeamsSettings()
-    except ValidationError as error:
-        raise ConfigurationError(f"invalid Teams configuration: {error}") from error
+    settings = from_environment(TeamsSettings)  # a bad value names its variable
     missing = settings.missing_credentials()
     if missing:
         raise ConfigurationError("Teams configuration incomplete: " + ", ".join(missing)
