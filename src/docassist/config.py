@@ -252,9 +252,10 @@ def _setting_problem(kind: type[BaseSettings], problem: ErrorDetails) -> str:
     `DOCASSIST_TURN_NICE='50': Input should be less than or equal to 19`."""
     name = str(problem["loc"][0]) if problem["loc"] else ""
     field = kind.model_fields.get(name)
-    kinds = () if field is None else (field.annotation, *get_args(field.annotation))
+    annotations = () if field is None else (field.annotation, *get_args(field.annotation))
     value = repr(problem.get("input"))  # no secret here: a SecretStr takes any text
-    choices = next((get_args(kind) for kind in kinds if get_origin(kind) is Literal), ())
+    choices = next((get_args(annotation) for annotation in annotations
+                    if get_origin(annotation) is Literal), ())
     variable = str(kind.model_config.get("env_prefix") or "") + name.upper()
     if choices:
         return f"{variable}={value} is not one of {', '.join(map(str, choices))}"

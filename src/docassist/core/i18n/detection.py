@@ -39,12 +39,13 @@ _POLISH_WITHOUT_LETTERS: Final = frozenset(
 )
 """Polish written without its letters, as people type in chat ("zrestartuj serwer
 docassist-api", "dziekuje bardzo"): counted for the reply's language only."""
+_REPLY_POLISH_WORDS: Final = _POLISH_WORDS | _POLISH_WITHOUT_LETTERS
 
 
 def detect_language(message: str, default: Language) -> Language:
     """The language to reply in: `feature_language`, with Polish typed without its letters
     also counted ("zrestartuj serwer docassist-api" was refused in English)."""
-    return _decide(message, default, _POLISH_WORDS | _POLISH_WITHOUT_LETTERS)
+    return _decide(message, default, _REPLY_POLISH_WORDS)
 
 
 def feature_language(message: str, default: Language) -> Language:
