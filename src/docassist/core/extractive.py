@@ -65,7 +65,7 @@ class ExtractiveAnswerer:
         failure = [hit for hit in hits if hit.document.document_id == page
                    and is_alternative_path(hit.chunk)] if asks_what_if_not(own, question) else []
         if failure:
-            return self._passage(question, self._best_passage(own, failure),
+            return self._passage(question, self._best_passage(own, failure), hits,
                                  language_of(language), links)
         best = self._best_passage(own, hits)
         # Steps across sections answer a how-to, unless a prose section is headed by the
@@ -76,7 +76,7 @@ class ExtractiveAnswerer:
         if len(steps) > 1 and not names_a_step and (
                 is_step(best.chunk) or not self._headed_by(question, best)):
             return compose_procedure(steps, language_of(language), links)
-        return self._passage(question, best, language_of(language), links)
+        return self._passage(question, best, hits, language_of(language), links)
 
     def _best_passage(self, question: str, hits: list[SearchHit]) -> SearchHit:
         """Of the best page's sections, the one that covers the question most (a follow-up
@@ -127,8 +127,8 @@ class ExtractiveAnswerer:
         wanted = stems(question)
         return bool(wanted) and len(wanted & self._heading(hit)) >= HEADING_MATCH * len(wanted)
 
-    def _passage(self, question: str, hit: SearchHit, language: i18n.Language,
-                 links: LinkTitles | None) -> str:
+    def _passage(self, question: str, hit: SearchHit, hits: list[SearchHit],
+                 language: i18n.Language, links: LinkTitles | None) -> str:
         lines = passage_lines(self._with_table_header(hit), links)
         cite = f" [{hit.chunk.chunk_id}]"
         intro = i18n.text("answer_passage_intro", language, title=hit.document.title,
@@ -137,7 +137,7 @@ class ExtractiveAnswerer:
         # names share a question's words more often than the row that answers).
         fact = (self._fact(question, passage_lines(hit, links)) if asks_for_a_fact(question)
                 else None)
-        body = "\n".join(lines) + cite
+        body = "\n".join(lines) + cite + continuation(hit, hits, lines, links)
         if fact is None or lines[0].startswith(fact):
             return f"{intro}\n{body}"
         return f"{fact}{cite}\n\n{intro}\n{body}"
@@ -182,6 +182,11 @@ _FACT_QUESTION: Final = re.compile(
     re.IGNORECASE)
 
 
+_LEAD_IN: Final = re.compile(
+    r":\s*$|\b(?:below|the\s+following|as\s+follows|poniżej|poniższ\w*|następując\w*)\b",
+    re.IGNORECASE)
+
+
 _WHAT_IF_NOT: Final = re.compile(
     r"^\W*(?:(?:and|but|so)\s+)?what\s+if\b.*\b(?:not|never|fails?|failed|breaks?|"
     r"doesn't|don't|won't|isn't|can't|cannot|didn't|stuck|down)\b|"
@@ -202,6 +207,8 @@ HEADING_MATCH: Final = 0.5
 TABLE_HEADER_LOOKBACK: Final = 8
 """Earlier chunks of the section searched for the header row of a table a passage continues
 (a table long enough to span more is read without it)."""
+MIN_CONTINUATION_CHARS: Final = 160
+"""Room a passage must still have for a section its lead-in announces to be added to it."""
 PASSAGE_SENTENCES: Final = 12
 """Sentences of each candidate chunk compared with the question when choosing the passage."""
 
@@ -235,6 +242,38 @@ def passage_lines(hit: SearchHit, links: LinkTitles | None, limit: int = PASSAGE
             break
         kept.append(line)
     return kept or [" ".join(chunk_body(hit.chunk.text).split())[:limit]]
+
+
+def continuation(hit: SearchHit, hits: list[SearchHit], lines: list[str],
+                 links: LinkTitles | None) -> str:
+    """The sections a lead-in announces ("Below are some examples of checks…"), in the
+    page's order, each named and cited, until the passage is full; else nothing. A new
+    user got only the lead-in while the checks were in the sections after it."""
+    if not leads_in(lines):
+        return ""
+    following = {other.chunk.ordinal: other for other in hits
+                 if other.document.document_id == hit.document.document_id}
+    room = PASSAGE_CHARS - sum(map(len, lines))
+    parts: list[str] = []
+    ordinal = hit.chunk.ordinal + 1
+    while ordinal in following and room >= MIN_CONTINUATION_CHARS:
+        after = following[ordinal]
+        shown = passage_lines(after, links, room)
+        parts.append(f"\n\n{section_name(after)}:\n" + "\n".join(shown)
+                     + f" [{after.chunk.chunk_id}]")
+        room -= sum(map(len, shown))
+        ordinal += 1
+    return "".join(parts)
+
+
+def leads_in(lines: list[str]) -> bool:
+    """Whether a passage ends by announcing what follows it ("Below are some examples…",
+    "as follows:", "Poniżej…"); a passage cut short ("…") does not: its section goes on."""
+    last = lines[-1] if lines else ""
+    if last == "…" or last.startswith("```"):
+        return False
+    said = sentences(last)
+    return bool(said) and bool(_LEAD_IN.search(said[-1]))
 
 
 class LinkTitles:

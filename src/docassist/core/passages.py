@@ -126,6 +126,11 @@ def _unwrapped(body: str) -> str:
     return _BLOCK_TAG.sub("", body)
 
 
+_TASK_BOX: Final = re.compile(r"^\[([ xX])\]\s+")
+TASK_MARKS: Final = ("☐", "☑")
+"""A task list's boxes (`- [ ] item`, `- [x] item`): open, done; "[ ]" read as markup."""
+
+
 def _line(raw: str, numbers: dict[int, int], page_path: str, link_title: LinkTitle | None,
           done: list[str]) -> str:
     if _TABLE_RULE.match(raw) or _REFERENCE_DEFINITION.match(raw):
@@ -142,7 +147,10 @@ def _line(raw: str, numbers: dict[int, int], page_path: str, link_title: LinkTit
         return f"{'  ' * min(depth // 2, 2)}{number}. {text}"
     if bullet:
         depth = len(bullet.group(1).expandtabs(4))
-        return f"{'  ' * min(depth // 2, 2)}• {inline(bullet.group(2), page_path, link_title)}"
+        box = _TASK_BOX.match(bullet.group(2))
+        mark = TASK_MARKS[box.group(1) != " "] if box else "•"
+        item = bullet.group(2)[box.end():] if box else bullet.group(2)
+        return f"{'  ' * min(depth // 2, 2)}{mark} {inline(item, page_path, link_title)}"
     text = inline(raw.strip().lstrip(">").strip(), page_path, link_title)
     if raw.strip().startswith("|"):
         cells = [cell.strip() for cell in text.strip("|").split("|")]
