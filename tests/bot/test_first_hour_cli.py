@@ -50,13 +50,17 @@ def test_docs_with_a_handbooks_long_ids_at_80_columns_lists_records_not_cut_word
     db = tmp_path / "long.db"
     assert run("index", str(tmp_path / "handbook"), "--json", db=db).returncode == 0
     documents = one_json(run("docs", "--json", db=db).stdout)
-    done = run("docs", db=db, **NARROW)
+    done = run("docs", db=db, cwd=tmp_path, **NARROW)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80 and "…" not in done.stdout
+    unwrapped = "".join(done.stdout.split())
     for document in documents:
         assert document["document_id"] in lines  # whole, alone on its line
         assert f"title: {document['title']}" in done.stdout
+        # The file it came from, relative to the folder `docs` ran in: its id ends in a hash.
+        path = Path(document["source_path"]).relative_to(tmp_path)
+        assert f"path:{path}·" in unwrapped and path.parts[0] == "handbook"
 
 
 def test_gaps_and_doctor_at_80_columns_keep_ids_and_paths_whole(tmp_path: Path) -> None:
@@ -124,6 +128,7 @@ def test_piped_output_is_not_wrapped_at_80_columns(db_path: Path) -> None:
     assert max(len(line) for line in done.stdout.splitlines()) > 80
     wide = run("docs", db=db_path, COLUMNS="")
     assert "indexed" in wide.stdout.splitlines()[1]  # every column: none was dropped
+    assert "path" in wide.stdout.splitlines()[1]
 
 
 def test_trace_warnings_show_only_with_debug(db_path: Path) -> None:

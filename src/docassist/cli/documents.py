@@ -37,10 +37,25 @@ app = typer.Typer()
 FORMATS = ", ".join(sorted(suffix.lstrip(".") for suffix in SUPPORTED_SUFFIXES))
 """What `index` reads, as its help lists it (storage/formats.py decides)."""
 DOCS_COLUMNS = (Column("id", "id"), Column("title", max_width=48), Column("version"),
-                Column("collection"), Column("chunks"), Column("owner", "optional"),
+                Column("collection"), Column("chunks"), Column("path", "optional", 60),
+                Column("owner", "optional"),
                 Column("updated", "optional"), Column("source", "optional"),
                 Column("lang", "optional"), Column("indexed", "optional"))
-"""`docs` for people: what is left out at a narrow width is in `docs --json`."""
+"""`docs` for people: what is left out at a narrow width is in `docs --json`. The path
+is the last optional column to go: a handbook's path ids end in a hash, and people look
+a page up by its file."""
+
+
+def shown_path(source_path: str) -> str:
+    """A file's path as people type it here: relative to this folder when under it, `~/…`
+    under the home folder (the catalog keeps it absolute; `docs --json` shows it so)."""
+    path = Path(source_path)
+    if not path.is_absolute():
+        return source_path  # a source's own reference (a page id, a URL path)
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        if path.is_relative_to(base):
+            return prefix + str(path.relative_to(base))
+    return source_path
 
 
 @app.command()
@@ -168,8 +183,8 @@ def docs(as_json: JsonOption = False) -> None:
         out.print(i18n.text("catalog_empty", runtime.settings.language))
         return
     rows = [[d.document_id, d.title, d.own_version or NO_VERSION, d.collection,
-             str(d.chunk_count), d.owner or "", d.updated or "", d.source or "",
-             d.language or "", (d.indexed_at or "")[:16]] for d in documents]
+             str(d.chunk_count), shown_path(d.source_path), d.owner or "", d.updated or "",
+             d.source or "", d.language or "", (d.indexed_at or "")[:16]] for d in documents]
     out.print(fitted_table(out, DOCS_COLUMNS, rows), crop=False)
 
 

@@ -87,7 +87,8 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]],
         if column.role == "id":  # never wrapped, never shortened: other columns shrink
             table.add_column(column.header, no_wrap=True, min_width=len(column.header))
         else:
-            table.add_column(column.header, max_width=column.max_width)
+            # A word longer than the column (a path) folds onto the next line, never "…".
+            table.add_column(column.header, max_width=column.max_width, overflow="fold")
     for row in rows:
         table.add_row(*(row[index] for index in shown))
     return table
