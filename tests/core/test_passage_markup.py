@@ -33,3 +33,15 @@ def test_comments_outside_code_and_empty_code_blocks_are_not_shown() -> None:
 
 def test_an_unclosed_fence_with_code_is_still_closed() -> None:
     assert passages.render("Run:\n```sh\nmake test").lines == ["Run:", "```sh\nmake test\n```"]
+
+
+def test_entities_are_the_characters_they_name_except_in_code() -> None:
+    """A new operator read "3&ndash;8 team members" in an answer."""
+    assert passages.render("Invite 3&ndash;8 people &amp; book 3&ndash;4 hours; run "
+                           "`grep '&amp;' log`.").lines == [
+        "Invite 3–8 people & book 3–4 hours; run `grep '&amp;' log`."]
+
+
+def test_task_list_boxes_are_boxes() -> None:
+    assert passages.render("- [ ] Tests pass\n- [x] Code reviewed\n- plain item").lines == [
+        "☐ Tests pass", "☑ Code reviewed", "• plain item"]

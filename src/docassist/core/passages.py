@@ -8,6 +8,7 @@ block, `**…**` emphasis; single `*`/`_` emphasis is removed (platforms disagre
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from collections.abc import Callable
@@ -126,6 +127,7 @@ def _unwrapped(body: str) -> str:
     return _BLOCK_TAG.sub("", body)
 
 
+_CODE_SPAN: Final = re.compile(r"(`[^`]*`)")
 _TASK_BOX: Final = re.compile(r"^\[([ xX])\]\s+")
 TASK_MARKS: Final = ("☐", "☑")
 """A task list's boxes (`- [ ] item`, `- [x] item`): open, done; "[ ]" read as markup."""
@@ -176,6 +178,9 @@ def inline(text: str, page_path: str = "", link_title: LinkTitle | None = None) 
     text = _REFERENCE_LINK.sub(lambda m: m.group(1), text)
     text = _UNDERSCORE_STRONG.sub(r"**\1**", text)
     text = _SINGLE_EMPHASIS.sub(r"\2", text)
+    # Entities ("3&ndash;8 people") as the characters they name; in a code span they are code.
+    text = "".join(part if part.startswith("`") else html.unescape(part)
+                   for part in _CODE_SPAN.split(text))
     return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
