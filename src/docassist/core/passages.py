@@ -87,19 +87,23 @@ def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) 
     lines: list[str] = []
     numbers: dict[int, int] = {}  # indentation → the next number of that ordered list
     code: list[str] | None = None
+    indent = 0  # a fence inside a list item is indented: its block is shown flush left
     for raw in _without_comments(_unwrapped(body)).split("\n"):
         if code is not None:
-            code.append(raw)
             if _FENCE.match(raw):
+                code.append(raw.strip())
                 lines.append("\n".join(code) if len(code) > 2 else "")  # an empty block: none
                 code = None
+            else:
+                code.append(raw[min(indent, len(raw) - len(raw.lstrip())):])
             continue
         if _FENCE.match(raw):
-            code = [raw.strip()]
+            code, indent = [raw.strip()], len(raw) - len(raw.lstrip())
             continue
         if not raw.strip():
-            numbers.clear()
-            continue
+            continue  # a loose list's items are apart: its numbering goes on
+        if raw[:1] not in (" ", "\t") and not (_ORDERED.match(raw) or _BULLET.match(raw)):
+            numbers.clear()  # a paragraph ends the lists before it
         lines.append(_line(raw, numbers, page_path, link_title, lines))
     if code is not None and len(code) > 1:  # unclosed: closed here, nothing after it is code
         lines.append("\n".join([*code, "```"]))  # (a chunk cut after "```sh" shows none)
