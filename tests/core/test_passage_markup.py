@@ -33,3 +33,34 @@ def test_comments_outside_code_and_empty_code_blocks_are_not_shown() -> None:
 
 def test_an_unclosed_fence_with_code_is_still_closed() -> None:
     assert passages.render("Run:\n```sh\nmake test").lines == ["Run:", "```sh\nmake test\n```"]
+
+
+def test_entities_are_the_characters_they_name_except_in_code() -> None:
+    """A new operator read "3&ndash;8 team members" in an answer."""
+    assert passages.render("Invite 3&ndash;8 people &amp; book 3&ndash;4 hours; run "
+                           "`grep '&amp;' log`.").lines == [
+        "Invite 3–8 people & book 3–4 hours; run `grep '&amp;' log`."]
+
+
+def test_task_list_boxes_are_boxes() -> None:
+    assert passages.render("- [ ] Tests pass\n- [x] Code reviewed\n- plain item").lines == [
+        "☐ Tests pass", "☑ Code reviewed", "• plain item"]
+
+
+def test_a_code_block_inside_a_list_item_is_shown_flush_left() -> None:
+    """Its closing fence kept four spaces in answers, so Markdown read it as code text and
+    the block never ended; its own indentation (YAML) stays."""
+    body = "1. Export the key:\n\n    ```bash\n    gpg --armor --export KEY\n    ```\n\n" \
+           "2. Add it:\n\n    ```yaml\n    signing:\n      key: KEY\n    ```"
+    assert passages.render(body).lines == [
+        "1. Export the key:", "```bash\ngpg --armor --export KEY\n```",
+        "2. Add it:", "```yaml\nsigning:\n  key: KEY\n```"]
+
+
+def test_a_loose_lists_items_are_numbered_on_and_a_paragraph_starts_again() -> None:
+    """Items apart by blank lines came out "1. … 1. …"."""
+    body = "1. Open the portal.\n\n1. Fill in the form.\n\n```sh\nmake\n```\n\n1. Submit it.\n\n" \
+           "Then, to check:\n\n1. Look at the status page."
+    assert passages.render(body).lines == [
+        "1. Open the portal.", "2. Fill in the form.", "```sh\nmake\n```", "3. Submit it.",
+        "Then, to check:", "1. Look at the status page."]

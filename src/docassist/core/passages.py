@@ -8,6 +8,7 @@ block, `**…**` emphasis; single `*`/`_` emphasis is removed (platforms disagre
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from collections.abc import Callable
@@ -86,19 +87,23 @@ def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) 
     lines: list[str] = []
     numbers: dict[int, int] = {}  # indentation → the next number of that ordered list
     code: list[str] | None = None
+    indent = 0  # a fence inside a list item is indented: its block is shown flush left
     for raw in _without_comments(_unwrapped(body)).split("\n"):
         if code is not None:
-            code.append(raw)
             if _FENCE.match(raw):
+                code.append(raw.strip())
                 lines.append("\n".join(code) if len(code) > 2 else "")  # an empty block: none
                 code = None
+            else:
+                code.append(raw[min(indent, len(raw) - len(raw.lstrip())):])
             continue
         if _FENCE.match(raw):
-            code = [raw.strip()]
+            code, indent = [raw.strip()], len(raw) - len(raw.lstrip())
             continue
         if not raw.strip():
-            numbers.clear()
-            continue
+            continue  # a loose list's items are apart: its numbering goes on
+        if raw[:1] not in (" ", "\t") and not (_ORDERED.match(raw) or _BULLET.match(raw)):
+            numbers.clear()  # a paragraph ends the lists before it
         lines.append(_line(raw, numbers, page_path, link_title, lines))
     if code is not None and len(code) > 1:  # unclosed: closed here, nothing after it is code
         lines.append("\n".join([*code, "```"]))  # (a chunk cut after "```sh" shows none)
@@ -126,6 +131,7 @@ def _unwrapped(body: str) -> str:
     return _BLOCK_TAG.sub("", body)
 
 
+_CODE_SPAN: Final = re.compile(r"(`[^`]*`)")
 _TASK_BOX: Final = re.compile(r"^\[([ xX])\]\s+")
 TASK_MARKS: Final = ("☐", "☑")
 """A task list's boxes (`- [ ] item`, `- [x] item`): open, done; "[ ]" read as markup."""
@@ -176,6 +182,9 @@ def inline(text: str, page_path: str = "", link_title: LinkTitle | None = None) 
     text = _REFERENCE_LINK.sub(lambda m: m.group(1), text)
     text = _UNDERSCORE_STRONG.sub(r"**\1**", text)
     text = _SINGLE_EMPHASIS.sub(r"\2", text)
+    # Entities ("3&ndash;8 people") as the characters they name; in a code span they are code.
+    text = "".join(part if part.startswith("`") else html.unescape(part)
+                   for part in _CODE_SPAN.split(text))
     return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
