@@ -128,6 +128,10 @@ def reading_for(request: SelectionRequest, kinds: tuple[str, ...],
     follow_up = request.state_summary.follow_up
     if reading.kind in REFERENCE_KINDS and follow_up == "resolved":
         return Reading("followup", reading.confidence)
+    if (KIND_GROUPS.get(reading.kind) == "no_tool" and request.state_summary.names_a_title
+            and not intents.thanks(request.message)):
+        # "testing": a topic a page is titled with, not small talk.
+        return Reading("procedure", reading.confidence)
     if reading.kind == "vague" and names_its_topic(request.message):
         # "apdex - what is it?": what "it" is, the message says before its question.
         return Reading("procedure", reading.confidence)

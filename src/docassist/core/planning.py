@@ -34,6 +34,7 @@ from docassist.core.selection import (
 )
 from docassist.core.state import ConversationState, MissingField, PendingClarification
 from docassist.core.subjects import named_subject
+from docassist.core.text import stems
 
 NEW_REQUEST_MIN_WORDS = 4
 """A reply to a clarification with at least this many words (or a `?`) is a new request."""
@@ -72,7 +73,25 @@ def state_summary(message: str, state: ConversationState, catalog: Catalog,
         unknown_document_ids_in_message=[token for token in tokens if token not in known],
         pending_clarification=pending.missing_field if pending else None,
         follow_up=follow_up,
+        names_a_title=names_a_title(message, catalog),
     )
+
+
+BARE_TOPIC_MAX_WORDS: Final = 3
+"""A message this short that a title names is a topic to search ("testing")."""
+TITLE_WORD_MIN_CHARS: Final = 4
+"""Shorter words ("ok", "hi", "the") say nothing of a topic."""
+
+
+def names_a_title(message: str, catalog: Catalog) -> bool:
+    """Whether a short message's words are in a document's title: a new operator's "testing"
+    over a playbook with pages titled so was read as small talk."""
+    said = intents.words(message)
+    wanted = {word for word in said if len(word) >= TITLE_WORD_MIN_CHARS}
+    if not wanted or len(said) > BARE_TOPIC_MAX_WORDS:
+        return False
+    asked = stems(" ".join(wanted))
+    return any(asked <= stems(document.title) for document in catalog.documents())
 
 
 def follow_up_of(resolution: Resolution) -> FollowUp:
