@@ -62,3 +62,45 @@ def test_examples_are_only_what_the_catalog_holds(engine: TurnEngine, store: Sto
     assert asked and asked.status == "clarification_needed"
     assert asked.answer == i18n.text("clarify_subject_plain", "pl")
     assert asked.clarification is not None and asked.clarification.choices == []
+
+
+def test_a_built_in_kind_is_offered_only_by_names_the_catalog_uses(
+        engine: TurnEngine, store: Store, tmp_path: Path) -> None:
+    """A handbook with a page on database migrations was offered "e.g. the DocAssist
+    database": the built-in kind's demo name, which no title of it says."""
+    for document in store.documents():
+        store.remove_document(document.document_id)
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "migrations.md").write_text(
+        "# Database migrations\n\nRun migrations from the pipeline, never by hand.\n",
+        encoding="utf-8")
+    index_paths(store, [tmp_path / "pages"])
+    asked = engine.handle(message("How do I restart it?"))
+    assert asked and asked.status == "clarification_needed"
+    assert "DocAssist" not in asked.answer
+    assert asked.answer == i18n.text("clarify_subject_plain", "en")
+
+
+@pytest.mark.parametrize("asked", [
+    "gitleaks - how do i run it locally before i push?",
+    "gitleaks: how do I run it before I push?",
+    "GitLeaks – jak go uruchomić lokalnie przed pushem?",
+])
+def test_a_topic_set_off_before_the_question_is_what_it_refers_to(
+        engine: TurnEngine, store: Store, tmp_path: Path, asked: str) -> None:
+    """"gitleaks - how do i run it…" was asked back "Which object do you mean?"; answering
+    the clarification with "gitleaks" was asked back again, and the third time handed off."""
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "gitleaks.md").write_text(
+        "# GitLeaks guidance\n\n## Local developer workflow\n\nRun gitleaks locally before "
+        "every push with `gitleaks protect --staged`; wire it into pre-commit.\n",
+        encoding="utf-8")
+    index_paths(store, [tmp_path / "pages"])
+    answered = engine.handle(message(asked))
+    assert answered and answered.status == "answered", answered
+    assert "gitleaks protect --staged" in answered.answer
+
+
+def test_a_filler_before_a_dash_names_no_topic(engine: TurnEngine) -> None:
+    asked = engine.handle(message("ok - how do I restart it?"))
+    assert asked and asked.status == "clarification_needed"

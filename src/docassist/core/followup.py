@@ -204,6 +204,25 @@ def _is_complement(before: str, marker: str) -> bool:
     return bool(_COMPLEMENT_BEFORE.search(before) or _POSSESSIVE_MARKER.match(marker))
 
 
+_TOPIC_FIRST: Final = re.compile(r"^\s*(?P<topic>[^\s?!.:;,][^?!.:;]{0,40}?)(?:\s+[-–—]\s+|:\s+)")
+"""Chat's topic first: "gitleaks - how do I run it?", "APDEX: co to jest i jak go liczyć?"."""
+_FILLERS: Final = frozenset(
+    "ok okay okey okej well right sure cool great alright hmm hi hey hello thanks dobra dobrze "
+    "spoko super cześć czesc hej dzięki dzieki".split())
+"""Words before a dash or colon that open a message without naming its topic ("ok - how
+do I renew it?" still refers back)."""
+
+
+def names_its_topic(message: str) -> bool:
+    """A message that names its object first, set off by a dash or a colon ("apdex - what
+    is it?", "APDEX: co to jest?"): its "it" is that. A new operator was asked "Which object
+    do you mean?" about gitleaks. Read when the selector decides, not by the resolver: the
+    selector was trained on the resolver's readings."""
+    topic = _TOPIC_FIRST.match(message)
+    return topic is not None and any(
+        word not in _GENERIC and word not in _FILLERS for word in words(topic.group("topic")))
+
+
 def is_follow_up(message: str, vocabulary: SubjectVocabulary) -> bool:
     """A reference with no subject of its own before it (and no service anywhere), or an
     elliptical continuation."""

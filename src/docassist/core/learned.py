@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from docassist.core import i18n, intents
 from docassist.core.errors import ConfigurationError
+from docassist.core.followup import names_its_topic
 from docassist.core.limits import MAX_QUESTION_CHARS
 from docassist.core.message_features import (
     HASH_DIMENSIONS,
@@ -127,7 +128,15 @@ def reading_for(request: SelectionRequest, kinds: tuple[str, ...],
     follow_up = request.state_summary.follow_up
     if reading.kind in REFERENCE_KINDS and follow_up == "resolved":
         return Reading("followup", reading.confidence)
+    if (KIND_GROUPS.get(reading.kind) == "no_tool" and request.state_summary.names_a_title
+            and not intents.thanks(request.message)):
+        # "testing": a topic a page is titled with, not small talk.
+        return Reading("procedure", reading.confidence)
+    if reading.kind == "vague" and names_its_topic(request.message):
+        # "apdex - what is it?": what "it" is, the message says before its question.
+        return Reading("procedure", reading.confidence)
     if (follow_up == "unresolved" and not request.history
+            and not names_its_topic(request.message)
             and KIND_GROUPS.get(reading.kind) == "search"):
         # A reference in the first message of a thread ("how do I check its status?"): there
         # is nothing it can refer to, so there is nothing to search (the contract's `vague`).

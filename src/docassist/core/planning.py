@@ -6,6 +6,7 @@ runs exactly this, so what it measures is what users get.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -15,6 +16,7 @@ from docassist.core.followup import (
     Subject,
     SubjectVocabulary,
     is_follow_up,
+    names_its_topic,
     resolve_follow_up,
     resolve_with_subject,
 )
@@ -31,6 +33,8 @@ from docassist.core.selection import (
     propose_action,
 )
 from docassist.core.state import ConversationState, MissingField, PendingClarification
+from docassist.core.subjects import named_subject
+from docassist.core.text import stems
 
 NEW_REQUEST_MIN_WORDS = 4
 """A reply to a clarification with at least this many words (or a `?`) is a new request."""
@@ -69,7 +73,25 @@ def state_summary(message: str, state: ConversationState, catalog: Catalog,
         unknown_document_ids_in_message=[token for token in tokens if token not in known],
         pending_clarification=pending.missing_field if pending else None,
         follow_up=follow_up,
+        names_a_title=names_a_title(message, catalog),
     )
+
+
+BARE_TOPIC_MAX_WORDS: Final = 3
+"""A message this short that a title names is a topic to search ("testing")."""
+TITLE_WORD_MIN_CHARS: Final = 4
+"""Shorter words ("ok", "hi", "the") say nothing of a topic."""
+
+
+def names_a_title(message: str, catalog: Catalog) -> bool:
+    """Whether a short message's words are in a document's title: a new operator's "testing"
+    over a playbook with pages titled so was read as small talk."""
+    said = intents.words(message)
+    wanted = {word for word in said if len(word) >= TITLE_WORD_MIN_CHARS}
+    if not wanted or len(said) > BARE_TOPIC_MAX_WORDS:
+        return False
+    asked = stems(" ".join(wanted))
+    return any(asked <= stems(document.title) for document in catalog.documents())
 
 
 def follow_up_of(resolution: Resolution) -> FollowUp:
@@ -103,7 +125,7 @@ def missing_field_for(message: str, kind: str | None) -> MissingField:
 
 def is_new_request(reply: str, vocabulary: SubjectVocabulary) -> bool:
     """A complete message of its own rather than a fragment answering our question."""
-    if stands_alone(reply):
+    if stands_alone(reply) or names_its_topic(reply):
         return True
     if is_follow_up(reply, vocabulary):
         return False
@@ -133,7 +155,8 @@ def plan_turn(
         completed = _complete_pending(pending, message, vocabulary, catalog, language)
         if completed is not None:
             effective, resolution = completed
-        elif not is_new_request(message, vocabulary) and not intents.thanks(message) and (
+        elif pending.missing_field != "last_sources" and not is_new_request(
+                message, vocabulary) and not intents.thanks(message) and (
                 not _read_as_request(selector, selection_request(
                     message, Resolution(message, message), state, catalog=catalog,
                     tool_specs=tool_specs, language=language))):
@@ -242,6 +265,25 @@ def _count_repeats(plan: Plan, pending: PendingClarification | None) -> Plan:
     return plan
 
 
+BARE_NAME_MAX_WORDS: Final = 3
+"""A reply this short that is only a name ("gitleaks", "the pre-commit hook") supplies the
+object a clarification asked for."""
+_NOT_A_NAME: Final = frozenset(
+    "no nie yes tak ok okay hmm idk dunno whatever anything nothing both all none wszystko "
+    "nic oba obie thanks dzięki dzieki".split())
+
+
+def _bare_name(reply: str) -> str | None:
+    """The name a short reply gives, without "the"/"I mean"; None for a word that names
+    nothing ("no", "hmm", "both")."""
+    name = re.sub(r"^\s*(?:i\s+mean|chodzi\s+(?:mi\s+)?o|the)\s+", "", reply.strip(" .!"),
+                  flags=re.IGNORECASE).strip()
+    said = intents.words(name)
+    if not said or len(said) > BARE_NAME_MAX_WORDS or any(w in _NOT_A_NAME for w in said):
+        return None
+    return name
+
+
 def _complete_pending(
     pending: PendingClarification,
     reply: str,
@@ -252,11 +294,14 @@ def _complete_pending(
     """The original request completed by the reply, or None when the reply lacks the piece."""
     if pending.missing_field == "subject":
         subjects = vocabulary.find(reply)
-        # "usługa docassist-api", "I mean the database": one subject and not a new question.
-        if (len(subjects) == 1 and not reply.rstrip().endswith("?")
-                and not stands_alone(reply)):
+        if reply.rstrip().endswith("?") or stands_alone(reply):
+            return None
+        # "usługa docassist-api", "I mean the database": one subject and not a new question;
+        # "gitleaks": a name the lexicon does not know, which the reply gives as a whole.
+        named = [named_subject(name)] if not subjects and (name := _bare_name(reply)) else []
+        if len(subjects) == 1 or named:
             original = pending.original_message
-            return original, resolve_with_subject(original, subjects[0], language)
+            return original, resolve_with_subject(original, (subjects or named)[0], language)
         return None
     if pending.missing_field == "document_id":
         known = [token for token in intents.document_id_tokens(reply)

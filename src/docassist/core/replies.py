@@ -6,6 +6,7 @@ message is never shown in their place.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -234,14 +235,23 @@ def _clarify(
     )
 
 
+_PROPER_NAME: Final = re.compile(r"\b[A-Za-z]*[A-Z][\w-]*")
+"""A capitalised word in a built-in subject's name ("DocAssist", "TLS"): a title must say it
+too, or the subject is the demo's, not the catalog's."""
+
+
 def _catalog_subjects(catalog: Catalog) -> list[Subject]:
-    """The subjects the catalog holds: its services, and the built-in kinds a title names.
-    The built-ins alone ("the DocAssist database") came from the demo, and were offered over
-    a handbook that had never mentioned them."""
+    """The subjects the catalog holds: its services, and the built-in kinds a title names,
+    by the names the built-in gives them. The built-ins alone ("the DocAssist database") came
+    from the demo, and were offered over a handbook that had never mentioned them; so was
+    "the DocAssist database" over one whose title named a database."""
     documents = catalog.documents()
+    titles = " ".join(document.title for document in documents).casefold()
     return [subject for subject in SubjectVocabulary.from_catalog(documents).subjects
             if subject.kind == "service"
-            or any(subject.pattern.search(document.title) for document in documents)]
+            or (any(subject.pattern.search(document.title) for document in documents)
+                and all(name.casefold() in titles for name in _PROPER_NAME.findall(
+                    f"{subject.english} {subject.nominative}")))]
 
 
 def closest_by_title(message: str, documents: Sequence[DocumentInfo]) -> list[DocumentInfo]:

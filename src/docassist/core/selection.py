@@ -128,8 +128,8 @@ def build_prompt(request: SelectionRequest) -> str:
         "recent_history": [m.model_dump() for m in recent_history(request.history)],
         # `follow_up` only when there is one: a plain request's prompt stays as it was
         # (recorded sessions and a small model's constrained output depend on it).
-        "state_summary": request.state_summary.model_dump(
-            exclude={"follow_up"} if request.state_summary.follow_up == "none" else None),
+        "state_summary": request.state_summary.model_dump(exclude={"names_a_title"} | (
+            {"follow_up"} if request.state_summary.follow_up == "none" else set())),
         "tool_specs": request.tool_specs,
         "language": request.language,
     }

@@ -81,6 +81,15 @@ def service_subject(name: str) -> Subject:
     )
 
 
+def named_subject(name: str) -> Subject:
+    """What a reply to "Which object do you mean?" names, as written ("gitleaks"), when the
+    lexicon and the catalog do not know it: every case reads the same, as a name does."""
+    return Subject(key=f"named:{name.casefold()}",
+                   pattern=re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE),
+                   nominative=name, genitive=name, accusative=name, instrumental=name,
+                   english=name, kind="named")
+
+
 def _kind(key: str, pattern: str, forms: tuple[str, str, str, str, str], gender: Gender,
           plural: str | None = None) -> Subject:
     nominative, genitive, accusative, instrumental, english = forms

@@ -26,6 +26,10 @@ class StateSummary(BaseModel):
     unknown_document_ids_in_message: list[str] = Field(default_factory=list)
     pending_clarification: str | None = None
     follow_up: FollowUp = "none"
+    names_a_title: bool = False
+    """A short message ("testing", "code review") whose words a document's title holds: a
+    topic to search, whatever it reads like. Not shown to a model selector (its recorded
+    prompts stay as they were)."""
 
 
 class LabelledExample(BaseModel):
