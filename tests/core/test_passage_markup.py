@@ -64,3 +64,12 @@ def test_a_loose_lists_items_are_numbered_on_and_a_paragraph_starts_again() -> N
     assert passages.render(body).lines == [
         "1. Open the portal.", "2. Fill in the form.", "```sh\nmake\n```", "3. Submit it.",
         "Then, to check:", "1. Look at the status page."]
+
+
+def test_a_soft_wrapped_paragraph_is_one_line() -> None:
+    """Pages wrapped at 80 columns came out a line per source line, cut mid-sentence."""
+    body = ("Teams review their access every quarter and remove\nmembers who left.\n\n"
+            "Ask the owner:  \nthen wait.\n\n- An item\n  that wraps.\n| a | b |")
+    assert passages.render(body).lines == [
+        "Teams review their access every quarter and remove members who left.",
+        "Ask the owner:", "then wait.", "• An item that wraps.", "a — b"]

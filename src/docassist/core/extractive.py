@@ -12,7 +12,7 @@ from docassist.core import i18n, passages
 from docassist.core.documents import TEMPLATED_MARKDOWN, shown_section, whole_section
 from docassist.core.learned import without_context
 from docassist.core.limits import MIN_SHARED_WORDS, PASSAGE_CHARS, STEP_CHARS
-from docassist.core.passages import chunk_body
+from docassist.core.passages import chunk_body, without_contents
 from docassist.core.ports import Catalog, Embedder, PassageReader, SearchHit
 from docassist.core.procedure import (
     earlier_chunks,
@@ -87,7 +87,9 @@ class ExtractiveAnswerer:
         page = [hit for hit in hits if hit.document.document_id == hits[0].document.document_id]
         if len(page) == 1:  # nothing to choose: nothing to read
             return page[0]
-        read = self.reader.read(question, page) if self.reader is not None else []
+        # A table of contents reads as answering whatever the page covers: read without it.
+        read = self.reader.read(question, [_without_contents(hit) for hit in page]
+                                ) if self.reader is not None else []
         readings = [score for score in read if score is not None]
         if len(readings) < len(page):  # unread: the retrieved sections only, as retrieved
             page = [hit for hit in page if hit.score > 0] or page
@@ -95,8 +97,9 @@ class ExtractiveAnswerer:
         if len(page) == 1:
             return page[0]
         wanted = stems(question)
-        shared = [len(wanted & stems(f"{hit.chunk.section} {chunk_body(hit.chunk.text)}"))
-                  for hit in page]
+        bodies = [without_contents(chunk_body(hit.chunk.text)) for hit in page]
+        shared = [len(wanted & stems(f"{hit.chunk.section} {body}"))
+                  for hit, body in zip(page, bodies, strict=True)]
         # One shared word (a name such as `tls`) says little; a heading that names the
         # question's words says most ("Jak zgłosić incydent"); the retriever's order a bit.
         headed = [len(wanted & self._heading(hit)) / max(len(wanted), 1) for hit in page]
@@ -106,8 +109,7 @@ class ExtractiveAnswerer:
                   for rank, (n, heading, reading, hit)
                   in enumerate(zip(shared, headed, readings, page, strict=True), 1)]
         if self.embedder is not None:  # the nearest sentence speaks for its chunk
-            texts = [sentences(chunk_body(hit.chunk.text))[:PASSAGE_SENTENCES] or [""]
-                     for hit in page]
+            texts = [sentences(body)[:PASSAGE_SENTENCES] or [""] for body in bodies]
             flat = [sentence for chunk in texts for sentence in chunk]
             nearness = self.embedder.embed_passages(flat) @ self.embedder.embed_queries(
                 [question])[0]
@@ -211,6 +213,13 @@ MIN_CONTINUATION_CHARS: Final = 160
 """Room a passage must still have for a section its lead-in announces to be added to it."""
 PASSAGE_SENTENCES: Final = 12
 """Sentences of each candidate chunk compared with the question when choosing the passage."""
+
+
+def _without_contents(hit: SearchHit) -> SearchHit:
+    header, _, body = hit.chunk.text.partition("\n")
+    kept = without_contents(body)
+    return hit if kept == body else replace(
+        hit, chunk=hit.chunk.model_copy(update={"text": f"{header}\n{kept}"}))
 
 
 def asks_what_if_not(own: str, question: str) -> bool:

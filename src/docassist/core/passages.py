@@ -49,6 +49,18 @@ _HTML_COMMENT: Final = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 code only (a snippet of HTML may hold one); an unclosed one runs to the end of the body."""
 
 
+_CONTENTS_ITEM: Final = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[[^\]]+\]\(#[^)]*\)[ \t]*$\n?",
+                                   re.MULTILINE)
+"""A table of contents' line: a list item that is only a link within the page."""
+
+
+def without_contents(body: str) -> str:
+    """`body` without a table of contents (list items that only link within the page): it
+    names every section's heading, so it read as answering whatever the page covers, and a
+    new operator was given it instead of the section it listed."""
+    return outside_code(body, lambda text: _CONTENTS_ITEM.sub("", text))
+
+
 def chunk_body(text: str) -> str:
     """The chunk text without its `file | version=X | Section` header line."""
     return text.split("\n", 1)[1] if "\n" in text else text
@@ -88,7 +100,8 @@ def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) 
     numbers: dict[int, int] = {}  # indentation → the next number of that ordered list
     code: list[str] | None = None
     indent = 0  # a fence inside a list item is indented: its block is shown flush left
-    for raw in _without_comments(_unwrapped(body)).split("\n"):
+    joins = False  # the line before was a paragraph's, which a soft-wrapped line continues
+    for raw in _without_comments(_unwrapped(without_contents(body))).split("\n"):
         if code is not None:
             if _FENCE.match(raw):
                 code.append(raw.strip())
@@ -98,13 +111,19 @@ def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) 
                 code.append(raw[min(indent, len(raw) - len(raw.lstrip())):])
             continue
         if _FENCE.match(raw):
-            code, indent = [raw.strip()], len(raw) - len(raw.lstrip())
+            code, indent, joins = [raw.strip()], len(raw) - len(raw.lstrip()), False
             continue
         if not raw.strip():
+            joins = False
             continue  # a loose list's items are apart: its numbering goes on
-        if raw[:1] not in (" ", "\t") and not (_ORDERED.match(raw) or _BULLET.match(raw)):
+        plain = _PLAIN.match(raw) is not None and not (_ORDERED.match(raw) or _BULLET.match(raw))
+        if plain:
             numbers.clear()  # a paragraph ends the lists before it
-        lines.append(_line(raw, numbers, page_path, link_title, lines))
+        if joins and plain and lines and lines[-1]:  # one paragraph, as Markdown shows it
+            lines[-1] = f"{lines[-1]} {inline(raw, page_path, link_title)}"
+        else:
+            lines.append(_line(raw, numbers, page_path, link_title, lines))
+        joins = plain and not _HARD_BREAK.search(raw)
     if code is not None and len(code) > 1:  # unclosed: closed here, nothing after it is code
         lines.append("\n".join([*code, "```"]))  # (a chunk cut after "```sh" shows none)
     return Passage([line for line in lines if line])
@@ -131,6 +150,11 @@ def _unwrapped(body: str) -> str:
     return _BLOCK_TAG.sub("", body)
 
 
+_PLAIN: Final = re.compile(r"^[^\s|>#<]")
+"""A paragraph's line: not indented (an item's continuation), not a table row, a quote, a
+heading or HTML."""
+_HARD_BREAK: Final = re.compile(r"(?: {2,}|\\)$")
+"""A line Markdown ends with a line break: the next one is not joined to it."""
 _CODE_SPAN: Final = re.compile(r"(`[^`]*`)")
 _TASK_BOX: Final = re.compile(r"^\[([ xX])\]\s+")
 TASK_MARKS: Final = ("☐", "☑")
