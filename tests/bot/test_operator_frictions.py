@@ -52,3 +52,18 @@ def test_gaps_lists_each_hash_once_and_says_why_they_are_hashes(db_path: Path) -
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("sha256:") == 1
     assert "set DOCASSIST_SAVE_RAW=true to keep the text of new ones" in done.stdout
+
+
+def test_eval_answers_shows_whether_the_section_is_an_expected_one(db_path: Path,
+                                                                   tmp_path: Path) -> None:
+    """A right page's wrong section read as "right" in the table: the section is a column."""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        '{"id": "tls", "question": "How do I renew the TLS certificate?", '
+        '"expected_documents": ["DOC-TLS"], "expected_sections": ["No such section"]}\n'
+        '{"id": "off", "question": "' + UNANSWERABLE + '", "expected_documents": []}\n')
+    done = run("eval", "answers", str(cases), db=db_path)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
+            for line in done.stdout.splitlines() if line.startswith("│")}
+    assert rows["tls"][:2] == ["right", "✗"] and rows["off"][1] == "-"
