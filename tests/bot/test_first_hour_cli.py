@@ -60,7 +60,7 @@ def test_docs_with_a_handbooks_long_ids_at_80_columns_lists_records_not_cut_word
         assert f"title: {document['title']}" in done.stdout
         # The file it came from, relative to the folder `docs` ran in: its id ends in a hash.
         path = Path(document["source_path"]).relative_to(tmp_path)
-        assert f"path:{path}·" in unwrapped and path.parts[0] == "handbook"
+        assert f"path:{path}" in unwrapped and path.parts[0] == "handbook"
 
 
 def test_gaps_and_doctor_at_80_columns_keep_ids_and_paths_whole(tmp_path: Path) -> None:
@@ -205,3 +205,18 @@ def test_a_folder_source_that_does_not_exist_is_a_usage_error_naming_it(
     assert done.returncode == 2
     assert one_json(done.stdout) == {"error": f"no such folder: {missing}"}
     assert one_json(run("sources", "--json", db=db_path).stdout) == {"sources": []}
+
+
+def test_a_record_too_wide_for_one_line_puts_each_field_on_its_own(tmp_path: Path) -> None:
+    """At 100 columns "indexed: " ended one line and its date began the next, with trailing
+    spaces: a field is never cut between its name and its value."""
+    nested = tmp_path / "handbook" / "departments" / "people-operations" / "tools-and-faq"
+    nested.mkdir(parents=True)
+    (nested / "requesting-equipment-for-a-new-starter.md").write_text("# Equipment\n\nText.\n")
+    db = tmp_path / "long.db"
+    assert run("index", str(tmp_path / "handbook"), "--json", db=db).returncode == 0
+    done = run("docs", db=db, COLUMNS="100")
+    lines = done.stdout.splitlines()
+    assert all(line == line.rstrip() for line in lines)
+    fields = [line.strip() for line in lines if line.startswith("  ")]
+    assert "collection: default" in fields and any(f.startswith("indexed: 20") for f in fields)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -11,7 +12,7 @@ import typer
 
 from docassist.cli.common import JsonOption, announce_database, open_checked
 from docassist.cli.gaps import gaps
-from docassist.cli.output import emit_json, fail, out
+from docassist.cli.output import emit_json, err, fail, out
 from docassist.cli.scopes import AudienceOption, CollectionFilterOption, traced_collection
 from docassist.cli.tables import Column, fitted_table
 from docassist.config import load_settings
@@ -23,6 +24,7 @@ from docassist.storage.exports import (
     purge_older_than,
     trace_rows,
     write_export,
+    write_rows,
 )
 
 app = typer.Typer()
@@ -56,6 +58,10 @@ def doctor(as_json: JsonOption = False) -> None:
 
 
 
+STDOUT_PATH: Final = "-"
+"""`--out -`: the export to stdout (a pipe), its count to stderr."""
+
+
 class TraceFormat(StrEnum):
     jsonl = "jsonl"
     csv = "csv"
@@ -63,7 +69,8 @@ class TraceFormat(StrEnum):
 
 @traces_app.command("export")
 def traces_export(
-    out_path: Annotated[Path, typer.Option("--out", help="File to write.")],
+    out_path: Annotated[Path, typer.Option(
+        "--out", help="File to write; `-` writes the export to stdout.")],
     format_: Annotated[TraceFormat, typer.Option("--format", help="jsonl or csv.")] = (
         TraceFormat.jsonl),
     since: Annotated[str | None, typer.Option(
@@ -81,10 +88,17 @@ def traces_export(
         start, end = parse_moment(since, "--since", now), parse_moment(until, "--until", now)
     except ValueError as error:  # before anything is opened: a bad option writes nothing
         raise fail(str(error), as_json) from error
+    to_stdout = str(out_path) == STDOUT_PATH
+    if to_stdout and as_json:  # stdout holds one JSON document, or the export: not both
+        raise fail("--out - writes the export to stdout; leave out --json", as_json)
     runtime = open_checked(as_json)
     traced_collection(collection, runtime.store, as_json)
     rows = trace_rows(runtime.store, start, end, conversation, audience=audience,
                       collection=collection)
+    if to_stdout:
+        write_rows(rows, format_.value, sys.stdout)
+        err.print(f"exported {len(rows)} turn(s) ({format_.value})")
+        return
     try:
         write_export(rows, format_.value, out_path)
     except OSError as error:

@@ -200,16 +200,21 @@ def eval_answers(
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return
-    table = Table("id", "verdict", "status", "expected", "cited")
+    table = Table("id", "verdict", "section", "status", "expected", "cited")
     for case in report.cases:
-        table.add_row(case.id, case.verdict, case.status,
-                      ", ".join(case.expected_documents) or "-",
+        table.add_row(case.id, case.verdict, SECTION_MARKS[case.cites_expected_section],
+                      case.status, ", ".join(case.expected_documents) or "-",
                       ", ".join(case.cited_documents) or "-")
     out.print(table)
     out.print(f"right {report.right:.1%} of answerable; wrong {report.wrong:.1%} of answers; "
               f"refused answerable {report.refused_answerable:.1%}; unanswerable answered "
               f"{report.unanswerable_answered:.1%}; section hit {report.section_hit_rate:.1%}; "
               f"invalid citations {report.invalid_citations}")
+
+
+SECTION_MARKS: Final[dict[bool | None, str]] = {True: "✓", False: "✗", None: "-"}
+"""Whether an answer cites an expected section (`expected_sections`); "-": none labelled, or
+not answered. A right page's wrong section read as "right" to a new operator."""
 
 
 class _Expecting(Protocol):

@@ -47,6 +47,12 @@ GAP_COLUMNS: Final = (Column("closest documents (owner)", "id"), Column("count")
 """`gaps` for people: the documents first, whole (people open them next)."""
 
 
+HASHED_EXAMPLES_HINT: Final = (
+    "Questions are kept as their sha256 only (privacy by default); set DOCASSIST_SAVE_RAW=true "
+    "to keep the text of new ones (docs/traces-and-privacy.md).")
+"""Said under a table whose examples are hashes: a new operator read them as a fault."""
+
+
 def gaps(since: SinceOption = None, as_json: JsonOption = False) -> None:
     """Unanswered questions, thumbs-down votes and handoffs of a period, grouped by
     meaning, with the closest documents and their owners: where the documents need work."""
@@ -61,11 +67,14 @@ def gaps(since: SinceOption = None, as_json: JsonOption = False) -> None:
         return
     rows = [["\n".join(f"{d.document_id} ({d.owner or '-'})" for d in group.documents) or "-",
              str(group.count), ", ".join(f"{kind} {n}" for kind, n in group.kinds.items()),
-             "\n".join(e.text or f"sha256:{(e.sha256 or '')[:12]}" for e in group.examples)]
+             "\n".join(dict.fromkeys(e.text or f"sha256:{(e.sha256 or '')[:12]}"
+                                     for e in group.examples))]
             for group in groups]
     out.print(fitted_table(out, GAP_COLUMNS, rows), crop=False)
     out.print(f"{sum(group.count for group in groups)} gap turn(s) in {len(groups)} group(s) "
               f"since {start}")
+    if any(example.text is None for group in groups for example in group.examples):
+        out.print(HASHED_EXAMPLES_HINT)
 
 
 def eval_canary(as_json: JsonOption = False) -> None:

@@ -31,8 +31,9 @@ scopes_app = typer.Typer(
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
 CollectionsOption = Annotated[list[str] | None, typer.Option(
-    "--collections", help="Search only these collections (repeat it, or separate names by "
-    "commas); default: every collection.")]
+    "--collections", "--collection", help="Search only these collections (repeat it, or "
+    "separate names by commas; `--collection`, as `index` spells it, works too); default: "
+    "every collection.")]
 AudienceOption = Annotated[str | None, typer.Option(
     "--audience", help="Only turns of this audience: operator, private, channel, shared, "
     "or more precise (channel:slack, channel:slack:C0123, private:teams).")]

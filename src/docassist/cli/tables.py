@@ -8,6 +8,7 @@ always in `--json`.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -19,6 +20,8 @@ from rich.text import Text
 Role = Literal["id", "essential", "optional"]
 LONG_WORD: Final = 16
 """A word longer than this may wrap mid-word rather than turn the table into records."""
+RECORD_INDENT: Final = 2
+"""A record's fields are indented this much under its id."""
 UNBOUNDED_WIDTH: Final = 10_000
 """The width a table is measured at to learn how wide it is without any wrapping."""
 
@@ -46,7 +49,7 @@ def fitted_table(console: Console, columns: Sequence[Column],
         shown.remove(optional[-1])
         table = _table(columns, rows, shown)
     if _narrowest(columns, rows, shown) > console.width:  # Rich would cut words to "t…"
-        return _records(columns, rows)
+        return _records(columns, rows, console.width)
     return table
 
 
@@ -64,10 +67,12 @@ def _narrowest(columns: Sequence[Column], rows: Sequence[Sequence[str]],
     return width
 
 
-def _records(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> Group:
+def _records(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int
+             ) -> Group:
     """Each row as its id alone on a line (whole, to copy), then every other non-empty
-    column as `name: value` on one indented line."""
-    records: list[Text] = []
+    column as `name: value`, indented: on one line when they fit, else one a line (wrapped,
+    a new operator read "indexed:" at a line's end and its date at the next one's start)."""
+    records: list[RenderableType] = []
     for row in rows:
         for column, cell in zip(columns, row, strict=True):
             if column.role == "id" and cell:  # never wrapped: a path longer than the line too
@@ -75,7 +80,12 @@ def _records(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> Group:
                                for line in cell.split("\n"))
         fields = [f"{column.header}: {cell}" for column, cell in zip(columns, row, strict=True)
                   if column.role != "id" and cell]
-        records.append(Text("  " + " · ".join(fields)))
+        joined = " · ".join(fields)
+        room = max(width - RECORD_INDENT, LONG_WORD)
+        for field in [joined] if len(joined) <= room else fields:
+            # Wrapped here, a long path filling each line: Rich would put it under its name.
+            records.extend(Text(" " * RECORD_INDENT + line, no_wrap=True, overflow="ignore")
+                           for line in textwrap.wrap(field, room, break_on_hyphens=False))
     return Group(*records)
 
 

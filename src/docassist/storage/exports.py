@@ -14,7 +14,7 @@ import threading
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TextIO
 
 from pydantic import BaseModel
 
@@ -182,16 +182,21 @@ def _reason(vote: dict[str, Any]) -> dict[str, str]:
 def write_export(rows: list[dict[str, Any]], fmt: ExportFormat, out: Path) -> None:
     """Write rows; OSError (unwritable path) propagates for the caller to report."""
     with out.open("w", encoding="utf-8", newline="") as file:
-        if fmt == "jsonl":
-            for row in rows:
-                file.write(json.dumps(row, ensure_ascii=False) + "\n")
-            return
-        writer = csv.DictWriter(file, fieldnames=list(TURN_COLUMNS))
-        writer.writeheader()
+        write_rows(rows, fmt, file)
+
+
+def write_rows(rows: list[dict[str, Any]], fmt: ExportFormat, file: TextIO) -> None:
+    """Rows as JSONL, or as CSV with TURN_COLUMNS (lists and objects as JSON in a cell)."""
+    if fmt == "jsonl":
         for row in rows:
-            writer.writerow({key: json.dumps(value, ensure_ascii=False)
-                             if isinstance(value, list | dict) else value
-                             for key, value in row.items()})
+            file.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return
+    writer = csv.DictWriter(file, fieldnames=list(TURN_COLUMNS))
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: json.dumps(value, ensure_ascii=False)
+                         if isinstance(value, list | dict) else value
+                         for key, value in row.items()})
 
 
 RETENTION_LEASE: Final = "schedule:trace-retention"
