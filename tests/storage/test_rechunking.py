@@ -9,8 +9,10 @@ from pathlib import Path
 
 from docassist.core.documents import CHUNKING_VERSION, split_by_size
 from docassist.core.sources import Source, SourceKind
+from docassist.models.embedders import get_embedder
 from docassist.sources.sync import sync_all
 from docassist.storage import Store, index_paths
+from docassist.storage.dense import embed_missing
 from docassist_testkit.fakes.web_site import WebSite, page
 
 ITEMS = "\n".join(f"- Step {n}: open the console and check the value of setting {n}."
@@ -73,3 +75,31 @@ def test_a_web_page_of_an_older_chunking_is_fetched_whole_and_cut_again(
         store.close()
     finally:
         site.stop()
+
+
+def test_a_recut_keeps_the_vectors_of_chunks_whose_text_did_not_change(tmp_path: Path) -> None:
+    """A new chunking re-cuts every page at the next index; a page it cuts as before keeps
+    its vectors (re-embedding a whole corpus for nothing took as long as a first index)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "checklist.md").write_text(LONG)
+    (folder / "short.md").write_text("# Short\n\n## Once\n\nOne line.\n")
+    db = tmp_path / "k.db"
+    store = Store(db)
+    index_paths(store, [folder])
+    embed_missing(store, get_embedder("use"))
+    store.close()
+    with sqlite3.connect(db) as connection:
+        before = dict(connection.execute("SELECT chunk_id, vector FROM embeddings"))
+        # An older cut of the short page: its one chunk had another text then.
+        connection.execute("UPDATE chunks SET text = text || ' (old cut)' "
+                           "WHERE document_id = 'DOC-SHORT'")
+    _age(db)
+    store = Store(db)
+    assert sorted(index_paths(store, [folder]).indexed) == ["DOC-CHECKLIST", "DOC-SHORT"]
+    store.close()
+    with sqlite3.connect(db) as connection:
+        after = dict(connection.execute("SELECT chunk_id, vector FROM embeddings"))
+    short = [chunk_id for chunk_id in before if chunk_id.startswith("DOC-SHORT-")]
+    assert short and not any(chunk_id in after for chunk_id in short)  # made again
+    assert {k: v for k, v in before.items() if k not in short} == after

@@ -134,10 +134,11 @@ class CatalogRows:
             wait_for_turn(connection, dialect, CATALOG_LOCK)
             _supersede(connection, info.document_id, now)
             connection.execute(*dialect.upsert_row("documents", row, ["document_id"]))
-            # The same version cut anew (CHUNKING_VERSION moved) keeps its chunk ids: their
-            # vectors were of the old text (a new version's ids are new: nothing to delete).
+            # The same version cut anew (CHUNKING_VERSION moved) keeps its chunk ids: a vector
+            # of an id whose text changed is of the old text; one whose text is the same stays
+            # (a new version's ids are new: nothing to delete).
             connection.executemany("DELETE FROM embeddings WHERE chunk_id = ?",
-                                   [[chunk.chunk_id] for chunk in parsed.chunks])
+                                   [[chunk_id] for chunk_id in _recut(connection, parsed)])
             if chunk_rows:  # executemany: on PostgreSQL pipelined, one round trip per batch
                 connection.executemany(chunk_rows[0][0], [values for _, values in chunk_rows])
                 connection.executemany(
@@ -284,3 +285,14 @@ def _document(row: dict[str, Any]) -> DocumentInfo:
     values["services"] = json.loads(values.get("services") or "[]")
     values["extra"] = json.loads(values.get("extra") or "{}")
     return DocumentInfo.model_validate(values)
+
+
+def _recut(connection: SqlConnection, parsed: ParsedDocument) -> list[str]:
+    """The ids of `parsed`'s chunks stored before with another text."""
+    ids = [chunk.chunk_id for chunk in parsed.chunks]
+    if not ids:
+        return []
+    stored = {row[0]: row[1] for row in connection.execute(
+        f"SELECT chunk_id, text FROM chunks WHERE chunk_id IN ({marks(ids)})", ids).fetchall()}
+    return [chunk.chunk_id for chunk in parsed.chunks
+            if chunk.chunk_id in stored and stored[chunk.chunk_id] != chunk.text]
