@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from docassist.core import procedure
 from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.ports import SearchHit
-from docassist.core import procedure
 from docassist.storage import Store, index_paths
 
 STEPS = "\n".join(f"{n}. Step {n} of the Mac set-up: run `tool-{n} --configure` and check that "
