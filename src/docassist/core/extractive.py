@@ -15,7 +15,9 @@ from docassist.core.limits import MIN_SHARED_WORDS, PASSAGE_CHARS, STEP_CHARS
 from docassist.core.passages import chunk_body, without_contents
 from docassist.core.ports import Catalog, Embedder, PassageReader, SearchHit
 from docassist.core.procedure import (
+    asks_to_set_up,
     earlier_chunks,
+    from_the_section_start,
     is_alternative_path,
     is_step,
     procedure_window,
@@ -56,7 +58,8 @@ class ExtractiveAnswerer:
         # A procedure is chosen among the retrieved sections (the page's others carry 0).
         retrieved = [hit for hit in hits if hit.score > 0] or hits
         by_id = {hit.chunk.chunk_id: hit.chunk for hit in retrieved}
-        steps = procedure_window(question, retrieved, by_id.get)
+        steps = from_the_section_start(question, procedure_window(question, retrieved,
+                                                                  by_id.get), hits)
         links = LinkTitles(self.catalog) if self.catalog is not None else None
         own = without_context(question)  # a follow-up's own words pick the section
         # "A co jeśli nie wstanie po restarcie?" after a procedure asks for its failure path:
@@ -76,7 +79,8 @@ class ExtractiveAnswerer:
         if len(steps) > 1 and not names_a_step and (
                 is_step(best.chunk) or not self._headed_by(question, best)):
             return compose_procedure(steps, language_of(language), links)
-        return self._passage(question, best, hits, language_of(language), links)
+        return self._passage(question, from_its_first_part(question, best, hits), hits,
+                             language_of(language), links)
 
     def _best_passage(self, question: str, hits: list[SearchHit]) -> SearchHit:
         """Of the best page's sections, the one that covers the question most (a follow-up
@@ -189,6 +193,10 @@ _LEAD_IN: Final = re.compile(
     re.IGNORECASE)
 
 
+_PART_OF: Final = re.compile(r" \((\d+)/(\d+)\)$")
+"""A long section's part, as its chunks are labelled ("macOS (2/4)")."""
+
+
 _WHAT_IF_NOT: Final = re.compile(
     r"^\W*(?:(?:and|but|so)\s+)?what\s+if\b.*\b(?:not|never|fails?|failed|breaks?|"
     r"doesn't|don't|won't|isn't|can't|cannot|didn't|stuck|down)\b|"
@@ -273,6 +281,18 @@ def continuation(hit: SearchHit, hits: list[SearchHit], lines: list[str],
         room -= sum(map(len, shown))
         ordinal += 1
     return "".join(parts)
+
+
+def from_its_first_part(question: str, hit: SearchHit, hits: list[SearchHit]) -> SearchHit:
+    """A set-up question answered from a later part of a long section ("macOS (4/4)") is
+    answered from the section's first part on: a new operator asking how to set up commit
+    signing on a Mac was given its last steps, not the install."""
+    part = _PART_OF.search(hit.chunk.section)
+    if part is None or part.group(1) == "1" or not asks_to_set_up(question):
+        return hit
+    first = hit.chunk.ordinal - int(part.group(1)) + 1
+    return next((other for other in hits if other.chunk.ordinal == first
+                 and other.document.document_id == hit.document.document_id), hit)
 
 
 def leads_in(lines: list[str]) -> bool:

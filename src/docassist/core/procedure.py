@@ -46,8 +46,22 @@ _ORDINAL: Final = re.compile(r"^(?P<prefix>.+)-(?P<ordinal>\d{4})$")
 
 
 def is_how_to(question: str) -> bool:
-    """ "How do I renew…", "Jak odnowić…", "Co zrobić po…": a task to walk through."""
-    return bool(_HOW_TO.match(question.strip()))
+    """ "How do I renew…", "Jak odnowić…", "Co zrobić po…": a task to walk through, also
+    after the context people put first in chat ("on a mac, how do I set up signing?")."""
+    return any(_HOW_TO.match(part.strip()) for part in _CLAUSE.split(question))
+
+
+_CLAUSE: Final = re.compile(r"[,:;]\s+|\s[-–—]\s")
+"""Where a chat message's context ends and its question may begin."""
+_SET_UP: Final = re.compile(
+    r"\b(?:set\s*up|setup|install\w*|configure|get\s+started|skonfigur\w*|ustawi\w*|"
+    r"zainstal\w*|instal\w*)\b", re.IGNORECASE)
+_PART_LABEL: Final = re.compile(r" \(\d+/\d+\)$")
+
+
+def asks_to_set_up(question: str) -> bool:
+    """ "How do I set up…", "jak skonfigurować…": the whole procedure, from its start."""
+    return bool(_SET_UP.search(question))
 
 
 def is_step(chunk: Chunk) -> bool:
@@ -164,3 +178,26 @@ def procedure_window(
     if best is None or (best[1] == best[2] and sections[best[1]].score <= 0):
         return []
     return sections[best[1]:best[2] + 1]
+
+
+def from_the_section_start(question: str, steps: list[SearchHit], page: list[SearchHit]
+                           ) -> list[SearchHit]:
+    """A set-up's steps from the start of the section they begin in: not from part 3 of a
+    long section whose first parts retrieval missed (a new operator's Windows set-up began
+    at "Test the key is visible"). `page` holds every section of the steps' page."""
+    if not steps or not asks_to_set_up(question):
+        return steps
+    by_ordinal = {hit.chunk.ordinal: hit for hit in page
+                  if hit.document.document_id == steps[0].document.document_id}
+    first = steps[0]
+    while (before := by_ordinal.get(first.chunk.ordinal - 1)) is not None and _continues(
+            before, first):
+        first = before
+    earlier = [by_ordinal[n] for n in range(first.chunk.ordinal, steps[0].chunk.ordinal)]
+    return [*earlier, *steps][:MAX_PROCEDURE_STEPS]
+
+
+def _continues(before: SearchHit, part: SearchHit) -> bool:
+    """Whether `part` is the next part of the long section `before` is a part of."""
+    label = _PART_LABEL.sub("", part.chunk.section)
+    return part.chunk.section != label and _PART_LABEL.sub("", before.chunk.section) == label
