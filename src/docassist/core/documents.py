@@ -192,7 +192,7 @@ def chunk_id(document_id: str, content_sha256: str, ordinal: int) -> str:
 
 _PART: Final = " ({}/{})"
 """A long section's chunks are labelled with their part: "Reception desks (2/3)"."""
-_PART_LABEL: Final = re.compile(r" \(\d+/\d+\)$")
+_PART_LABEL: Final = re.compile(r" \((\d+)/\d+\)$")
 
 
 _PAGE_TITLE_TAG: Final = re.compile(r"<%=\s*current_page\.data\.title\s*%>")
@@ -213,6 +213,13 @@ def shown_section(label: str, title: str) -> str:
 def whole_section(label: str) -> str:
     """A chunk's section label without the part a long section's chunks carry."""
     return _PART_LABEL.sub("", label)
+
+
+def part_number(label: str) -> int | None:
+    """Which part of a long section a chunk's label names ("macOS (2/4)" → 2); None for a
+    section in one chunk."""
+    part = _PART_LABEL.search(label)
+    return int(part.group(1)) if part else None
 
 
 def own_version(version: str, content_hash: str) -> str | None:

@@ -9,7 +9,12 @@ from dataclasses import replace
 from typing import Final
 
 from docassist.core import i18n, passages
-from docassist.core.documents import TEMPLATED_MARKDOWN, shown_section, whole_section
+from docassist.core.documents import (
+    TEMPLATED_MARKDOWN,
+    part_number,
+    shown_section,
+    whole_section,
+)
 from docassist.core.learned import without_context
 from docassist.core.limits import MIN_SHARED_WORDS, PASSAGE_CHARS, STEP_CHARS
 from docassist.core.passages import chunk_body, without_contents
@@ -193,10 +198,6 @@ _LEAD_IN: Final = re.compile(
     re.IGNORECASE)
 
 
-_PART_OF: Final = re.compile(r" \((\d+)/(\d+)\)$")
-"""A long section's part, as its chunks are labelled ("macOS (2/4)")."""
-
-
 _WHAT_IF_NOT: Final = re.compile(
     r"^\W*(?:(?:and|but|so)\s+)?what\s+if\b.*\b(?:not|never|fails?|failed|breaks?|"
     r"doesn't|don't|won't|isn't|can't|cannot|didn't|stuck|down)\b|"
@@ -287,10 +288,10 @@ def from_its_first_part(question: str, hit: SearchHit, hits: list[SearchHit]) ->
     """A set-up question answered from a later part of a long section ("macOS (4/4)") is
     answered from the section's first part on: a new operator asking how to set up commit
     signing on a Mac was given its last steps, not the install."""
-    part = _PART_OF.search(hit.chunk.section)
-    if part is None or part.group(1) == "1" or not asks_to_set_up(question):
+    part = part_number(hit.chunk.section)
+    if part is None or part == 1 or not asks_to_set_up(question):
         return hit
-    first = hit.chunk.ordinal - int(part.group(1)) + 1
+    first = hit.chunk.ordinal - part + 1
     return next((other for other in hits if other.chunk.ordinal == first
                  and other.document.document_id == hit.document.document_id), hit)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from docassist.core.i18n import Language
-from docassist.core.intents import words
+from docassist.core.intents import FILLER_WORDS, words
 from docassist.core.state import HistoryMessage, recent_history
 from docassist.core.statuses import ResolutionStatus
 from docassist.core.subjects import (
@@ -206,11 +206,6 @@ def _is_complement(before: str, marker: str) -> bool:
 
 _TOPIC_FIRST: Final = re.compile(r"^\s*(?P<topic>[^\s?!.:;,][^?!.:;]{0,40}?)(?:\s+[-–—]\s+|:\s+)")
 """Chat's topic first: "gitleaks - how do I run it?", "APDEX: co to jest i jak go liczyć?"."""
-_FILLERS: Final = frozenset(
-    "ok okay okey okej well right sure cool great alright hmm hi hey hello thanks dobra dobrze "
-    "spoko super cześć czesc hej dzięki dzieki".split())
-"""Words before a dash or colon that open a message without naming its topic ("ok - how
-do I renew it?" still refers back)."""
 
 
 def names_its_topic(message: str) -> bool:
@@ -220,7 +215,7 @@ def names_its_topic(message: str) -> bool:
     selector was trained on the resolver's readings."""
     topic = _TOPIC_FIRST.match(message)
     return topic is not None and any(
-        word not in _GENERIC and word not in _FILLERS for word in words(topic.group("topic")))
+        word not in _GENERIC and word not in FILLER_WORDS for word in words(topic.group("topic")))
 
 
 def is_follow_up(message: str, vocabulary: SubjectVocabulary) -> bool:

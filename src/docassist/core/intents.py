@@ -66,6 +66,14 @@ _THANKS: Final = re.compile(
 """Not "ty": Polish for "you" ("a ty kim jesteś?")."""
 
 
+FILLER_WORDS: Final = frozenset(
+    "ok okay okey okej well right sure cool great alright hmm hi hey hello yes no tak nie "
+    "idk dunno whatever anything nothing both all none thanks dobra dobrze spoko super cześć "
+    "czesc hej dzięki dzieki wszystko nic oba obie".split())
+"""Words that name no object: before a dash they do not set off a topic ("ok - how do I
+renew it?" still refers back), and as a reply to "Which object?" they are no answer."""
+
+
 def words(text: str) -> list[str]:
     return [word.casefold() for word in _WORD.findall(text)]
 

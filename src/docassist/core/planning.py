@@ -268,9 +268,6 @@ def _count_repeats(plan: Plan, pending: PendingClarification | None) -> Plan:
 BARE_NAME_MAX_WORDS: Final = 3
 """A reply this short that is only a name ("gitleaks", "the pre-commit hook") supplies the
 object a clarification asked for."""
-_NOT_A_NAME: Final = frozenset(
-    "no nie yes tak ok okay hmm idk dunno whatever anything nothing both all none wszystko "
-    "nic oba obie thanks dzięki dzieki".split())
 
 
 def _bare_name(reply: str) -> str | None:
@@ -279,7 +276,7 @@ def _bare_name(reply: str) -> str | None:
     name = re.sub(r"^\s*(?:i\s+mean|chodzi\s+(?:mi\s+)?o|the)\s+", "", reply.strip(" .!"),
                   flags=re.IGNORECASE).strip()
     said = intents.words(name)
-    if not said or len(said) > BARE_NAME_MAX_WORDS or any(w in _NOT_A_NAME for w in said):
+    if not said or len(said) > BARE_NAME_MAX_WORDS or any(w in intents.FILLER_WORDS for w in said):
         return None
     return name
 

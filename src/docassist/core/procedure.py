@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
-from docassist.core.documents import Chunk
+from docassist.core.documents import Chunk, part_number, whole_section
 from docassist.core.limits import MAX_PROCEDURE_STEPS
 from docassist.core.ports import SearchHit
 from docassist.core.text import stems
@@ -56,7 +56,6 @@ _CLAUSE: Final = re.compile(r"[,:;]\s+|\s[-–—]\s")
 _SET_UP: Final = re.compile(
     r"\b(?:set\s*up|setup|install\w*|configure|get\s+started|skonfigur\w*|ustawi\w*|"
     r"zainstal\w*|instal\w*)\b", re.IGNORECASE)
-_PART_LABEL: Final = re.compile(r" \(\d+/\d+\)$")
 
 
 def asks_to_set_up(question: str) -> bool:
@@ -199,5 +198,5 @@ def from_the_section_start(question: str, steps: list[SearchHit], page: list[Sea
 
 def _continues(before: SearchHit, part: SearchHit) -> bool:
     """Whether `part` is the next part of the long section `before` is a part of."""
-    label = _PART_LABEL.sub("", part.chunk.section)
-    return part.chunk.section != label and _PART_LABEL.sub("", before.chunk.section) == label
+    return part_number(part.chunk.section) is not None and whole_section(
+        before.chunk.section) == whole_section(part.chunk.section)
