@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -27,7 +27,10 @@ from docassist.core.tools import (
 )
 from docassist.core.trace import TurnRecord
 from docassist.models.embedders import get_embedder
+from docassist.storage import index_paths
+from docassist.storage.roles import IndexWrites
 
+Indexed = TypeVar("Indexed", bound=IndexWrites)
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
@@ -160,3 +163,12 @@ def slack_seen(post: dict[str, Any]) -> str:
         texts.extend(str(element.get("text", "")) for element in block.get("elements", [])
                      if isinstance(element, dict) and isinstance(element.get("text"), str))
     return "\n".join(texts)
+
+
+def index_pages(store: Indexed, folder: Path, pages: dict[str, str]) -> Indexed:
+    """`pages` (file name → Markdown) written into `folder` and indexed into `store`."""
+    folder.mkdir()
+    for name, text in pages.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    index_paths(store, [folder])
+    return store

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from docassist.core.turn import TurnEngine
-from docassist.storage import Store, index_paths
-from tests.helpers import message
+from docassist.storage import Store
+from tests.helpers import index_pages, message
 
 GITLEAKS = ("# GitLeaks guidance\n\n## Local developer workflow\n\nRun gitleaks locally before "
             "every push with `gitleaks protect --staged`; wire it into pre-commit.\n")
@@ -18,10 +18,7 @@ GITLEAKS = ("# GitLeaks guidance\n\n## Local developer workflow\n\nRun gitleaks 
 
 @pytest.fixture
 def handbook(store: Store, tmp_path: Path) -> Store:
-    (tmp_path / "pages").mkdir()
-    (tmp_path / "pages" / "gitleaks.md").write_text(GITLEAKS, encoding="utf-8")
-    index_paths(store, [tmp_path / "pages"])
-    return store
+    return index_pages(store, tmp_path / "pages", {"gitleaks.md": GITLEAKS})
 
 
 def test_a_name_the_lexicon_does_not_know_completes_the_question(

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from docassist.core.turn import TurnEngine
-from docassist.storage import Store, index_paths
-from tests.helpers import message
+from docassist.storage import Store
+from tests.helpers import index_pages, message
 
 PAGE = ("# Unit testing\n\n## Why unit tests\n\nEvery change ships with unit tests that run in "
         "the pipeline; aim for fast tests without network access.\n")
@@ -17,10 +17,7 @@ PAGE = ("# Unit testing\n\n## Why unit tests\n\nEvery change ships with unit tes
 
 @pytest.fixture
 def playbook(store: Store, tmp_path: Path) -> Store:
-    (tmp_path / "pages").mkdir()
-    (tmp_path / "pages" / "unit-testing.md").write_text(PAGE, encoding="utf-8")
-    index_paths(store, [tmp_path / "pages"])
-    return store
+    return index_pages(store, tmp_path / "pages", {"unit-testing.md": PAGE})
 
 
 @pytest.mark.parametrize("asked", ["testing", "unit testing?"])
