@@ -86,7 +86,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout31_brew.jsonl",
             "public/handbooks/answers_heldout32_gwt.jsonl",
             "public/handbooks/answers_heldout33_tob.jsonl",
-            "public/handbooks/answers_heldout34_asfc.jsonl"} <= names
+            "public/handbooks/answers_heldout34_asfc.jsonl",
+            "public/handbooks/answers_heldout35_etcd.jsonl",
+            "public/handbooks/answers_heldout36_kops.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
