@@ -45,6 +45,7 @@ The turn
     passages     a page's passage as replies show it (lists as lists, links as titles)
     procedure    the consecutive steps of a how-to document
     documents    documents and chunks: front matter, chunking, stable ids
+    fences       what "inside a fenced code block" means, read one way by all of core
     text         terms, stems and sentences shared by search and answers
     replies      from plan and tool outcome to the status and words the user sees
     results      the result of a turn as adapters render it

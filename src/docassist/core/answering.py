@@ -11,10 +11,11 @@ from docassist.core import i18n
 from docassist.core.asked_facts import AskedFact, asked_fact, count_unstated, counted, states
 from docassist.core.documents import CITATION, shown_section
 from docassist.core.extractive import ExtractiveAnswerer
+from docassist.core.fences import outside_code
 from docassist.core.learned import question_parts
 from docassist.core.limits import MAX_SOURCES, SNIPPET_CHARS
 from docassist.core.named_terms import named_terms, unmentioned
-from docassist.core.passages import chunk_body, outside_code
+from docassist.core.passages import chunk_body
 from docassist.core.ports import Answerer, Catalog, Retriever, SearchHit
 from docassist.core.procedure import best_document_hit, page_sections, procedure_window
 from docassist.core.state import RagResult, Source

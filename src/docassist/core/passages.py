@@ -15,11 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from docassist.core.fences import fence_after, outside_code
+
 LinkTitle = Callable[[str], tuple[str, str | None] | None]
 """A relative link's target (resolved against the page's own path) → the linked page's title
 and URL, or None when the catalog does not hold it."""
 
-_FENCE: Final = re.compile(r"^\s*(```|~~~)")
 _BULLET: Final = re.compile(r"^(\s*)[-*+•]\s+(.*)$")
 _ORDERED: Final = re.compile(r"^(\s*)\d{1,3}[.)]\s+(.*)$")
 _TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -101,16 +102,18 @@ def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) 
     code: list[str] | None = None
     indent = 0  # a fence inside a list item is indented: its block is shown flush left
     joins = False  # the line before was a paragraph's, which a soft-wrapped line continues
+    fence = ""  # the open code block's marker
     for raw in _without_comments(_unwrapped(without_contents(body))).split("\n"):
-        if code is not None:
-            if _FENCE.match(raw):
-                code.append(raw.strip())
-                lines.append("\n".join(code) if len(code) > 2 else "")  # an empty block: none
-                code = None
-            else:
-                code.append(raw[min(indent, len(raw) - len(raw.lstrip())):])
+        before, fence = fence, fence_after(raw, fence)
+        if code is not None and not fence:
+            code.append(raw.strip())
+            lines.append("\n".join(code) if len(code) > 2 else "")  # an empty block: none
+            code = None
             continue
-        if _FENCE.match(raw):
+        if code is not None:
+            code.append(raw[min(indent, len(raw) - len(raw.lstrip())):])
+            continue
+        if fence and not before:
             code, indent, joins = [raw.strip()], len(raw) - len(raw.lstrip()), False
             continue
         if not raw.strip():
@@ -132,17 +135,6 @@ def render(body: str, page_path: str = "", link_title: LinkTitle | None = None) 
 def _without_comments(body: str) -> str:
     """HTML comments taken out of the text outside code fences."""
     return outside_code(body, lambda text: _HTML_COMMENT.sub("", text))
-
-
-_FENCED_BLOCK: Final = re.compile(r"(^[ \t]*(?:```|~~~).*?(?:^[ \t]*(?:```|~~~)[^\n]*$|\Z))",
-                                  re.MULTILINE | re.DOTALL)
-
-
-def outside_code(text: str, change: Callable[[str], str]) -> str:
-    """`text` with `change` applied to all but its fenced code blocks (an unclosed fence runs
-    to the end), which stay as written: their spaces and comments are the code's."""
-    parts = _FENCED_BLOCK.split(text)
-    return "".join(part if index % 2 else change(part) for index, part in enumerate(parts))
 
 
 def _unwrapped(body: str) -> str:
