@@ -67,3 +67,20 @@ def test_eval_answers_shows_whether_the_section_is_an_expected_one(db_path: Path
     rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
             for line in done.stdout.splitlines() if line.startswith("│")}
     assert rows["tls"][:2] == ["right", "✗"] and rows["off"][1] == "-"
+
+
+def test_an_unknown_collection_is_not_told_an_empty_default_exists(tmp_path: Path) -> None:
+    """A handbook indexed into its own collection: the error named `default`, which held
+    nothing, beside it (`docs --json` listed only the handbook's pages)."""
+    handbook, db = tmp_path / "handbook", tmp_path / "d.db"
+    handbook.mkdir()
+    (handbook / "leave.md").write_text("# Leave\nBook leave in the HR portal.\n")
+    assert run("index", str(handbook), "--collection", "hb", db=db).returncode == 0
+    unknown = run("ask", "How do I book leave?", "--collection", "nope", "--json", db=db)
+    assert unknown.returncode == 2
+    assert one_json(unknown.stdout) == {"error": "unknown collection: nope (known: hb)"}
+    report = run("report", "--out", str(tmp_path / "r.html"), "--collection", "nope", db=db)
+    assert report.returncode == 2 and "(known: hb)" in report.stderr
+    assert not (tmp_path / "r.html").exists()
+    empty_default = run("ask", "How do I book leave?", "--collection", "default", db=db)
+    assert empty_default.returncode == 0, empty_default.stderr  # it exists: nothing to answer

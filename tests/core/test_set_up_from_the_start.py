@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from docassist.core import procedure
-from docassist.core.extractive import ExtractiveAnswerer
+from docassist.core import passages, procedure
+from docassist.core.extractive import ExtractiveAnswerer, compose_procedure
 from docassist.core.ports import SearchHit
 from docassist.storage import Store, index_paths
 
@@ -70,3 +70,36 @@ def test_a_how_to_after_its_context_is_a_how_to() -> None:
     assert procedure.is_how_to("on a mac, how do i set up signing?")
     assert procedure.is_how_to("na windowsie - jak skonfigurować podpisywanie?")
     assert not procedure.is_how_to("on a mac, is signing required?")
+
+
+def test_each_part_of_a_procedure_starts_where_the_part_before_ended(store: Store,
+                                                                     tmp_path: Path) -> None:
+    """A long section's next part repeats the last lines of the part before it (the chunk
+    overlap): a step shown whole was said again at the start of the next one."""
+    intro = "Get the build agent on your machine. " + "It runs the checks locally. " * 9
+    download = "Download the agent from the releases page and unpack it into your home folder."
+    script = "\n".join(f"agent configure --option-{n} value-{n}   # setting {n} of the agent"
+                       for n in range(13))
+    body = f"{intro}\n\n{download}\n\n```sh\n{script}\n```\n\n" + "Then restart. " * 40
+    (tmp_path / "agent.md").write_text(f"# Build agent\n\n## Install\n\n{body}\n")
+    index_paths(store, [tmp_path])
+    document = store.document("DOC-AGENT")
+    assert document is not None
+    parts = [chunk for n in range(1, document.chunk_count + 1)
+             if (chunk := store.chunk(f"DOC-AGENT-{document.content_sha256[:10]}-{n:04d}"))]
+    assert [chunk.section for chunk in parts] == ["Install (1/3)", "Install (2/3)",
+                                                  "Install (3/3)"]
+    assert download in parts[0].text and download in parts[1].text  # the overlap
+    steps = [SearchHit(chunk, document, 0.9) for chunk in parts]
+    answer = compose_procedure(steps, "en")
+    assert answer.count("Download the agent") == 1, answer
+    assert "agent configure --option-12" in answer
+
+
+def test_only_the_overlap_is_taken_off() -> None:
+    before = "Install the agent.\n\n1. Run `agent --init` and wait for the ready line."
+    after = "1. Run `agent --init` and wait for the ready line.\n2. Start it."
+    assert passages.without_repeat(before, after) == "2. Start it."
+    assert passages.without_repeat("Run it:", "Run it: now") == "Run it: now"  # by chance
+    assert passages.without_repeat("abc", "Different text entirely here.") == (
+        "Different text entirely here.")

@@ -16,8 +16,8 @@ import typer
 from docassist.cli.common import announce_database
 from docassist.cli.output import emit_json, fail, out
 from docassist.config import load_settings
+from docassist.core.documents import DEFAULT_COLLECTION
 from docassist.core.errors import DocAssistError
-from docassist.core.ports import ScopeRules
 from docassist.core.scope_commands import run_scope_command
 from docassist.core.scopes import OPERATOR, Audience
 from docassist.storage.backends import open_store
@@ -103,30 +103,41 @@ def scopes_unshare(names: NamesArgument, as_json: JsonOption = False) -> None:
     _run(["unshare", *names], as_json)
 
 
-def operator_audience(collections: list[str] | None, rules: ScopeRules,
+def operator_audience(collections: list[str] | None, store: Storage,
                       as_json: bool) -> Audience:
     """The CLI's audience: every collection, or the named ones (each must exist)."""
     if not collections:
         return OPERATOR
     names = [name.strip() for value in collections for name in value.split(",")
              if name.strip()]
-    require_known(names, rules.collection_names(), as_json)
+    require_known(names, store.collection_names(), named_collections(store), as_json)
     return OPERATOR.model_copy(update={"collections": tuple(dict.fromkeys(names))})
 
 
-def require_known(names: list[str], known: Iterable[str], as_json: bool) -> None:
-    """A usage error (exit 2) naming every collection not in `known`, and the known ones: a
+def named_collections(store: Storage) -> set[str]:
+    """The collections an error names as known. `default` always exists (unmapped channels
+    search it) but is named only when it holds documents: a handbook indexed into its own
+    collection left an empty `default` in the list."""
+    names = set(store.collection_names())
+    if DEFAULT_COLLECTION not in set(store.chunk_collections().values()):
+        names.discard(DEFAULT_COLLECTION)
+    return names
+
+
+def require_known(names: list[str], known: Iterable[str], named: Iterable[str],
+                  as_json: bool) -> None:
+    """A usage error (exit 2) naming every collection not in `known`, and the `named` ones: a
     misspelt name would otherwise select nothing and look like an answer."""
-    listed = sorted(set(known))
-    unknown = [name for name in names if name not in listed]
+    unknown = [name for name in names if name not in set(known)]
     if unknown:
-        raise fail(f"unknown collection: {', '.join(unknown)} (known: {', '.join(listed)})",
-                   as_json)
+        listed = ", ".join(sorted(set(named))) or "none yet"
+        raise fail(f"unknown collection: {', '.join(unknown)} (known: {listed})", as_json)
 
 
 def traced_collection(collection: str | None, store: Storage, as_json: bool) -> None:
     """`--collection` of `traces export` and `report`: one the catalog knows, or one a
     recorded turn searched (its traces outlive its documents)."""
     if collection is not None:
-        require_known([collection], {*store.collection_names(), *traced_collections(store)},
-                      as_json)
+        traced = traced_collections(store)
+        require_known([collection], {*store.collection_names(), *traced},
+                      {*named_collections(store), *traced}, as_json)

@@ -24,6 +24,7 @@ from docassist.core.procedure import (
     earlier_chunks,
     from_the_section_start,
     is_alternative_path,
+    is_next_part,
     is_step,
     procedure_window,
 )
@@ -247,11 +248,15 @@ def section_name(hit: SearchHit) -> str:
     return shown_section(hit.chunk.section, hit.document.title) or hit.document.title
 
 
-def passage_lines(hit: SearchHit, links: LinkTitles | None, limit: int = PASSAGE_CHARS
-                  ) -> list[str]:
+def passage_lines(hit: SearchHit, links: LinkTitles | None, limit: int = PASSAGE_CHARS,
+                  shown_before: SearchHit | None = None) -> list[str]:
     """The chunk's passage in reply conventions, cut after whole lines at about `limit`
-    characters (the cut is said: the source holds the rest)."""
-    lines = passages.render(chunk_body(hit.chunk.text), hit.document.source_path,
+    characters (the cut is said: the source holds the rest). After `shown_before`, the
+    previous part of the same section, it starts where that part ended."""
+    body = chunk_body(hit.chunk.text)
+    if shown_before is not None and is_next_part(shown_before, hit):
+        body = passages.without_repeat(chunk_body(shown_before.chunk.text), body)
+    lines = passages.render(body, hit.document.source_path,
                             links.title if links is not None else None).lines
     kept: list[str] = []
     for line in lines:
@@ -259,7 +264,7 @@ def passage_lines(hit: SearchHit, links: LinkTitles | None, limit: int = PASSAGE
             kept.append("…")
             break
         kept.append(line)
-    return kept or [" ".join(chunk_body(hit.chunk.text).split())[:limit]]
+    return kept or [" ".join(body.split())[:limit]]
 
 
 def continuation(hit: SearchHit, hits: list[SearchHit], lines: list[str],
@@ -274,9 +279,11 @@ def continuation(hit: SearchHit, hits: list[SearchHit], lines: list[str],
     room = PASSAGE_CHARS - sum(map(len, lines))
     parts: list[str] = []
     ordinal = hit.chunk.ordinal + 1
+    before = hit
     while ordinal in following and room >= MIN_CONTINUATION_CHARS:
         after = following[ordinal]
-        shown = passage_lines(after, links, room)
+        shown = passage_lines(after, links, room, before)
+        before = after
         parts.append(f"\n\n{section_name(after)}:\n" + "\n".join(shown)
                      + f" [{after.chunk.chunk_id}]")
         room -= sum(map(len, shown))
@@ -341,7 +348,7 @@ def compose_procedure(steps: list[SearchHit], language: i18n.Language,
     intro = i18n.text("answer_procedure_intro", language, title=steps[0].document.title)
     numbered = []
     for n, hit in enumerate(steps, start=1):
-        lines = passage_lines(hit, links, STEP_CHARS)
+        lines = passage_lines(hit, links, STEP_CHARS, steps[n - 2] if n > 1 else None)
         # A step's words on its line; its code blocks after it, whole: joined into the line,
         # YAML lost its indentation and its fence was read as text.
         text = " ".join(line.lstrip("•0123456789. ") if line[:1] in "•0123456789" else line

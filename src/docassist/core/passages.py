@@ -16,11 +16,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from docassist.core.fences import fence_after, outside_code
+from docassist.core.limits import CHUNK_OVERLAP_CHARS
 
 LinkTitle = Callable[[str], tuple[str, str | None] | None]
 """A relative link's target (resolved against the page's own path) → the linked page's title
 and URL, or None when the catalog does not hold it."""
 
+_FENCE: Final = re.compile(r"^\s*(```|~~~)")
+MIN_REPEAT_CHARS: Final = 20
+"""A shorter shared start is taken for chance, not the overlap ("Run:" ending one part and
+opening the next)."""
 _BULLET: Final = re.compile(r"^(\s*)[-*+•]\s+(.*)$")
 _ORDERED: Final = re.compile(r"^(\s*)\d{1,3}[.)]\s+(.*)$")
 _TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -65,6 +70,17 @@ def without_contents(body: str) -> str:
 def chunk_body(text: str) -> str:
     """The chunk text without its `file | version=X | Section` header line."""
     return text.split("\n", 1)[1] if "\n" in text else text
+
+
+def without_repeat(before: str, body: str) -> str:
+    """`body` without the start it repeats from the end of `before`: a long section's next
+    part opens with the last lines of the part before it (the chunk overlap, so that a step
+    cut in two is found whole), which a reply showing both parts said twice."""
+    for size in range(min(len(before), len(body), CHUNK_OVERLAP_CHARS), MIN_REPEAT_CHARS - 1,
+                      -1):
+        if body[size:size + 1] in ("", "\n", " ") and before.endswith(body[:size]):
+            return body[size:].lstrip()
+    return body
 
 
 def continues_table(body: str) -> bool:

@@ -189,14 +189,16 @@ def from_the_section_start(question: str, steps: list[SearchHit], page: list[Sea
     by_ordinal = {hit.chunk.ordinal: hit for hit in page
                   if hit.document.document_id == steps[0].document.document_id}
     first = steps[0]
-    while (before := by_ordinal.get(first.chunk.ordinal - 1)) is not None and _continues(
+    while (before := by_ordinal.get(first.chunk.ordinal - 1)) is not None and is_next_part(
             before, first):
         first = before
     earlier = [by_ordinal[n] for n in range(first.chunk.ordinal, steps[0].chunk.ordinal)]
     return [*earlier, *steps][:MAX_PROCEDURE_STEPS]
 
 
-def _continues(before: SearchHit, part: SearchHit) -> bool:
-    """Whether `part` is the next part of the long section `before` is a part of."""
-    return part_number(part.chunk.section) is not None and whole_section(
-        before.chunk.section) == whole_section(part.chunk.section)
+def is_next_part(before: SearchHit, part: SearchHit) -> bool:
+    """Whether `part` is the part after `before` of the same long section."""
+    return (part.document.document_id == before.document.document_id
+            and part.chunk.ordinal == before.chunk.ordinal + 1
+            and part_number(part.chunk.section) is not None
+            and whole_section(part.chunk.section) == whole_section(before.chunk.section))

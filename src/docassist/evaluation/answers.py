@@ -28,12 +28,10 @@ from typing import Any, Final
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from docassist.core.documents import CITATION, document_of_chunk
+from docassist.core.documents import CITATION, document_of_chunk, whole_section
 from docassist.core.results import TurnResult
 from docassist.evaluation.decisions import load_jsonl
 
-_PART_OF: Final = re.compile(r"\s*\(\d+/\d+\)$")
-"""A long section's chunks are labelled `Heading (2/3)`; the heading is what cases name."""
 _NAMED: Final = re.compile(r"\(([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*)\)(?=;|\.$)")
 """A page a refusal names: `Title (DOCUMENT-ID)`, then `;` or the closing full stop
 (core/answering.py), so a title's own `(API)` is not taken for it."""
@@ -144,7 +142,8 @@ class AnswerReport(BaseModel):
 
 
 def _section(label: str) -> str:
-    return _PART_OF.sub("", label).rsplit(" > ", 1)[-1].strip().casefold()
+    """The heading a case names: a long section's part (`Heading (2/3)`) is its heading."""
+    return whole_section(label).rsplit(" > ", 1)[-1].strip().casefold()
 
 
 def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
