@@ -154,3 +154,46 @@ def test_the_same_page_with_its_time_answers(tmp_path: Path) -> None:
     reply = one_json(done.stdout)
     assert reply["status"] == "answered", reply["answer"]
     assert "9:30" in reply["answer"]
+
+
+TOOLCHAIN = """---
+id: DOC-TOOLCHAIN
+title: Build toolchain
+language: en
+---
+## Terraform
+
+Infrastructure code is planned and applied by the pipeline with Terraform; pin the provider
+versions in `versions.tf` and run `terraform fmt` before pushing. Workspaces keep 3 states.{pin}
+"""
+
+
+@pytest.mark.parametrize(("question", "said"), [
+    ("which terraform version do the pipelines run? need to match it locally",
+     "The closest document, Build toolchain (DOC-TOOLCHAIN), is on this subject but states "
+     "no version."),
+    ("jakiej wersji terraforma używa pipeline?",
+     "Najbliższy dokument, Build toolchain (DOC-TOOLCHAIN), jest na ten temat, ale nie "
+     "podaje wersji."),
+])
+def test_a_page_that_states_no_version_of_the_thing_is_not_answered_from(
+        tmp_path: Path, question: str, said: str) -> None:
+    """The page holds a number ("3 states"), but no version of Terraform."""
+    db = demo_pages_with(tmp_path, "toolchain.md", TOOLCHAIN.format(pin=""))
+    done = run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules")
+    reply = one_json(done.stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"].endswith(said)
+    (row,) = trace_rows(tmp_path, db)
+    assert row["warnings"] == ["unstated_version"]
+    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+
+
+def test_the_same_page_with_the_version_answers(tmp_path: Path) -> None:
+    db = demo_pages_with(tmp_path, "toolchain.md",
+                         TOOLCHAIN.format(pin=" The pipelines run Terraform 1.9.5."))
+    done = run("ask", "which terraform version do the pipelines run? need to match it locally",
+               "--json", db=db, DOCASSIST_MODEL="rules")
+    reply = one_json(done.stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert "1.9.5" in reply["answer"]
