@@ -21,6 +21,14 @@ from docassist.core.asked_facts import AskedFact, asked_fact, count_unstated, co
     ("ile czasu prometheus trzyma metryki?", AskedFact.DURATION),
     ("po ilu minutach bezczynności wylogować usera?", AskedFact.DURATION),
     ("na jak długo mogę wygenerować credentiale do kafki?", AskedFact.DURATION),
+    ("what time does the nightly backup start?", AskedFact.CLOCK),
+    ("at what time is the team standup?", AskedFact.CLOCK),
+    ("o której godzinie leci deploy na produkcję?", AskedFact.CLOCK),
+    ("o ktorej jest planning w czwartki?", AskedFact.CLOCK),
+    ("which postgres version does the billing db run?", AskedFact.VERSION),
+    ("is there a minimum agent version for the new runners?", AskedFact.VERSION),
+    ("jakiej wersji terraforma używamy w repo infra?", AskedFact.VERSION),
+    ("jaka minimalna wersja javy jest wspierana?", AskedFact.VERSION),
 ])
 def test_the_fact_a_question_asks_for(question: str, fact: AskedFact) -> None:
     assert asked_fact(question) == fact
@@ -34,6 +42,11 @@ def test_the_fact_a_question_asks_for(question: str, fact: AskedFact) -> None:
     "whats the monthly deadline for requesting the salary run in nmbrs?",  # when, not how much
     "when do we get paid? which days of the month",
     "How do I renew the TLS certificate?",
+    "what time range should the graphs cover?",  # a span, not a time of day
+    "what time zone are the release dates in?",
+    "co to za reguła, o której ciągle mówicie?",  # "o której": which, not what time
+    "what version suffix do preview packages get?",  # the scheme, not a version
+    "skąd pipeline wie, której wersji terraforma użyć?",  # how it is chosen
     "Jak zgłosić incydent?",
 ])
 def test_a_question_that_asks_none_of_them(question: str) -> None:
@@ -51,6 +64,15 @@ def test_a_question_that_asks_none_of_them(question: str) -> None:
     (AskedFact.DURATION, "Certificates are valid for one year."),
     (AskedFact.DURATION, "Metryki są trzymane przez 30 dni."),
     (AskedFact.DURATION, "Dostęp wygasa po ośmiu godzinach."),
+    (AskedFact.CLOCK, "The backup runs every day at 01:30."),
+    (AskedFact.CLOCK, "Standup is at 9.30am, on the team call."),
+    (AskedFact.CLOCK, "We meet on Tuesdays, 4 p.m. Eastern."),
+    (AskedFact.CLOCK, "Pick a slot early in the morning Pacific Time."),
+    (AskedFact.CLOCK, "Deploy startuje o 14 czasu polskiego."),
+    (AskedFact.VERSION, "The runners need agent 2.311.0 or later."),
+    (AskedFact.VERSION, "Use JDK 17; newer releases up to 21 work too."),
+    (AskedFact.VERSION, "Pick the current Active LTS release of Node.js."),
+    (AskedFact.VERSION, "Bump the minor version when a resource is recreated."),
 ])
 def test_a_passage_that_states_the_fact(fact: AskedFact, text: str) -> None:
     assert states(fact, text)
@@ -60,6 +82,9 @@ def test_a_passage_that_states_the_fact(fact: AskedFact, text: str) -> None:
     (AskedFact.MONEY, "Being on call is paid as an allowance, claimed on the expenses form."),
     (AskedFact.FREQUENCY, "Rotate the credentials in the Auth0 dashboard, then redeploy."),
     (AskedFact.DURATION, "Logs are shipped to the SIEM and kept there under its policy."),
+    (AskedFact.CLOCK, "The standup is a short daily call; the invite is in the team calendar."),
+    (AskedFact.CLOCK, "Planning happens every other Thursday in the big room."),
+    (AskedFact.VERSION, "Pin the toolchain in the repository so every build uses the same one."),
 ])
 def test_a_passage_on_the_topic_that_does_not(fact: AskedFact, text: str) -> None:
     assert not states(fact, text)
@@ -87,6 +112,11 @@ def test_what_a_how_many_question_counts(question: str, things: set[str]) -> Non
     "czy mogę pracować zdalnie, o ile zgłoszę to wcześniej?",  # "o ile": provided that
     "ile kosztuje klaster?",  # money
     "How do I renew the TLS certificate?",
+    "what time range should the graphs cover?",  # a span, not a time of day
+    "what time zone are the release dates in?",
+    "co to za reguła, o której ciągle mówicie?",  # "o której": which, not what time
+    "what version suffix do preview packages get?",  # the scheme, not a version
+    "skąd pipeline wie, której wersji terraforma użyć?",  # how it is chosen
 ])
 def test_a_question_that_counts_nothing(question: str) -> None:
     assert counted(question) is None

@@ -106,3 +106,94 @@ def test_the_same_page_with_its_count_answers(tmp_path: Path) -> None:
     reply = one_json(done.stdout)
     assert reply["status"] == "answered", reply["answer"]
     assert reply["sources"][0]["document_id"] == "DOC-REVIEW"
+
+
+STANDUP = """---
+id: DOC-STANDUP
+title: Team rituals
+language: en
+---
+## Daily standup
+
+The whole team joins the daily standup on the team call to share what they are working on
+and what blocks them.{time}
+
+## Retrospective
+
+Every other Friday the team looks back on the sprint.
+"""
+
+
+@pytest.mark.parametrize(("question", "said"), [
+    ("what time is the daily standup? starting monday",
+     "The closest document, Team rituals (DOC-STANDUP), is on this subject but states no "
+     "time of day."),
+    ("o której jest daily standup?",
+     "Najbliższy dokument, Team rituals (DOC-STANDUP), jest na ten temat, ale nie podaje "
+     "godziny."),
+])
+def test_a_page_that_states_no_time_of_day_is_not_answered_from(tmp_path: Path, question: str,
+                                                                said: str) -> None:
+    db = demo_pages_with(tmp_path, "rituals.md", STANDUP.format(time=""))
+    done = run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules")
+    assert done.returncode == 0, done.stderr
+    reply = one_json(done.stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"].endswith(said)
+    assert reply["sources"] == []
+    (row,) = trace_rows(tmp_path, db)
+    assert row["warnings"] == ["unstated_clock"]
+    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+
+
+def test_the_same_page_with_its_time_answers(tmp_path: Path) -> None:
+    db = demo_pages_with(tmp_path, "rituals.md",
+                         STANDUP.format(time=" It starts at 9:30 every morning."))
+    done = run("ask", "what time is the daily standup? starting monday", "--json", db=db,
+               DOCASSIST_MODEL="rules")
+    reply = one_json(done.stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert "9:30" in reply["answer"]
+
+
+TOOLCHAIN = """---
+id: DOC-TOOLCHAIN
+title: Build toolchain
+language: en
+---
+## Terraform
+
+Infrastructure code is planned and applied by the pipeline with Terraform; pin the provider
+versions in `versions.tf` and run `terraform fmt` before pushing. Workspaces keep 3 states.{pin}
+"""
+
+
+@pytest.mark.parametrize(("question", "said"), [
+    ("which terraform version do the pipelines run? need to match it locally",
+     "The closest document, Build toolchain (DOC-TOOLCHAIN), is on this subject but states "
+     "no version."),
+    ("jakiej wersji terraforma używa pipeline?",
+     "Najbliższy dokument, Build toolchain (DOC-TOOLCHAIN), jest na ten temat, ale nie "
+     "podaje wersji."),
+])
+def test_a_page_that_states_no_version_of_the_thing_is_not_answered_from(
+        tmp_path: Path, question: str, said: str) -> None:
+    """The page holds a number ("3 states"), but no version of Terraform."""
+    db = demo_pages_with(tmp_path, "toolchain.md", TOOLCHAIN.format(pin=""))
+    done = run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules")
+    reply = one_json(done.stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"].endswith(said)
+    (row,) = trace_rows(tmp_path, db)
+    assert row["warnings"] == ["unstated_version"]
+    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+
+
+def test_the_same_page_with_the_version_answers(tmp_path: Path) -> None:
+    db = demo_pages_with(tmp_path, "toolchain.md",
+                         TOOLCHAIN.format(pin=" The pipelines run Terraform 1.9.5."))
+    done = run("ask", "which terraform version do the pipelines run? need to match it locally",
+               "--json", db=db, DOCASSIST_MODEL="rules")
+    reply = one_json(done.stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert "1.9.5" in reply["answer"]

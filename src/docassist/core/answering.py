@@ -220,7 +220,8 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
     is a word of the collection ("OTel"), not a missing thing."""
     page = given[0]
     fact = asked_fact(question)
-    if fact is not None and not any(states(fact, chunk_body(hit.chunk.text)) for hit in given):
+    if fact is not None and not any(states(fact, chunk_body(hit.chunk.text), question)
+                                    for hit in given):
         return _unstated(fact, page, language)
     asked = counted(question)
     names = list(dict.fromkeys(name for part in question_parts(question)

@@ -1,5 +1,5 @@
-"""The kind of fact a question asks for (an amount of money, how often, how long) and whether
-a passage states one of that kind.
+"""The kind of fact a question asks for (an amount of money, how often, how long, at what
+time) and whether a passage states one of that kind.
 
 A page on the question's topic that states no fact of the asked kind does not answer it:
 "ile kosztuje miesięcznie jeden dev klaster?" on the cluster page that names no price, "how
@@ -34,6 +34,10 @@ class AskedFact(StrEnum):
     MONEY = "money"
     FREQUENCY = "frequency"
     DURATION = "duration"
+    CLOCK = "clock"
+    """A time of day ("what time is the standup?", "o której startuje transfer?")."""
+    VERSION = "version"
+    """Which version ("which node version do we use?", "jaka minimalna wersja libseccomp?")."""
     COUNT = "count"
     """How many of a thing: read by `counted` and `count_unstated`, since what is counted
     matters ("how many hero scenarios…?" is not answered by any number on the page)."""
@@ -83,6 +87,28 @@ _DURATION_ASKED: Final = re.compile(
     r"|\bile (?:mam |mamy |ma )?(?:roboczych )?" + _TIME_PL
     + r"|\bw ile (?:\w+ )?" + _TIME_PL + r"|\bna (?:ile (?:czasu|" + _TIME_PL + r")|jak długo)\b"
     r"|\bpo ilu\b|\bw jakim czasie\b|\bile (?:mam|mamy|ma|maj\w+) czasu\b", re.IGNORECASE)
+_CLOCK_ASKED: Final = re.compile(
+    r"\b(?:at )?what time\b(?! (?:range|zone|frame|window|period|limit|box)s?\b)|\bwhat hour\b"
+    r"|\bo (?:której|ktorej|jakiej) (?:godz\w*|(?=(?:jest|są|sa|się|sie|zaczyna\w*|startuj\w*|"
+    r"rusza\w*|leci|odbywa\w*|przychodzi\w*|kończy\w*|konczy\w*|zwykle|dokładnie|dokladnie|"
+    r"codziennie|mam|mamy|trzeba|muszę|musze|powin\w+)\b))", re.IGNORECASE)
+"""A time of day. "o której" alone is also a relative pronoun ("ta zasada, o której ciągle
+ktoś wspomina": which someone keeps mentioning), so a verb or "godzinie" must follow. Over the
+36 questions of the tuning sets 1–34 that ask a time (stop 78), reading it turned all 4
+answered unanswerable ones into refusals and cost none of the 18 right answers."""
+_VERSION_ASKED: Final = re.compile(
+    r"\b(?:which|what)\s+(?:[\w.+#-]+\s+){0,3}?versions?\b(?!\s+(?:of\s+the\s+)?"
+    r"(?:suffix|format|number\s+format|scheme|part))"
+    r"|\bmin(?:imum|\.)?\s+(?:[\w.+#-]+\s+){0,2}?versions?\b"
+    r"|\b(?:jak(?:a|iej|ą|ie|ich)|któr(?:a|ej|ą|e|ych)|ktor(?:a|ej|e|ych))\s+"
+    r"(?:[\w.+#-]+\s+){0,3}?wersj\w*|\bminimaln\w*\s+wersj\w*", re.IGNORECASE)
+"""Which version of a thing: not its numbering scheme ("what version suffix should I use?").
+A technical page states numbers everywhere, so a version is stated only near the thing or
+the word "version" (`_states_version`). Over the 124 questions of the tuning sets 1–34 that
+speak of a version (stop 78), this turned 5 of the 18 answered unanswerable ones into
+refusals and cost none of the 65 right answers; any number anywhere had turned none."""
+_HOW_FIRST: Final = re.compile(r"^\W*(?:how|where|jak|skąd|skad|gdzie)\b", re.IGNORECASE)
+""""Skąd Jenkins wie, której wersji Terraforma użyć?" asks how it is chosen, not which."""
 _LENGTH_NOT_TIME: Final = re.compile(
     r"\bhow long (?:\S+ ){0,4}?(?:names?|titles?|texts?|messages?|descriptions?|passwords?|"
     r"posts?|lines?|strings?|summar(?:y|ies)|lists?|comments?|words?)\b", re.IGNORECASE)
@@ -101,6 +127,11 @@ _STATED: Final = {
         r"bi-?weekly|bi-?monthly|regularly|cron|scheduled|schedule|codziennie|"
         r"co (?:tydzień|miesiąc|rok|kwartał|dzień|godzinę)|raz (?:na|w)|dziennie|tygodniowo|"
         r"miesięcznie|rocznie)\b|\b\d+\s+times\b", re.IGNORECASE),
+    AskedFact.CLOCK: re.compile(
+        r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)|\bo \d{1,2}\b"
+        r"|\b(?:noon|midday|midnight|mornings?|afternoons?|evenings?|lunch\w*|nights?|overnight|"
+        r"business hours|working hours|office hours|utc|gmt|bst|cet|cest|pacific|eastern|"
+        r"południ\w*|rano|wieczor\w*|popołudni\w*|w nocy)\b", re.IGNORECASE),
     AskedFact.DURATION: re.compile(
         r"\b" + _NUMBER_EN + r"[\s-]+(?:\w+[\s-]+)?" + _TIME_EN + r"\b"
         r"|\b\d+\s?(?:s|m|h|d|w|ms|min|mins|hrs?)\b|\b" + _NUMBER_PL + r"\s+(?:\w+\s+)?"
@@ -116,14 +147,68 @@ def asked_fact(question: str) -> AskedFact | None:
         return AskedFact.MONEY
     if _FREQUENCY_ASKED.search(question):
         return AskedFact.FREQUENCY
+    if _CLOCK_ASKED.search(question):
+        return AskedFact.CLOCK
+    if _VERSION_ASKED.search(question) and not _HOW_FIRST.search(question):
+        return AskedFact.VERSION
     if _DURATION_ASKED.search(question) and not _LENGTH_NOT_TIME.search(question):
         return AskedFact.DURATION
     return None
 
 
-def states(fact: AskedFact, text: str) -> bool:
-    """Whether the text states a fact of this kind (any amount, any schedule, any time)."""
+def states(fact: AskedFact, text: str, question: str = "") -> bool:
+    """Whether the text states a fact of this kind (any amount, any schedule, any time; a
+    version of the thing the question names)."""
+    if fact is AskedFact.VERSION:
+        return _states_version(text, versioned_thing(question))
     return _STATED[fact].search(text) is not None
+
+
+_VERSIONED_EN: Final = re.compile(r"\b([\w.+#-]{2,})\s+versions?\b", re.IGNORECASE)
+_VERSIONED_PL: Final = re.compile(r"\bwersj\w*\s+([\w.+#-]{2,})", re.IGNORECASE)
+_NOT_A_THING: Final = frozenset(fold(word) for word in (
+    "which", "what", "min", "minimum", "exact", "default", "the", "a", "latest", "current",
+    "supported", "required", "new", "this", "that", "our", "jest", "są", "mamy", "używamy",
+    "chodzi", "ma", "mam", "wspierana", "jaka", "która"))
+_VERSION_NUMBER: Final = re.compile(r"^v?\d+(?:\.[\dx*]+)*\+?$|^\d+\.x$", re.IGNORECASE)
+_VERSION_WORD: Final = re.compile(r"^(?:versions?|releases?|wersj\w*|v)$", re.IGNORECASE)
+_VERSION_TERMS: Final = re.compile(
+    r"\b(?:LTS|major|minor|patch|semver|semantic versioning|X\.Y(?:\.Z)?)\b")
+VERSION_NEAR_WORDS: Final = 6
+"""A version number this many words from the thing (or from "version"), in the same
+sentence, is its version."""
+THING_PREFIX: Final = 4
+"""A page word beginning as the thing does names it ("kubernetesa", "Kubernetes"; "mongo",
+"MongoDB")."""
+
+
+def versioned_thing(question: str) -> str:
+    """The thing whose version is asked ("which kubernetes version…", "wersja MySQL…"), as
+    the first letters a page word naming it begins with; "" when the question names none."""
+    for pattern in (_VERSIONED_EN, _VERSIONED_PL):
+        for found in pattern.finditer(question):
+            word = fold(found.group(1).strip(".-"))
+            if word not in _NOT_A_THING and not word.startswith(("potrzeb", "wymag")):
+                return word[:THING_PREFIX]
+    return ""
+
+
+def _states_version(text: str, thing: str) -> bool:
+    """A version number within VERSION_NEAR_WORDS words of the thing or of "version" (any
+    version number when the question names no thing); or a page that answers in terms of
+    releases ("the current Active LTS", "bump the minor")."""
+    if _VERSION_TERMS.search(text):
+        return True
+    for sentence in sentences(text):
+        words = re.findall(r"[\w.+#*-]+", sentence)
+        for index, word in enumerate(words):
+            if not _VERSION_NUMBER.match(word.rstrip(".,;:")):
+                continue
+            near = words[max(0, index - VERSION_NEAR_WORDS):index + VERSION_NEAR_WORDS + 1]
+            if not thing or any(_VERSION_WORD.match(other) or fold(other).startswith(thing)
+                                for other in near):
+                return True
+    return False
 
 
 _COUNT_EN: Final = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)

@@ -169,6 +169,8 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
     "asked_fact_frequency": {"pl": "częstotliwości", "en": "frequency"},
     "asked_fact_duration": {"pl": "czasu ani terminu", "en": "time or duration"},
     "asked_fact_count": {"pl": "liczby", "en": "number"},
+    "asked_fact_clock": {"pl": "godziny", "en": "time of day"},
+    "asked_fact_version": {"pl": "wersji", "en": "version"},
     "no_answer_closest": {
         "pl": "Najbliższe dokumenty: {documents}.",
         "en": "The closest documents: {documents}.",
