@@ -85,6 +85,8 @@ def test_a_built_in_kind_is_offered_only_by_names_the_catalog_uses(
     "gitleaks - how do i run it locally before i push?",
     "gitleaks: how do I run it before I push?",
     "GitLeaks – jak go uruchomić lokalnie przed pushem?",
+    "what is gitleaks and how do i run it before i push?",
+    "co to jest gitleaks i jak go uruchomić lokalnie przed pushem?",
 ])
 def test_a_topic_set_off_before_the_question_is_what_it_refers_to(
         engine: TurnEngine, store: Store, tmp_path: Path, asked: str) -> None:
@@ -101,6 +103,8 @@ def test_a_topic_set_off_before_the_question_is_what_it_refers_to(
     assert "gitleaks protect --staged" in answered.answer
 
 
-def test_a_filler_before_a_dash_names_no_topic(engine: TurnEngine) -> None:
-    asked = engine.handle(message("ok - how do I restart it?"))
+@pytest.mark.parametrize("vague", ["ok - how do I restart it?",
+                                   "what is it and how do I restart it?"])
+def test_a_filler_or_a_pronoun_names_no_topic(engine: TurnEngine, vague: str) -> None:
+    asked = engine.handle(message(vague))
     assert asked and asked.status == "clarification_needed"

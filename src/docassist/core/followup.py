@@ -208,12 +208,19 @@ _TOPIC_FIRST: Final = re.compile(r"^\s*(?P<topic>[^\s?!.:;,][^?!.:;]{0,40}?)(?:\
 """Chat's topic first: "gitleaks - how do I run it?", "APDEX: co to jest i jak go liczyć?"."""
 
 
+_DEFINED_FIRST: Final = re.compile(
+    r"^\s*(?:what(?:'s| is| are)|co to (?:jest|są|za)|czym (?:jest|są))\s+"
+    r"(?P<topic>[^\s?!.:;,][^?!.:;,]{0,40}?)\s*(?:,\s*)?\b(?:and|i|oraz|a)\s", re.IGNORECASE)
+"""A question that first asks what its object is: "co to jest apdex i po co go używać?"."""
+
+
 def names_its_topic(message: str) -> bool:
     """A message that names its object first, set off by a dash or a colon ("apdex - what
-    is it?", "APDEX: co to jest?"): its "it" is that. A new operator was asked "Which object
-    do you mean?" about gitleaks. Read when the selector decides, not by the resolver: the
-    selector was trained on the resolver's readings."""
-    topic = _TOPIC_FIRST.match(message)
+    is it?", "APDEX: co to jest?"), or asked about before the question that refers to it
+    ("co to jest apdex i po co go używać?"): its "it" is that. A new operator was asked
+    "Which object do you mean?" about both. Read when the selector decides, not by the
+    resolver: the selector was trained on the resolver's readings."""
+    topic = _TOPIC_FIRST.match(message) or _DEFINED_FIRST.match(message)
     return topic is not None and any(
         word not in _GENERIC and word not in FILLER_WORDS for word in words(topic.group("topic")))
 
