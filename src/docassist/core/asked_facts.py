@@ -38,6 +38,8 @@ class AskedFact(StrEnum):
     """A time of day ("what time is the standup?", "o której startuje transfer?")."""
     PERCENT = "percent"
     """A percentage ("what coverage % does CI enforce?", "ile procent pensji dostaję?")."""
+    SIZE = "size"
+    """A size limit ("is there a max size for uploads?", "jaki jest limit rozmiaru paczki?")."""
     VERSION = "version"
     """Which version ("which node version do we use?", "jaka minimalna wersja libseccomp?")."""
     COUNT = "count"
@@ -109,6 +111,18 @@ _PERCENT_ASKED: Final = re.compile(
 that names one ("am I eligible for 10% time?"). Over the 93 questions of the tuning sets 1–34
 that speak of percentages, coverage or uptime (stop 78), reading it turned 3 of the 6
 answered unanswerable ones into refusals and cost none of the 39 right answers."""
+_SIZE_ASKED: Final = re.compile(
+    r"\bsize limits?\b|\bmax(?:imum)?\.? (?:[\w-]+ )?size\b|\bmin(?:imum)?\.? (?:[\w-]+ )?size\b"
+    r"|\bhow (?:big|large) (?:can|may|is allowed|a file)\b|\blimit\w* rozmiar\w*"
+    r"|\b(?:maksymaln|minimaln|max|min)\w*\.? (?:[\w-]+ )?rozmiar\w*|\bod jakiego rozmiaru\b"
+    r"|\bile (?:GB|MB|TB|KB|GiB|MiB)\b", re.IGNORECASE)
+_SIZE_NOT_ASKED: Final = re.compile(
+    r"\b(?:wording|message|error text|komunikat\w*|treść|groups?|teams?|committees?|tribes?|"
+    r"grup\w*|zesp[oó]\w*)\b", re.IGNORECASE)
+"""Asking what to say about a size limit, not the limit; or how many people a group needs
+(COUNT reads those). Over the 136 questions of the tuning sets 1–34 that speak of sizes or
+limits (stop 78), reading a size turned 4 of the 28 answered unanswerable ones into refusals
+and cost none of the 49 right answers."""
 _VERSION_ASKED: Final = re.compile(
     r"\b(?:which|what)\s+(?:[\w.+#-]+\s+){0,3}?versions?\b(?!\s+(?:of\s+the\s+)?"
     r"(?:suffix|format|number\s+format|scheme|part))"
@@ -148,6 +162,10 @@ _STATED: Final = {
     AskedFact.PERCENT: re.compile(
         r"\d\s?%|\bper\s?cent|\bpercentage|\bprocent\w*|\bhalf\b|\bpołow\w*|\bnines\b",
         re.IGNORECASE),
+    AskedFact.SIZE: re.compile(
+        r"\d+(?:[.,]\d+)?\s?(?:[KMGTP]i?B|bytes?|[kmgt]b|characters?|chars|znak\w*|lines?|"
+        r"linii|px|pixels?|rows?|wierszy)\b|\bunlimited\b|\bno (?:size )?limit\b|\bbez limitu\b",
+        re.IGNORECASE),
     AskedFact.DURATION: re.compile(
         r"\b" + _NUMBER_EN + r"[\s-]+(?:\w+[\s-]+)?" + _TIME_EN + r"\b"
         r"|\b\d+\s?(?:s|m|h|d|w|ms|min|mins|hrs?)\b|\b" + _NUMBER_PL + r"\s+(?:\w+\s+)?"
@@ -167,6 +185,8 @@ def asked_fact(question: str) -> AskedFact | None:
         return AskedFact.CLOCK
     if _PERCENT_ASKED.search(question):
         return AskedFact.PERCENT
+    if _SIZE_ASKED.search(question) and not _SIZE_NOT_ASKED.search(question):
+        return AskedFact.SIZE
     if _VERSION_ASKED.search(question) and not _HOW_FIRST.search(question):
         return AskedFact.VERSION
     if _DURATION_ASKED.search(question) and not _LENGTH_NOT_TIME.search(question):
