@@ -29,6 +29,12 @@ from docassist.core.asked_facts import AskedFact, asked_fact, count_unstated, co
     ("is there a minimum agent version for the new runners?", AskedFact.VERSION),
     ("jakiej wersji terraforma używamy w repo infra?", AskedFact.VERSION),
     ("jaka minimalna wersja javy jest wspierana?", AskedFact.VERSION),
+    ("what coverage % does the quality gate require?", AskedFact.PERCENT),
+    ("is there a minimum unit test coverage for the api repos?", AskedFact.PERCENT),
+    ("ile procent ruchu idzie na canary?", AskedFact.PERCENT),
+    ("jaki próg pokrycia testami mamy na CI?", AskedFact.PERCENT),
+    ("is there a max file size for uploads to the portal?", AskedFact.SIZE),
+    ("jaki jest limit rozmiaru obrazu w registry?", AskedFact.SIZE),
 ])
 def test_the_fact_a_question_asks_for(question: str, fact: AskedFact) -> None:
     assert asked_fact(question) == fact
@@ -47,6 +53,9 @@ def test_the_fact_a_question_asks_for(question: str, fact: AskedFact) -> None:
     "co to za reguła, o której ciągle mówicie?",  # "o której": which, not what time
     "what version suffix do preview packages get?",  # the scheme, not a version
     "skąd pipeline wie, której wersji terraforma użyć?",  # how it is chosen
+    "can I spend my 10% time on the design system?",  # names a percentage, asks none
+    "what's the minimum size of the release team?",  # how many people: COUNT
+    "what wording do we show when a file is over the size limit?",  # what to say
     "Jak zgłosić incydent?",
 ])
 def test_a_question_that_asks_none_of_them(question: str) -> None:
@@ -73,6 +82,10 @@ def test_a_question_that_asks_none_of_them(question: str) -> None:
     (AskedFact.VERSION, "Use JDK 17; newer releases up to 21 work too."),
     (AskedFact.VERSION, "Pick the current Active LTS release of Node.js."),
     (AskedFact.VERSION, "Bump the minor version when a resource is recreated."),
+    (AskedFact.PERCENT, "The gate fails below 80 % line coverage."),
+    (AskedFact.PERCENT, "Agree a target coverage percentage as a team."),
+    (AskedFact.SIZE, "Uploads are limited to 500 MB per file."),
+    (AskedFact.SIZE, "The definition file has a 30,000 character limit."),
 ])
 def test_a_passage_that_states_the_fact(fact: AskedFact, text: str) -> None:
     assert states(fact, text)
@@ -85,6 +98,8 @@ def test_a_passage_that_states_the_fact(fact: AskedFact, text: str) -> None:
     (AskedFact.CLOCK, "The standup is a short daily call; the invite is in the team calendar."),
     (AskedFact.CLOCK, "Planning happens every other Thursday in the big room."),
     (AskedFact.VERSION, "Pin the toolchain in the repository so every build uses the same one."),
+    (AskedFact.PERCENT, "Coverage is reported to SonarCloud on every pull request."),
+    (AskedFact.SIZE, "Large files belong in Git LFS; keep the repository small."),
 ])
 def test_a_passage_on_the_topic_that_does_not(fact: AskedFact, text: str) -> None:
     assert not states(fact, text)
@@ -117,6 +132,9 @@ def test_what_a_how_many_question_counts(question: str, things: set[str]) -> Non
     "co to za reguła, o której ciągle mówicie?",  # "o której": which, not what time
     "what version suffix do preview packages get?",  # the scheme, not a version
     "skąd pipeline wie, której wersji terraforma użyć?",  # how it is chosen
+    "can I spend my 10% time on the design system?",  # names a percentage, asks none
+    "what's the minimum size of the release team?",  # how many people: COUNT
+    "what wording do we show when a file is over the size limit?",  # what to say
 ])
 def test_a_question_that_counts_nothing(question: str) -> None:
     assert counted(question) is None

@@ -197,3 +197,77 @@ def test_the_same_page_with_the_version_answers(tmp_path: Path) -> None:
     reply = one_json(done.stdout)
     assert reply["status"] == "answered", reply["answer"]
     assert "1.9.5" in reply["answer"]
+
+
+COVERAGE = """---
+id: DOC-COVERAGE
+title: Code quality gate
+language: en
+---
+## Test coverage
+
+Every pull request reports its unit test coverage to SonarCloud, and the quality gate checks
+it before the pull request can be merged.{threshold}
+"""
+
+
+@pytest.mark.parametrize(("question", "said"), [
+    ("what's the minimum test coverage % before a PR can merge?",
+     "The closest document, Code quality gate (DOC-COVERAGE), is on this subject but states no "
+     "percentage."),
+    ("jaki jest minimalny próg code coverage przed mergem?",
+     "Najbliższy dokument, Code quality gate (DOC-COVERAGE), jest na ten temat, ale nie "
+     "podaje wartości procentowej."),
+])
+def test_a_page_that_states_no_percentage_is_not_answered_from(tmp_path: Path, question: str,
+                                                                said: str) -> None:
+    db = demo_pages_with(tmp_path, "quality.md", COVERAGE.format(threshold=""))
+    done = run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules")
+    reply = one_json(done.stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"].endswith(said)
+    (row,) = trace_rows(tmp_path, db)
+    assert row["warnings"] == ["unstated_percent"]
+    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+
+
+def test_the_same_page_with_its_threshold_answers(tmp_path: Path) -> None:
+    db = demo_pages_with(tmp_path, "quality.md",
+                         COVERAGE.format(threshold=" The gate fails below 80% coverage."))
+    done = run("ask", "what's the minimum test coverage % before a PR can merge?", "--json",
+               db=db, DOCASSIST_MODEL="rules")
+    reply = one_json(done.stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert "80%" in reply["answer"]
+
+
+UPLOADS = """---
+id: DOC-UPLOADS
+title: Asset uploads
+language: en
+---
+## Uploading attachments
+
+Publishers upload attachments through the asset manager, which scans every file for
+viruses before it is published.{limit}
+"""
+
+
+def test_a_page_that_states_no_size_is_not_answered_from(tmp_path: Path) -> None:
+    db = demo_pages_with(tmp_path, "uploads.md", UPLOADS.format(limit=""))
+    done = run("ask", "is there a max file size for attachments in the asset manager?",
+               "--json", db=db, DOCASSIST_MODEL="rules")
+    reply = one_json(done.stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"].endswith(
+        "The closest document, Asset uploads (DOC-UPLOADS), is on this subject but states no "
+        "size.")
+    (row,) = trace_rows(tmp_path, db)
+    assert row["warnings"] == ["unstated_size"]
+    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+    (tmp_path / "limit").mkdir()
+    with_limit = demo_pages_with(tmp_path / "limit", "uploads.md",
+                                 UPLOADS.format(limit=" Files are limited to 500 MB each."))
+    answered = one_json(run("ask", "is there a max file size for attachments in the asset "
+                            "manager?", "--json", db=with_limit, DOCASSIST_MODEL="rules").stdout)
+    assert answered["status"] == "answered" and "500 MB" in answered["answer"]

@@ -171,6 +171,8 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
     "asked_fact_count": {"pl": "liczby", "en": "number"},
     "asked_fact_clock": {"pl": "godziny", "en": "time of day"},
     "asked_fact_version": {"pl": "wersji", "en": "version"},
+    "asked_fact_percent": {"pl": "wartości procentowej", "en": "percentage"},
+    "asked_fact_size": {"pl": "rozmiaru", "en": "size"},
     "no_answer_closest": {
         "pl": "Najbliższe dokumenty: {documents}.",
         "en": "The closest documents: {documents}.",
