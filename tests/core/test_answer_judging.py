@@ -4,6 +4,7 @@ from one that does not (a refused answerable question is not all the same to an 
 from __future__ import annotations
 
 from docassist.core.results import TurnResult
+from docassist.core.state import Source
 from docassist.evaluation.answers import AnswerCase, group_scores, judge
 
 
@@ -65,3 +66,17 @@ def test_the_share_is_of_the_answerable_cases() -> None:
     scores = group_scores(results, cases)
     assert (scores.refused_answerable, scores.refused_naming_expected) == (1.0, 0.6667)
     assert scores.refused_naming_expected_first == 0.3333
+
+
+def test_an_expected_section_written_with_its_heading_marks_is_that_heading() -> None:
+    """The writer of the thirty-fifth set wrote "## Leader failure": no answer could hit it."""
+    chunk = "DOC-FAILURES-0123456789-0002"
+    reply = TurnResult(
+        result_id="r", conversation_id="c", generation=1, turn_id=1, status="answered",
+        answer=f"Elect a new leader. [{chunk}]", language="en",
+        sources=[Source(chunk_id=chunk, document_id="DOC-FAILURES", title="Failures",
+                        version="1", section="Leader failure (2/3)", score=0.9, snippet="")])
+    case = AnswerCase.model_validate({"id": "q", "question": "what if the leader fails?",
+                                      "expected_documents": ["DOC-FAILURES"],
+                                      "expected_sections": ["## Leader failure"]})
+    assert judge(case, reply).section_hit is True

@@ -6,6 +6,7 @@ sets are mostly of this shape ("ile kosztuje miesięcznie jeden dev klaster?")."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -116,46 +117,12 @@ language: en
 ## Daily standup
 
 The whole team joins the daily standup on the team call to share what they are working on
-and what blocks them.{time}
+and what blocks them.{fact}
 
 ## Retrospective
 
 Every other Friday the team looks back on the sprint.
 """
-
-
-@pytest.mark.parametrize(("question", "said"), [
-    ("what time is the daily standup? starting monday",
-     "The closest document, Team rituals (DOC-STANDUP), is on this subject but states no "
-     "time of day."),
-    ("o której jest daily standup?",
-     "Najbliższy dokument, Team rituals (DOC-STANDUP), jest na ten temat, ale nie podaje "
-     "godziny."),
-])
-def test_a_page_that_states_no_time_of_day_is_not_answered_from(tmp_path: Path, question: str,
-                                                                said: str) -> None:
-    db = demo_pages_with(tmp_path, "rituals.md", STANDUP.format(time=""))
-    done = run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules")
-    assert done.returncode == 0, done.stderr
-    reply = one_json(done.stdout)
-    assert reply["status"] == "no_answer", reply["answer"]
-    assert reply["answer"].endswith(said)
-    assert reply["sources"] == []
-    (row,) = trace_rows(tmp_path, db)
-    assert row["warnings"] == ["unstated_clock"]
-    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
-
-
-def test_the_same_page_with_its_time_answers(tmp_path: Path) -> None:
-    db = demo_pages_with(tmp_path, "rituals.md",
-                         STANDUP.format(time=" It starts at 9:30 every morning."))
-    done = run("ask", "what time is the daily standup? starting monday", "--json", db=db,
-               DOCASSIST_MODEL="rules")
-    reply = one_json(done.stdout)
-    assert reply["status"] == "answered", reply["answer"]
-    assert "9:30" in reply["answer"]
-
-
 TOOLCHAIN = """---
 id: DOC-TOOLCHAIN
 title: Build toolchain
@@ -164,41 +131,8 @@ language: en
 ## Terraform
 
 Infrastructure code is planned and applied by the pipeline with Terraform; pin the provider
-versions in `versions.tf` and run `terraform fmt` before pushing. Workspaces keep 3 states.{pin}
+versions in `versions.tf` and run `terraform fmt` before pushing. Workspaces keep 3 states.{fact}
 """
-
-
-@pytest.mark.parametrize(("question", "said"), [
-    ("which terraform version do the pipelines run? need to match it locally",
-     "The closest document, Build toolchain (DOC-TOOLCHAIN), is on this subject but states "
-     "no version."),
-    ("jakiej wersji terraforma używa pipeline?",
-     "Najbliższy dokument, Build toolchain (DOC-TOOLCHAIN), jest na ten temat, ale nie "
-     "podaje wersji."),
-])
-def test_a_page_that_states_no_version_of_the_thing_is_not_answered_from(
-        tmp_path: Path, question: str, said: str) -> None:
-    """The page holds a number ("3 states"), but no version of Terraform."""
-    db = demo_pages_with(tmp_path, "toolchain.md", TOOLCHAIN.format(pin=""))
-    done = run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules")
-    reply = one_json(done.stdout)
-    assert reply["status"] == "no_answer", reply["answer"]
-    assert reply["answer"].endswith(said)
-    (row,) = trace_rows(tmp_path, db)
-    assert row["warnings"] == ["unstated_version"]
-    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
-
-
-def test_the_same_page_with_the_version_answers(tmp_path: Path) -> None:
-    db = demo_pages_with(tmp_path, "toolchain.md",
-                         TOOLCHAIN.format(pin=" The pipelines run Terraform 1.9.5."))
-    done = run("ask", "which terraform version do the pipelines run? need to match it locally",
-               "--json", db=db, DOCASSIST_MODEL="rules")
-    reply = one_json(done.stdout)
-    assert reply["status"] == "answered", reply["answer"]
-    assert "1.9.5" in reply["answer"]
-
-
 COVERAGE = """---
 id: DOC-COVERAGE
 title: Code quality gate
@@ -207,40 +141,8 @@ language: en
 ## Test coverage
 
 Every pull request reports its unit test coverage to SonarCloud, and the quality gate checks
-it before the pull request can be merged.{threshold}
+it before the pull request can be merged.{fact}
 """
-
-
-@pytest.mark.parametrize(("question", "said"), [
-    ("what's the minimum test coverage % before a PR can merge?",
-     "The closest document, Code quality gate (DOC-COVERAGE), is on this subject but states no "
-     "percentage."),
-    ("jaki jest minimalny próg code coverage przed mergem?",
-     "Najbliższy dokument, Code quality gate (DOC-COVERAGE), jest na ten temat, ale nie "
-     "podaje wartości procentowej."),
-])
-def test_a_page_that_states_no_percentage_is_not_answered_from(tmp_path: Path, question: str,
-                                                                said: str) -> None:
-    db = demo_pages_with(tmp_path, "quality.md", COVERAGE.format(threshold=""))
-    done = run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules")
-    reply = one_json(done.stdout)
-    assert reply["status"] == "no_answer", reply["answer"]
-    assert reply["answer"].endswith(said)
-    (row,) = trace_rows(tmp_path, db)
-    assert row["warnings"] == ["unstated_percent"]
-    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
-
-
-def test_the_same_page_with_its_threshold_answers(tmp_path: Path) -> None:
-    db = demo_pages_with(tmp_path, "quality.md",
-                         COVERAGE.format(threshold=" The gate fails below 80% coverage."))
-    done = run("ask", "what's the minimum test coverage % before a PR can merge?", "--json",
-               db=db, DOCASSIST_MODEL="rules")
-    reply = one_json(done.stdout)
-    assert reply["status"] == "answered", reply["answer"]
-    assert "80%" in reply["answer"]
-
-
 UPLOADS = """---
 id: DOC-UPLOADS
 title: Asset uploads
@@ -249,25 +151,72 @@ language: en
 ## Uploading attachments
 
 Publishers upload attachments through the asset manager, which scans every file for
-viruses before it is published.{limit}
+viruses before it is published.{fact}
 """
 
 
-def test_a_page_that_states_no_size_is_not_answered_from(tmp_path: Path) -> None:
-    db = demo_pages_with(tmp_path, "uploads.md", UPLOADS.format(limit=""))
-    done = run("ask", "is there a max file size for attachments in the asset manager?",
-               "--json", db=db, DOCASSIST_MODEL="rules")
+class Unstated(NamedTuple):
+    """A page without the asked fact (`text` with "{fact}" empty), and with it (`fact`)."""
+
+    page: str
+    text: str
+    fact: str
+    question: str
+    said: str
+    """How the refusal ends."""
+    shown: str
+    """What the answer from the page with the fact shows ("": not asked of it)."""
+
+
+ASKED_OF_PAGES_WITHOUT_IT = [
+    Unstated("rituals.md", STANDUP, " It starts at 9:30 every morning.",
+             "what time is the daily standup? starting monday",
+             "Team rituals (DOC-STANDUP), is on this subject but states no time of day.",
+             "9:30"),
+    Unstated("rituals.md", STANDUP, "", "o której jest daily standup?",
+             "Team rituals (DOC-STANDUP), jest na ten temat, ale nie podaje godziny.", ""),
+    # The page holds a number ("3 states"), but no version of Terraform.
+    Unstated("toolchain.md", TOOLCHAIN, " The pipelines run Terraform 1.9.5.",
+             "which terraform version do the pipelines run? need to match it locally",
+             "Build toolchain (DOC-TOOLCHAIN), is on this subject but states no version.",
+             "1.9.5"),
+    Unstated("toolchain.md", TOOLCHAIN, "", "jakiej wersji terraforma używa pipeline?",
+             "Build toolchain (DOC-TOOLCHAIN), jest na ten temat, ale nie podaje wersji.", ""),
+    Unstated("quality.md", COVERAGE, " The gate fails below 80% coverage.",
+             "what's the minimum test coverage % before a PR can merge?",
+             "Code quality gate (DOC-COVERAGE), is on this subject but states no percentage.",
+             "80%"),
+    Unstated("quality.md", COVERAGE, "", "jaki jest minimalny próg code coverage przed mergem?",
+             "Code quality gate (DOC-COVERAGE), jest na ten temat, ale nie podaje wartości "
+             "procentowej.", ""),
+    Unstated("uploads.md", UPLOADS, " Files are limited to 500 MB each.",
+             "is there a max file size for attachments in the asset manager?",
+             "Asset uploads (DOC-UPLOADS), is on this subject but states no size.", "500 MB"),
+]
+WARNINGS = {STANDUP: "unstated_clock", TOOLCHAIN: "unstated_version",
+            COVERAGE: "unstated_percent", UPLOADS: "unstated_size"}
+
+
+@pytest.mark.parametrize("case", ASKED_OF_PAGES_WITHOUT_IT, ids=lambda case: case.question)
+def test_a_page_that_states_no_fact_of_the_asked_kind_is_not_answered_from(
+        tmp_path: Path, case: Unstated) -> None:
+    """A time of day, a version of the thing named, a percentage, a size (stop 78)."""
+    db = demo_pages_with(tmp_path, case.page, case.text.format(fact=""))
+    done = run("ask", case.question, "--json", db=db, DOCASSIST_MODEL="rules")
     reply = one_json(done.stdout)
     assert reply["status"] == "no_answer", reply["answer"]
-    assert reply["answer"].endswith(
-        "The closest document, Asset uploads (DOC-UPLOADS), is on this subject but states no "
-        "size.")
+    assert reply["answer"].endswith(case.said)
+    assert reply["sources"] == []
     (row,) = trace_rows(tmp_path, db)
-    assert row["warnings"] == ["unstated_size"]
+    assert row["warnings"] == [WARNINGS[case.text]]
     assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
-    (tmp_path / "limit").mkdir()
-    with_limit = demo_pages_with(tmp_path / "limit", "uploads.md",
-                                 UPLOADS.format(limit=" Files are limited to 500 MB each."))
-    answered = one_json(run("ask", "is there a max file size for attachments in the asset "
-                            "manager?", "--json", db=with_limit, DOCASSIST_MODEL="rules").stdout)
-    assert answered["status"] == "answered" and "500 MB" in answered["answer"]
+
+
+@pytest.mark.parametrize("case", [case for case in ASKED_OF_PAGES_WITHOUT_IT if case.shown],
+                         ids=lambda case: case.question)
+def test_the_same_page_with_the_fact_answers(tmp_path: Path, case: Unstated) -> None:
+    db = demo_pages_with(tmp_path, case.page, case.text.format(fact=case.fact))
+    reply = one_json(run("ask", case.question, "--json", db=db,
+                         DOCASSIST_MODEL="rules").stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert case.shown in reply["answer"]

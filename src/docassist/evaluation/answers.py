@@ -32,6 +32,7 @@ from docassist.core.documents import CITATION, document_of_chunk, whole_section
 from docassist.core.results import TurnResult
 from docassist.evaluation.decisions import load_jsonl
 
+_HEADING_MARKS: Final = re.compile(r"^#{1,6}\s+")
 _NAMED: Final = re.compile(r"\(([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*)\)(?=;|\.$)")
 """A page a refusal names: `Title (DOCUMENT-ID)`, then `;` or the closing full stop
 (core/answering.py), so a title's own `(API)` is not taken for it."""
@@ -142,8 +143,10 @@ class AnswerReport(BaseModel):
 
 
 def _section(label: str) -> str:
-    """The heading a case names: a long section's part (`Heading (2/3)`) is its heading."""
-    return whole_section(label).rsplit(" > ", 1)[-1].strip().casefold()
+    """The heading a case names: a long section's part (`Heading (2/3)`) is its heading, and
+    a heading written with its Markdown marks ("## Leader failure", as the writer of the
+    thirty-fifth set wrote them) is that heading."""
+    return _HEADING_MARKS.sub("", whole_section(label).rsplit(" > ", 1)[-1].strip()).casefold()
 
 
 def judge(case: AnswerCase, result: TurnResult) -> AnswerCaseResult:
