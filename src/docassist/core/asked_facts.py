@@ -1,5 +1,6 @@
 """The kind of fact a question asks for (an amount of money, how often, how long, at what
-time) and whether a passage states one of that kind.
+time, which version, what percentage, what size) and whether a passage states one of that
+kind.
 
 A page on the question's topic that states no fact of the asked kind does not answer it:
 "ile kosztuje miesięcznie jeden dev klaster?" on the cluster page that names no price, "how

@@ -22,7 +22,6 @@ LinkTitle = Callable[[str], tuple[str, str | None] | None]
 """A relative link's target (resolved against the page's own path) → the linked page's title
 and URL, or None when the catalog does not hold it."""
 
-_FENCE: Final = re.compile(r"^\s*(```|~~~)")
 MIN_REPEAT_CHARS: Final = 20
 """A shorter shared start is taken for chance, not the overlap ("Run:" ending one part and
 opening the next)."""
