@@ -62,11 +62,25 @@ def one_json(stdout: str) -> Any:
 def demo_pages_with(tmp_path: Path, name: str, text: str) -> Path:
     """The demo pages and one more page (`name`, `text`) copied to tmp_path/corpus and
     indexed into a fresh SQLite file; returns the database's path."""
+    return demo_pages_with_all(tmp_path, {name: text})
+
+
+def demo_pages_with_all(tmp_path: Path, pages: dict[str, str]) -> Path:
+    """The demo pages and `pages` (file name -> text) indexed into tmp_path/pages.db."""
     corpus, db = tmp_path / "corpus", tmp_path / "pages.db"
     shutil.copytree(REPO / "samples" / "docs", corpus, dirs_exist_ok=True)
-    (corpus / name).write_text(text, encoding="utf-8")
+    for name, text in pages.items():
+        (corpus / name).write_text(text, encoding="utf-8")
     assert run("index", str(corpus), "--json", db=db).returncode == 0
     return db
+
+
+def copy_of(db: Path, tmp_path: Path) -> Path:
+    """A copy of an indexed SQLite database in tmp_path: a test that asks writes its own
+    trace rows, while the index is built once for many tests."""
+    copy = tmp_path / db.name
+    shutil.copyfile(db, copy)
+    return copy
 
 
 def trace_rows(tmp_path: Path, db: Path) -> list[dict[str, Any]]:

@@ -1,7 +1,10 @@
 """A page on the question's topic that states no fact of the kind asked (an amount, how often,
 how long) is not answered from: the reply says the documents do not state it and names the
 page, and the trace keeps the reason. The near-miss unanswerable questions of the held-out
-sets are mostly of this shape ("ile kosztuje miesięcznie jeden dev klaster?")."""
+sets are mostly of this shape ("ile kosztuje miesięcznie jeden dev klaster?").
+
+Every page below goes into one of two indexes, built once per worker: one where no page states
+its fact, one where each does. Each test asks a copy, so its trace rows are its own."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from typing import NamedTuple
 
 import pytest
 
-from tests.cli_run import demo_pages_with, one_json, run, trace_rows
+from tests.cli_run import copy_of, demo_pages_with_all, one_json, run, trace_rows
 
 ON_CALL = """---
 id: DOC-ONCALL
@@ -28,10 +31,6 @@ Swap a shift with a colleague and update the rota in the team calendar.
 """
 
 
-def _indexed(tmp_path: Path, amount: str) -> Path:
-    return demo_pages_with(tmp_path, "on-call.md", ON_CALL.format(amount=amount))
-
-
 @pytest.mark.parametrize(("question", "said"), [
     ("how much do we get paid for being on call?",
      "The closest document, On-call rota (DOC-ONCALL), is on this subject but states no "
@@ -40,9 +39,9 @@ def _indexed(tmp_path: Path, amount: str) -> Path:
      "Najbliższy dokument, On-call rota (DOC-ONCALL), jest na ten temat, ale nie podaje "
      "kwoty."),
 ])
-def test_a_page_that_states_no_amount_is_not_answered_from(tmp_path: Path, question: str,
-                                                            said: str) -> None:
-    db = _indexed(tmp_path, amount="")
+def test_a_page_that_states_no_amount_is_not_answered_from(
+        without_facts: Path, tmp_path: Path, question: str, said: str) -> None:
+    db = copy_of(without_facts, tmp_path)
     done = run("ask", question, "--thread", "T1", "--json", db=db, DOCASSIST_MODEL="rules")
     assert done.returncode == 0, done.stderr
     reply = one_json(done.stdout)
@@ -55,9 +54,8 @@ def test_a_page_that_states_no_amount_is_not_answered_from(tmp_path: Path, quest
     assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
 
 
-def test_the_same_page_with_its_amount_answers(tmp_path: Path) -> None:
-    db = _indexed(tmp_path, amount=" The allowance is 15% of your day rate for every 8 hours.")
-    done = run("ask", "how much do we get paid for being on call?", "--json", db=db,
+def test_the_same_page_with_its_amount_answers(with_facts: Path) -> None:
+    done = run("ask", "how much do we get paid for being on call?", "--json", db=with_facts,
                DOCASSIST_MODEL="rules")
     assert done.returncode == 0, done.stderr
     reply = one_json(done.stdout)
@@ -81,8 +79,9 @@ The architect files the board's feedback as issues on the repository.
 """
 
 
-def test_a_page_that_never_counts_what_is_asked_is_not_answered_from(tmp_path: Path) -> None:
-    db = demo_pages_with(tmp_path, "review.md", REVIEW.format(count=""))
+def test_a_page_that_never_counts_what_is_asked_is_not_answered_from(
+        without_facts: Path, tmp_path: Path) -> None:
+    db = copy_of(without_facts, tmp_path)
     done = run("ask", "how many hero scenarios do we need for the architecture board review?",
                "--json", db=db, DOCASSIST_MODEL="rules")
     assert done.returncode == 0, done.stderr
@@ -98,11 +97,9 @@ def test_a_page_that_never_counts_what_is_asked_is_not_answered_from(tmp_path: P
     assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
 
 
-def test_the_same_page_with_its_count_answers(tmp_path: Path) -> None:
-    db = demo_pages_with(tmp_path, "review.md", REVIEW.format(
-        count=" Three to five hero scenarios are enough."))
+def test_the_same_page_with_its_count_answers(with_facts: Path) -> None:
     done = run("ask", "how many hero scenarios do we need for the architecture board review?",
-               "--json", db=db, DOCASSIST_MODEL="rules")
+               "--json", db=with_facts, DOCASSIST_MODEL="rules")
     assert done.returncode == 0, done.stderr
     reply = one_json(done.stdout)
     assert reply["status"] == "answered", reply["answer"]
@@ -195,13 +192,32 @@ ASKED_OF_PAGES_WITHOUT_IT = [
 ]
 WARNINGS = {STANDUP: "unstated_clock", TOOLCHAIN: "unstated_version",
             COVERAGE: "unstated_percent", UPLOADS: "unstated_size"}
+AMOUNT = " The allowance is 15% of your day rate for every 8 hours."
+COUNT = " Three to five hero scenarios are enough."
+
+
+@pytest.fixture(scope="module")
+def without_facts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo pages and every page above, none stating its fact."""
+    return demo_pages_with_all(tmp_path_factory.mktemp("without"), {
+        "on-call.md": ON_CALL.format(amount=""), "review.md": REVIEW.format(count=""),
+        **{case.page: case.text.format(fact="") for case in ASKED_OF_PAGES_WITHOUT_IT}})
+
+
+@pytest.fixture(scope="module")
+def with_facts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo pages and every page above, each stating its fact."""
+    return demo_pages_with_all(tmp_path_factory.mktemp("with"), {
+        "on-call.md": ON_CALL.format(amount=AMOUNT), "review.md": REVIEW.format(count=COUNT),
+        **{case.page: case.text.format(fact=case.fact)
+           for case in ASKED_OF_PAGES_WITHOUT_IT if case.fact}})
 
 
 @pytest.mark.parametrize("case", ASKED_OF_PAGES_WITHOUT_IT, ids=lambda case: case.question)
 def test_a_page_that_states_no_fact_of_the_asked_kind_is_not_answered_from(
-        tmp_path: Path, case: Unstated) -> None:
+        without_facts: Path, tmp_path: Path, case: Unstated) -> None:
     """A time of day, a version of the thing named, a percentage, a size (stop 78)."""
-    db = demo_pages_with(tmp_path, case.page, case.text.format(fact=""))
+    db = copy_of(without_facts, tmp_path)
     done = run("ask", case.question, "--json", db=db, DOCASSIST_MODEL="rules")
     reply = one_json(done.stdout)
     assert reply["status"] == "no_answer", reply["answer"]
@@ -214,9 +230,8 @@ def test_a_page_that_states_no_fact_of_the_asked_kind_is_not_answered_from(
 
 @pytest.mark.parametrize("case", [case for case in ASKED_OF_PAGES_WITHOUT_IT if case.shown],
                          ids=lambda case: case.question)
-def test_the_same_page_with_the_fact_answers(tmp_path: Path, case: Unstated) -> None:
-    db = demo_pages_with(tmp_path, case.page, case.text.format(fact=case.fact))
-    reply = one_json(run("ask", case.question, "--json", db=db,
+def test_the_same_page_with_the_fact_answers(with_facts: Path, case: Unstated) -> None:
+    reply = one_json(run("ask", case.question, "--json", db=with_facts,
                          DOCASSIST_MODEL="rules").stdout)
     assert reply["status"] == "answered", reply["answer"]
     assert case.shown in reply["answer"]

@@ -1,7 +1,8 @@
 """Reply text → a small neutral layout that the Slack and Teams renderers share.
 
 Replies are plain text with a few conventions: a line starting with `•`, `-` or `*` is a
-point, `1.` or `1)` a numbered step, ``` fences hold a code block, backticks an inline
+point, `1.` or `1)` a numbered step, ``` or ~~~ fences hold a code block (read as core's
+fences read them), backticks an inline
 command, `**…**` emphasis and `[CHUNK-ID]` a citation, which chat shows as a numbered marker
 resolved in the sources block (see `citation_numbers`). Each renderer writes these in its
 platform's own terms (Block Kit mrkdwn, Adaptive Card runs) and treats every piece of text as
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from docassist.core.documents import CITATION
+from docassist.core.fences import fence_after
 from docassist.core.results import TurnResult
 from docassist.core.state import Source
 
@@ -25,9 +27,10 @@ BlockKind = Literal["line", "point", "step", "code"]
 
 _POINT: Final = re.compile(r"^\s*[•*-]\s+(.*)$")
 _STEP: Final = re.compile(r"^\s*(\d{1,3})[.)]\s+(.*)$")
-_FENCE: Final = re.compile(r"^\s*```")
 _CONTINUATION: Final = re.compile(r"^\s{2,}\S")
-_INLINE: Final = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*|" + CITATION.pattern)
+_INLINE: Final = re.compile(r"(`+)([^`\n]+)\1|\*\*([^*\n]+)\*\*|" + CITATION.pattern)
+"""Inline code between runs of as many backticks (```make test``` too), strong text, a
+citation."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ def spans(text: str, numbers: Numbers | None = None) -> list[Span]:
     for match in _INLINE.finditer(text):
         if match.start() > position:
             found.append(Span("text", text[position:match.start()]))
-        code, strong, cite = match.groups()
+        _, code, strong, cite = match.groups()
         if code is not None:
             found.append(Span("code", code))
         elif strong is not None:
@@ -125,17 +128,18 @@ def parse(text: str, numbers: Numbers | None = None) -> list[Block]:
     Citations with a number in `numbers` are shown as that number."""
     blocks: list[Block] = []
     gap = False
-    code: list[str] | None = None
+    code: list[str] = []
+    fence = ""  # the open block's marker ("" outside code)
     for raw in text.replace("\r\n", "\n").split("\n"):
-        if code is not None:  # inside a fenced block: verbatim until the closing fence
-            if _FENCE.match(raw):
-                blocks.append(Block("code", [Span("code", "\n".join(code))], gap=gap))
-                code, gap = None, False
-            else:
-                code.append(raw)
+        opened, fence = fence, fence_after(raw, fence)
+        if opened and fence:  # inside a fenced block: verbatim until the closing fence
+            code.append(raw)
             continue
-        if _FENCE.match(raw):
-            code = []
+        if opened:
+            blocks.append(Block("code", [Span("code", "\n".join(code))], gap=gap))
+            code, gap = [], False
+            continue
+        if fence:
             continue
         if not raw.strip():
             gap = bool(blocks)
@@ -146,7 +150,7 @@ def parse(text: str, numbers: Numbers | None = None) -> list[Block]:
             continue
         blocks.append(_line_block(raw, gap, numbers))
         gap = False
-    if code is not None:  # an unclosed fence still shows its lines
+    if fence:  # an unclosed fence still shows its lines
         blocks.append(Block("code", [Span("code", "\n".join(code))], gap=gap))
     return blocks
 

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from docassist.core.fences import fence_after, is_fence
+from docassist.core.fences import fence_after
 from docassist.core.limits import (
     CHUNK_MAX_CHARS,
     CHUNK_OVERLAP_CHARS,
@@ -415,7 +415,7 @@ def _sections(body: str) -> list[tuple[str, int, str]]:
     fence = ""  # the open code fence's marker: a `# comment` inside it is code, not a heading
     for line in body.splitlines():
         fence = fence_after(line, fence)
-        match = None if fence or is_fence(line) else _HEADING.match(line)
+        match = None if fence else _HEADING.match(line)  # a closing fence is no heading
         if match:
             sections.append((match.group(2).strip(), len(match.group(1)), []))
         else:

@@ -5,7 +5,8 @@ the same character, at least as many and nothing after, closes it: a "```" line 
 "````" block is code, and so is "```python" inside a "```" block. A block never closed runs
 to the end. A line such as "```make test```" is inline code, not a fence: what follows
 backticks that open a block holds no backtick (CommonMark). Cutting pages into sections and
-blocks, rendering a passage and tidying an answer all read fences this one way.
+blocks, rendering a passage, tidying an answer and laying a reply out for chat all read
+fences this one way.
 """
 
 from __future__ import annotations
@@ -24,11 +25,6 @@ def _marker(line: str) -> tuple[str, str] | None:
         return None
     rest = line[mark.end():].strip()
     return None if mark.group(1)[0] == "`" and "`" in rest else (mark.group(1), rest)
-
-
-def is_fence(line: str) -> bool:
-    """Whether `line` could open or close a block (a heading's `#` after it is code)."""
-    return _marker(line) is not None
 
 
 def fence_after(line: str, fence: str) -> str:
