@@ -24,7 +24,7 @@ KNOWN_FRONT_MATTER_KEYS: Final = frozenset(
     {"id", "title", "version", "owner", "language", "updated", "url", "services"}
 )
 DEFAULT_COLLECTION: Final = "default"
-CHUNKING_VERSION: Final = 4
+CHUNKING_VERSION: Final = 5
 """How documents are cut into chunks; a document stored with another (or none: before this
 existed) is parsed again by the next `index` or sync even when its bytes did not change.
 2: long sections are cut between blocks and lines, keeping lists and paragraphs (issue 40).
@@ -32,7 +32,10 @@ existed) is parsed again by the next `index` or sync even when its bytes did not
 off its section and named a section after the comment).
 4: fences are read one way everywhere (core/fences.py): "```make test```" on a line is inline
 code, and "```python" inside an open block does not close it (16 of the 5,163 pages of
-samples/ are cut differently)."""
+samples/ are cut differently).
+5: a Setext heading (a one-line paragraph underlined with `===` or `---`) is a heading, as
+CommonMark reads it; before, its line was text and the underline a rule in the section
+above it."""
 NO_VERSION: Final = "—"
 """Shown to people for a document without a version of its own."""
 VERSION_HASH_CHARS: Final = 10
@@ -42,6 +45,10 @@ DOCUMENT_ID_PATTERN: Final = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)*$")
 CITATION: Final = re.compile(r"\[([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*-[0-9a-f]{10}-\d{4})\]")
 """A chunk id cited in an answer's text (`[DOC-X-0123456789-0001]`); group 1 is the id."""
 _HEADING: Final = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_SETEXT_UNDERLINE: Final = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_NOT_A_PARAGRAPH: Final = re.compile(r"^(?: {4}|\t| {0,3}(?:[#>|<*+-]|\d+[.)]|```|~~~))")
+"""A line that starts a list item, a quote, a table, HTML, a heading, a fence or indented code:
+it is no paragraph, so a `---` under it is a rule or a list's dash, not its underline."""
 _FRONT_MATTER_LINE: Final = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*)$")
 _SERVICE_NAME: Final = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b")
 _SERVICE_CONTEXT: Final = re.compile(
@@ -409,6 +416,15 @@ def _hard_split(text: str, limit: int) -> list[str]:
     return [*pieces, current] if current else pieces
 
 
+def _underlines(line: str, above: list[str]) -> bool:
+    """Whether `line` underlines the paragraph line before it (a Setext heading). Only a
+    one-line paragraph is read so: a longer one under `---` is rarer than a rule after text
+    written without a blank line."""
+    return bool(_SETEXT_UNDERLINE.match(line) and above and above[-1].strip()
+                and not _NOT_A_PARAGRAPH.match(above[-1])
+                and (len(above) == 1 or not above[-2].strip()))
+
+
 def _sections(body: str) -> list[tuple[str, int, str]]:
     """(heading, level, text under it) in order; text before any heading goes under `""`."""
     sections: list[tuple[str, int, list[str]]] = [("", 0, [])]
@@ -416,10 +432,13 @@ def _sections(body: str) -> list[tuple[str, int, str]]:
     for line in body.splitlines():
         fence = fence_after(line, fence)
         match = None if fence else _HEADING.match(line)  # a closing fence is no heading
+        above = sections[-1][2]
         if match:
             sections.append((match.group(2).strip(), len(match.group(1)), []))
+        elif not fence and _underlines(line, above):
+            sections.append((above.pop().strip(), 1 if "=" in line else 2, []))
         else:
-            sections[-1][2].append(line)
+            above.append(line)
     result: list[tuple[str, int, str]] = []
     for heading, level, lines in sections:
         result.append((heading, level, "\n".join(lines)))
