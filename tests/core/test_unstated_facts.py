@@ -152,6 +152,23 @@ viruses before it is published.{fact}
 """
 
 
+MAINTENANCE = """---
+id: DOC-MAINTENANCE
+title: Store maintenance
+language: en
+---
+## Defragmentation
+
+Defragment the store after a large compaction to give the freed space back to the file
+system. Run it on one member at a time, never on all members at once.{fact}
+
+## Compaction
+
+Compaction runs every 5 minutes and keeps one hour of history.
+"""
+DEFRAG_TIME = " A defragmentation takes about a minute per gigabyte of data."
+
+
 class Unstated(NamedTuple):
     """A page without the asked fact (`text` with "{fact}" empty), and with it (`fact`)."""
 
@@ -201,6 +218,7 @@ def without_facts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo pages and every page above, none stating its fact."""
     return demo_pages_with_all(tmp_path_factory.mktemp("without"), {
         "on-call.md": ON_CALL.format(amount=""), "review.md": REVIEW.format(count=""),
+        "maintenance.md": MAINTENANCE.format(fact=""),
         **{case.page: case.text.format(fact="") for case in ASKED_OF_PAGES_WITHOUT_IT}})
 
 
@@ -209,6 +227,7 @@ def with_facts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo pages and every page above, each stating its fact."""
     return demo_pages_with_all(tmp_path_factory.mktemp("with"), {
         "on-call.md": ON_CALL.format(amount=AMOUNT), "review.md": REVIEW.format(count=COUNT),
+        "maintenance.md": MAINTENANCE.format(fact=DEFRAG_TIME),
         **{case.page: case.text.format(fact=case.fact)
            for case in ASKED_OF_PAGES_WITHOUT_IT if case.fact}})
 
@@ -235,3 +254,34 @@ def test_the_same_page_with_the_fact_answers(with_facts: Path, case: Unstated) -
                          DOCASSIST_MODEL="rules").stdout)
     assert reply["status"] == "answered", reply["answer"]
     assert case.shown in reply["answer"]
+
+
+@pytest.mark.parametrize(("question", "said"), [
+    ("how long does a defragmentation of the store take? need to plan the window",
+     "The closest document, Store maintenance (DOC-MAINTENANCE), is on this subject, but its "
+     "passage on it states no time or duration."),
+    ("jak długo trwa defragmentation store'a? planuję okno serwisowe",
+     "Najbliższy dokument, Store maintenance (DOC-MAINTENANCE), jest na ten temat, ale w "
+     "części o tym nie podaje czasu ani terminu."),
+])
+def test_a_passage_without_the_fact_is_not_answered_from_when_the_page_has_it_elsewhere(
+        without_facts: Path, tmp_path: Path, question: str, said: str) -> None:
+    """The page states a length of time, but under Compaction: the passage that speaks of
+    defragmentation states none, so it does not answer how long a defragmentation takes."""
+    db = copy_of(without_facts, tmp_path)
+    reply = one_json(run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules").stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"].endswith(said)
+    assert reply["sources"] == []
+    (row,) = trace_rows(tmp_path, db)
+    assert row["status"] == "no_answer"
+    assert row["warnings"] == ["unstated_duration"]
+    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+
+
+def test_the_passage_with_the_fact_answers(with_facts: Path) -> None:
+    reply = one_json(run("ask", "how long does a defragmentation of the store take?", "--json",
+                         db=with_facts, DOCASSIST_MODEL="rules").stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert "a minute per gigabyte" in reply["answer"]
+    assert reply["sources"][0]["document_id"] == "DOC-MAINTENANCE"

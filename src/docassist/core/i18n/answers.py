@@ -161,6 +161,12 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
         "pl": "Najbliższy dokument, {document}, jest na ten temat, ale nie podaje {fact}.",
         "en": "The closest document, {document}, is on this subject but states no {fact}.",
     },
+    "no_answer_unstated_passage": {
+        "pl": "Najbliższy dokument, {document}, jest na ten temat, ale w części o tym nie "
+              "podaje {fact}.",
+        "en": "The closest document, {document}, is on this subject, but its passage on it "
+              "states no {fact}.",
+    },
     "no_answer_unmentioned": {
         "pl": "Najbliższy dokument, {document}, nie wspomina o {names}.",
         "en": "The closest document, {document}, does not mention {names}.",
