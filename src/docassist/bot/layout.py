@@ -1,13 +1,12 @@
 """Reply text → a small neutral layout that the Slack and Teams renderers share.
 
 Replies are plain text with a few conventions: a line starting with `•`, `-` or `*` is a
-point, `1.` or `1)` a numbered step, ``` or ~~~ fences hold a code block (read as core's
-fences read them), backticks an inline
-command, `**…**` emphasis and `[CHUNK-ID]` a citation, which chat shows as a numbered marker
-resolved in the sources block (see `citation_numbers`). Each renderer writes these in its
-platform's own terms (Block Kit mrkdwn, Adaptive Card runs) and treats every piece of text as
-data: what a document or a user wrote never becomes platform markup, so nothing here
-unescapes or passes text through.
+point, `1.` or `1)` a numbered step, ``` or ~~~ fences hold a code block (read as
+core/fences.py reads them), backticks an inline command, `**…**` emphasis and `[CHUNK-ID]` a
+citation, which chat shows as a numbered marker resolved in the sources block (see
+`citation_numbers`). Each renderer writes these in its platform's own terms (Block Kit
+mrkdwn, Adaptive Card runs) and treats every piece of text as data: what a document or a
+user wrote never becomes platform markup, so nothing here unescapes or passes text through.
 """
 
 from __future__ import annotations
