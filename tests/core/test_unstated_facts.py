@@ -41,17 +41,7 @@ Swap a shift with a colleague and update the rota in the team calendar.
 ])
 def test_a_page_that_states_no_amount_is_not_answered_from(
         without_facts: Path, tmp_path: Path, question: str, said: str) -> None:
-    db = copy_of(without_facts, tmp_path)
-    done = run("ask", question, "--thread", "T1", "--json", db=db, DOCASSIST_MODEL="rules")
-    assert done.returncode == 0, done.stderr
-    reply = one_json(done.stdout)
-    assert reply["status"] == "no_answer", reply["answer"]
-    assert reply["answer"].endswith(said)
-    assert reply["sources"] == []
-    (row,) = trace_rows(tmp_path, db)
-    assert row["status"] == "no_answer"
-    assert row["warnings"] == ["unstated_money"]
-    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+    assert_refused(without_facts, tmp_path, question, said, "unstated_money")
 
 
 def test_the_same_page_with_its_amount_answers(with_facts: Path) -> None:
@@ -81,20 +71,11 @@ The architect files the board's feedback as issues on the repository.
 
 def test_a_page_that_never_counts_what_is_asked_is_not_answered_from(
         without_facts: Path, tmp_path: Path) -> None:
-    db = copy_of(without_facts, tmp_path)
-    done = run("ask", "how many hero scenarios do we need for the architecture board review?",
-               "--json", db=db, DOCASSIST_MODEL="rules")
-    assert done.returncode == 0, done.stderr
-    reply = one_json(done.stdout)
-    assert reply["status"] == "no_answer", reply["answer"]
-    assert reply["answer"].endswith(
+    assert_refused(
+        without_facts, tmp_path,
+        "how many hero scenarios do we need for the architecture board review?",
         "The closest document, Architecture board review (DOC-REVIEW), is on this subject "
-        "but states no number.")
-    assert reply["sources"] == []
-    (row,) = trace_rows(tmp_path, db)
-    assert row["status"] == "no_answer"
-    assert row["warnings"] == ["unstated_count"]
-    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+        "but states no number.", "unstated_count")
 
 
 def test_the_same_page_with_its_count_answers(with_facts: Path) -> None:
@@ -232,19 +213,29 @@ def with_facts(tmp_path_factory: pytest.TempPathFactory) -> Path:
            for case in ASKED_OF_PAGES_WITHOUT_IT if case.fact}})
 
 
+def assert_refused(without_facts: Path, tmp_path: Path, question: str, said: str,
+                   warning: str) -> None:
+    """Asked over a copy of the index without the facts: refused, the reply ends with
+    `said`, no sources, and one trace row with `warning` and the search that ran."""
+    db = copy_of(without_facts, tmp_path)
+    done = run("ask", question, "--thread", "T1", "--json", db=db, DOCASSIST_MODEL="rules")
+    assert done.returncode == 0, done.stderr
+    reply = one_json(done.stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"].endswith(said)
+    assert reply["sources"] == []
+    (row,) = trace_rows(tmp_path, db)
+    assert row["status"] == "no_answer"
+    assert row["warnings"] == [warning]
+    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+
+
+
 @pytest.mark.parametrize("case", ASKED_OF_PAGES_WITHOUT_IT, ids=lambda case: case.question)
 def test_a_page_that_states_no_fact_of_the_asked_kind_is_not_answered_from(
         without_facts: Path, tmp_path: Path, case: Unstated) -> None:
     """A time of day, a version of the thing named, a percentage, a size (stop 78)."""
-    db = copy_of(without_facts, tmp_path)
-    done = run("ask", case.question, "--json", db=db, DOCASSIST_MODEL="rules")
-    reply = one_json(done.stdout)
-    assert reply["status"] == "no_answer", reply["answer"]
-    assert reply["answer"].endswith(case.said)
-    assert reply["sources"] == []
-    (row,) = trace_rows(tmp_path, db)
-    assert row["warnings"] == [WARNINGS[case.text]]
-    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+    assert_refused(without_facts, tmp_path, case.question, case.said, WARNINGS[case.text])
 
 
 @pytest.mark.parametrize("case", [case for case in ASKED_OF_PAGES_WITHOUT_IT if case.shown],
@@ -268,15 +259,7 @@ def test_a_passage_without_the_fact_is_not_answered_from_when_the_page_has_it_el
         without_facts: Path, tmp_path: Path, question: str, said: str) -> None:
     """The page states a length of time, but under Compaction: the passage that speaks of
     defragmentation states none, so it does not answer how long a defragmentation takes."""
-    db = copy_of(without_facts, tmp_path)
-    reply = one_json(run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules").stdout)
-    assert reply["status"] == "no_answer", reply["answer"]
-    assert reply["answer"].endswith(said)
-    assert reply["sources"] == []
-    (row,) = trace_rows(tmp_path, db)
-    assert row["status"] == "no_answer"
-    assert row["warnings"] == ["unstated_duration"]
-    assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
+    assert_refused(without_facts, tmp_path, question, said, "unstated_duration")
 
 
 def test_the_passage_with_the_fact_answers(with_facts: Path) -> None:
