@@ -35,6 +35,8 @@ from docassist.core.asked_facts import AskedFact, asked_fact, count_unstated, co
     ("jaki próg pokrycia testami mamy na CI?", AskedFact.PERCENT),
     ("is there a max file size for uploads to the portal?", AskedFact.SIZE),
     ("jaki jest limit rozmiaru obrazu w registry?", AskedFact.SIZE),
+    ("whats the default value of max_shards for remote write?", AskedFact.DEFAULT),
+    ("jaki jest domyślny evaluation_interval?", AskedFact.DEFAULT),
 ])
 def test_the_fact_a_question_asks_for(question: str, fact: AskedFact) -> None:
     assert asked_fact(question) == fact
@@ -56,6 +58,8 @@ def test_the_fact_a_question_asks_for(question: str, fact: AskedFact) -> None:
     "can I spend my 10% time on the design system?",  # names a percentage, asks none
     "what's the minimum size of the release team?",  # how many people: COUNT
     "what wording do we show when a file is over the size limit?",  # what to say
+    "what is our default branch called?",  # a branch named default, not a default value
+    "should we default to the latest api version?",  # a choice to make
     "Jak zgłosić incydent?",
 ])
 def test_a_question_that_asks_none_of_them(question: str) -> None:
@@ -86,6 +90,8 @@ def test_a_question_that_asks_none_of_them(question: str) -> None:
     (AskedFact.PERCENT, "Agree a target coverage percentage as a team."),
     (AskedFact.SIZE, "Uploads are limited to 500 MB per file."),
     (AskedFact.SIZE, "The definition file has a 30,000 character limit."),
+    (AskedFact.DEFAULT, "Unless set, the interval is one minute."),
+    (AskedFact.DEFAULT, "Domyślnie limit jest wyłączony."),
 ])
 def test_a_passage_that_states_the_fact(fact: AskedFact, text: str) -> None:
     assert states(fact, text)
@@ -100,6 +106,7 @@ def test_a_passage_that_states_the_fact(fact: AskedFact, text: str) -> None:
     (AskedFact.VERSION, "Pin the toolchain in the repository so every build uses the same one."),
     (AskedFact.PERCENT, "Coverage is reported to SonarCloud on every pull request."),
     (AskedFact.SIZE, "Large files belong in Git LFS; keep the repository small."),
+    (AskedFact.DEFAULT, "Raise max_shards only when the queue falls behind."),
 ])
 def test_a_passage_on_the_topic_that_does_not(fact: AskedFact, text: str) -> None:
     assert not states(fact, text)

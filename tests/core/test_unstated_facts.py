@@ -133,6 +133,16 @@ viruses before it is published.{fact}
 """
 
 
+SCRAPING = """---
+id: DOC-SCRAPING
+title: Scrape jobs
+language: en
+---
+## Sample limit
+
+Set `sample_limit` on a scrape job to protect the server from a target that suddenly exposes
+far more series; a scrape over the limit fails as a whole.{fact}
+"""
 MAINTENANCE = """---
 id: DOC-MAINTENANCE
 title: Store maintenance
@@ -187,9 +197,16 @@ ASKED_OF_PAGES_WITHOUT_IT = [
     Unstated("uploads.md", UPLOADS, " Files are limited to 500 MB each.",
              "is there a max file size for attachments in the asset manager?",
              "Asset uploads (DOC-UPLOADS), is on this subject but states no size.", "500 MB"),
+    Unstated("scraping.md", SCRAPING, " By default there is no limit.",
+             "whats the default sample_limit on a scrape job? one target exploded",
+             "Scrape jobs (DOC-SCRAPING), is on this subject but states no default.",
+             "By default there is no limit"),
+    Unstated("scraping.md", SCRAPING, "", "jaki jest domyślny sample_limit dla scrape joba?",
+             "Scrape jobs (DOC-SCRAPING), jest na ten temat, ale nie podaje wartości "
+             "domyślnej.", ""),
 ]
 WARNINGS = {STANDUP: "unstated_clock", TOOLCHAIN: "unstated_version",
-            COVERAGE: "unstated_percent", UPLOADS: "unstated_size"}
+            COVERAGE: "unstated_percent", UPLOADS: "unstated_size", SCRAPING: "unstated_default"}
 AMOUNT = " The allowance is 15% of your day rate for every 8 hours."
 COUNT = " Three to five hero scenarios are enough."
 
@@ -234,7 +251,8 @@ def assert_refused(without_facts: Path, tmp_path: Path, question: str, said: str
 @pytest.mark.parametrize("case", ASKED_OF_PAGES_WITHOUT_IT, ids=lambda case: case.question)
 def test_a_page_that_states_no_fact_of_the_asked_kind_is_not_answered_from(
         without_facts: Path, tmp_path: Path, case: Unstated) -> None:
-    """A time of day, a version of the thing named, a percentage, a size (stop 78)."""
+    """A time of day, a version of the thing named, a percentage, a size (stop 78); a default
+    value (stop 79)."""
     assert_refused(without_facts, tmp_path, case.question, case.said, WARNINGS[case.text])
 
 

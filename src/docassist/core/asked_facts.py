@@ -1,6 +1,6 @@
 """The kind of fact a question asks for (an amount of money, how often, how long, at what
-time, which version, what percentage, what size) and whether a passage states one of that
-kind.
+time, which version, what percentage, what size, what default) and whether a passage states
+one of that kind.
 
 A page on the question's topic that states no fact of the asked kind does not answer it:
 "ile kosztuje miesięcznie jeden dev klaster?" on the cluster page that names no price, "how
@@ -43,6 +43,8 @@ class AskedFact(StrEnum):
     """A size limit ("is there a max size for uploads?", "jaki jest limit rozmiaru paczki?")."""
     VERSION = "version"
     """Which version ("which node version do we use?", "jaka minimalna wersja libseccomp?")."""
+    DEFAULT = "default"
+    """A default value ("what's the default timeout?", "jaki jest domyślny limit?")."""
     COUNT = "count"
     """How many of a thing: read by `counted` and `count_unstated`, since what is counted
     matters ("how many hero scenarios…?" is not answered by any number on the page)."""
@@ -143,6 +145,9 @@ _LENGTH_NOT_TIME: Final = re.compile(
 """"How long should a topic name be?" asks a length, not a time."""
 
 _STATED: Final = {
+    AskedFact.DEFAULT: re.compile(
+        r"\bdefault|\bdomy[sś]ln|\bunless\b|\bif (?:not|no|unset|omitted|left)\b|"
+        r"\bout of the box\b|\bwhen (?:not|no|unset|omitted)\b", re.IGNORECASE),
     AskedFact.MONEY: re.compile(
         r"[$€£¥]\s?\d|\d\s?(?:[$€£]|k\b|usd|eur|gbp|pln|zł|dollars?|euros?|pounds?|złotych|"
         r"cents?|grosz\w*)|\b(?:usd|eur|gbp|pln|chf)\b|\d+(?:[.,]\d+)?\s?% of\b"
@@ -176,6 +181,15 @@ _STATED: Final = {
 }
 
 
+_DEFAULT_ASKED: Final = re.compile(
+    r"\b(?:what(?:'s| is| are| was)?|whats|which)\b[^?.!]{0,40}\bdefaults?\b(?!\s+(?:branch|to\b))|"
+    r"\bdefault (?:value|limit|timeout|size|port|password|ttl|setting)s?\b|"
+    r"\bjak(?:i|a|ie|iego|ą)\b[^?.!]{0,40}\bdomy[sś]ln\w*(?!\s+(?:branch|gał))|"
+    r"\bdomy[sś]ln\w*\s+(?:warto\w*|limit\w*|timeout\w*|port\w*|rozmiar\w*|hasł\w*|ttl)",
+    re.IGNORECASE)
+"""A question after a default value; not a default branch, nor "default to" (a choice)."""
+
+
 def asked_fact(question: str) -> AskedFact | None:
     """The kind of fact the question asks for, when it asks one of these."""
     if _MONEY_ASKED.search(question) and not _WHEN_ASKED.search(question):
@@ -192,6 +206,8 @@ def asked_fact(question: str) -> AskedFact | None:
         return AskedFact.VERSION
     if _DURATION_ASKED.search(question) and not _LENGTH_NOT_TIME.search(question):
         return AskedFact.DURATION
+    if _DEFAULT_ASKED.search(question):
+        return AskedFact.DEFAULT
     return None
 
 

@@ -179,6 +179,7 @@ TEXTS: Final[dict[str, dict[Language, str]]] = {
     "asked_fact_version": {"pl": "wersji", "en": "version"},
     "asked_fact_percent": {"pl": "wartości procentowej", "en": "percentage"},
     "asked_fact_size": {"pl": "rozmiaru", "en": "size"},
+    "asked_fact_default": {"pl": "wartości domyślnej", "en": "default"},
     "no_answer_closest": {
         "pl": "Najbliższe dokumenty: {documents}.",
         "en": "The closest documents: {documents}.",
