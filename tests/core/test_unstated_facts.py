@@ -30,30 +30,6 @@ expenses form.{amount}
 Swap a shift with a colleague and update the rota in the team calendar.
 """
 
-
-@pytest.mark.parametrize(("question", "said"), [
-    ("how much do we get paid for being on call?",
-     "The closest document, On-call rota (DOC-ONCALL), is on this subject but states no "
-     "amount."),
-    ("ile dostaję wynagrodzenia za dyżur on-call?",
-     "Najbliższy dokument, On-call rota (DOC-ONCALL), jest na ten temat, ale nie podaje "
-     "kwoty."),
-])
-def test_a_page_that_states_no_amount_is_not_answered_from(
-        without_facts: Path, tmp_path: Path, question: str, said: str) -> None:
-    assert_refused(without_facts, tmp_path, question, said, "unstated_money")
-
-
-def test_the_same_page_with_its_amount_answers(with_facts: Path) -> None:
-    done = run("ask", "how much do we get paid for being on call?", "--json", db=with_facts,
-               DOCASSIST_MODEL="rules")
-    assert done.returncode == 0, done.stderr
-    reply = one_json(done.stdout)
-    assert reply["status"] == "answered", reply["answer"]
-    assert "15% of your day rate" in reply["answer"]
-    assert reply["sources"][0]["document_id"] == "DOC-ONCALL"
-
-
 REVIEW = """---
 id: DOC-REVIEW
 title: Architecture board review
@@ -67,25 +43,6 @@ Bring your hero scenarios and the API surface to the architecture board review.{
 
 The architect files the board's feedback as issues on the repository.
 """
-
-
-def test_a_page_that_never_counts_what_is_asked_is_not_answered_from(
-        without_facts: Path, tmp_path: Path) -> None:
-    assert_refused(
-        without_facts, tmp_path,
-        "how many hero scenarios do we need for the architecture board review?",
-        "The closest document, Architecture board review (DOC-REVIEW), is on this subject "
-        "but states no number.", "unstated_count")
-
-
-def test_the_same_page_with_its_count_answers(with_facts: Path) -> None:
-    done = run("ask", "how many hero scenarios do we need for the architecture board review?",
-               "--json", db=with_facts, DOCASSIST_MODEL="rules")
-    assert done.returncode == 0, done.stderr
-    reply = one_json(done.stdout)
-    assert reply["status"] == "answered", reply["answer"]
-    assert reply["sources"][0]["document_id"] == "DOC-REVIEW"
-
 
 STANDUP = """---
 id: DOC-STANDUP
@@ -247,6 +204,44 @@ def assert_refused(without_facts: Path, tmp_path: Path, question: str, said: str
     assert row["tool_calls"][0]["tool_name"] == "answer_from_documents"
 
 
+@pytest.mark.parametrize(("question", "said"), [
+    ("how much do we get paid for being on call?",
+     "The closest document, On-call rota (DOC-ONCALL), is on this subject but states no "
+     "amount."),
+    ("ile dostaję wynagrodzenia za dyżur on-call?",
+     "Najbliższy dokument, On-call rota (DOC-ONCALL), jest na ten temat, ale nie podaje "
+     "kwoty."),
+])
+def test_a_page_that_states_no_amount_is_not_answered_from(
+        without_facts: Path, tmp_path: Path, question: str, said: str) -> None:
+    assert_refused(without_facts, tmp_path, question, said, "unstated_money")
+
+
+def test_the_same_page_with_its_amount_answers(with_facts: Path) -> None:
+    done = run("ask", "how much do we get paid for being on call?", "--json", db=with_facts,
+               DOCASSIST_MODEL="rules")
+    assert done.returncode == 0, done.stderr
+    reply = one_json(done.stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert "15% of your day rate" in reply["answer"]
+    assert reply["sources"][0]["document_id"] == "DOC-ONCALL"
+
+def test_a_page_that_never_counts_what_is_asked_is_not_answered_from(
+        without_facts: Path, tmp_path: Path) -> None:
+    assert_refused(
+        without_facts, tmp_path,
+        "how many hero scenarios do we need for the architecture board review?",
+        "The closest document, Architecture board review (DOC-REVIEW), is on this subject "
+        "but states no number.", "unstated_count")
+
+
+def test_the_same_page_with_its_count_answers(with_facts: Path) -> None:
+    done = run("ask", "how many hero scenarios do we need for the architecture board review?",
+               "--json", db=with_facts, DOCASSIST_MODEL="rules")
+    assert done.returncode == 0, done.stderr
+    reply = one_json(done.stdout)
+    assert reply["status"] == "answered", reply["answer"]
+    assert reply["sources"][0]["document_id"] == "DOC-REVIEW"
 
 @pytest.mark.parametrize("case", ASKED_OF_PAGES_WITHOUT_IT, ids=lambda case: case.question)
 def test_a_page_that_states_no_fact_of_the_asked_kind_is_not_answered_from(
