@@ -136,13 +136,11 @@ def answer_question(
     draft = _draft(question, given, answerer, language, retrieved_ids, on_partial)
     answer, warnings = _checked_answer(draft, retrieved_ids, answerer, language)
     streamed = on_partial is not None and answerer.can_stream  # already shown: not taken back
-    unstated = None if streamed else _unstated_in(answer, question)
-    if unstated is not None:
-        return _refusal(rag_id, " ".join([i18n.text("no_answer", language), i18n.text(
-            "no_answer_unstated_passage", language, document=_named(kept[0]),
-            fact=i18n.text(f"asked_fact_{unstated}", language))]),
-            [kept[0], *hits], retriever, top_k, threshold,
-            [unstated_warning(unstated), *found_by])
+    lacking = None if streamed else _unstated_in(answer, question, kept[0], language)
+    if lacking is not None:
+        return _refusal(rag_id, " ".join([i18n.text("no_answer", language), lacking.said]),
+                        [kept[0], *hits], retriever, top_k, threshold,
+                        [lacking.warning, *found_by])
     shown = _sources(answer, kept, given)
     return RagResult(
         rag_id=rag_id,
@@ -251,23 +249,25 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
         "no_answer_unmentioned", language, document=_named(page), names=", ".join(absent)))
 
 
-def _unstated_in(answer: str, question: str) -> AskedFact | None:
-    """The kind of fact the question asks for, when the passage chosen to answer it states
-    none of that kind: the page may state one elsewhere ("every 5 minutes" under
-    Compaction), but not where it speaks of the thing asked ("how long does a defrag
-    take?"). On the tuning sets this refused 36 wrong answers and 23 answers from the right
-    page that did not hold the fact (docs/evaluation-method.md)."""
+def _unstated_in(answer: str, question: str, page: SearchHit, language: i18n.Language
+                 ) -> Lacking | None:
+    """Why the answer does not answer, when the passage chosen states no fact of the asked
+    kind: the page may state one elsewhere ("every 5 minutes" under Compaction), but not
+    where it speaks of the thing asked ("how long does a defrag take?"). On the tuning sets
+    this refused 36 wrong answers and 23 answers from the right page that did not hold the
+    fact (docs/evaluation-method.md)."""
     fact = asked_fact(question)
     if fact is None or states(fact, CITATION.sub("", answer), question):
         return None
-    return fact
+    return _unstated(fact, page, language, said="no_answer_unstated_passage")
 
 
-def _unstated(fact: AskedFact, page: SearchHit, language: i18n.Language) -> Lacking:
-    """The refusal that names the page and the kind of fact it does not state."""
+def _unstated(fact: AskedFact, page: SearchHit, language: i18n.Language,
+              said: str = "no_answer_unstated") -> Lacking:
+    """The refusal that names the page and the kind of fact it (or, with
+    `said="no_answer_unstated_passage"`, its passage) does not state."""
     return Lacking(unstated_warning(fact), i18n.text(
-        "no_answer_unstated", language, document=_named(page),
-        fact=i18n.text(f"asked_fact_{fact}", language)))
+        said, language, document=_named(page), fact=i18n.text(f"asked_fact_{fact}", language)))
 
 
 def _refusal(rag_id: str, answer: str, hits: list[SearchHit], retriever: Retriever,
