@@ -90,7 +90,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout35_etcd.jsonl",
             "public/handbooks/answers_heldout36_kops.jsonl",
             "public/handbooks/answers_heldout37_prom.jsonl",
-            "public/handbooks/answers_heldout38_syn.jsonl"} <= names
+            "public/handbooks/answers_heldout38_syn.jsonl",
+            "public/handbooks/answers_heldout39_thn.jsonl",
+            "public/handbooks/answers_heldout40_odf.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
