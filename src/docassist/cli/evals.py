@@ -26,7 +26,10 @@ from docassist.cli.tables import Column, fitted_table
 from docassist.core import i18n
 from docassist.core.scoping import scoped
 from docassist.evaluation.answers import (
+    AnswerChange,
     AnswerReport,
+    AnswerRunComparison,
+    compare_answer_runs,
     evaluate_answers,
     harvest,
     load_answer_cases,
@@ -35,7 +38,9 @@ from docassist.evaluation.answers import with_documents_by_path as with_paths_as
 from docassist.evaluation.baseline import Bm25sRetriever, bm25s_available
 from docassist.evaluation.canary import scratch_turns
 from docassist.evaluation.decisions import (
+    CaseChange,
     DecisionReport,
+    RunComparison,
     compare_runs,
     evaluate_decisions,
     load_cases,
@@ -133,18 +138,22 @@ def eval_decisions(
 @eval_app.command("compare")
 def eval_compare(
     run_a: Annotated[str, typer.Argument(help="Earlier run id (see `eval runs`).")],
-    run_b: Annotated[str, typer.Argument(help="Later run id.")],
+    run_b: Annotated[str, typer.Argument(help="Later run id, of the same kind.")],
     as_json: JsonOption = False,
 ) -> None:
-    """What changed between two decision runs, case by case."""
+    """What changed between two decision runs, or two answer runs, case by case."""
     runtime = open_checked(as_json)
-    reports = []
+    rows = []
     for run_id in (run_a, run_b):
         row = runtime.store.eval_run(run_id)
-        if row is None or row["kind"] != "decisions":
-            raise fail(f"no decisions run {run_id!r} (see `docassist eval runs`)", as_json)
-        reports.append(DecisionReport.model_validate_json(row["report"]))
-    comparison = compare_runs(run_a, reports[0], run_b, reports[1])
+        if row is None or row["kind"] not in COMPARED_KINDS:
+            raise fail(f"no decisions or answers run {run_id!r} (see `docassist eval runs`)",
+                       as_json)
+        rows.append(row)
+    if rows[0]["kind"] != rows[1]["kind"]:
+        raise fail(f"{run_a!r} is from `eval {rows[0]['kind']}` and {run_b!r} from `eval "
+                   f"{rows[1]['kind']}`: compare two runs of one kind", as_json)
+    comparison = _compared(rows[0]["kind"], run_a, rows[0]["report"], run_b, rows[1]["report"])
     if as_json:
         emit_json(comparison.model_dump(mode="json"))
         return
@@ -153,12 +162,31 @@ def eval_compare(
     for label, changes in (("fixed", comparison.fixed), ("broken", comparison.broken),
                            ("changed", comparison.changed)):
         for change in changes:
-            table.add_row(change.id, label,
-                          f"{change.before.status} {change.before.action or ''}"
-                          if change.before else "",
-                          f"{change.after.status} {change.after.action or ''}"
-                          if change.after else "")
+            before, after = _shown_change(change)
+            table.add_row(change.id, label, before, after)
     out.print(table)
+
+
+COMPARED_KINDS: Final = ("decisions", "answers")
+
+
+def _compared(kind: str, run_a: str, report_a: str, run_b: str, report_b: str
+              ) -> RunComparison | AnswerRunComparison:
+    if kind == "answers":
+        return compare_answer_runs(run_a, AnswerReport.model_validate_json(report_a),
+                                   run_b, AnswerReport.model_validate_json(report_b))
+    return compare_runs(run_a, DecisionReport.model_validate_json(report_a),
+                        run_b, DecisionReport.model_validate_json(report_b))
+
+
+def _shown_change(change: CaseChange | AnswerChange) -> tuple[str, str]:
+    """A change's before and after as the table shows them: a decision's status and
+    action, an answer's verdict and page."""
+    if isinstance(change, AnswerChange):
+        return (f"{change.before} {change.page_before or ''}".strip(),
+                f"{change.after} {change.page_after or ''}".strip())
+    return (f"{change.before.status} {change.before.action or ''}" if change.before else "",
+            f"{change.after.status} {change.after.action or ''}" if change.after else "")
 
 
 @eval_app.command("answers")
@@ -194,11 +222,16 @@ def eval_answers(
         task = progress.add_task("answering", total=len(answer_cases))
         report = evaluate_answers(answer_cases, run_turn,
                                   on_case=lambda: progress.advance(task))
+    engine = runtime.engine
+    report = report.model_copy(update={
+        "backend": engine.answerer.backend, "model": engine.answerer.model or "",
+        "retriever": engine.retriever.name, "catalog_version": engine.tool_catalog_version})
+    run_id = runtime.store.save_eval_run("answers", str(file), report)
     if page is not None:
         write_block(page, _block_key("answers", file, set_name, split),
                     answers_markdown(report, measured_on(file, page), runtime, split))
     if as_json:
-        emit_json(report.model_dump(mode="json"))
+        emit_json({"run_id": run_id, **report.model_dump(mode="json")})
         return
     table = Table("id", "verdict", "section", "status", "expected", "cited")
     for case in report.cases:
@@ -209,7 +242,7 @@ def eval_answers(
     out.print(f"right {report.right:.1%} of answerable; wrong {report.wrong:.1%} of answers; "
               f"refused answerable {report.refused_answerable:.1%}; unanswerable answered "
               f"{report.unanswerable_answered:.1%}; section hit {report.section_hit_rate:.1%}; "
-              f"invalid citations {report.invalid_citations}")
+              f"invalid citations {report.invalid_citations}; run={run_id}")
 
 
 SECTION_MARKS: Final[dict[bool | None, str]] = {True: "✓", False: "✗", None: "-"}

@@ -30,7 +30,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from docassist.core.documents import CITATION, document_of_chunk, whole_section
 from docassist.core.results import TurnResult
-from docassist.evaluation.decisions import load_jsonl
+from docassist.evaluation.decisions import changes, load_jsonl
 
 _HEADING_MARKS: Final = re.compile(r"^#{1,6}\s+")
 _NAMED: Final = re.compile(r"\(([A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*)\)(?=;|\.$)")
@@ -103,6 +103,11 @@ class AnswerCaseResult(BaseModel):
     """The same, with an expected page named first (None: not a refused answerable case)."""
     group: str = "-/-"
 
+    @property
+    def handled_right(self) -> bool:
+        """Answered from an expected page, or an unanswerable question refused."""
+        return self.verdict in ("right", "abstained")
+
 
 class GroupScores(BaseModel):
     answerable: int
@@ -140,6 +145,61 @@ class AnswerReport(BaseModel):
     """The same figures per `set/language`, when cases say."""
     overall: GroupScores | None = None
     """The same figures over every case, with the counts."""
+    backend: str = ""
+    """The answerer's backend and model, and the tool catalog's version, as `eval runs`
+    lists them."""
+    model: str = ""
+    retriever: str = ""
+    catalog_version: str = ""
+
+    @property
+    def accuracy(self) -> float:
+        """What `eval runs` lists: the share of cases handled right (a right answer, or a
+        refusal of an unanswerable question)."""
+        return _share(sum(case.handled_right for case in self.cases), self.total)
+
+
+class AnswerChange(BaseModel):
+    id: str
+    before: str
+    """The verdict (right, wrong, refused, abstained)."""
+    after: str
+    page_before: str | None
+    """The primary citation's document."""
+    page_after: str | None
+
+
+class AnswerRunComparison(BaseModel):
+    run_a: str
+    run_b: str
+    accuracy_a: float
+    accuracy_b: float
+    fixed: list[AnswerChange]
+    broken: list[AnswerChange]
+    changed: list[AnswerChange]
+    """Still as expected or still not, but another verdict or page (wrong page → refused)."""
+    only_in_a: list[str]
+    only_in_b: list[str]
+
+
+def compare_answer_runs(run_a: str, a: AnswerReport, run_b: str, b: AnswerReport
+                        ) -> AnswerRunComparison:
+    """What changed between two answer runs, case by case."""
+    found = changes(
+        {case.id: case for case in a.cases}, {case.id: case for case in b.cases},
+        ok=lambda case: case.handled_right,
+        same=lambda old, new: (old.verdict, old.primary_document) == (new.verdict,
+                                                                       new.primary_document))
+
+    def listed(pairs: list[tuple[AnswerCaseResult, AnswerCaseResult]]) -> list[AnswerChange]:
+        return [AnswerChange(id=old.id, before=old.verdict, after=new.verdict,
+                             page_before=old.primary_document, page_after=new.primary_document)
+                for old, new in pairs]
+
+    return AnswerRunComparison(
+        run_a=run_a, run_b=run_b, accuracy_a=a.accuracy, accuracy_b=b.accuracy,
+        fixed=listed(found.fixed), broken=listed(found.broken), changed=listed(found.changed),
+        only_in_a=found.only_in_a, only_in_b=found.only_in_b)
 
 
 def _section(label: str) -> str:

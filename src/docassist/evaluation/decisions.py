@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -205,28 +205,50 @@ class RunComparison(BaseModel):
     only_in_b: list[str]
 
 
+C = TypeVar("C")
+
+
+class Changes(NamedTuple, Generic[C]):
+    """Two runs' results of the same cases, paired by case id (before, after), in id order."""
+
+    fixed: list[tuple[C, C]]
+    broken: list[tuple[C, C]]
+    changed: list[tuple[C, C]]
+    """Still right or still wrong, but another result."""
+    only_in_a: list[str]
+    only_in_b: list[str]
+
+
+def changes(a: dict[str, C], b: dict[str, C], ok: Callable[[C], bool],
+            same: Callable[[C, C], bool]) -> Changes[C]:
+    """What changed between two runs' results, keyed by case id."""
+    fixed, broken, changed = [], [], []
+    for case_id in sorted(a.keys() & b.keys()):
+        old, new = a[case_id], b[case_id]
+        if not ok(old) and ok(new):
+            fixed.append((old, new))
+        elif ok(old) and not ok(new):
+            broken.append((old, new))
+        elif not same(old, new):
+            changed.append((old, new))
+    return Changes(fixed, broken, changed, sorted(a.keys() - b.keys()),
+                   sorted(b.keys() - a.keys()))
+
+
 def compare_runs(run_a: str, a: DecisionReport, run_b: str, b: DecisionReport
                  ) -> RunComparison:
-    """What changed between two runs, case by case."""
-    before = {case.id: case for case in a.cases}
-    after = {case.id: case for case in b.cases}
-    fixed, broken, changed = [], [], []
-    for case_id in before.keys() & after.keys():
-        old, new = before[case_id], after[case_id]
-        change = CaseChange(id=case_id, before=old.got, after=new.got, ok_before=old.ok,
-                            ok_after=new.ok)
-        if not old.ok and new.ok:
-            fixed.append(change)
-        elif old.ok and not new.ok:
-            broken.append(change)
-        elif old.got != new.got:
-            changed.append(change)
+    """What changed between two decision runs, case by case."""
+    found = changes({case.id: case for case in a.cases}, {case.id: case for case in b.cases},
+                    ok=lambda case: case.ok, same=lambda old, new: old.got == new.got)
+
+    def listed(pairs: list[tuple[CaseResult, CaseResult]]) -> list[CaseChange]:
+        return [CaseChange(id=old.id, before=old.got, after=new.got, ok_before=old.ok,
+                           ok_after=new.ok) for old, new in pairs]
+
     return RunComparison(
         run_a=run_a, run_b=run_b, accuracy_a=a.accuracy, accuracy_b=b.accuracy,
-        fixed=sorted(fixed, key=lambda c: c.id), broken=sorted(broken, key=lambda c: c.id),
-        changed=sorted(changed, key=lambda c: c.id),
-        only_in_a=sorted(before.keys() - after.keys()),
-        only_in_b=sorted(after.keys() - before.keys()))
+        fixed=listed(found.fixed), broken=listed(found.broken), changed=listed(found.changed),
+        only_in_a=found.only_in_a, only_in_b=found.only_in_b)
 
 
 class ShadowReport(BaseModel):
