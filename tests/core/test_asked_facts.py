@@ -112,6 +112,20 @@ def test_a_passage_on_the_topic_that_does_not(fact: AskedFact, text: str) -> Non
     assert not states(fact, text)
 
 
+@pytest.mark.parametrize(("question", "text", "stated"), [
+    ("jaka jest minimalna wersja coturna?",
+     "The minimum supported Python version has been increased from v3.7 to v3.8.",
+     False),  # another thing's version
+    ("jaka jest minimalna wersja coturna?", "Synapse needs coturn 4.5 or later.", True),
+    ("which node version do we use?", "The minimum supported Python version is 3.8.", False),
+    ("which node version do we use?", "Our services run on Node.js 20 LTS.", True),
+    ("which version do we pin?", "Pin version 2.3 in the lock file.", True),  # no thing named
+])
+def test_a_version_is_stated_only_beside_the_thing_named(question: str, text: str,
+                                                         stated: bool) -> None:
+    assert states(AskedFact.VERSION, text, question) is stated
+
+
 @pytest.mark.parametrize(("question", "things"), [
     ("how many hero scenarios do we need to bring to the arch board review",
      {"her", "scenario"}),

@@ -251,7 +251,11 @@ def versioned_thing(question: str) -> str:
 def _states_version(text: str, thing: str) -> bool:
     """A version number within VERSION_NEAR_WORDS words of the thing or of "version" (any
     version number when the question names no thing); or a page that answers in terms of
-    releases ("the current Active LTS", "bump the minor")."""
+    releases ("the current Active LTS", "bump the minor"). A text that never names the
+    thing states none of its versions ("minimalna wersja coturna": Python's, on the
+    upgrade page)."""
+    if thing and not any(fold(word).startswith(thing) for word in re.findall(r"\w+", text)):
+        return False
     if _VERSION_TERMS.search(text):
         return True
     for sentence in sentences(text):
