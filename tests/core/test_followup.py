@@ -276,3 +276,22 @@ def test_a_longer_message_with_nothing_to_continue_stands_alone(
         vocabulary: SubjectVocabulary) -> None:
     text = "a jak uzyskać dostęp do portalu Service Desk dla nowego pracownika?"
     assert resolve_follow_up(text, [], vocabulary, "pl").status == "unchanged"
+
+
+@pytest.mark.parametrize("text", [
+    "i go by my middle name at work, can my display name show it instead?",
+    "we want to go through the disaster recovery drill next week, who signs it off?",
+    "its a two-line change to the readme, do i need a second reviewer?",
+    "the job fails since we moved the bucket to another region, could that be it?",
+    "we changed the proxy port yesterday and now uploads time out, is that it?",
+])
+def test_english_words_that_look_like_references_are_not_asked_about(
+        vocabulary: SubjectVocabulary, text: str) -> None:
+    """The Polish pronoun "go" is not looked for in English ("i go by", "go through"); "its a
+    …" is "it's" typed without its apostrophe; "could that be it?" asks about the cause the
+    message itself names. Each was asked "Which object do you mean?" on a first message."""
+    assert resolve_follow_up(text, [], vocabulary, "en").status == "unchanged"
+    assert resolve_follow_up("jak go zrestartować?", [], vocabulary, "pl").status == (
+        "clarification_needed")  # Polish "go" still refers
+    assert resolve_follow_up("is its certificate still valid?", [], vocabulary, "en").status == (
+        "clarification_needed")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from docassist.core.i18n import Language
+from docassist.core.i18n.detection import feature_language
 from docassist.core.intents import FILLER_WORDS, words
 from docassist.core.state import HistoryMessage, recent_history
 from docassist.core.statuses import ResolutionStatus
@@ -86,7 +87,12 @@ _REFERRING_IT: Final = (
     r"alright|worth|normal|necessary|required|true|wise|better|good|bad|legal|mandatory)"
     r"\s+(?:to|if|for|when)|going)\b)")
 _MARKERS_EN: Final = re.compile(
-    r"\b(?:its|" + _REFERRING_IT + r"|they|them|their|that\s+service|this\s+service|"
+    # "its a typo fix": "it's" typed without its apostrophe, not a possessive.
+    r"\b(?:its(?!\s+(?:a|an|the|not|ok|okay|fine|just|been|all|only|too|so|very|really|"
+    r"still|already|gonna|going|about|because)\b)|"
+    # "could that be it?", "is that it?": the cause just named, not an earlier subject.
+    r"(?<!\bbe\s)(?<!that\s)(?<!this\s)" + _REFERRING_IT + r"|they|them|their|"
+    r"that\s+service|this\s+service|"
     r"the\s+service(?!\s+desk)|that\s+one|"
     r"this\s+one|(?:that|this)(?=\s*(?:[?.!]|$))|"
     r"(?:do|undo|redo|fix|check|verify|repeat)\s+(?:that|this)|"
@@ -172,8 +178,14 @@ class Reference:
 
 
 def find_marker(message: str) -> re.Match[str] | None:
-    matches = [m for m in (_MARKERS_PL.search(message), _MARKERS_EN.search(message)) if m]
-    return min(matches, key=lambda m: m.start()) if matches else None
+    """The first reference in the message. Polish pronouns are not looked for in a message
+    that reads as English: "i go by another name", "want to go through the lab" hold no
+    "go" (Polish "him/it")."""
+    english = feature_language(message, "pl") == "en"
+    found = (_MARKERS_EN.search(message),) if english else (
+        _MARKERS_PL.search(message), _MARKERS_EN.search(message))
+    matches = [match for match in found if match]
+    return min(matches, key=lambda match: match.start()) if matches else None
 
 
 def _is_elliptical(message: str, vocabulary: SubjectVocabulary) -> bool:
