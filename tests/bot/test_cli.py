@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -206,48 +207,16 @@ def test_eval_runs_are_stored_and_compared(any_db: str, tmp_path: Path) -> None:
         missing.stdout)["error"]
 
 
-def test_answer_runs_are_stored_and_compared_case_by_case(any_db: str, tmp_path: Path) -> None:
-    """An operator who changes a setting sees which questions it fixed or broke: `eval
-    answers` stores its run, `eval compare` pairs two by case id; runs of two kinds are not
-    compared (exit 2, nothing stored)."""
-    cases = tmp_path / "answers.jsonl"
-    cases.write_text(
-        '{"id": "tls", "question": "How do I renew the TLS certificate?", '
-        '"expected_documents": ["DOC-TLS"]}\n'
-        '{"id": "off", "question": "What is the dress code for client visits?", '
-        '"expected_documents": []}\n')
-    before = one_json(run("eval", "answers", str(cases), "--json", db=any_db).stdout)
-    # The same questions, with the TLS one now expected from another page: broken.
-    cases.write_text(cases.read_text().replace('["DOC-TLS"]', '["DOC-DB"]'))
-    after = one_json(run("eval", "answers", str(cases), "--json", db=any_db).stdout)
-    assert before["run_id"].startswith("answers-") and after["run_id"] != before["run_id"]
-    runs = one_json(run("eval", "runs", "--json", db=any_db).stdout)
-    assert [(r["run_id"], r["kind"], r["total"], r["accuracy"]) for r in runs] == [
-        (before["run_id"], "answers", 2, 1.0), (after["run_id"], "answers", 2, 0.5)]
-    assert runs[0]["backend"] == "rules" and before["retriever"]  # the model-free default
-    comparison = one_json(run("eval", "compare", before["run_id"], after["run_id"], "--json",
-                              db=any_db).stdout)
-    assert [(c["id"], c["before"], c["after"], c["page_after"]) for c in comparison["broken"]
-            ] == [("tls", "right", "wrong", "DOC-TLS")]
-    assert comparison["fixed"] == comparison["changed"] == []
-    decisions = tmp_path / "decisions.jsonl"
-    decisions.write_text('{"id": "x", "message": "Restart docassist-api now", '
-                         '"expected": {"status": "rejected"}}\n')
-    other = one_json(run("eval", "decisions", str(decisions), "--json", db=any_db).stdout)
-    mixed = run("eval", "compare", before["run_id"], other["run_id"], "--json", db=any_db)
-    assert mixed.returncode == 2 and one_json(mixed.stdout)["error"] == (
-        f"'{before['run_id']}' is from `eval answers` and '{other['run_id']}' from `eval "
-        "decisions`: compare two runs of one kind")
-    assert len(one_json(run("eval", "runs", "--json", db=any_db).stdout)) == 3
+TWO_ANSWER_CASES = (
+    '{"id": "tls", "question": "How do I renew the TLS certificate?", '
+    '"expected_documents": ["DOC-TLS"]}\n'
+    '{"id": "off", "question": "What is the dress code for client visits?", '
+    '"expected_documents": []}\n')
 
 
 def test_eval_answers_end_to_end(any_db: str, tmp_path: Path) -> None:
     cases = tmp_path / "answers.jsonl"
-    cases.write_text(
-        '{"id": "tls", "question": "How do I renew the TLS certificate?", '
-        '"expected_documents": ["DOC-TLS"]}\n'
-        '{"id": "off", "question": "What is the dress code for client visits?", '
-        '"expected_documents": []}\n')
+    cases.write_text(TWO_ANSWER_CASES)
     report = one_json(run("eval", "answers", str(cases), "--json", db=any_db).stdout)
     by_id = {case["id"]: case for case in report["cases"]}
     assert by_id["tls"]["status"] == "answered" and by_id["tls"]["cites_expected"] is True
@@ -255,6 +224,35 @@ def test_eval_answers_end_to_end(any_db: str, tmp_path: Path) -> None:
     assert report["answered_as_expected"] == 1.0 and report["invalid_citations"] == 0
     assert one_json(run("traces", "export", "--out", str(tmp_path / "t.jsonl"), "--json",
                         db=any_db).stdout)["rows"] == 0  # eval turns stay out of the traces
+    _answer_runs_are_stored_and_compared(report, cases, any_db)
+
+
+def _answer_runs_are_stored_and_compared(before: dict[str, Any], cases: Path, db: str) -> None:
+    """An operator who changes a setting sees which questions it fixed or broke: `eval
+    answers` stores its run, `eval compare` pairs two by case id; runs of two kinds are not
+    compared (exit 2, nothing stored)."""
+    # The same questions, with the TLS one now expected from another page: broken.
+    cases.write_text(cases.read_text().replace('["DOC-TLS"]', '["DOC-DB"]'))
+    after = one_json(run("eval", "answers", str(cases), "--json", db=db).stdout)
+    assert before["run_id"].startswith("answers-") and after["run_id"] != before["run_id"]
+    runs = one_json(run("eval", "runs", "--json", db=db).stdout)
+    assert [(r["run_id"], r["kind"], r["total"], r["accuracy"]) for r in runs] == [
+        (before["run_id"], "answers", 2, 1.0), (after["run_id"], "answers", 2, 0.5)]
+    assert runs[0]["backend"] == "rules" and before["retriever"]  # the model-free default
+    comparison = one_json(run("eval", "compare", before["run_id"], after["run_id"], "--json",
+                              db=db).stdout)
+    assert [(c["id"], c["before"], c["after"], c["page_after"]) for c in comparison["broken"]
+            ] == [("tls", "right", "wrong", "DOC-TLS")]
+    assert comparison["fixed"] == comparison["changed"] == []
+    decisions = cases.with_name("decisions.jsonl")
+    decisions.write_text('{"id": "x", "message": "Restart docassist-api now", '
+                         '"expected": {"status": "rejected"}}\n')
+    other = one_json(run("eval", "decisions", str(decisions), "--json", db=db).stdout)
+    mixed = run("eval", "compare", before["run_id"], other["run_id"], "--json", db=db)
+    assert mixed.returncode == 2 and one_json(mixed.stdout)["error"] == (
+        f"'{before['run_id']}' is from `eval answers` and '{other['run_id']}' from `eval "
+        "decisions`: compare two runs of one kind")
+    assert len(one_json(run("eval", "runs", "--json", db=db).stdout)) == 3
 
 
 def test_one_held_out_file_serves_both_evals_per_set_into_the_page(db_path: Path,

@@ -267,9 +267,7 @@ def test_metadata_without_a_known_id_asks_which_document(text: str) -> None:
     "What's 2^32 divided by 7?",
     "Convert 1500 seconds to minutes.",
     "Przetłumacz na angielski: kopia zapasowa",
-    pytest.param("What's the current AAPL stock price?", marks=pytest.mark.xfail(
-        strict=True, reason="read as procedure since the b13 retrain: searched, and the "
-        "search says it is not in the documents")),
+    "What's the current AAPL stock price?",
 ])
 def test_no_suitable_tool_is_for_what_no_tool_does(text: str) -> None:
     assert decide(text)[0] == "no_suitable_tool"
