@@ -289,7 +289,8 @@ def test_english_words_that_look_like_references_are_not_asked_about(
         vocabulary: SubjectVocabulary, text: str) -> None:
     """The Polish pronoun "go" is not looked for in English ("i go by", "go through"); "its a
     …" is "it's" typed without its apostrophe; "could that be it?" asks about the cause the
-    message itself names. Each was asked "Which object do you mean?" on a first message."""
+    message itself names. The first three were asked "Which object do you mean?" on a
+    first message; the last two guard the "it" that points at a cause."""
     assert resolve_follow_up(text, [], vocabulary, "en").status == "unchanged"
     assert resolve_follow_up("jak go zrestartować?", [], vocabulary, "pl").status == (
         "clarification_needed")  # Polish "go" still refers

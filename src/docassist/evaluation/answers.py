@@ -146,8 +146,8 @@ class AnswerReport(BaseModel):
     overall: GroupScores | None = None
     """The same figures over every case, with the counts."""
     backend: str = ""
-    """The answerer's backend and model, and the tool catalog's version, as `eval runs`
-    lists them."""
+    """The answerer's backend and model, the retriever and the tool catalog's version: what
+    produced the run (`eval runs` lists all but the retriever)."""
     model: str = ""
     retriever: str = ""
     catalog_version: str = ""
