@@ -180,7 +180,8 @@ class Reference:
 def find_marker(message: str) -> re.Match[str] | None:
     """The first reference in the message. Polish pronouns are not looked for in a message
     that reads as English: "i go by another name", "want to go through the lab" hold no
-    "go" (Polish "him/it")."""
+    "go" (Polish "him/it"). Also one of the learned selector's features
+    (message_features.py): a change here means retraining it (scripts/train_selector.py)."""
     english = feature_language(message, "pl") == "en"
     found = (_MARKERS_EN.search(message),) if english else (
         _MARKERS_PL.search(message), _MARKERS_EN.search(message))
