@@ -64,3 +64,37 @@ def test_the_earlier_question_beside_a_follow_up_starts_a_sentence_of_its_own() 
                                      "What do I do after changing the config?"]
     assert [name for part in question_parts(query) for name in named_terms(part)] == []
     assert question_parts("Is Bluesky supported?") == ["Is Bluesky supported?"]
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    # Chat writes names in lower case: a word general English rarely uses is one.
+    ("are we allowed to use copilot or chatgpt on our code?", ["chatgpt"]),
+    ("we use haproxy not nginx, is there an example config for serving it on a sub-path?",
+     ["haproxy"]),
+    ("moving off mongo. for the data move, are we using DMS or mongodump?", ["mongodump"]),
+    ("which KMS do we support, is it vault only or thales too?", []),  # "thales" is common
+])
+def test_a_lower_case_word_english_rarely_uses_is_a_name(question: str,
+                                                         names: list[str]) -> None:
+    assert named_terms(question) == names
+
+
+@pytest.mark.parametrize("question", [
+    "shuold i open the servcie ticket for the webniar?",  # one edit from a common word
+    "how long do unconsumed msgs stay on the queue?",  # a common word with a prefix; no vowels
+    "after rebasing my branch, which merge option do i choose?",  # "re" + "basing"
+    "we're splitting into 3 workstreams, who should attend the scrum of scrums?",  # compound
+    "running a demo tmrw, can my co-host set up the breakout rooms?",
+    # A rare word outside the asking sentence is context, not the thing asked about.
+    "our app forwards logs to splunk via a log drain. should i bind it to the space?",
+    # Polish typed without its letters reads as English by its stop words alone.
+    "jak dodac ludzi spoza GSA do naszej google grupy? wysylam invite i nic",
+    "czy monorepo to dobry pomysl?",
+])
+def test_rare_words_that_are_not_names(question: str) -> None:
+    assert named_terms(question) == []
+
+
+def test_a_lower_case_name_is_mentioned_in_the_singular_or_the_plural() -> None:
+    assert unmentioned(["yubikeys"], ["Every engineer gets a YubiKey."]) == []
+    assert unmentioned(["yubikey"], ["Use hardware MFA on the root accounts."]) == ["yubikey"]

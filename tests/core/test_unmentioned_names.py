@@ -93,3 +93,39 @@ def test_a_name_another_retrieved_page_holds_is_a_word_of_the_collection(tmp_pat
     assert "does not mention" not in reply["answer"]
     # From the databases page, which never names PostGIS: the maps page holds the name.
     assert reply["sources"][0]["document_id"] == "DOC-DATABASES"
+
+
+POOLER = """---
+id: DOC-POOLER
+title: Connection pooling
+language: en
+---
+## The pooler in front of the maps database
+
+The maps service reaches its database through pgbouncer, in transaction mode.
+"""
+
+
+def test_a_name_written_in_lower_case_that_no_document_holds_is_not_answered_from(
+        tmp_path: Path) -> None:
+    """Chat writes names in lower case; a word general English rarely uses is one."""
+    db = _indexed(tmp_path, more="")
+    question = "can we put pgbouncer in front of our managed postgres database?"
+    done = run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules")
+    assert done.returncode == 0, done.stderr
+    reply = one_json(done.stdout)
+    assert reply["status"] == "no_answer", reply["answer"]
+    assert reply["answer"] == (
+        "I didn't find this in the documents. The closest document, Managed databases "
+        "(DOC-DATABASES), does not mention pgbouncer.")
+    assert reply["sources"] == []
+    (row,) = trace_rows(tmp_path, db)
+    assert row["warnings"] == ["unmentioned_name"]
+    assert [call["tool_name"] for call in row["tool_calls"]] == ["answer_from_documents"]
+
+    # Once a document of the collection holds the word, it is the collection's word, not a
+    # missing thing.
+    (tmp_path / "corpus" / "pooler.md").write_text(POOLER, encoding="utf-8")
+    assert run("index", str(tmp_path / "corpus"), "--json", db=db).returncode == 0
+    reply = one_json(run("ask", question, "--json", db=db, DOCASSIST_MODEL="rules").stdout)
+    assert "does not mention" not in reply["answer"], reply["answer"]

@@ -12,6 +12,7 @@ from docassist.core.asked_facts import AskedFact, asked_fact, count_unstated, co
 from docassist.core.documents import CITATION, shown_section
 from docassist.core.extractive import ExtractiveAnswerer
 from docassist.core.fences import outside_code
+from docassist.core.i18n.detection import feature_language
 from docassist.core.learned import question_parts
 from docassist.core.limits import MAX_SOURCES, SNIPPET_CHARS
 from docassist.core.named_terms import named_terms, unmentioned
@@ -127,7 +128,7 @@ def answer_question(
         found = {hit.chunk.chunk_id for hit in kept}
         given = kept + [hit for hit in page_sections(kept[0], kept, catalog.chunk)
                         if hit.chunk.chunk_id not in found]
-    lacking = _lacking(question, given, hits, catalog, language)
+    lacking = _lacking(question, given, hits, catalog, language, retriever)
     if lacking is not None:
         return _refusal(rag_id, " ".join([i18n.text("no_answer", language), lacking.said]),
                         [kept[0], *hits], retriever, top_k, threshold,
@@ -218,7 +219,7 @@ class Lacking(NamedTuple):
 
 
 def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catalog: Catalog,
-             language: i18n.Language) -> Lacking | None:
+             language: i18n.Language, retriever: Retriever) -> Lacking | None:
     """A page on the topic that states no fact of the kind asked ("how much…" on a page
     without an amount; "how many hero scenarios…" on a page that counts none), or never
     mentions a thing the question names while nothing else retrieved does either ("PostGIS"
@@ -230,8 +231,9 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
                                     for hit in given):
         return _unstated(fact, page, language)
     asked = counted(question)
+    whole = feature_language(question, "en")
     names = list(dict.fromkeys(name for part in question_parts(question)
-                               for name in named_terms(part)))
+                               for name in named_terms(part, whole)))
     if asked is None and not names:
         return None
     # Read only when the question counts or names something: the whole page with its
@@ -243,6 +245,11 @@ def _lacking(question: str, given: list[SearchHit], hits: list[SearchHit], catal
     if not names:
         return None
     absent = unmentioned(names, [*sections, *(hit.chunk.text for hit in hits)])
+    # A name written in lower case is a rare word, not a capitalised one: a word of the
+    # collection that the search for the question missed ("etcdctl" on another etcd page)
+    # is no missing thing, so the documents are searched for it.
+    absent = [name for name in absent if not name.islower() or unmentioned(
+        [name], [hit.chunk.text for hit in retriever.search(name, NAME_SEARCH_DEPTH)])]
     if not absent:
         return None
     return Lacking(UNMENTIONED_WARNING, i18n.text(
@@ -290,6 +297,10 @@ def unstated_warning(fact: AskedFact) -> str:
     """The trace's reason for a refusal whose page states no fact of the asked kind."""
     return f"unstated_{fact}"
 
+
+NAME_SEARCH_DEPTH: Final = 5
+"""The passages searched for a lower-case name the page does not mention: a word the documents
+hold is in the few passages that rank first for it alone."""
 
 UNMENTIONED_WARNING: Final = "unmentioned_name"
 """The trace's reason for a refusal whose page never mentions a name the question holds."""
