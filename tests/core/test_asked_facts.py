@@ -21,6 +21,10 @@ from docassist.core.asked_facts import AskedFact, asked_fact, count_unstated, co
     ("ile czasu prometheus trzyma metryki?", AskedFact.DURATION),
     ("po ilu minutach bezczynności wylogować usera?", AskedFact.DURATION),
     ("na jak długo mogę wygenerować credentiale do kafki?", AskedFact.DURATION),
+    # A setting that is a length of time, asked by its name.
+    ("what velero TTL are we supposed to set for the backups?", AskedFact.DURATION),
+    ("what's the idle timeout on the ALB in front of the apps?", AskedFact.DURATION),
+    ("jaki maksymalny czas ważności tokenu ustawić w polityce?", AskedFact.DURATION),
     ("what time does the nightly backup start?", AskedFact.CLOCK),
     ("at what time is the team standup?", AskedFact.CLOCK),
     ("o której godzinie leci deploy na produkcję?", AskedFact.CLOCK),
@@ -61,6 +65,9 @@ def test_the_fact_a_question_asks_for(question: str, fact: AskedFact) -> None:
     "what is our default branch called?",  # a branch named default, not a default value
     "should we default to the latest api version?",  # a choice to make
     "Jak zgłosić incydent?",
+    # The validity date named, situations asked.
+    "w jakich sytuacjach poza samą datą ważności link powinien przestać działać?",
+    "how do I lower the TTL before the cutover?",  # how, not what
 ])
 def test_a_question_that_asks_none_of_them(question: str) -> None:
     assert asked_fact(question) is None
