@@ -66,6 +66,24 @@ def test_a_loose_lists_items_are_numbered_on_and_a_paragraph_starts_again() -> N
         "Then, to check:", "1. Look at the status page."]
 
 
+def test_a_list_goes_on_from_its_first_items_number() -> None:
+    """A runbook's step 1 ends with a code block and a paragraph, which end its list; step 2
+    starts a list of its own, and came out "1. … 1. … 2." (set 40's HighRBDCloneSnapshotCount
+    page)."""
+    body = ("1. Clean up unused PVCs:\n```bash\noc delete pvc NAME\n```\n"
+            "This triggers the CSI driver to clean up the clone.\n\n"
+            "2. Implement lifecycle policies:\n    * Configure snapshot retention.\n"
+            "3. Monitor the growth rate.")
+    assert passages.render(body).lines == [
+        "1. Clean up unused PVCs:", "```bash\noc delete pvc NAME\n```",
+        "This triggers the CSI driver to clean up the clone.",
+        "2. Implement lifecycle policies:", "    • Configure snapshot retention.",
+        "3. Monitor the growth rate."]
+    # A chunk that starts inside a list keeps the page's numbers.
+    assert passages.render("4. Restart the pod.\n5. Check the logs.").lines == [
+        "4. Restart the pod.", "5. Check the logs."]
+
+
 def test_a_soft_wrapped_paragraph_is_one_line() -> None:
     """Pages wrapped at 80 columns came out a line per source line, cut mid-sentence."""
     body = ("Teams review their access every quarter and remove\nmembers who left.\n\n"

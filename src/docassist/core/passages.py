@@ -26,7 +26,7 @@ MIN_REPEAT_CHARS: Final = 20
 """A shorter shared start is taken for chance, not the overlap ("Run:" ending one part and
 opening the next)."""
 _BULLET: Final = re.compile(r"^(\s*)[-*+•]\s+(.*)$")
-_ORDERED: Final = re.compile(r"^(\s*)\d{1,3}[.)]\s+(.*)$")
+_ORDERED: Final = re.compile(r"^(\s*)(\d{1,3})[.)]\s+(.*)$")
 _TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _LIQUID_PAGE: Final = re.compile(r"\{%-?\s*page\s+[\"']([^\"']+)[\"']\s*-?%\}")
 _LIQUID_CHANNEL: Final = re.compile(r"\{%-?\s*slack_channel\s+[\"']([^\"']+)[\"']\s*-?%\}")
@@ -178,9 +178,11 @@ def _line(raw: str, numbers: dict[int, int], page_path: str, link_title: LinkTit
         depth = len(ordered.group(1).expandtabs(4))
         for deeper in [d for d in numbers if d > depth]:
             del numbers[deeper]
-        number = numbers.get(depth, 1)
+        # A list starts at its first item's number, as Markdown shows it: "2." after a code
+        # block that ended the list of step 1 is step 2, not a new step 1.
+        number = numbers.get(depth, int(ordered.group(2)))
         numbers[depth] = number + 1
-        text = inline(ordered.group(2), page_path, link_title)
+        text = inline(ordered.group(3), page_path, link_title)
         return f"{'  ' * min(depth // 2, 2)}{number}. {text}"
     if bullet:
         depth = len(bullet.group(1).expandtabs(4))
