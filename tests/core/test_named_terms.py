@@ -98,3 +98,9 @@ def test_rare_words_that_are_not_names(question: str) -> None:
 def test_a_lower_case_name_is_mentioned_in_the_singular_or_the_plural() -> None:
     assert unmentioned(["yubikeys"], ["Every engineer gets a YubiKey."]) == []
     assert unmentioned(["yubikey"], ["Use hardware MFA on the root accounts."]) == ["yubikey"]
+
+
+def test_a_capitalised_name_keeps_its_english_ending() -> None:
+    """The plural is taken off lower-case names only, as the capitalised names' rule was
+    measured without it."""
+    assert unmentioned(["YubiKeys"], ["Every engineer gets a YubiKey."]) == ["YubiKeys"]

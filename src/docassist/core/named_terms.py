@@ -87,7 +87,8 @@ _LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
 _SENTENCE: Final = re.compile(r"[^.?!]+[.?!]*")
 """A sentence with its closing marks: a rare word counts in the asking ones (ending in "?")."""
 _ENGLISH_ENDINGS: Final = ("'s", "s")
-"""A plural or a possessive ("yubikeys", "nginx's"): the page may name the thing once."""
+"""A lower-case name's plural or possessive ("yubikeys", "nginx's"): the page may name the
+thing once."""
 _CALENDAR: Final = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april "
     "may june july august september october november december".split())
@@ -207,10 +208,14 @@ def unmentioned(names: Iterable[str], texts: Iterable[str]) -> list[str]:
 
 
 def _held(name: str, folded_texts: list[str]) -> bool:
-    """Whether any folded text holds the name, or the name without a Polish case ending."""
+    """Whether any folded text holds the name, or the name without a Polish case ending (or,
+    written in lower case, an English one)."""
     folded = name.casefold()
     forms = [folded]
-    for ending in (*_POLISH_ENDINGS, *_ENGLISH_ENDINGS):
+    # English endings only for a lower-case name: the capitalised ones' rule was measured
+    # without them (stop 69).
+    endings = (*_POLISH_ENDINGS, *_ENGLISH_ENDINGS) if name.islower() else _POLISH_ENDINGS
+    for ending in endings:
         if folded.endswith(ending) and len(folded) - len(ending) >= _STEM_LETTERS:
             forms.append(folded[:-len(ending)])
             break
