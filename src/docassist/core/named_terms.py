@@ -38,7 +38,7 @@ scale) from "release" (4.9). Not names, though rare:
   Polish inflects the English terms it borrows ("klastrze", "zmergować");
 - a word of the collection that the question's search missed: core/answering.py searches the
   documents for a lower-case name before it calls it missing.
-On the 5,192 tuning questions this refused 8 answers to unanswerable questions (ChatGPT,
+On the 5,352 tuning questions this refused 8 answers to unanswerable questions (ChatGPT,
 YubiKey, haproxy, mongodump…) and 3 right answers whose page answers without the name
 ("chmod", "authz", "yubikeys"): docs/evaluation-method.md, "Names written in lower case".
 """
