@@ -94,7 +94,9 @@ def test_the_frozen_sets_are_the_ones_we_know() -> None:
             "public/handbooks/answers_heldout39_thn.jsonl",
             "public/handbooks/answers_heldout40_odf.jsonl",
             "public/handbooks/answers_heldout41_i2c.jsonl",
-            "public/handbooks/answers_heldout42_rook.jsonl"} <= names
+            "public/handbooks/answers_heldout42_rook.jsonl",
+            "public/handbooks/answers_heldout43_tkn.jsonl",
+            "public/handbooks/answers_heldout44_flux.jsonl"} <= names
 
 
 @pytest.mark.parametrize(("path", "digest"), frozen_entries(),
