@@ -72,6 +72,7 @@ def test_the_earlier_question_beside_a_follow_up_starts_a_sentence_of_its_own() 
     ("we use haproxy not nginx, is there an example config for serving it on a sub-path?",
      ["haproxy"]),
     ("moving off mongo. for the data move, are we using DMS or mongodump?", ["mongodump"]),
+    ("Haproxy or nginx, which one do we run in front of the apps?", ["haproxy"]),
     ("which KMS do we support, is it vault only or thales too?", []),  # "thales" is common
 ])
 def test_a_lower_case_word_english_rarely_uses_is_a_name(question: str,

@@ -110,9 +110,12 @@ def named_terms(question: str, language: Language | None = None) -> list[str]:
         starts_sentence = not before or before.endswith(_SENTENCE_START)
         asked = rare_counts and any(span.start() <= match.start() < span.end()
                                     for span in asking)
-        if (_is_name(word, capitalised_counts=english and not starts_sentence)
-                or (asked and _is_rare(word))):
+        if _is_name(word, capitalised_counts=english and not starts_sentence):
             found.append(word)
+        elif asked and _is_rare(word):
+            # In lower case, whatever the sentence's first letter: answering tells a rare
+            # word from a capitalised name by it (core/answering.py, `_held`).
+            found.append(word.casefold())
     return list(dict.fromkeys(found))
 
 
